@@ -1,0 +1,35 @@
+// An algorithm's coordinator: the loop structure of one epoch, written once against IBackend. One file per
+// algorithm in src/algorithms/, each opening with the math it implements.
+#pragma once
+
+#include <memory>
+#include <optional>
+
+#include "pimopt/algorithms/backend.h"
+#include "pimopt/algorithms/train_config.h"
+
+namespace pimopt {
+
+struct EpochInfo {
+  uint64_t steps = 0;   // optimizer steps (global updates, or local steps per worker)
+  uint64_t syncs = 0;   // host <-> worker synchronizations in this epoch
+  std::optional<AdmmResiduals> residuals;
+};
+
+class Algorithm {
+ public:
+  virtual ~Algorithm() = default;
+  virtual AlgorithmKind kind() const = 0;
+  // Algorithm-specific checks of the configuration (beyond TrainConfig::Validate); throws ConfigError.
+  virtual void Validate(const TrainConfig& config, uint64_t train_rows) const = 0;
+  virtual EpochInfo RunEpoch(IBackend& backend, const TrainConfig& config, uint64_t train_rows, int epoch) = 0;
+};
+
+std::unique_ptr<Algorithm> MakeSgd();
+std::unique_ptr<Algorithm> MakeMbSgd();
+std::unique_ptr<Algorithm> MakeGaSgd();
+std::unique_ptr<Algorithm> MakeMaSgd();
+std::unique_ptr<Algorithm> MakeAdmm();
+std::unique_ptr<Algorithm> MakeAlgorithm(AlgorithmKind kind);
+
+}  // namespace pimopt

@@ -1,0 +1,87 @@
+// The seam between an algorithm's coordinator (written once, in algorithms/) and a backend (cpu, and later pim
+// and mpi) that owns the workers, the model representation (float, fixed point, ...) and the reductions.
+//
+// Contract:
+// - Every backend holds a global model (the host's / parameter server's copy) and, per worker k, a local model
+//   x_k and an ADMM dual u_k. All start at zero in Setup().
+// - Each verb is one phase of a distributed algorithm; a backend may run its workers on threads, DPUs or ranks,
+//   but the result must not depend on how many threads run them: per-worker work is sequential, and
+//   reductions combine workers in worker order.
+// - Verbs are called from one thread (the coordinator's).
+#pragma once
+
+#include <map>
+#include <memory>
+#include <span>
+#include <string>
+
+#include "pimopt/algorithms/schedule.h"
+#include "pimopt/algorithms/train_config.h"
+#include "pimopt/data/dataset.h"
+#include "pimopt/model/linear_model.h"
+
+namespace pimopt {
+
+// One call of LocalSgd: worker k runs local mini-batch SGD steps [first_step, first_step + num_steps) of `plan`.
+// A step on batch beta with learning rate lr:
+//   g = weight_k * (1/|beta|) sum_{i in beta} c_i l'(x.a_i + b, y_i) a_i
+//   plain:     x <- x - lr (g + l2 x),         b <- b - lr g_b
+//   proximal:  x <- x - lr (g + rho (x - v_k)), b <- b - lr (g_b + rho (b - v_kb)),  v_k = z - u_k  (ADMM)
+// weight_k = 1 for plain steps and K |shard_k| / N for proximal steps (so sum_k f_k = K * mean loss).
+struct LocalSgdRequest {
+  const ShardPlan* plan = nullptr;
+  uint64_t first_step = 0;
+  uint64_t num_steps = 0;
+  double lr = 0;
+  bool start_from_global = false;  // MA-SGD: x_k <- global model first (the "push"); ADMM: keep x_k (warm start)
+  bool proximal = false;
+};
+
+// ADMM consensus residuals (Boyd et al. 2011, section 3.3): primal ||r|| = sqrt(sum_k ||x_k - z||^2), dual
+// ||s|| = rho sqrt(K) ||z - z_old||.
+struct AdmmResiduals {
+  double primal = 0;
+  double dual = 0;
+};
+
+// Host <-> worker traffic, counted as the bytes a distributed implementation must move (model vectors of 4-byte
+// values, bias included), so backends can be compared.
+struct TrafficCounters {
+  uint64_t to_workers_bytes = 0;
+  uint64_t from_workers_bytes = 0;
+  uint64_t syncs = 0;
+};
+
+class IBackend {
+ public:
+  virtual ~IBackend() = default;
+  virtual std::string name() const = 0;
+
+  // Binds the training set (which must outlive the backend's use) and the run configuration; zeroes all models.
+  virtual void Setup(const Dataset& train, const TrainConfig& config) = 0;
+
+  // GA-SGD / MB-SGD step: worker k computes the loss-gradient sum over worker_rows[k] at the global model; the
+  // backend sums them in worker order and updates the global model:
+  //   w <- w - lr (G / n_batch + l2 w),  b <- b - lr G_b / n_batch,   n_batch = total rows.
+  virtual void GradientStep(std::span<const std::span<const uint32_t>> worker_rows, double lr) = 0;
+
+  // Local SGD on every worker (see LocalSgdRequest).
+  virtual void LocalSgd(const LocalSgdRequest& request) = 0;
+
+  // global <- (1/K) sum_k x_k (model averaging; with K = 1 a copy).
+  virtual void AverageLocalModels() = 0;
+
+  // ADMM consensus step: a = mean_k x_k + mean_k u_k;
+  //   z_j = S(a_j, l1/rho) * rho/(rho + l2) for weights (S = soft threshold), z_b = a_b for the bias;
+  //   u_k <- u_k + x_k - z; the global model becomes z.
+  virtual AdmmResiduals AdmmConsensus(double rho) = 0;
+
+  // The global model as floats (for evaluation and saving).
+  virtual LinearModel ExportModel() const = 0;
+
+  // Seconds spent per phase since Setup (host wall clock), e.g. "worker_compute", "reduce", "host_update".
+  virtual std::map<std::string, double> PhaseSeconds() const = 0;
+  virtual TrafficCounters Traffic() const = 0;
+};
+
+}  // namespace pimopt

@@ -1,0 +1,59 @@
+// Which rows each worker visits, in which batches. Two plans, both pure functions of (seed, epoch, sizes), never
+// of thread count:
+//
+// GlobalBatchPlan (SGD, MB-SGD, GA-SGD): epoch e visits all N rows in the order of permutation pi_e (seeded by
+//   (seed, e); identity without shuffling). Batch t is pi_e[tB, (t+1)B) (the last batch may be shorter). In GA-SGD
+//   worker k computes on the k-th of K balanced contiguous slices of the batch, so the K workers together compute
+//   exactly MB-SGD's batch gradient: GA-SGD with K workers and batch B is MB-SGD with batch B.
+//
+// ShardPlan (MA-SGD, ADMM): worker k owns the fixed contiguous shard [kN/K, (k+1)N/K) of the training rows (its
+//   local function f_k never changes, as consensus ADMM requires). In pass p (an epoch, or a local epoch of ADMM)
+//   it visits its shard in the order of a permutation seeded by (seed, p, k), in local batches of b rows; its
+//   local step s uses local batch (s mod batches_k) so workers with one row less wrap around.
+#pragma once
+
+#include <cstdint>
+#include <span>
+#include <vector>
+
+namespace pimopt {
+
+class GlobalBatchPlan {
+ public:
+  GlobalBatchPlan(uint64_t num_rows, uint64_t batch, uint64_t seed, int epoch, bool shuffle);
+  uint64_t num_batches() const { return (order_.size() + batch_ - 1) / batch_; }
+  std::span<const uint32_t> Batch(uint64_t t) const;
+  // Worker k's contiguous slice of a batch split into K balanced parts.
+  static std::span<const uint32_t> WorkerSlice(std::span<const uint32_t> batch, int k, int num_workers);
+
+ private:
+  uint64_t batch_;
+  std::vector<uint32_t> order_;
+};
+
+struct Shard {
+  uint32_t begin = 0;
+  uint32_t end = 0;
+  uint32_t size() const { return end - begin; }
+};
+
+// Balanced contiguous shards of [0, num_rows).
+std::vector<Shard> MakeShards(uint64_t num_rows, int num_workers);
+
+class ShardPlan {
+ public:
+  ShardPlan(std::vector<Shard> shards, uint64_t local_batch, uint64_t seed, uint64_t pass, bool shuffle);
+  int num_workers() const { return static_cast<int>(shards_.size()); }
+  uint64_t batches(int k) const { return (shards_[k].size() + batch_ - 1) / batch_; }
+  uint64_t max_batches() const;
+  // Rows of worker k's local step s (wrapping around its batches).
+  std::span<const uint32_t> LocalBatch(int k, uint64_t step) const;
+  const std::vector<Shard>& shards() const { return shards_; }
+
+ private:
+  std::vector<Shard> shards_;
+  uint64_t batch_;
+  std::vector<std::vector<uint32_t>> orders_;  // global row ids per worker, in visiting order
+};
+
+}  // namespace pimopt

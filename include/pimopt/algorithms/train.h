@@ -1,0 +1,47 @@
+// The training driver shared by all algorithms and backends: validates, runs epochs, evaluates, records.
+#pragma once
+
+#include <functional>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "pimopt/algorithms/algorithm.h"
+#include "pimopt/algorithms/backend.h"
+#include "pimopt/model/linear_model.h"
+#include "pimopt/model/metrics.h"
+
+namespace pimopt {
+
+class ThreadPool;
+
+struct EpochRecord {
+  int epoch = 0;  // 1-based
+  double lr = 0;
+  EpochInfo info;
+  Metrics train;
+  std::optional<Metrics> test;
+  double train_seconds = 0;  // host wall time of this epoch's training (evaluation excluded)
+  double eval_seconds = 0;
+};
+
+struct TrainResult {
+  LinearModel model;
+  std::vector<EpochRecord> epochs;
+  double train_seconds = 0;  // sum over epochs, evaluation excluded
+  double eval_seconds = 0;
+  std::map<std::string, double> phase_seconds;
+  TrafficCounters traffic;
+};
+
+struct TrainOptions {
+  bool evaluate_train = true;  // compute train-set metrics every epoch (else only after the last)
+  ThreadPool* eval_pool = nullptr;
+  std::function<void(const EpochRecord&)> on_epoch;  // progress callback
+};
+
+TrainResult Train(const Dataset& train, const Dataset* test, const TrainConfig& config, IBackend& backend,
+                  const TrainOptions& options = {});
+
+}  // namespace pimopt

@@ -1,0 +1,62 @@
+// The multi-core CPU backend: K logical workers (data shards) executed on a thread pool, float32 math.
+//
+// Determinism: work is split into tasks by data (workers, fixed feature blocks, fixed row chunks), never by
+// thread count; each feature's sums are taken in row order and workers are combined in worker order. The same
+// seed therefore gives the same model with 1 or 64 threads.
+//
+// Sparse data: local SGD keeps each model as x = shift + s*y (shift = 0, or ADMM's z - u_k) so the L2 / proximal
+// decay is one scalar multiply and a step costs O(nnz of the batch), not O(features).
+#pragma once
+
+#include <chrono>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "pimopt/algorithms/backend.h"
+
+namespace pimopt {
+
+class ThreadPool;
+
+class CpuBackend final : public IBackend {
+ public:
+  explicit CpuBackend(ThreadPool& pool);
+
+  std::string name() const override { return "cpu"; }
+  void Setup(const Dataset& train, const TrainConfig& config) override;
+  void GradientStep(std::span<const std::span<const uint32_t>> worker_rows, double lr) override;
+  void LocalSgd(const LocalSgdRequest& request) override;
+  void AverageLocalModels() override;
+  AdmmResiduals AdmmConsensus(double rho) override;
+  LinearModel ExportModel() const override;
+  std::map<std::string, double> PhaseSeconds() const override { return phase_seconds_; }
+  TrafficCounters Traffic() const override { return traffic_; }
+
+ private:
+  using Clock = std::chrono::steady_clock;
+  void AddPhase(const char* phase, Clock::time_point since);
+  // Runs fn(begin, end) over fixed blocks of the n+1 model coordinates.
+  template <typename Fn>
+  void ForFeatureBlocks(Fn&& fn);
+  void RunLocalDense(int k, const LocalSgdRequest& request);
+  void RunLocalSparse(int k, const LocalSgdRequest& request);
+  void CountSync(bool push, bool pull);
+
+  ThreadPool& pool_;
+  const Dataset* data_ = nullptr;
+  TrainConfig config_;
+  size_t n_ = 0;  // features; every model vector has n_ + 1 entries, the bias last
+  int workers_ = 1;
+  std::vector<float> global_;               // the host's model (for ADMM: z)
+  std::vector<std::vector<float>> local_;   // x_k
+  std::vector<std::vector<float>> dual_;    // u_k (ADMM)
+  std::vector<std::vector<float>> scratch_; // per worker: gradient (dense) or scaled model y (sparse)
+  std::vector<std::vector<float>> shift_;   // per worker: z - u_k during a proximal local phase
+  std::vector<std::vector<float>> derivs_;  // per worker: per-row derivatives of the current batch
+  std::vector<uint64_t> shard_sizes_;
+  std::map<std::string, double> phase_seconds_;
+  TrafficCounters traffic_;
+};
+
+}  // namespace pimopt

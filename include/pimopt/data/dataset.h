@@ -1,0 +1,133 @@
+// An in-memory binary-classification dataset: features stored dense (row-major) or sparse (CSR), labels in
+// {-1, +1}, optional per-sample weights. The original label values (e.g. 1/0 or 1/-1) are kept for output.
+#pragma once
+
+#include <cstdint>
+#include <span>
+#include <string>
+#include <vector>
+
+namespace pimopt {
+
+enum class Storage { kDense, kSparse };
+
+// Compressed sparse rows: row i's entries are [row_ptr[i], row_ptr[i+1]) of col/val, columns strictly increasing.
+struct CsrMatrix {
+  std::vector<uint64_t> row_ptr{0};
+  std::vector<uint32_t> col;
+  std::vector<float> val;
+};
+
+class Dataset {
+ public:
+  Dataset() = default;
+  // Creates an empty dataset of the given storage and feature count; rows are appended with Append*.
+  Dataset(Storage storage, size_t num_features);
+  // Builds from whole arrays (moved in). Labels must be +1/-1; the CSR structure must be valid (see CheckCsr).
+  static Dataset FromDense(size_t num_features, std::vector<float> values, std::vector<float> labels);
+  static Dataset FromCsr(size_t num_features, CsrMatrix matrix, std::vector<float> labels);
+
+  Storage storage() const { return storage_; }
+  bool is_sparse() const { return storage_ == Storage::kSparse; }
+  size_t num_rows() const { return labels_.size(); }
+  size_t num_features() const { return num_features_; }
+  // Stored entries: rows*features when dense, non-zeros when sparse.
+  uint64_t num_stored() const;
+  uint64_t CountNonZeros() const;
+
+  std::span<const float> labels() const { return labels_; }
+  std::span<float> mutable_labels() { return labels_; }
+  bool has_weights() const { return !weights_.empty(); }
+  std::span<const float> weights() const { return weights_; }
+  float weight(size_t row) const { return weights_.empty() ? 1.0f : weights_[row]; }
+  void set_weights(std::vector<float> weights);
+
+  // Dense access (dense storage only).
+  std::span<const float> dense_values() const { return dense_; }
+  std::span<float> mutable_dense_values() { return dense_; }
+  const float* dense_row(size_t row) const { return dense_.data() + row * num_features_; }
+  // Sparse access (sparse storage only).
+  const CsrMatrix& csr() const { return csr_; }
+  CsrMatrix& mutable_csr() { return csr_; }
+
+  void AppendDenseRow(std::span<const float> values, float label);
+  // `cols` strictly increasing, all < num_features (the count grows if `grow_features`).
+  void AppendSparseRow(std::span<const uint32_t> cols, std::span<const float> vals, float label);
+  void Reserve(size_t rows, uint64_t stored_entries);
+  void set_num_features(size_t n);  // sparse only: widen the feature space (e.g. to match a training set)
+
+  // Label values as they appeared in the source (for export): positive is always 1, negative is -1 or 0.
+  double positive_label_value = 1.0;
+  double negative_label_value = -1.0;
+  std::string source;  // where it came from (file path or built-in name), for reports
+
+  // Copies of a subset of rows, in the given order.
+  Dataset SelectRows(std::span<const uint32_t> rows) const;
+  Dataset ToDense() const;
+  Dataset ToSparse() const;
+  size_t CountPositives() const;
+
+ private:
+  Storage storage_ = Storage::kDense;
+  size_t num_features_ = 0;
+  std::vector<float> dense_;
+  CsrMatrix csr_;
+  std::vector<float> labels_;
+  std::vector<float> weights_;
+};
+
+// Returns an empty string if `m` is a valid CSR matrix of `rows` rows over `num_features` columns (row_ptr
+// non-decreasing from 0 to nnz, columns strictly increasing within a row and < num_features), else what is wrong.
+std::string CheckCsr(const CsrMatrix& m, size_t rows, size_t num_features);
+
+// Row kernels over both storages. Hot loops are templated on these so each storage gets its own inner loop.
+struct DenseRows {
+  const float* values;
+  size_t num_features;
+  // x_i . w over the first min(num_features, w.size()) features.
+  float Dot(size_t row, const float* w, size_t w_size) const {
+    const float* x = values + row * num_features;
+    const size_t n = num_features < w_size ? num_features : w_size;
+    float sum = 0.0f;
+#pragma omp simd reduction(+ : sum)
+    for (size_t j = 0; j < n; ++j) sum += x[j] * w[j];
+    return sum;
+  }
+  // g += a * x_i
+  void Axpy(size_t row, float a, float* g, size_t g_size) const {
+    const float* x = values + row * num_features;
+    const size_t n = num_features < g_size ? num_features : g_size;
+#pragma omp simd
+    for (size_t j = 0; j < n; ++j) g[j] += a * x[j];
+  }
+};
+
+struct SparseRows {
+  const uint64_t* row_ptr;
+  const uint32_t* col;
+  const float* val;
+  float Dot(size_t row, const float* w, size_t w_size) const {
+    float sum = 0.0f;
+    for (uint64_t k = row_ptr[row]; k < row_ptr[row + 1]; ++k) {
+      if (col[k] < w_size) sum += val[k] * w[col[k]];
+    }
+    return sum;
+  }
+  void Axpy(size_t row, float a, float* g, size_t g_size) const {
+    for (uint64_t k = row_ptr[row]; k < row_ptr[row + 1]; ++k) {
+      if (col[k] < g_size) g[col[k]] += a * val[k];
+    }
+  }
+};
+
+// Calls fn(DenseRows) or fn(SparseRows) according to the dataset's storage.
+template <typename Fn>
+decltype(auto) VisitRows(const Dataset& data, Fn&& fn) {
+  if (data.is_sparse()) {
+    const CsrMatrix& m = data.csr();
+    return fn(SparseRows{m.row_ptr.data(), m.col.data(), m.val.data()});
+  }
+  return fn(DenseRows{data.dense_values().data(), data.num_features()});
+}
+
+}  // namespace pimopt

@@ -1,0 +1,46 @@
+// Resolves a data argument (a file path or a built-in name) to a Dataset.
+//
+// Built-in names:
+//   fashion-mnist[:train|:test]   Debian's dataset-fashion-mnist (60,000 train / 10,000 test, 784 features in
+//                                  [0,1]); binary task: classes in `positive_classes` (default 0,2,4,6 =
+//                                  "upper-body garment") vs the rest. The directory can be overridden with the
+//                                  PIMOPT_FASHION_MNIST_DIR environment variable.
+//   dense[:key=value,...]          synthetic YFCC-shaped data (keys: rows, features, noise, seed, test_rows)
+//   sparse[:key=value,...]         synthetic Criteo-shaped data (keys: rows, features, fields, vocabulary, zipf,
+//                                  signal, positive_rate, seed, test_rows)
+// Files: the format is detected from the content: pimopt binary cache (magic "PIMOPTDS"), IDX images (plain or
+// gzip; the labels file is found by replacing "images-idx3" with "labels-idx1" in the name), else LIBSVM text.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "pimopt/data/dataset.h"
+
+namespace pimopt {
+
+class ThreadPool;
+
+enum class StorageChoice { kAuto, kDense, kSparse };
+
+struct SourceOptions {
+  std::vector<int> positive_classes{0, 2, 4, 6};
+  StorageChoice storage = StorageChoice::kAuto;
+  // LIBSVM data is stored dense when at least this fraction of entries is non-zero (and it fits in 8 GiB).
+  double dense_threshold = 0.25;
+};
+
+bool IsBuiltinName(const std::string& spec);
+std::string FashionMnistDir();
+
+// Loads the training part of `spec` (for a file: the whole file).
+Dataset LoadDataset(const std::string& spec, const SourceOptions& options, ThreadPool* pool = nullptr);
+// For a built-in name, its own held-out test set (fashion-mnist's official test split, or further rows of a
+// synthetic generator); nullopt for files.
+std::optional<Dataset> LoadCompanionTestSet(const std::string& spec, const SourceOptions& options,
+                                            ThreadPool* pool = nullptr);
+// Applies the storage choice (dense <-> sparse conversion).
+Dataset ApplyStorageChoice(Dataset data, const SourceOptions& options);
+
+}  // namespace pimopt

@@ -1,0 +1,35 @@
+// Seeded train/test split, row shuffling and feature scaling.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "pimopt/data/dataset.h"
+
+namespace pimopt {
+
+struct TrainTest {
+  Dataset train;
+  Dataset test;
+};
+
+// Shuffles rows with the seed, then puts the last round(test_fraction * rows) rows in the test set.
+TrainTest SplitTrainTest(const Dataset& data, double test_fraction, uint64_t seed);
+Dataset ShuffleRows(const Dataset& data, uint64_t seed);
+
+// Per-feature scaling fitted on one dataset and applied to others (so the test set uses the train set's
+// ranges). Dense data: min-max to [0,1] ((x - min) / (max - min); constant features become 0). Sparse data:
+// divide by max |x| so zeros stay zeros and sparsity is kept.
+class FeatureScaler {
+ public:
+  static FeatureScaler Fit(const Dataset& data);
+  void Apply(Dataset& data) const;
+  const std::vector<float>& offset() const { return offset_; }
+  const std::vector<float>& scale() const { return scale_; }
+
+ private:
+  std::vector<float> offset_;  // subtracted (dense only)
+  std::vector<float> scale_;   // multiplied after subtracting
+};
+
+}  // namespace pimopt

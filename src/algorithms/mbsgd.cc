@@ -1,0 +1,44 @@
+// MB-SGD: mini-batch SGD on one worker.
+//
+// Math: per epoch, the rows in the order pi_e (see schedule.h) are cut into batches beta_t of B rows (the last
+// may be shorter); for each batch:
+//   G = sum_{i in beta_t} c_i l'(w.x_i + b, y_i) x_i,   G_b = sum c_i l'(...)
+//   w <- w - lr_e (G/|beta_t| + l2 w),   b <- b - lr_e G_b/|beta_t|
+//
+// PIM-Opt: has no MB-SGD on PIM (its "SGD" is the single-GPU PyTorch baseline, batch 4096). Here it is the
+// single-worker reference that GA-SGD must reproduce: GA-SGD with K workers and global batch B computes the same
+// batches (tests check the models agree up to float rounding).
+#include "pimopt/algorithms/algorithm.h"
+#include "pimopt/core/error.h"
+
+namespace pimopt {
+namespace {
+
+class MbSgd final : public Algorithm {
+ public:
+  AlgorithmKind kind() const override { return AlgorithmKind::kMbSgd; }
+  void Validate(const TrainConfig& config, uint64_t train_rows) const override {
+    if (config.workers != 1) {
+      throw ConfigError("--workers", "mbsgd runs on one worker; ga is its K-worker form");
+    }
+    if (config.batch > train_rows) {
+      throw ConfigError("--batch", StrCat("batch ", config.batch, " exceeds the ", train_rows, " training rows"));
+    }
+  }
+  EpochInfo RunEpoch(IBackend& backend, const TrainConfig& config, uint64_t train_rows, int epoch) override {
+    // The one worker walks the global batch plan: a shard plan of one shard visits the same permutation.
+    const GlobalBatchPlan plan(train_rows, config.batch, config.seed, epoch, config.shuffle);
+    const double lr = config.LearningRate(epoch);
+    for (uint64_t t = 0; t < plan.num_batches(); ++t) {
+      const std::span<const uint32_t> batch = plan.Batch(t);
+      backend.GradientStep(std::span<const std::span<const uint32_t>>(&batch, 1), lr);
+    }
+    return {plan.num_batches(), 0, std::nullopt};
+  }
+};
+
+}  // namespace
+
+std::unique_ptr<Algorithm> MakeMbSgd() { return std::make_unique<MbSgd>(); }
+
+}  // namespace pimopt

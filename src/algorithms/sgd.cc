@@ -1,0 +1,39 @@
+// SGD: plain stochastic gradient descent on one worker, one sample per step.
+//
+// Math: per epoch, visit the N rows in a seeded random order pi (identity with --no-shuffle); for each row i:
+//   z = w.x_i + b,  d = c_i l'(z, y_i)
+//   w <- w - lr_e (d x_i + l2 w),   b <- b - lr_e d
+// lr_e follows the learning-rate schedule (per epoch). It is MB-SGD with batch 1.
+//
+// PIM-Opt: has no SGD on PIM (its "SGD" label is the GPU mini-batch baseline). On the CPU backend the L2 decay
+// of a sparse model is applied lazily (w = s v), so a step costs O(nnz(x_i)), not O(n).
+#include "pimopt/algorithms/algorithm.h"
+#include "pimopt/core/error.h"
+
+namespace pimopt {
+namespace {
+
+class Sgd final : public Algorithm {
+ public:
+  AlgorithmKind kind() const override { return AlgorithmKind::kSgd; }
+  void Validate(const TrainConfig& config, uint64_t) const override {
+    if (config.workers != 1) throw ConfigError("--workers", "sgd runs on one worker; use ga, ma or admm for K > 1");
+    if (config.batch != 1) throw ConfigError("--batch", "sgd uses batch 1; use mbsgd for larger batches");
+  }
+  EpochInfo RunEpoch(IBackend& backend, const TrainConfig& config, uint64_t train_rows, int epoch) override {
+    const ShardPlan plan(MakeShards(train_rows, 1), 1, config.seed, static_cast<uint64_t>(epoch), config.shuffle);
+    LocalSgdRequest request;
+    request.plan = &plan;
+    request.num_steps = plan.max_batches();
+    request.lr = config.LearningRate(epoch);
+    backend.LocalSgd(request);
+    backend.AverageLocalModels();  // K = 1: the worker's model becomes the global model
+    return {request.num_steps, 0, std::nullopt};
+  }
+};
+
+}  // namespace
+
+std::unique_ptr<Algorithm> MakeSgd() { return std::make_unique<Sgd>(); }
+
+}  // namespace pimopt

@@ -1,0 +1,343 @@
+#include "pimopt/backends/cpu/cpu_backend.h"
+
+#include <algorithm>
+#include <cmath>
+
+#include "pimopt/core/error.h"
+#include "pimopt/core/thread_pool.h"
+
+namespace pimopt {
+namespace {
+
+constexpr size_t kFeatureBlock = 4096;      // coordinates per task in reductions and updates
+constexpr size_t kAccumulateBlock = 256;    // features per task when accumulating a dense batch gradient
+constexpr size_t kRowChunk = 256;           // rows per task when scoring a batch
+constexpr double kParallelWork = 1 << 15;   // below this many multiply-adds a phase runs inline
+constexpr float kMinScale = 1e-5f;          // sparse local SGD: fold the scale back into y below this
+
+}  // namespace
+
+CpuBackend::CpuBackend(ThreadPool& pool) : pool_(pool) {}
+
+void CpuBackend::AddPhase(const char* phase, Clock::time_point since) {
+  phase_seconds_[phase] += std::chrono::duration<double>(Clock::now() - since).count();
+}
+
+void CpuBackend::CountSync(bool push, bool pull) {
+  if (workers_ <= 1) return;  // a single worker has no host <-> worker exchange
+  const uint64_t vector_bytes = static_cast<uint64_t>(workers_) * (n_ + 1) * sizeof(float);
+  if (push) traffic_.to_workers_bytes += vector_bytes;
+  if (pull) {
+    traffic_.from_workers_bytes += vector_bytes;
+    ++traffic_.syncs;
+  }
+}
+
+template <typename Fn>
+void CpuBackend::ForFeatureBlocks(Fn&& fn) {
+  const size_t total = n_ + 1;
+  const size_t blocks = (total + kFeatureBlock - 1) / kFeatureBlock;
+  auto task = [&](size_t b) { fn(b * kFeatureBlock, std::min(total, (b + 1) * kFeatureBlock)); };
+  if (static_cast<double>(total) * workers_ < kParallelWork) {
+    for (size_t b = 0; b < blocks; ++b) task(b);
+  } else {
+    pool_.ParallelFor(blocks, task);
+  }
+}
+
+void CpuBackend::Setup(const Dataset& train, const TrainConfig& config) {
+  data_ = &train;
+  config_ = config;
+  n_ = train.num_features();
+  workers_ = config.workers;
+  global_.assign(n_ + 1, 0.0f);
+  local_.assign(workers_, std::vector<float>(n_ + 1, 0.0f));
+  dual_.assign(config.algorithm == AlgorithmKind::kAdmm ? workers_ : 0, std::vector<float>(n_ + 1, 0.0f));
+  shift_.assign(config.algorithm == AlgorithmKind::kAdmm ? workers_ : 0, std::vector<float>(n_ + 1, 0.0f));
+  scratch_.assign(workers_, std::vector<float>(n_ + 1, 0.0f));
+  derivs_.assign(workers_, {});
+  shard_sizes_.clear();
+  for (const Shard& s : MakeShards(train.num_rows(), workers_)) shard_sizes_.push_back(s.size());
+  phase_seconds_.clear();
+  traffic_ = {};
+}
+
+void CpuBackend::GradientStep(std::span<const std::span<const uint32_t>> worker_rows, double lr) {
+  const auto t0 = Clock::now();
+  const int k_count = static_cast<int>(worker_rows.size());
+  PIMOPT_CHECK(k_count >= 1 && k_count <= workers_);
+  const Dataset& data = *data_;
+  const Objective& obj = config_.objective;
+  const float* w = global_.data();
+  uint64_t batch_rows = 0;
+  for (auto rows : worker_rows) batch_rows += rows.size();
+  PIMOPT_CHECK(batch_rows > 0);
+  const bool parallel = static_cast<double>(batch_rows) * static_cast<double>(n_) >= kParallelWork;
+
+  // 1. Per-row derivatives at the global model (row chunks; each row independent).
+  std::vector<std::pair<int, size_t>> chunks;
+  for (int k = 0; k < k_count; ++k) {
+    derivs_[k].resize(worker_rows[k].size());
+    for (size_t c = 0; c < worker_rows[k].size(); c += kRowChunk) chunks.emplace_back(k, c);
+  }
+  auto score_chunk = [&](size_t t) {
+    const auto [k, begin] = chunks[t];
+    const auto rows = worker_rows[k];
+    const size_t end = std::min(rows.size(), begin + kRowChunk);
+    VisitRows(data, [&](auto access) {
+      for (size_t i = begin; i < end; ++i) {
+        const uint32_t r = rows[i];
+        const float y = data.labels()[r];
+        const float z = access.Dot(r, w, n_) + w[n_];
+        derivs_[k][i] = data.weight(r) * obj.ClassWeight(y) * LossDerivative(obj.loss, z, y);
+      }
+    });
+  };
+  if (parallel) {
+    pool_.ParallelFor(chunks.size(), score_chunk);
+  } else {
+    for (size_t t = 0; t < chunks.size(); ++t) score_chunk(t);
+  }
+
+  // 2. Each worker's gradient sum G_k (features in row order).
+  if (data.is_sparse()) {
+    auto worker_task = [&](size_t k) {
+      std::vector<float>& g = scratch_[k];
+      std::fill(g.begin(), g.end(), 0.0f);
+      const SparseRows access{data.csr().row_ptr.data(), data.csr().col.data(), data.csr().val.data()};
+      double bias = 0;
+      for (size_t i = 0; i < worker_rows[k].size(); ++i) {
+        access.Axpy(worker_rows[k][i], derivs_[k][i], g.data(), n_);
+        bias += derivs_[k][i];
+      }
+      g[n_] = static_cast<float>(bias);
+    };
+    if (parallel && k_count > 1) {
+      pool_.ParallelFor(k_count, worker_task);
+    } else {
+      for (int k = 0; k < k_count; ++k) worker_task(k);
+    }
+  } else {
+    const size_t blocks = (n_ + kAccumulateBlock - 1) / kAccumulateBlock;
+    const float* values = data.dense_values().data();
+    auto block_task = [&](size_t t) {
+      const size_t k = t / blocks, b = t % blocks;
+      const size_t j0 = b * kAccumulateBlock, j1 = std::min(n_, j0 + kAccumulateBlock);
+      float* g = scratch_[k].data();
+      std::fill(g + j0, g + j1, 0.0f);
+      const auto rows = worker_rows[k];
+      for (size_t i = 0; i < rows.size(); ++i) {
+        const float d = derivs_[k][i];
+        const float* x = values + static_cast<size_t>(rows[i]) * n_;
+#pragma omp simd
+        for (size_t j = j0; j < j1; ++j) g[j] += d * x[j];
+      }
+      if (b + 1 == blocks) {
+        double bias = 0;
+        for (float d : derivs_[k]) bias += d;
+        g[n_] = static_cast<float>(bias);
+      }
+    };
+    if (parallel) {
+      pool_.ParallelFor(blocks * k_count, block_task);
+    } else {
+      for (size_t t = 0; t < blocks * k_count; ++t) block_task(t);
+    }
+  }
+  AddPhase("worker_compute", t0);
+  const auto t1 = Clock::now();
+
+  // 3. Host: sum the workers' gradients in worker order and step.
+  const float scale = static_cast<float>(lr / static_cast<double>(batch_rows));
+  const float decay = static_cast<float>(1.0 - lr * obj.l2);
+  ForFeatureBlocks([&](size_t begin, size_t end) {
+    float* gw = global_.data();
+    for (size_t j = begin; j < end; ++j) {
+      float g = scratch_[0][j];
+      for (int k = 1; k < k_count; ++k) g += scratch_[k][j];
+      gw[j] = (j < n_ ? decay * gw[j] : gw[j]) - scale * g;
+    }
+  });
+  if (!obj.fit_bias) global_[n_] = 0.0f;
+  if (k_count > 1) CountSync(true, true);
+  AddPhase("reduce_and_update", t1);
+}
+
+void CpuBackend::RunLocalDense(int k, const LocalSgdRequest& req) {
+  const Dataset& data = *data_;
+  const Objective& obj = config_.objective;
+  float* x = local_[k].data();
+  float* g = scratch_[k].data();
+  const float* shift = req.proximal ? shift_[k].data() : nullptr;
+  const double decay = req.proximal ? config_.rho : obj.l2;
+  const double weight = req.proximal ? static_cast<double>(workers_) * shard_sizes_[k] / data.num_rows() : 1.0;
+  const float lr = static_cast<float>(req.lr);
+  const float keep = static_cast<float>(1.0 - req.lr * decay);
+  const DenseRows access{data.dense_values().data(), n_};
+  for (uint64_t s = req.first_step; s < req.first_step + req.num_steps; ++s) {
+    const auto rows = req.plan->LocalBatch(k, s);
+    const float inv = static_cast<float>(weight / static_cast<double>(rows.size()));
+    std::fill(g, g + n_, 0.0f);
+    float bias_grad = 0;
+    for (uint32_t r : rows) {
+      const float y = data.labels()[r];
+      const float z = access.Dot(r, x, n_) + x[n_];
+      const float d = inv * data.weight(r) * obj.ClassWeight(y) * LossDerivative(obj.loss, z, y);
+      if (d != 0.0f) access.Axpy(r, d, g, n_);
+      bias_grad += d;
+    }
+    if (shift) {
+      const float lr_decay = static_cast<float>(req.lr * decay);
+#pragma omp simd
+      for (size_t j = 0; j < n_; ++j) x[j] = keep * x[j] + lr_decay * shift[j] - lr * g[j];
+      x[n_] = keep * x[n_] + lr_decay * shift[n_] - lr * bias_grad;
+    } else {
+#pragma omp simd
+      for (size_t j = 0; j < n_; ++j) x[j] = keep * x[j] - lr * g[j];
+      x[n_] -= lr * bias_grad;
+    }
+    if (!obj.fit_bias) x[n_] = 0.0f;
+  }
+}
+
+void CpuBackend::RunLocalSparse(int k, const LocalSgdRequest& req) {
+  const Dataset& data = *data_;
+  const Objective& obj = config_.objective;
+  float* x = local_[k].data();
+  float* y = scratch_[k].data();  // x = shift + s * y on the weights; the bias x[n_] is kept directly
+  const float* shift = req.proximal ? shift_[k].data() : nullptr;
+  const double decay = req.proximal ? config_.rho : obj.l2;
+  const double weight = req.proximal ? static_cast<double>(workers_) * shard_sizes_[k] / data.num_rows() : 1.0;
+  const float lr = static_cast<float>(req.lr);
+  const float keep = static_cast<float>(1.0 - req.lr * decay);
+  const SparseRows access{data.csr().row_ptr.data(), data.csr().col.data(), data.csr().val.data()};
+  for (size_t j = 0; j < n_; ++j) y[j] = shift ? x[j] - shift[j] : x[j];
+  float s = 1.0f;
+  std::vector<float>& d = derivs_[k];
+  for (uint64_t step = req.first_step; step < req.first_step + req.num_steps; ++step) {
+    const auto rows = req.plan->LocalBatch(k, step);
+    const float inv = static_cast<float>(weight / static_cast<double>(rows.size()));
+    d.resize(rows.size());
+    float bias_grad = 0;
+    for (size_t i = 0; i < rows.size(); ++i) {
+      const uint32_t r = rows[i];
+      const float label = data.labels()[r];
+      float z = s * access.Dot(r, y, n_) + x[n_];
+      if (shift) z += access.Dot(r, shift, n_);
+      d[i] = inv * data.weight(r) * obj.ClassWeight(label) * LossDerivative(obj.loss, z, label);
+      bias_grad += d[i];
+    }
+    s *= keep;
+    const float step_scale = -lr / s;
+    for (size_t i = 0; i < rows.size(); ++i) {
+      if (d[i] != 0.0f) access.Axpy(rows[i], step_scale * d[i], y, n_);
+    }
+    x[n_] = shift ? keep * x[n_] + static_cast<float>(req.lr * decay) * shift[n_] - lr * bias_grad
+                  : x[n_] - lr * bias_grad;
+    if (!obj.fit_bias) x[n_] = 0.0f;
+    if (s < kMinScale) {
+      for (size_t j = 0; j < n_; ++j) y[j] *= s;
+      s = 1.0f;
+    }
+  }
+  for (size_t j = 0; j < n_; ++j) x[j] = (shift ? shift[j] : 0.0f) + s * y[j];
+}
+
+void CpuBackend::LocalSgd(const LocalSgdRequest& req) {
+  const auto t0 = Clock::now();
+  PIMOPT_CHECK(req.plan && req.plan->num_workers() == workers_);
+  PIMOPT_CHECK(!req.proximal || !dual_.empty(), "proximal steps need an ADMM setup");
+  auto worker = [&](size_t k) {
+    if (req.start_from_global) std::copy(global_.begin(), global_.end(), local_[k].begin());
+    if (req.proximal) {
+      for (size_t j = 0; j <= n_; ++j) shift_[k][j] = global_[j] - dual_[k][j];  // v_k = z - u_k
+    }
+    if (data_->is_sparse()) {
+      RunLocalSparse(static_cast<int>(k), req);
+    } else {
+      RunLocalDense(static_cast<int>(k), req);
+    }
+  };
+  if (workers_ > 1) {
+    pool_.ParallelFor(workers_, worker);
+  } else {
+    worker(0);
+  }
+  CountSync(req.start_from_global || req.proximal, false);
+  AddPhase("worker_compute", t0);
+}
+
+void CpuBackend::AverageLocalModels() {
+  const auto t0 = Clock::now();
+  const float inv = 1.0f / static_cast<float>(workers_);
+  ForFeatureBlocks([&](size_t begin, size_t end) {
+    for (size_t j = begin; j < end; ++j) {
+      float sum = 0;
+      for (int k = 0; k < workers_; ++k) sum += local_[k][j];
+      global_[j] = sum * inv;
+    }
+  });
+  CountSync(false, true);
+  AddPhase("reduce", t0);
+}
+
+AdmmResiduals CpuBackend::AdmmConsensus(double rho) {
+  const auto t0 = Clock::now();
+  PIMOPT_CHECK(!dual_.empty(), "AdmmConsensus needs an ADMM setup");
+  const Objective& obj = config_.objective;
+  const float inv = 1.0f / static_cast<float>(workers_);
+  const float threshold = static_cast<float>(obj.l1 / rho);
+  const float shrink = static_cast<float>(rho / (rho + obj.l2));
+  const size_t blocks = (n_ + 1 + kFeatureBlock - 1) / kFeatureBlock;
+  std::vector<double> primal(blocks, 0.0), dual(blocks, 0.0);
+  ForFeatureBlocks([&](size_t begin, size_t end) {
+    const size_t b = begin / kFeatureBlock;
+    for (size_t j = begin; j < end; ++j) {
+      float xs = 0, us = 0;
+      for (int k = 0; k < workers_; ++k) {
+        xs += local_[k][j];
+        us += dual_[k][j];
+      }
+      const float a = (xs + us) * inv;
+      float z = a;
+      if (j < n_) {
+        const float mag = std::fabs(a) - threshold;
+        z = mag > 0 ? std::copysign(mag, a) * shrink : 0.0f;
+      }
+      const double dz = static_cast<double>(z) - global_[j];
+      dual[b] += dz * dz;
+      for (int k = 0; k < workers_; ++k) {
+        const float r = local_[k][j] - z;
+        primal[b] += static_cast<double>(r) * r;
+        dual_[k][j] += r;
+      }
+      global_[j] = z;
+    }
+  });
+  AdmmResiduals res;
+  double p = 0, d = 0;
+  for (size_t b = 0; b < blocks; ++b) {
+    p += primal[b];
+    d += dual[b];
+  }
+  res.primal = std::sqrt(p);
+  res.dual = rho * std::sqrt(static_cast<double>(workers_)) * std::sqrt(d);
+  CountSync(false, true);
+  AddPhase("reduce_and_update", t0);
+  return res;
+}
+
+LinearModel CpuBackend::ExportModel() const {
+  LinearModel m;
+  m.loss = config_.objective.loss;
+  m.fit_bias = config_.objective.fit_bias;
+  m.weights.assign(global_.begin(), global_.begin() + static_cast<std::ptrdiff_t>(n_));
+  m.bias = global_[n_];
+  if (data_) {
+    m.positive_label_value = data_->positive_label_value;
+    m.negative_label_value = data_->negative_label_value;
+  }
+  return m;
+}
+
+}  // namespace pimopt

@@ -1,0 +1,496 @@
+#include "commands.h"
+
+#include <unistd.h>
+
+#include <CLI/CLI.hpp>
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+
+#include "pimopt/algorithms/train.h"
+#include "pimopt/backends/cpu/cpu_backend.h"
+#include "pimopt/core/atomic_file.h"
+#include "pimopt/core/error.h"
+#include "pimopt/core/thread_pool.h"
+#include "pimopt/data/binary_format.h"
+#include "pimopt/data/file_util.h"
+#include "pimopt/data/libsvm.h"
+#include "pimopt/data/sources.h"
+#include "pimopt/data/synthetic.h"
+#include "pimopt/data/transform.h"
+#include "pimopt/model/metrics.h"
+#include "pimopt/model/model_io.h"
+#include "report.h"
+
+namespace pimopt::cli {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+double Since(Clock::time_point t) { return std::chrono::duration<double>(Clock::now() - t).count(); }
+
+// Fails early (before any work) when an output file could not be written at the end.
+void CheckOutputPath(const std::string& path, const char* flag) {
+  if (path.empty()) return;
+  const std::filesystem::path p(path);
+  const auto dir = p.has_parent_path() ? p.parent_path() : std::filesystem::path(".");
+  std::error_code ec;
+  if (!std::filesystem::is_directory(dir, ec)) {
+    throw ConfigError(flag, StrCat("directory '", dir.string(), "' of '", path, "' does not exist"));
+  }
+  if (std::filesystem::is_directory(p, ec)) throw ConfigError(flag, StrCat("'", path, "' is a directory"));
+  if (::access(dir.c_str(), W_OK) != 0) throw ConfigError(flag, StrCat("directory '", dir.string(), "' is not writable"));
+}
+
+std::vector<int> ParseClassList(const std::string& text) {
+  std::vector<int> classes;
+  size_t pos = 0;
+  while (pos <= text.size()) {
+    size_t comma = text.find(',', pos);
+    if (comma == std::string::npos) comma = text.size();
+    const std::string item = text.substr(pos, comma - pos);
+    char* end = nullptr;
+    const long v = std::strtol(item.c_str(), &end, 10);
+    if (item.empty() || *end != '\0' || v < 0 || v > 255) {
+      throw ConfigError("--positive-classes", StrCat("'", item, "' is not a class number (0..255)"));
+    }
+    classes.push_back(static_cast<int>(v));
+    pos = comma + 1;
+  }
+  return classes;
+}
+
+StorageChoice ParseStorage(const std::string& text) {
+  if (text == "auto") return StorageChoice::kAuto;
+  if (text == "dense") return StorageChoice::kDense;
+  if (text == "sparse") return StorageChoice::kSparse;
+  throw ConfigError("--storage", StrCat("unknown storage '", text, "' (use auto, dense or sparse)"));
+}
+
+struct DataFlags {
+  std::string positive_classes = "0,2,4,6";
+  std::string storage = "auto";
+  SourceOptions Options() const {
+    SourceOptions o;
+    o.positive_classes = ParseClassList(positive_classes);
+    o.storage = ParseStorage(storage);
+    return o;
+  }
+};
+
+void AddDataFlags(CLI::App* app, DataFlags& flags) {
+  app->add_option("--positive-classes", flags.positive_classes,
+                  "IDX data: classes mapped to +1 (comma list; one class = one-vs-rest)")
+      ->capture_default_str();
+  app->add_option("--storage", flags.storage, "auto|dense|sparse feature storage")->capture_default_str();
+}
+
+std::string JoinArgs(int argc, char** argv) {
+  std::string s;
+  for (int i = 0; i < argc; ++i) s += (i ? " " : "") + std::string(argv[i]);
+  return s;
+}
+
+// ---------------------------------------------------------------- train
+struct TrainFlags {
+  std::string data, test, model = "lr", algo = "mbsgd", backend = "cpu", out, report, liblinear_out;
+  std::string lr_schedule = "constant", class_weights, scale = "none";
+  DataFlags data_flags;
+  int workers = 1, threads = 0, epochs = 10, local_steps = 1, local_epochs = 1;
+  uint64_t batch = 0, seed = 1;
+  double lr = 0.1, lr_decay = 0, reg = 1e-5, l1 = 0, rho = 0.01, test_fraction = 0;
+  bool no_bias = false, no_shuffle = false, quiet = false, no_train_metrics = false;
+  CLI::Option *workers_opt, *batch_opt, *rho_opt, *local_epochs_opt, *local_steps_opt, *l1_opt, *test_opt,
+      *test_fraction_opt, *lr_decay_opt;
+};
+
+void AddTrainCommand(CLI::App& app, TrainFlags& f) {
+  CLI::App* cmd = app.add_subcommand("train", "train a linear classifier");
+  cmd->add_option("--data", f.data, "training data: a file (LIBSVM, IDX, pimopt binary) or a built-in name")
+      ->required();
+  f.test_opt = cmd->add_option("--test", f.test, "test data (default: the built-in dataset's own test set)");
+  f.test_fraction_opt =
+      cmd->add_option("--test-fraction", f.test_fraction, "hold out this fraction of --data as test set");
+  cmd->add_option("--model", f.model, "lr (logistic regression) | svm (linear SVM, hinge loss)")
+      ->capture_default_str();
+  cmd->add_option("--algo", f.algo, "sgd | mbsgd | ga | ma | admm")->capture_default_str();
+  cmd->add_option("--backend", f.backend, "cpu (pim and mpi: planned)")->capture_default_str();
+  f.workers_opt = cmd->add_option("--workers", f.workers, "K workers = K data shards (ga, ma, admm)");
+  cmd->add_option("--threads", f.threads, "host threads (0 = all cores); never changes results")
+      ->capture_default_str();
+  cmd->add_option("--epochs", f.epochs, "global epochs")->capture_default_str();
+  f.batch_opt = cmd->add_option(
+      "--batch", f.batch,
+      "batch size: global for mbsgd/ga, local per worker for ma/admm (default: sgd 1, mbsgd/ga 64, ma/admm 16)");
+  cmd->add_option("--lr", f.lr, "learning rate (any positive value)")->capture_default_str();
+  cmd->add_option("--lr-schedule", f.lr_schedule, "constant | inverse | inverse-sqrt (per epoch)")
+      ->capture_default_str();
+  f.lr_decay_opt = cmd->add_option("--lr-decay", f.lr_decay, "decay rate of the inverse schedules")
+                       ->capture_default_str();
+  cmd->add_option("--reg", f.reg, "L2 regularization strength lambda (objective + lambda/2 ||w||^2)")
+      ->capture_default_str();
+  f.l1_opt = cmd->add_option("--l1", f.l1, "L1 strength (admm only: soft-thresholding in the z-update)");
+  f.rho_opt = cmd->add_option("--rho", f.rho, "ADMM penalty rho")->capture_default_str();
+  f.local_epochs_opt =
+      cmd->add_option("--local-epochs", f.local_epochs, "ADMM local epochs per round")->capture_default_str();
+  f.local_steps_opt = cmd->add_option("--local-steps", f.local_steps, "MA-SGD local steps between averages")
+                          ->capture_default_str();
+  cmd->add_option("--class-weights", f.class_weights, "POS:NEG loss weights, e.g. 15:0.5 (PIM-Opt on Criteo)");
+  cmd->add_flag("--no-bias", f.no_bias, "do not fit a bias term");
+  cmd->add_flag("--no-shuffle", f.no_shuffle, "visit rows in data order every epoch");
+  cmd->add_option("--scale", f.scale, "none | minmax (fitted on the training set)")->capture_default_str();
+  cmd->add_option("--seed", f.seed, "run seed (shuffling, splits)")->capture_default_str();
+  cmd->add_option("--out", f.out, "write the trained model here (pimopt text format)");
+  cmd->add_option("--liblinear-out", f.liblinear_out, "also write the model in LIBLINEAR's format");
+  cmd->add_option("--report", f.report, "write the JSON report here");
+  cmd->add_flag("--no-train-metrics", f.no_train_metrics, "evaluate the training set only after the last epoch");
+  cmd->add_flag("--quiet,-q", f.quiet, "print only the final summary");
+  AddDataFlags(cmd, f.data_flags);
+}
+
+TrainConfig BuildTrainConfig(const TrainFlags& f) {
+  TrainConfig c;
+  c.algorithm = ParseAlgorithmKind(f.algo);
+  c.objective.loss = ParseLossKind(f.model);
+  c.objective.l2 = f.reg;
+  c.objective.l1 = f.l1;
+  c.objective.fit_bias = !f.no_bias;
+  const bool distributed = c.algorithm == AlgorithmKind::kGaSgd || c.algorithm == AlgorithmKind::kMaSgd ||
+                           c.algorithm == AlgorithmKind::kAdmm;
+  c.workers = f.workers_opt->count() ? f.workers : (distributed ? 8 : 1);
+  if (f.batch_opt->count()) {
+    c.batch = f.batch;
+  } else {
+    switch (c.algorithm) {
+      case AlgorithmKind::kSgd: c.batch = 1; break;
+      case AlgorithmKind::kMbSgd:
+      case AlgorithmKind::kGaSgd: c.batch = 64; break;
+      default: c.batch = 16; break;
+    }
+  }
+  c.epochs = f.epochs;
+  c.lr = f.lr;
+  c.schedule = ParseLrSchedule(f.lr_schedule);
+  c.lr_decay = f.lr_decay;
+  c.rho = f.rho;
+  c.local_epochs = f.local_epochs;
+  c.local_steps = f.local_steps;
+  c.shuffle = !f.no_shuffle;
+  c.seed = f.seed;
+  if (!f.class_weights.empty()) {
+    const size_t colon = f.class_weights.find(':');
+    char *e1 = nullptr, *e2 = nullptr;
+    const std::string pos = f.class_weights.substr(0, colon);
+    const std::string neg = colon == std::string::npos ? "" : f.class_weights.substr(colon + 1);
+    c.objective.positive_weight = std::strtod(pos.c_str(), &e1);
+    c.objective.negative_weight = std::strtod(neg.c_str(), &e2);
+    if (colon == std::string::npos || pos.empty() || neg.empty() || *e1 || *e2) {
+      throw ConfigError("--class-weights", StrCat("'", f.class_weights, "' is not POS:NEG (e.g. 15:0.5)"));
+    }
+  }
+  // Flags that only one algorithm reads are contradictions elsewhere.
+  if (c.algorithm != AlgorithmKind::kAdmm) {
+    if (f.l1_opt->count()) throw ConfigError("--l1", "L1 regularization is only available with --algo admm");
+    if (f.rho_opt->count()) throw ConfigError("--rho", "only meaningful with --algo admm");
+    if (f.local_epochs_opt->count()) throw ConfigError("--local-epochs", "only meaningful with --algo admm");
+  }
+  if (c.algorithm != AlgorithmKind::kMaSgd && f.local_steps_opt->count()) {
+    throw ConfigError("--local-steps", "only meaningful with --algo ma");
+  }
+  if (c.schedule == LrSchedule::kConstant && f.lr_decay_opt->count() && f.lr_decay != 0) {
+    throw ConfigError("--lr-decay", "has no effect with --lr-schedule constant");
+  }
+  if (f.threads < 0) throw ConfigError("--threads", "must be >= 0");
+  return c;
+}
+
+int RunTrain(const TrainFlags& f, const std::string& command_line) {
+  TrainConfig config = BuildTrainConfig(f);
+  if (f.backend != "cpu") {
+    if (f.backend == "pim" || f.backend == "mpi") {
+      throw ConfigError("--backend", StrCat("backend '", f.backend, "' is not available in this version (only cpu)"));
+    }
+    throw ConfigError("--backend", StrCat("unknown backend '", f.backend, "' (use cpu)"));
+  }
+  if (f.test_opt->count() && f.test_fraction_opt->count()) {
+    throw ConfigError("--test-fraction", "contradicts --test: give one or the other");
+  }
+  if (f.scale != "none" && f.scale != "minmax") {
+    throw ConfigError("--scale", StrCat("unknown scaling '", f.scale, "' (use none or minmax)"));
+  }
+  CheckOutputPath(f.out, "--out");
+  CheckOutputPath(f.report, "--report");
+  CheckOutputPath(f.liblinear_out, "--liblinear-out");
+  const SourceOptions source = f.data_flags.Options();
+
+  ThreadPool pool(f.threads);
+  const auto load_start = Clock::now();
+  Dataset train = LoadDataset(f.data, source, &pool);
+  std::optional<Dataset> test;
+  if (f.test_opt->count()) {
+    test = LoadDataset(f.test, source, &pool);
+  } else if (f.test_fraction_opt->count()) {
+    TrainTest split = SplitTrainTest(train, f.test_fraction, config.seed);
+    train = std::move(split.train);
+    test = std::move(split.test);
+  } else {
+    test = LoadCompanionTestSet(f.data, source, &pool);
+  }
+  if (f.scale == "minmax") {
+    const FeatureScaler scaler = FeatureScaler::Fit(train);
+    scaler.Apply(train);
+    if (test) scaler.Apply(*test);
+  }
+  const double load_seconds = Since(load_start);
+
+  if (!f.quiet) {
+    std::cout << "pimopt train: " << AlgorithmName(config.algorithm) << " " << ModelName(config.objective.loss)
+              << " on " << train.source << " (" << train.num_rows() << " x " << train.num_features() << ", "
+              << (train.is_sparse() ? "sparse" : "dense") << ")";
+    if (test) std::cout << ", test " << test->source << " (" << test->num_rows() << " rows)";
+    std::cout << "\n  backend cpu, workers " << config.workers << ", threads " << pool.NumThreads() << ", batch "
+              << config.batch << ", lr " << config.lr << ", reg " << config.objective.l2 << ", epochs "
+              << config.epochs << ", seed " << config.seed << "\n"
+              << EpochHeader() << std::endl;
+  }
+  CpuBackend backend(pool);
+  TrainOptions options;
+  options.eval_pool = &pool;
+  options.evaluate_train = !f.no_train_metrics;
+  options.on_epoch = [&](const EpochRecord& r) {
+    if (!f.quiet) std::cout << FormatEpochLine(r) << std::endl;
+  };
+  TrainResult result = Train(train, test ? &*test : nullptr, config, backend, options);
+
+  RunInfo info{command_line, "cpu", pool.NumThreads(), &train, test ? &*test : nullptr, load_seconds};
+  const nlohmann::json report = BuildReport(info, config, result);
+  if (!f.out.empty()) {
+    WriteModel(result.model, f.out,
+               StrCat("trained by: ", command_line, "\nconfig: ", ConfigToJson(config).dump()));
+  }
+  if (!f.liblinear_out.empty()) WriteLiblinearModel(result.model, f.liblinear_out);
+  if (!f.report.empty()) WriteJsonFile(report, f.report);
+
+  const EpochRecord& last = result.epochs.back();
+  std::printf("\n%-8s %-5s %9s %9s %9s %9s %11s\n", "algo", "model", "train_acc", "test_acc", "test_auc",
+              "test_loss", "s/epoch");
+  auto fmt = [](double v) { return std::isfinite(v) ? StrCat(std::round(v * 1e4) / 1e4) : std::string("-"); };
+  std::printf("%-8s %-5s %9s %9s %9s %9s %11.4f\n", AlgorithmName(config.algorithm), ModelName(config.objective.loss),
+              fmt(last.train.accuracy).c_str(), last.test ? fmt(last.test->accuracy).c_str() : "-",
+              last.test ? fmt(last.test->auc).c_str() : "-",
+              last.test ? fmt(config.objective.loss == LossKind::kLogistic ? last.test->log_loss
+                                                                            : last.test->hinge_loss)
+                              .c_str()
+                        : "-",
+              result.train_seconds / config.epochs);
+  return 0;
+}
+
+// ---------------------------------------------------------------- predict
+struct PredictFlags {
+  std::string model, data, out;
+  DataFlags data_flags;
+  int threads = 0;
+};
+
+int RunPredict(const PredictFlags& f) {
+  CheckOutputPath(f.out, "--out");
+  const LinearModel model = ReadModel(f.model);
+  ThreadPool pool(f.threads);
+  const Dataset data = LoadDataset(f.data, f.data_flags.Options(), &pool);
+  const std::vector<float> scores = ComputeScores(model, data, &pool);
+  if (!f.out.empty()) {
+    AtomicFileWriter writer(f.out);
+    std::string buffer = "label score\n";
+    for (float s : scores) {
+      buffer += FormatDouble(s > 0 ? model.positive_label_value : model.negative_label_value);
+      buffer += ' ';
+      buffer += FormatFloat(s);
+      buffer += '\n';
+    }
+    writer.stream() << buffer;
+    writer.Commit();
+  }
+  Objective objective;
+  objective.loss = model.loss;
+  const Metrics m = Evaluate(model, data, objective, &pool);
+  std::printf("rows %zu  accuracy %.4f  auc %s  log_loss %.5f  hinge_loss %.5f\n", m.rows, m.accuracy,
+              std::isfinite(m.auc) ? StrCat(m.auc).c_str() : "-", m.log_loss, m.hinge_loss);
+  return 0;
+}
+
+// ---------------------------------------------------------------- gen / convert / info
+enum class FileFormat { kLibsvm, kBinary };
+
+FileFormat FormatFor(const std::string& path, const std::string& forced, const char* flag) {
+  if (forced == "libsvm") return FileFormat::kLibsvm;
+  if (forced == "binary") return FileFormat::kBinary;
+  if (!forced.empty()) throw ConfigError("--format", StrCat("unknown format '", forced, "' (use libsvm or binary)"));
+  const std::string ext = std::filesystem::path(path).extension().string();
+  if (ext == ".bin" || ext == ".pimds") return FileFormat::kBinary;
+  if (ext == ".svm" || ext == ".libsvm" || ext == ".txt" || ext == ".svmlight") return FileFormat::kLibsvm;
+  throw ConfigError(flag, StrCat("cannot tell the format of '", path,
+                                 "' from its extension (.bin/.pimds = binary, .svm/.libsvm/.txt = LIBSVM); use "
+                                 "--format"));
+}
+
+void WriteDataset(const Dataset& d, const std::string& path, FileFormat format) {
+  if (format == FileFormat::kBinary) {
+    WriteBinaryDataset(d, path);
+  } else {
+    WriteLibsvm(d, path);
+  }
+}
+
+struct GenFlags {
+  std::string out, format;
+  uint64_t rows = 0, features = 0, seed = 1, first_row = 0;
+  double noise = 0.15, positive_rate = 0.03;
+  uint32_t fields = 39;
+  int threads = 0;
+};
+
+int RunGen(const std::string& kind, const GenFlags& f) {
+  const FileFormat format = FormatFor(f.out, f.format, "--out");
+  CheckOutputPath(f.out, "--out");
+  ThreadPool pool(f.threads);
+  Dataset d;
+  if (kind == "dense") {
+    DenseSyntheticParams p;
+    if (f.rows) p.rows = f.rows;
+    if (f.features) p.features = f.features;
+    p.noise = f.noise;
+    p.seed = f.seed;
+    p.first_row = f.first_row;
+    d = GenerateDense(p, &pool);
+  } else {
+    SparseSyntheticParams p;
+    if (f.rows) p.rows = f.rows;
+    if (f.features) p.features = f.features;
+    p.fields = f.fields;
+    p.positive_rate = f.positive_rate;
+    p.seed = f.seed;
+    p.first_row = f.first_row;
+    d = GenerateSparse(p, &pool);
+  }
+  WriteDataset(d, f.out, format);
+  std::printf("wrote %s: %zu rows x %zu features, %zu positives\n", f.out.c_str(), d.num_rows(), d.num_features(),
+              d.CountPositives());
+  return 0;
+}
+
+struct ConvertFlags {
+  std::string in, out, format;
+  DataFlags data_flags;
+};
+
+int RunConvert(const ConvertFlags& f) {
+  const FileFormat format = FormatFor(f.out, f.format, "OUT");
+  CheckOutputPath(f.out, "OUT");
+  ThreadPool pool(0);
+  const Dataset d = LoadDataset(f.in, f.data_flags.Options(), &pool);
+  WriteDataset(d, f.out, format);
+  std::printf("wrote %s: %zu rows x %zu features (%s)\n", f.out.c_str(), d.num_rows(), d.num_features(),
+              format == FileFormat::kBinary ? "binary" : "libsvm");
+  return 0;
+}
+
+int RunInfoCommand(const std::string& spec, const DataFlags& flags) {
+  const Dataset d = LoadDataset(spec, flags.Options());
+  const double cells = static_cast<double>(d.num_rows()) * static_cast<double>(d.num_features());
+  std::printf("source       %s\n", d.source.c_str());
+  std::printf("rows         %zu\n", d.num_rows());
+  std::printf("features     %zu\n", d.num_features());
+  std::printf("storage      %s\n", d.is_sparse() ? "sparse (CSR)" : "dense (row-major)");
+  std::printf("non-zeros    %llu (density %.4f)\n", static_cast<unsigned long long>(d.CountNonZeros()),
+              cells > 0 ? static_cast<double>(d.CountNonZeros()) / cells : 0.0);
+  std::printf("positives    %zu (%.2f%%)\n", d.CountPositives(), 100.0 * d.CountPositives() / d.num_rows());
+  std::printf("labels       positive %s, negative %s\n", FormatDouble(d.positive_label_value).c_str(),
+              FormatDouble(d.negative_label_value).c_str());
+  std::printf("weights      %s\n", d.has_weights() ? "per-sample" : "none");
+  return 0;
+}
+
+}  // namespace
+
+int RunCli(int argc, char** argv) {
+  CLI::App app{"pimopt: distributed optimization of linear classifiers (CPU backend; PIM and MPI planned)"};
+  app.require_subcommand(1);
+  app.set_version_flag("--version", "pimopt 0.1.0");
+  TrainFlags train;
+  AddTrainCommand(app, train);
+
+  PredictFlags predict;
+  CLI::App* predict_cmd = app.add_subcommand("predict", "score data with a trained model");
+  predict_cmd->add_option("--model", predict.model, "model file")->required();
+  predict_cmd->add_option("--data", predict.data, "data file or built-in name")->required();
+  predict_cmd->add_option("--out", predict.out, "write 'label score' per row here");
+  predict_cmd->add_option("--threads", predict.threads, "host threads (0 = all cores)");
+  AddDataFlags(predict_cmd, predict.data_flags);
+
+  GenFlags gen;
+  std::string gen_kind;
+  CLI::App* gen_cmd = app.add_subcommand("gen", "generate a synthetic dataset with a planted model");
+  gen_cmd->add_option("kind", gen_kind, "dense (YFCC-shaped) | sparse (Criteo-shaped)")
+      ->required()
+      ->check(CLI::IsMember({"dense", "sparse"}));
+  gen_cmd->add_option("--out", gen.out, "output file (.svm LIBSVM or .bin binary)")->required();
+  gen_cmd->add_option("--format", gen.format, "libsvm | binary (default: from the extension)");
+  gen_cmd->add_option("--rows", gen.rows, "rows (default: dense 20000, sparse 100000)");
+  gen_cmd->add_option("--features", gen.features, "features (default: dense 4096, sparse 2^20)");
+  gen_cmd->add_option("--noise", gen.noise, "dense: label noise (Bayes error atan(noise)/pi)")->capture_default_str();
+  gen_cmd->add_option("--fields", gen.fields, "sparse: categorical fields per row")->capture_default_str();
+  gen_cmd->add_option("--positive-rate", gen.positive_rate, "sparse: expected fraction of positives")
+      ->capture_default_str();
+  gen_cmd->add_option("--seed", gen.seed, "seed of the planted model and rows")->capture_default_str();
+  gen_cmd->add_option("--first-row", gen.first_row, "first row number (a test set: rows after the train rows)");
+  gen_cmd->add_option("--threads", gen.threads, "host threads (0 = all cores); never changes the data");
+
+  ConvertFlags convert;
+  CLI::App* convert_cmd = app.add_subcommand("convert", "convert between data formats (LIBSVM, IDX, binary)");
+  convert_cmd->add_option("IN", convert.in, "input file or built-in name")->required();
+  convert_cmd->add_option("OUT", convert.out, "output file (.svm LIBSVM or .bin binary)")->required();
+  convert_cmd->add_option("--format", convert.format, "libsvm | binary (default: from the extension)");
+  AddDataFlags(convert_cmd, convert.data_flags);
+
+  std::string info_spec;
+  DataFlags info_flags;
+  CLI::App* info_cmd = app.add_subcommand("info", "describe a dataset");
+  info_cmd->add_option("FILE", info_spec, "file or built-in name")->required();
+  AddDataFlags(info_cmd, info_flags);
+
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::CallForHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::CallForAllHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::CallForVersion& e) {
+    return app.exit(e);
+  } catch (const CLI::ParseError& e) {
+    std::cerr << "pimopt: error: " << e.what() << "\n(run 'pimopt --help' or 'pimopt COMMAND --help')\n";
+    return 2;
+  }
+  try {
+    if (app.got_subcommand("train")) return RunTrain(train, JoinArgs(argc, argv));
+    if (app.got_subcommand("predict")) return RunPredict(predict);
+    if (app.got_subcommand("gen")) return RunGen(gen_kind, gen);
+    if (app.got_subcommand("convert")) return RunConvert(convert);
+    if (app.got_subcommand("info")) return RunInfoCommand(info_spec, info_flags);
+  } catch (const InputError& e) {
+    std::cerr << "pimopt: error: " << e.what() << "\n";
+    return 2;
+  } catch (const std::bad_alloc&) {
+    std::cerr << "pimopt: error: out of memory\n";
+    return 1;
+  } catch (const std::exception& e) {
+    std::cerr << "pimopt: internal error: " << e.what() << "\n";
+    return 1;
+  }
+  return 1;
+}
+
+}  // namespace pimopt::cli

@@ -1,0 +1,106 @@
+#include "pimopt/core/thread_pool.h"
+
+#include "pimopt/core/rng.h"
+
+namespace pimopt {
+
+std::vector<uint32_t> Permutation(size_t n, uint64_t stream_seed, bool shuffle) {
+  std::vector<uint32_t> order(n);
+  std::iota(order.begin(), order.end(), 0u);
+  if (shuffle) {
+    Rng rng(stream_seed);
+    Shuffle(std::span<uint32_t>(order), rng);
+  }
+  return order;
+}
+
+ThreadPool::ThreadPool(int num_threads) {
+  if (num_threads <= 0) {
+    num_threads = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  }
+  for (int i = 1; i < num_threads; ++i) {
+    workers_.emplace_back([this] { WorkerLoop(); });
+  }
+}
+
+ThreadPool::~ThreadPool() {
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    stopping_ = true;
+  }
+  wake_.notify_all();
+  for (auto& t : workers_) t.join();
+}
+
+void ThreadPool::RunTasks() {
+  for (;;) {
+    const size_t task = next_task_.fetch_add(1, std::memory_order_relaxed);
+    if (task >= num_tasks_) break;
+    bool skip;
+    {
+      std::lock_guard<std::mutex> lock(error_mutex_);
+      skip = static_cast<bool>(first_error_);
+    }
+    if (!skip) {
+      try {
+        (*job_)(task);
+      } catch (...) {
+        std::lock_guard<std::mutex> lock(error_mutex_);
+        if (!first_error_) first_error_ = std::current_exception();
+      }
+    }
+    tasks_done_.fetch_add(1, std::memory_order_acq_rel);
+  }
+}
+
+void ThreadPool::WorkerLoop() {
+  uint64_t seen_generation = 0;
+  for (;;) {
+    {
+      std::unique_lock<std::mutex> lock(mutex_);
+      wake_.wait(lock, [&] { return stopping_ || generation_ != seen_generation; });
+      if (stopping_) return;
+      seen_generation = generation_;
+      ++active_workers_;
+      ++arrived_workers_;
+    }
+    RunTasks();
+    {
+      std::lock_guard<std::mutex> lock(mutex_);
+      --active_workers_;
+    }
+    done_.notify_all();
+  }
+}
+
+void ThreadPool::ParallelFor(size_t num_tasks, const std::function<void(size_t)>& fn) {
+  if (num_tasks == 0) return;
+  if (workers_.empty() || num_tasks == 1) {
+    for (size_t i = 0; i < num_tasks; ++i) fn(i);
+    return;
+  }
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    job_ = &fn;
+    num_tasks_ = num_tasks;
+    next_task_.store(0);
+    tasks_done_.store(0);
+    first_error_ = nullptr;
+    arrived_workers_ = 0;
+    ++generation_;
+  }
+  wake_.notify_all();
+  RunTasks();
+  {
+    std::unique_lock<std::mutex> lock(mutex_);
+    // Wait until every worker has joined this generation and left RunTasks, so no late worker can take a task
+    // number from the next call's counters.
+    done_.wait(lock, [&] {
+      return tasks_done_.load() >= num_tasks_ && active_workers_ == 0 && arrived_workers_ == workers_.size();
+    });
+    job_ = nullptr;
+  }
+  if (first_error_) std::rethrow_exception(first_error_);
+}
+
+}  // namespace pimopt

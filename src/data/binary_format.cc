@@ -1,0 +1,175 @@
+#include "pimopt/data/binary_format.h"
+
+#include <cerrno>
+#include <cmath>
+#include <cstring>
+#include <fstream>
+#include <vector>
+
+#include "pimopt/core/atomic_file.h"
+#include "pimopt/core/error.h"
+#include "pimopt/core/rng.h"
+
+namespace pimopt {
+
+uint64_t Checksum64(std::span<const uint8_t> bytes, uint64_t seed) {
+  uint64_t h = Mix64(seed ^ bytes.size());
+  size_t i = 0;
+  for (; i + 8 <= bytes.size(); i += 8) {
+    uint64_t w;
+    std::memcpy(&w, bytes.data() + i, 8);
+    h = (h ^ w) * 0x9E3779B97F4A7C15ULL;
+    h ^= h >> 29;
+  }
+  uint64_t tail = 0;
+  std::memcpy(&tail, bytes.data() + i, bytes.size() - i);
+  return Mix64(h ^ tail);
+}
+
+namespace {
+
+struct Header {
+  char magic[8];
+  uint32_t version;
+  uint32_t flags;
+  uint64_t rows;
+  uint64_t features;
+  uint64_t stored;
+  double positive_label;
+  double negative_label;
+  uint64_t checksum;
+};
+static_assert(sizeof(Header) == kBinaryHeaderBytes);
+
+template <typename T>
+std::span<const uint8_t> Bytes(const std::vector<T>& v) {
+  return {reinterpret_cast<const uint8_t*>(v.data()), v.size() * sizeof(T)};
+}
+template <typename T>
+std::span<const uint8_t> Bytes(std::span<const T> v) {
+  return {reinterpret_cast<const uint8_t*>(v.data()), v.size() * sizeof(T)};
+}
+
+// Checksum chained over the payload parts in file order.
+uint64_t PayloadChecksum(const Dataset& d) {
+  uint64_t h = Checksum64(Bytes(d.labels()), 1);
+  if (d.has_weights()) h = Checksum64(Bytes(d.weights()), h);
+  if (d.is_sparse()) {
+    h = Checksum64(Bytes(d.csr().row_ptr), h);
+    h = Checksum64(Bytes(d.csr().col), h);
+    h = Checksum64(Bytes(d.csr().val), h);
+  } else {
+    h = Checksum64(Bytes(d.dense_values()), h);
+  }
+  return h;
+}
+
+}  // namespace
+
+void WriteBinaryDataset(const Dataset& data, const std::string& path) {
+  Header h{};
+  std::memcpy(h.magic, kBinaryMagic, 8);
+  h.version = kBinaryFormatVersion;
+  h.flags = (data.is_sparse() ? 1u : 0u) | (data.has_weights() ? 2u : 0u);
+  h.rows = data.num_rows();
+  h.features = data.num_features();
+  h.stored = data.num_stored();
+  h.positive_label = data.positive_label_value;
+  h.negative_label = data.negative_label_value;
+  h.checksum = PayloadChecksum(data);
+  AtomicFileWriter writer(path, /*binary=*/true);
+  std::ostream& out = writer.stream();
+  auto put = [&](std::span<const uint8_t> b) {
+    out.write(reinterpret_cast<const char*>(b.data()), static_cast<std::streamsize>(b.size()));
+  };
+  put({reinterpret_cast<const uint8_t*>(&h), sizeof(h)});
+  put(Bytes(data.labels()));
+  if (data.has_weights()) put(Bytes(data.weights()));
+  if (data.is_sparse()) {
+    put(Bytes(data.csr().row_ptr));
+    put(Bytes(data.csr().col));
+    put(Bytes(data.csr().val));
+  } else {
+    put(Bytes(data.dense_values()));
+  }
+  writer.Commit();
+}
+
+bool IsBinaryDatasetFile(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  char magic[8] = {};
+  in.read(magic, 8);
+  return in && std::memcmp(magic, kBinaryMagic, 8) == 0;
+}
+
+Dataset ReadBinaryDataset(const std::string& path) {
+  std::ifstream in(path, std::ios::binary | std::ios::ate);
+  if (!in) throw InputError(StrCat(path, ": cannot open: ", std::strerror(errno)));
+  const uint64_t file_size = static_cast<uint64_t>(in.tellg());
+  in.seekg(0);
+  if (file_size == 0) throw ParseError(path, "empty file");
+  Header h{};
+  if (file_size < sizeof(h)) throw ParseError(path, "truncated binary header");
+  in.read(reinterpret_cast<char*>(&h), sizeof(h));
+  if (std::memcmp(h.magic, kBinaryMagic, 8) != 0) {
+    throw ParseError(path, "wrong magic: not a pimopt binary dataset");
+  }
+  if (h.version != kBinaryFormatVersion) {
+    throw ParseError(path, StrCat("unsupported binary format version ", h.version, " (this build reads version ",
+                                  kBinaryFormatVersion, ")"));
+  }
+  if (h.flags > 3) throw ParseError(path, StrCat("unknown flags 0x", std::hex, h.flags));
+  const bool sparse = h.flags & 1u, weighted = h.flags & 2u;
+  if (h.rows == 0) throw ParseError(path, "dataset has no rows");
+  if (h.rows > (uint64_t{1} << 32) || h.features > (uint64_t{1} << 28) || h.stored > (uint64_t{1} << 40)) {
+    throw ParseError(path, "header sizes are absurd (corrupt file?)");
+  }
+  if (!sparse && h.stored != h.rows * h.features) throw ParseError(path, "dense size does not match rows*features");
+  const uint64_t expected = sizeof(h) + 4 * h.rows * (weighted ? 2 : 1) +
+                            (sparse ? 8 * (h.rows + 1) + 8 * h.stored : 4 * h.stored);
+  if (file_size < expected) {
+    throw ParseError(path, StrCat("truncated: header declares ", expected, " bytes, file holds ", file_size));
+  }
+  if (file_size > expected) throw ParseError(path, "trailing bytes after the declared payload");
+
+  auto get = [&](void* dst, uint64_t bytes) {
+    in.read(static_cast<char*>(dst), static_cast<std::streamsize>(bytes));
+    if (!in) throw ParseError(path, "read failed");
+  };
+  std::vector<float> labels(h.rows);
+  get(labels.data(), 4 * h.rows);
+  std::vector<float> weights;
+  if (weighted) {
+    weights.resize(h.rows);
+    get(weights.data(), 4 * h.rows);
+  }
+  Dataset data;
+  if (sparse) {
+    CsrMatrix m;
+    m.row_ptr.resize(h.rows + 1);
+    m.col.resize(h.stored);
+    m.val.resize(h.stored);
+    get(m.row_ptr.data(), 8 * (h.rows + 1));
+    get(m.col.data(), 4 * h.stored);
+    get(m.val.data(), 4 * h.stored);
+    if (const std::string problem = CheckCsr(m, h.rows, h.features); !problem.empty()) {
+      throw ParseError(path, problem);
+    }
+    data = Dataset::FromCsr(h.features, std::move(m), std::move(labels));
+  } else {
+    std::vector<float> values(h.stored);
+    get(values.data(), 4 * h.stored);
+    data = Dataset::FromDense(h.features, std::move(values), std::move(labels));
+  }
+  for (float y : data.labels()) {
+    if (y != 1.0f && y != -1.0f) throw ParseError(path, StrCat("label ", y, " is not +1/-1 (corrupt file?)"));
+  }
+  if (weighted) data.set_weights(std::move(weights));
+  if (PayloadChecksum(data) != h.checksum) throw ParseError(path, "checksum mismatch: the file is corrupt");
+  data.positive_label_value = h.positive_label;
+  data.negative_label_value = h.negative_label;
+  data.source = path;
+  return data;
+}
+
+}  // namespace pimopt

@@ -1,0 +1,106 @@
+#include "pimopt/data/idx.h"
+
+#include <zlib.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+#include <memory>
+
+#include "pimopt/core/error.h"
+
+namespace pimopt {
+namespace {
+
+struct GzCloser {
+  void operator()(gzFile f) const { gzclose(f); }
+};
+using GzHandle = std::unique_ptr<std::remove_pointer_t<gzFile>, GzCloser>;
+
+// Reads exactly `size` bytes; returns how many were read before end of file.
+size_t ReadUpTo(gzFile f, uint8_t* out, size_t size, const std::string& path) {
+  size_t done = 0;
+  while (done < size) {
+    const unsigned chunk = static_cast<unsigned>(std::min<size_t>(size - done, 1u << 30));
+    const int got = gzread(f, out + done, chunk);
+    if (got < 0) {
+      int errnum = 0;
+      const char* msg = gzerror(f, &errnum);
+      throw ParseError(path, StrCat("corrupt compressed data: ", msg ? msg : "unknown zlib error"));
+    }
+    if (got == 0) break;
+    done += static_cast<size_t>(got);
+  }
+  return done;
+}
+
+}  // namespace
+
+IdxArray ReadIdx(const std::string& path) {
+  GzHandle file(gzopen(path.c_str(), "rb"));
+  if (!file) throw InputError(StrCat(path, ": cannot open: ", std::strerror(errno)));
+  uint8_t magic[4];
+  const size_t got = ReadUpTo(file.get(), magic, 4, path);
+  if (got == 0) throw ParseError(path, "empty file (expected an IDX header)");
+  if (got < 4) throw ParseError(path, "truncated IDX header");
+  if (magic[0] != 0 || magic[1] != 0) {
+    throw ParseError(path, "wrong magic number: not an IDX file (first two bytes must be zero)");
+  }
+  if (magic[2] != 0x08) {
+    throw ParseError(path, StrCat("unsupported IDX element type 0x", std::hex, int{magic[2]},
+                                  " (only 0x08, unsigned byte, is supported)"));
+  }
+  const int ndims = magic[3];
+  if (ndims < 1 || ndims > 4) throw ParseError(path, StrCat("IDX file with ", ndims, " dimensions"));
+  IdxArray array;
+  uint64_t total = 1;
+  for (int d = 0; d < ndims; ++d) {
+    uint8_t b[4];
+    if (ReadUpTo(file.get(), b, 4, path) < 4) throw ParseError(path, "truncated IDX header");
+    const uint32_t size = (uint32_t{b[0]} << 24) | (uint32_t{b[1]} << 16) | (uint32_t{b[2]} << 8) | b[3];
+    array.dims.push_back(size);
+    total *= size;
+    if (total > (uint64_t{1} << 36)) throw ParseError(path, "IDX dimensions are absurdly large");
+  }
+  array.values.resize(total);
+  const size_t data_got = ReadUpTo(file.get(), array.values.data(), total, path);
+  if (data_got < total) {
+    throw ParseError(path, StrCat("truncated: header declares ", total, " bytes of data, file holds ", data_got));
+  }
+  uint8_t extra;
+  if (ReadUpTo(file.get(), &extra, 1, path) != 0) {
+    throw ParseError(path, "trailing bytes after the data the header declares");
+  }
+  return array;
+}
+
+Dataset LoadIdxDataset(const std::string& images_path, const std::string& labels_path,
+                       const std::vector<int>& positive_classes) {
+  const IdxArray images = ReadIdx(images_path);
+  const IdxArray labels = ReadIdx(labels_path);
+  if (labels.dims.size() != 1) {
+    throw ParseError(labels_path, StrCat("a labels file must have 1 dimension, this one has ", labels.dims.size()));
+  }
+  if (images.dims.size() < 2) throw ParseError(images_path, "an images file must have at least 2 dimensions");
+  if (images.dims[0] != labels.dims[0]) {
+    throw InputError(StrCat(images_path, " holds ", images.dims[0], " images but ", labels_path, " holds ",
+                            labels.dims[0], " labels"));
+  }
+  size_t num_features = 1;
+  for (size_t d = 1; d < images.dims.size(); ++d) num_features *= images.dims[d];
+  const size_t n = images.dims[0];
+  Dataset data(Storage::kDense, num_features);
+  data.Reserve(n, n * num_features);
+  std::vector<float> row(num_features);
+  for (size_t i = 0; i < n; ++i) {
+    const uint8_t* px = images.values.data() + i * num_features;
+    for (size_t j = 0; j < num_features; ++j) row[j] = static_cast<float>(px[j]) / 255.0f;
+    const int cls = labels.values[i];
+    const bool positive = std::find(positive_classes.begin(), positive_classes.end(), cls) != positive_classes.end();
+    data.AppendDenseRow(row, positive ? 1.0f : -1.0f);
+  }
+  data.source = images_path;
+  return data;
+}
+
+}  // namespace pimopt

@@ -1,0 +1,222 @@
+#include "pimopt/data/sources.h"
+
+#include <charconv>
+#include <cstdlib>
+#include <fstream>
+#include <map>
+
+#include "pimopt/core/error.h"
+#include "pimopt/data/binary_format.h"
+#include "pimopt/data/file_util.h"
+#include "pimopt/data/idx.h"
+#include "pimopt/data/libsvm.h"
+#include "pimopt/data/synthetic.h"
+
+namespace pimopt {
+namespace {
+
+struct Spec {
+  std::string name;                          // before ':'
+  std::string part;                          // fashion-mnist: "train" / "test"
+  std::map<std::string, std::string> keys;   // synthetic: key=value pairs
+};
+
+Spec ParseSpec(const std::string& spec) {
+  Spec s;
+  const size_t colon = spec.find(':');
+  s.name = spec.substr(0, colon);
+  if (colon == std::string::npos) return s;
+  const std::string rest = spec.substr(colon + 1);
+  if (s.name == "fashion-mnist") {
+    s.part = rest;
+    if (rest != "train" && rest != "test") {
+      throw ConfigError("--data", StrCat("'", spec, "': fashion-mnist takes :train or :test"));
+    }
+    return s;
+  }
+  size_t pos = 0;
+  while (pos <= rest.size()) {
+    size_t comma = rest.find(',', pos);
+    if (comma == std::string::npos) comma = rest.size();
+    const std::string item = rest.substr(pos, comma - pos);
+    const size_t eq = item.find('=');
+    if (eq == std::string::npos || eq == 0) {
+      throw ConfigError("--data", StrCat("'", spec, "': expected key=value, got '", item, "'"));
+    }
+    s.keys[item.substr(0, eq)] = item.substr(eq + 1);
+    pos = comma + 1;
+  }
+  return s;
+}
+
+template <typename T>
+T TakeNumber(Spec& s, const std::string& key, T fallback) {
+  auto it = s.keys.find(key);
+  if (it == s.keys.end()) return fallback;
+  T value{};
+  const std::string& text = it->second;
+  const auto res = std::from_chars(text.data(), text.data() + text.size(), value);
+  if (res.ec != std::errc() || res.ptr != text.data() + text.size()) {
+    throw ConfigError("--data", StrCat(s.name, ": ", key, "='", text, "' is not a valid number"));
+  }
+  s.keys.erase(it);
+  return value;
+}
+
+void RejectUnknownKeys(const Spec& s, const char* known) {
+  if (!s.keys.empty()) {
+    throw ConfigError("--data", StrCat(s.name, ": unknown parameter '", s.keys.begin()->first, "' (known: ", known, ")"));
+  }
+}
+
+struct Synthetic {
+  DenseSyntheticParams dense;
+  SparseSyntheticParams sparse;
+  uint64_t test_rows = 0;
+};
+
+Synthetic ParseSynthetic(const std::string& spec) {
+  Spec s = ParseSpec(spec);
+  Synthetic out;
+  if (s.name == "dense") {
+    auto& p = out.dense;
+    p.rows = TakeNumber<uint64_t>(s, "rows", p.rows);
+    p.features = TakeNumber<uint64_t>(s, "features", p.features);
+    p.noise = TakeNumber<double>(s, "noise", p.noise);
+    p.seed = TakeNumber<uint64_t>(s, "seed", p.seed);
+    out.test_rows = TakeNumber<uint64_t>(s, "test_rows", std::max<uint64_t>(1, p.rows / 4));
+    RejectUnknownKeys(s, "rows, features, noise, seed, test_rows");
+  } else {
+    auto& p = out.sparse;
+    p.rows = TakeNumber<uint64_t>(s, "rows", p.rows);
+    p.features = TakeNumber<uint64_t>(s, "features", p.features);
+    p.fields = TakeNumber<uint32_t>(s, "fields", p.fields);
+    p.max_vocabulary = TakeNumber<uint64_t>(s, "vocabulary", p.max_vocabulary);
+    p.zipf_exponent = TakeNumber<double>(s, "zipf", p.zipf_exponent);
+    p.signal = TakeNumber<double>(s, "signal", p.signal);
+    p.positive_rate = TakeNumber<double>(s, "positive_rate", p.positive_rate);
+    p.seed = TakeNumber<uint64_t>(s, "seed", p.seed);
+    out.test_rows = TakeNumber<uint64_t>(s, "test_rows", std::max<uint64_t>(1, p.rows / 4));
+    RejectUnknownKeys(s, "rows, features, fields, vocabulary, zipf, signal, positive_rate, seed, test_rows");
+  }
+  return out;
+}
+
+Dataset LoadFashionMnist(const std::string& part, const SourceOptions& options) {
+  const std::string dir = FashionMnistDir();
+  const std::string prefix = part == "test" ? "t10k" : "train";
+  const std::string images = StrCat(dir, "/", prefix, "-images-idx3-ubyte.gz");
+  const std::string labels = StrCat(dir, "/", prefix, "-labels-idx1-ubyte.gz");
+  if (!FileExists(images)) {
+    throw InputError(StrCat("fashion-mnist: ", images,
+                            " not found (install Debian's dataset-fashion-mnist: scripts/setup.sh, or set "
+                            "PIMOPT_FASHION_MNIST_DIR)"));
+  }
+  Dataset d = LoadIdxDataset(images, labels, options.positive_classes);
+  d.source = StrCat("fashion-mnist:", part.empty() ? "train" : part);
+  return d;
+}
+
+Dataset LoadFile(const std::string& path, const SourceOptions& options) {
+  std::ifstream probe(path, std::ios::binary);
+  if (!probe) {
+    if (!FileExists(path)) throw InputError(StrCat(path, ": no such file (and not a built-in dataset name)"));
+    throw InputError(StrCat(path, ": cannot open"));
+  }
+  unsigned char head[8] = {};
+  probe.read(reinterpret_cast<char*>(head), 8);
+  const auto got = probe.gcount();
+  if (got == 0) throw ParseError(path, "empty file");
+  if (got >= 8 && std::equal(head, head + 8, reinterpret_cast<const unsigned char*>(kBinaryMagic))) {
+    return ReadBinaryDataset(path);
+  }
+  const bool gzip = got >= 2 && head[0] == 0x1f && head[1] == 0x8b;
+  const bool idx = got >= 3 && head[0] == 0 && head[1] == 0 && head[2] == 0x08;
+  if (gzip || idx) {
+    std::string labels = path;
+    const size_t at = labels.find("images-idx3");
+    if (at == std::string::npos) {
+      throw InputError(StrCat(path, ": an IDX images file must be named *images-idx3* so its labels file "
+                                    "(*labels-idx1*) can be found"));
+    }
+    labels.replace(at, 11, "labels-idx1");
+    return LoadIdxDataset(path, labels, options.positive_classes);
+  }
+  return ReadLibsvm(path);
+}
+
+}  // namespace
+
+bool IsBuiltinName(const std::string& spec) {
+  const std::string name = spec.substr(0, spec.find(':'));
+  return name == "fashion-mnist" || name == "dense" || name == "sparse";
+}
+
+std::string FashionMnistDir() {
+  const char* env = std::getenv("PIMOPT_FASHION_MNIST_DIR");
+  return env && *env ? env : "/usr/share/datasets/fashion-mnist";
+}
+
+Dataset ApplyStorageChoice(Dataset data, const SourceOptions& options) {
+  switch (options.storage) {
+    case StorageChoice::kDense:
+      if (static_cast<double>(data.num_rows()) * data.num_features() * 4 > 8.0 * (1ull << 30)) {
+        throw ConfigError("--storage", "dense storage of this dataset would exceed 8 GiB");
+      }
+      return data.ToDense();
+    case StorageChoice::kSparse:
+      return data.ToSparse();
+    case StorageChoice::kAuto:
+      if (data.is_sparse() && data.num_rows() > 0 && data.num_features() > 0) {
+        const double cells = static_cast<double>(data.num_rows()) * static_cast<double>(data.num_features());
+        const double density = static_cast<double>(data.num_stored()) / cells;
+        if (density >= options.dense_threshold && cells * 4 <= 8.0 * (1ull << 30)) return data.ToDense();
+      }
+      return data;
+  }
+  return data;
+}
+
+Dataset LoadDataset(const std::string& spec, const SourceOptions& options, ThreadPool* pool) {
+  const std::string name = spec.substr(0, spec.find(':'));
+  Dataset d;
+  if (name == "fashion-mnist") {
+    d = LoadFashionMnist(ParseSpec(spec).part, options);
+  } else if (name == "dense") {
+    d = GenerateDense(ParseSynthetic(spec).dense, pool);
+    d.source = spec;
+  } else if (name == "sparse") {
+    d = GenerateSparse(ParseSynthetic(spec).sparse, pool);
+    d.source = spec;
+  } else {
+    d = LoadFile(spec, options);
+  }
+  return ApplyStorageChoice(std::move(d), options);
+}
+
+std::optional<Dataset> LoadCompanionTestSet(const std::string& spec, const SourceOptions& options,
+                                            ThreadPool* pool) {
+  const std::string name = spec.substr(0, spec.find(':'));
+  Dataset d;
+  if (name == "fashion-mnist") {
+    if (ParseSpec(spec).part == "test") return std::nullopt;
+    d = LoadFashionMnist("test", options);
+  } else if (name == "dense") {
+    Synthetic s = ParseSynthetic(spec);
+    s.dense.first_row = s.dense.rows;
+    s.dense.rows = s.test_rows;
+    d = GenerateDense(s.dense, pool);
+    d.source = StrCat(spec, " (test rows)");
+  } else if (name == "sparse") {
+    Synthetic s = ParseSynthetic(spec);
+    s.sparse.first_row = s.sparse.rows;
+    s.sparse.rows = s.test_rows;
+    d = GenerateSparse(s.sparse, pool);
+    d.source = StrCat(spec, " (test rows)");
+  } else {
+    return std::nullopt;
+  }
+  return ApplyStorageChoice(std::move(d), options);
+}
+
+}  // namespace pimopt

@@ -1,0 +1,164 @@
+#include "pimopt/data/synthetic.h"
+
+#include <algorithm>
+#include <cmath>
+#include <functional>
+#include <vector>
+
+#include "pimopt/core/error.h"
+#include "pimopt/core/rng.h"
+#include "pimopt/core/thread_pool.h"
+
+namespace pimopt {
+namespace {
+
+constexpr uint64_t kRowsPerBlock = 1024;  // generation unit: one random stream per block of rows
+constexpr uint64_t kModelStream = 0x6d6f64656cULL;  // "model"
+constexpr uint64_t kRowStream = 0x726f7773ULL;      // "rows"
+
+void ForEachBlock(uint64_t first_row, uint64_t rows, ThreadPool* pool,
+                  const std::function<void(uint64_t block, uint64_t begin, uint64_t end)>& fn) {
+  // Blocks are aligned to absolute row numbers so row i is the same whatever first_row is.
+  const uint64_t first_block = first_row / kRowsPerBlock;
+  const uint64_t last_block = (first_row + rows + kRowsPerBlock - 1) / kRowsPerBlock;
+  auto task = [&](size_t t) {
+    const uint64_t block = first_block + t;
+    const uint64_t begin = std::max(first_row, block * kRowsPerBlock);
+    const uint64_t end = std::min(first_row + rows, (block + 1) * kRowsPerBlock);
+    fn(block, begin, end);
+  };
+  if (pool) {
+    pool->ParallelFor(last_block - first_block, task);
+  } else {
+    for (size_t t = 0; t < last_block - first_block; ++t) task(t);
+  }
+}
+
+double HashedNormal(uint64_t key) {
+  const double u1 = 1.0 - static_cast<double>(Mix64(key) >> 11) * 0x1.0p-53;
+  const double u2 = static_cast<double>(Mix64(key ^ 0xA5A5A5A5A5A5A5A5ULL) >> 11) * 0x1.0p-53;
+  return std::sqrt(-2.0 * std::log(u1)) * std::cos(6.283185307179586 * u2);
+}
+
+}  // namespace
+
+Dataset GenerateDense(const DenseSyntheticParams& p, ThreadPool* pool) {
+  if (p.rows == 0 || p.features == 0) throw InputError("dense generator: rows and features must be positive");
+  if (!(p.noise >= 0)) throw InputError("dense generator: noise must be >= 0");
+  std::vector<float> w_star(p.features);
+  Rng model_rng(StreamSeed(p.seed, kModelStream));
+  for (auto& w : w_star) w = static_cast<float>(model_rng.Normal());
+  const double norm = std::sqrt(static_cast<double>(p.features) / 12.0);
+  std::vector<float> values(p.rows * p.features);
+  std::vector<float> labels(p.rows);
+  ForEachBlock(p.first_row, p.rows, pool, [&](uint64_t block, uint64_t begin, uint64_t end) {
+    Rng rng(StreamSeed(p.seed, kRowStream, block));
+    // Skip the rows of this block before `begin` so row i never depends on first_row.
+    for (uint64_t r = block * kRowsPerBlock; r < end; ++r) {
+      const bool keep = r >= begin;
+      float* x = keep ? values.data() + (r - p.first_row) * p.features : nullptr;
+      double margin = 0.0;
+      for (uint64_t j = 0; j < p.features; ++j) {
+        const float v = rng.UniformFloat();
+        if (keep) x[j] = v;
+        margin += static_cast<double>(w_star[j]) * (v - 0.5);
+      }
+      const double e = rng.Normal();
+      if (keep) labels[r - p.first_row] = (margin / norm + p.noise * e) >= 0 ? 1.0f : -1.0f;
+    }
+  });
+  Dataset d = Dataset::FromDense(p.features, std::move(values), std::move(labels));
+  d.source = "dense";
+  return d;
+}
+
+Dataset GenerateSparse(const SparseSyntheticParams& p, ThreadPool* pool) {
+  if (p.rows == 0 || p.features == 0 || p.fields == 0) {
+    throw InputError("sparse generator: rows, features and fields must be positive");
+  }
+  if (p.features > (uint64_t{1} << 28)) throw InputError("sparse generator: features must be <= 2^28");
+  if (!(p.positive_rate > 0 && p.positive_rate < 1)) {
+    throw InputError("sparse generator: positive_rate must be in (0, 1)");
+  }
+  if (p.max_vocabulary < 10) throw InputError("sparse generator: max_vocabulary must be >= 10");
+  // Per-field Zipf cumulative tables.
+  std::vector<std::vector<double>> cdf(p.fields);
+  for (uint32_t f = 0; f < p.fields; ++f) {
+    const double t = p.fields == 1 ? 1.0 : static_cast<double>(f) / (p.fields - 1);
+    const auto vocab = static_cast<uint64_t>(
+        std::llround(std::exp(std::log(10.0) + t * (std::log(static_cast<double>(p.max_vocabulary)) - std::log(10.0)))));
+    cdf[f].resize(vocab);
+    double sum = 0;
+    for (uint64_t v = 0; v < vocab; ++v) {
+      sum += 1.0 / std::pow(static_cast<double>(v + 1), p.zipf_exponent);
+      cdf[f][v] = sum;
+    }
+    for (auto& c : cdf[f]) c /= sum;
+  }
+  const double scale = p.signal / std::sqrt(static_cast<double>(p.fields));
+  const uint64_t hash_seed = StreamSeed(p.seed, kModelStream);
+  std::vector<std::vector<uint32_t>> row_cols(p.rows);
+  std::vector<double> logits(p.rows);
+  std::vector<double> uniforms(p.rows);
+  ForEachBlock(p.first_row, p.rows, pool, [&](uint64_t block, uint64_t begin, uint64_t end) {
+    Rng rng(StreamSeed(p.seed, kRowStream, block));
+    std::vector<uint32_t> cols;
+    for (uint64_t r = block * kRowsPerBlock; r < end; ++r) {
+      cols.clear();
+      double logit = 0;
+      for (uint32_t f = 0; f < p.fields; ++f) {
+        const double u = rng.Uniform();
+        const uint64_t v = static_cast<uint64_t>(std::lower_bound(cdf[f].begin(), cdf[f].end(), u) - cdf[f].begin());
+        const uint64_t key = hash_seed ^ (uint64_t{f} << 40) ^ std::min<uint64_t>(v, cdf[f].size() - 1);
+        cols.push_back(static_cast<uint32_t>(Mix64(key) % p.features));
+        logit += scale * HashedNormal(key);
+      }
+      const double label_u = rng.Uniform();
+      if (r < begin) continue;
+      std::sort(cols.begin(), cols.end());
+      cols.erase(std::unique(cols.begin(), cols.end()), cols.end());
+      row_cols[r - p.first_row] = cols;
+      logits[r - p.first_row] = logit;
+      uniforms[r - p.first_row] = label_u;
+    }
+  });
+  // The intercept depends only on the planted model, not on which rows were drawn: estimate it on a fixed
+  // reference sample (rows 0..4095 of the distribution) so train and test sets agree.
+  std::vector<double> ref_logits;
+  {
+    Rng rng(StreamSeed(p.seed, kRowStream ^ 0xFEEDULL));
+    for (int r = 0; r < 4096; ++r) {
+      double logit = 0;
+      for (uint32_t f = 0; f < p.fields; ++f) {
+        const double u = rng.Uniform();
+        const uint64_t v = static_cast<uint64_t>(std::lower_bound(cdf[f].begin(), cdf[f].end(), u) - cdf[f].begin());
+        logit += scale * HashedNormal(hash_seed ^ (uint64_t{f} << 40) ^ std::min<uint64_t>(v, cdf[f].size() - 1));
+      }
+      ref_logits.push_back(logit);
+    }
+  }
+  double lo = -50, hi = 50;
+  for (int it = 0; it < 100; ++it) {
+    const double mid = 0.5 * (lo + hi);
+    double mean = 0;
+    for (double l : ref_logits) mean += 1.0 / (1.0 + std::exp(-(l + mid)));
+    mean /= static_cast<double>(ref_logits.size());
+    (mean < p.positive_rate ? lo : hi) = mid;
+  }
+  const double intercept = 0.5 * (lo + hi);
+  CsrMatrix m;
+  m.row_ptr.reserve(p.rows + 1);
+  std::vector<float> labels(p.rows);
+  for (uint64_t i = 0; i < p.rows; ++i) {
+    m.col.insert(m.col.end(), row_cols[i].begin(), row_cols[i].end());
+    m.row_ptr.push_back(m.col.size());
+    const double prob = 1.0 / (1.0 + std::exp(-(logits[i] + intercept)));
+    labels[i] = uniforms[i] < prob ? 1.0f : -1.0f;
+  }
+  m.val.assign(m.col.size(), 1.0f);
+  Dataset d = Dataset::FromCsr(p.features, std::move(m), std::move(labels));
+  d.source = "sparse";
+  return d;
+}
+
+}  // namespace pimopt

@@ -1,0 +1,86 @@
+#include "pimopt/model/metrics.h"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <numeric>
+
+#include "pimopt/core/thread_pool.h"
+
+namespace pimopt {
+
+std::vector<float> ComputeScores(const LinearModel& model, const Dataset& data, ThreadPool* pool) {
+  std::vector<float> scores(data.num_rows());
+  constexpr size_t kRowsPerTask = 2048;
+  const size_t tasks = (data.num_rows() + kRowsPerTask - 1) / kRowsPerTask;
+  auto run = [&](size_t t) {
+    const size_t begin = t * kRowsPerTask, end = std::min(data.num_rows(), begin + kRowsPerTask);
+    VisitRows(data, [&](auto rows) {
+      for (size_t i = begin; i < end; ++i) {
+        scores[i] = rows.Dot(i, model.weights.data(), model.weights.size()) + model.bias;
+      }
+    });
+  };
+  if (pool) {
+    pool->ParallelFor(tasks, run);
+  } else {
+    for (size_t t = 0; t < tasks; ++t) run(t);
+  }
+  return scores;
+}
+
+double RocAuc(std::span<const float> scores, std::span<const float> labels) {
+  std::vector<uint32_t> order(scores.size());
+  std::iota(order.begin(), order.end(), 0u);
+  std::sort(order.begin(), order.end(), [&](uint32_t a, uint32_t b) { return scores[a] < scores[b]; });
+  double negatives_below = 0, pairs = 0;
+  double positives = 0, negatives = 0;
+  for (size_t i = 0; i < order.size();) {
+    size_t j = i;
+    double group_pos = 0, group_neg = 0;
+    while (j < order.size() && scores[order[j]] == scores[order[i]]) {
+      (labels[order[j]] > 0 ? group_pos : group_neg) += 1;
+      ++j;
+    }
+    pairs += group_pos * negatives_below + 0.5 * group_pos * group_neg;
+    negatives_below += group_neg;
+    positives += group_pos;
+    negatives += group_neg;
+    i = j;
+  }
+  if (positives == 0 || negatives == 0) return std::numeric_limits<double>::quiet_NaN();
+  return pairs / (positives * negatives);
+}
+
+Metrics Evaluate(const LinearModel& model, const Dataset& data, const Objective& objective, ThreadPool* pool) {
+  Metrics m;
+  m.rows = data.num_rows();
+  if (m.rows == 0) return m;
+  const std::vector<float> scores = ComputeScores(model, data, pool);
+  const auto labels = data.labels();
+  double correct = 0, log_loss = 0, hinge = 0, weighted = 0;
+  const LossKind own = model.loss;
+  for (size_t i = 0; i < m.rows; ++i) {
+    const double z = scores[i], y = labels[i];
+    correct += ((z > 0) == (y > 0)) ? 1 : 0;
+    const double ll = LossValue(LossKind::kLogistic, z, y);
+    const double hl = LossValue(LossKind::kHinge, z, y);
+    log_loss += ll;
+    hinge += hl;
+    weighted += data.weight(i) * objective.ClassWeight(labels[i]) * (own == LossKind::kLogistic ? ll : hl);
+  }
+  const double n = static_cast<double>(m.rows);
+  m.accuracy = correct / n;
+  m.log_loss = log_loss / n;
+  m.hinge_loss = hinge / n;
+  m.auc = RocAuc(scores, labels);
+  double sq = 0, abs_sum = 0;
+  for (float w : model.weights) {
+    sq += static_cast<double>(w) * w;
+    abs_sum += std::fabs(w);
+  }
+  m.objective = weighted / n + 0.5 * objective.l2 * sq + objective.l1 * abs_sum;
+  return m;
+}
+
+}  // namespace pimopt

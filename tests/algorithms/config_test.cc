@@ -1,0 +1,100 @@
+#include <gtest/gtest.h>
+
+#include "pimopt/core/error.h"
+#include "test_util.h"
+
+namespace pimopt {
+namespace {
+
+void ExpectConfigError(TrainConfig c, const std::string& flag, uint64_t rows = 1000) {
+  const Dataset data = testing::SmallDense(rows, 3);
+  try {
+    testing::TrainCpu(data, c);
+    FAIL() << "accepted a bad " << flag;
+  } catch (const ConfigError& e) {
+    EXPECT_EQ(e.parameter(), flag) << e.what();
+  }
+}
+
+TEST(TrainConfigValidation, EveryRuleNamesItsFlag) {
+  TrainConfig c;
+  c.epochs = 0;
+  ExpectConfigError(c, "--epochs");
+  c = {};
+  c.lr = -1;
+  ExpectConfigError(c, "--lr");
+  c = {};
+  c.lr = std::nan("");
+  ExpectConfigError(c, "--lr");
+  c = {};
+  c.objective.l2 = 20;  // lr * reg >= 1
+  ExpectConfigError(c, "--lr");
+  c = {};
+  c.objective.l2 = -1;
+  ExpectConfigError(c, "--reg");
+  c = {};
+  c.workers = 3;  // mbsgd is single-worker
+  ExpectConfigError(c, "--workers");
+  c = {};
+  c.algorithm = AlgorithmKind::kSgd;
+  c.batch = 8;
+  ExpectConfigError(c, "--batch");
+  c = {};
+  c.algorithm = AlgorithmKind::kGaSgd;
+  c.workers = 8;
+  c.batch = 4;
+  ExpectConfigError(c, "--batch");
+  c = {};
+  c.algorithm = AlgorithmKind::kMaSgd;
+  c.workers = 10;
+  c.batch = 200;  // shard of 100 rows
+  ExpectConfigError(c, "--batch");
+  c = {};
+  c.algorithm = AlgorithmKind::kAdmm;
+  c.workers = 2;
+  c.rho = 0;
+  ExpectConfigError(c, "--rho");
+  c.rho = 20;  // lr * rho >= 1
+  ExpectConfigError(c, "--rho");
+  c = {};
+  c.algorithm = AlgorithmKind::kGaSgd;
+  c.workers = 5000;
+  ExpectConfigError(c, "--workers");
+  c = {};
+  c.objective.positive_weight = 0;
+  ExpectConfigError(c, "--class-weights");
+}
+
+TEST(LearningRate, Schedules) {
+  TrainConfig c;
+  c.lr = 0.8;
+  c.lr_decay = 1;
+  c.schedule = LrSchedule::kConstant;
+  EXPECT_EQ(c.LearningRate(3), 0.8);
+  c.schedule = LrSchedule::kInverse;
+  EXPECT_DOUBLE_EQ(c.LearningRate(3), 0.2);
+  c.schedule = LrSchedule::kInverseSqrt;
+  EXPECT_DOUBLE_EQ(c.LearningRate(3), 0.4);
+}
+
+TEST(LearningRate, AnyPositiveValueWorks) {
+  const Dataset data = testing::SmallDense(500, 5);
+  TrainConfig c;
+  c.lr = 0.37;  // not a power of two
+  c.epochs = 2;
+  const TrainResult r = testing::TrainCpu(data, c);
+  EXPECT_EQ(r.epochs[0].lr, 0.37);
+  EXPECT_GT(r.epochs.back().train.accuracy, 0.85);
+}
+
+TEST(Training, DivergenceIsReportedNotSilent) {
+  const Dataset data = testing::SmallDense(500, 5);
+  TrainConfig c;
+  c.objective.loss = LossKind::kHinge;
+  c.lr = 1e38;
+  c.epochs = 3;
+  EXPECT_THROW(testing::TrainCpu(data, c), InputError);
+}
+
+}  // namespace
+}  // namespace pimopt

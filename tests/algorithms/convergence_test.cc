@@ -1,0 +1,133 @@
+// Every algorithm learns: held-out accuracy close to the planted model's, the objective falls, ADMM's residuals
+// shrink and its L1 step produces sparsity.
+#include <gtest/gtest.h>
+
+#include "pimopt/core/rng.h"
+#include "test_util.h"
+
+namespace pimopt {
+namespace {
+
+struct Case {
+  AlgorithmKind algo;
+  LossKind loss;
+};
+
+class Convergence : public ::testing::TestWithParam<Case> {};
+
+TrainConfig ConfigFor(AlgorithmKind algo, LossKind loss) {
+  TrainConfig c;
+  c.algorithm = algo;
+  c.objective.loss = loss;
+  c.objective.l2 = 1e-4;
+  c.epochs = 8;
+  c.seed = 5;
+  switch (algo) {
+    case AlgorithmKind::kSgd: c.batch = 1; c.lr = 0.02; break;
+    case AlgorithmKind::kMbSgd: c.batch = 16; c.lr = 0.2; break;
+    case AlgorithmKind::kGaSgd: c.batch = 32; c.workers = 4; c.lr = 0.3; break;
+    case AlgorithmKind::kMaSgd: c.batch = 8; c.workers = 4; c.lr = 0.1; break;
+    case AlgorithmKind::kAdmm: c.batch = 8; c.workers = 4; c.lr = 0.1; c.rho = 0.05; break;
+  }
+  return c;
+}
+
+TEST_P(Convergence, DenseReachesHighHeldOutAccuracyAndLowersTheObjective) {
+  const Case c = GetParam();
+  const Dataset train = testing::SmallDense(4000, 20, 7);
+  const Dataset test = testing::SmallDense(2000, 20, 7, 4000);  // later rows of the same planted model
+  const TrainResult r = testing::TrainCpu(train, ConfigFor(c.algo, c.loss), 2, &test);
+  ASSERT_EQ(r.epochs.size(), 8u);
+  // noise 0.1 -> Bayes accuracy ~96.8%
+  EXPECT_GT(r.epochs.back().test->accuracy, 0.93) << AlgorithmName(c.algo) << " " << LossName(c.loss);
+  EXPECT_LT(r.epochs.back().train.objective, 0.8 * r.epochs.front().train.objective + 0.2 * std::log(2.0))
+      << "objective did not fall";
+  EXPECT_LT(r.epochs.back().train.objective, c.loss == LossKind::kLogistic ? 0.3 : 0.35);
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    AllAlgorithmsBothLosses, Convergence,
+    ::testing::Values(Case{AlgorithmKind::kSgd, LossKind::kLogistic}, Case{AlgorithmKind::kSgd, LossKind::kHinge},
+                      Case{AlgorithmKind::kMbSgd, LossKind::kLogistic}, Case{AlgorithmKind::kMbSgd, LossKind::kHinge},
+                      Case{AlgorithmKind::kGaSgd, LossKind::kLogistic}, Case{AlgorithmKind::kGaSgd, LossKind::kHinge},
+                      Case{AlgorithmKind::kMaSgd, LossKind::kLogistic}, Case{AlgorithmKind::kMaSgd, LossKind::kHinge},
+                      Case{AlgorithmKind::kAdmm, LossKind::kLogistic}, Case{AlgorithmKind::kAdmm, LossKind::kHinge}),
+    [](const auto& info) {
+      return std::string(AlgorithmName(info.param.algo)) + "_" + ModelName(info.param.loss);
+    });
+
+TEST(ConvergenceSparse, EveryAlgorithmReachesGoodAuc) {
+  const Dataset train = testing::SmallSparse(8000, 1 << 12, 3);
+  const Dataset test = testing::SmallSparse(3000, 1 << 12, 3, 8000);
+  for (AlgorithmKind algo : {AlgorithmKind::kSgd, AlgorithmKind::kMbSgd, AlgorithmKind::kGaSgd,
+                             AlgorithmKind::kMaSgd, AlgorithmKind::kAdmm}) {
+    TrainConfig c = ConfigFor(algo, LossKind::kLogistic);
+    c.epochs = 6;
+    const TrainResult r = testing::TrainCpu(train, c, 2, &test);
+    EXPECT_GT(r.epochs.back().test->auc, 0.85) << AlgorithmName(algo);
+  }
+}
+
+TEST(Admm, ResidualsShrinkAndModelIsTheConsensus) {
+  const Dataset train = testing::SmallDense(4000, 20, 7);
+  TrainConfig c = ConfigFor(AlgorithmKind::kAdmm, LossKind::kLogistic);
+  c.epochs = 25;
+  c.lr = 0.05;
+  c.rho = 0.5;
+  const TrainResult r = testing::TrainCpu(train, c);
+  ASSERT_TRUE(r.epochs.front().info.residuals.has_value());
+  const double first = r.epochs[1].info.residuals->primal, last = r.epochs.back().info.residuals->primal;
+  EXPECT_LT(last, 0.5 * first);
+  EXPECT_LT(r.epochs.back().info.residuals->dual, r.epochs[1].info.residuals->dual);
+  EXPECT_EQ(r.epochs.back().info.syncs, 1u);
+}
+
+TEST(Admm, L1SoftThresholdingMakesTheModelSparse) {
+  // Only some features matter when most weights of the planted model are irrelevant noise features: append
+  // pure-noise features to a small dense problem.
+  const Dataset base = testing::SmallDense(3000, 10, 7);
+  Dataset data(Storage::kDense, 40);
+  Rng rng(1);
+  std::vector<float> row(40);
+  for (size_t i = 0; i < base.num_rows(); ++i) {
+    for (size_t j = 0; j < 40; ++j) row[j] = j < 10 ? base.dense_row(i)[j] : rng.UniformFloat();
+    data.AppendDenseRow(row, base.labels()[i]);
+  }
+  TrainConfig c = ConfigFor(AlgorithmKind::kAdmm, LossKind::kLogistic);
+  c.epochs = 15;
+  c.rho = 0.5;
+  c.lr = 0.05;
+  auto zeros = [](const LinearModel& m) { return std::count(m.weights.begin(), m.weights.end(), 0.0f); };
+  const TrainResult dense = testing::TrainCpu(data, c);
+  c.objective.l1 = 0.01;
+  const TrainResult sparse = testing::TrainCpu(data, c);
+  EXPECT_EQ(zeros(dense.model), 0);
+  EXPECT_GE(zeros(sparse.model), 20);
+  EXPECT_GT(sparse.epochs.back().train.accuracy, 0.85);
+}
+
+TEST(MaSgd, LocalStepsReduceSynchronizations) {
+  const Dataset train = testing::SmallDense(4000, 20, 7);
+  TrainConfig c = ConfigFor(AlgorithmKind::kMaSgd, LossKind::kLogistic);
+  c.epochs = 2;
+  const TrainResult h1 = testing::TrainCpu(train, c);
+  c.local_steps = 5;
+  const TrainResult h5 = testing::TrainCpu(train, c);
+  EXPECT_EQ(h1.epochs[0].info.syncs, 125u);  // 1000 rows per worker / batch 8
+  EXPECT_EQ(h5.epochs[0].info.syncs, 25u);
+  EXPECT_EQ(h5.traffic.syncs * 5, h1.traffic.syncs);
+  EXPECT_GT(h5.epochs.back().train.accuracy, 0.9);
+}
+
+TEST(Traffic, AdmmMovesFarLessThanMaSgd) {
+  const Dataset train = testing::SmallDense(4000, 20, 7);
+  const TrainResult ma = testing::TrainCpu(train, ConfigFor(AlgorithmKind::kMaSgd, LossKind::kLogistic));
+  const TrainResult admm = testing::TrainCpu(train, ConfigFor(AlgorithmKind::kAdmm, LossKind::kLogistic));
+  // K=4, n+1=21 floats: ADMM pushes v_k and pulls x_k once per epoch: 8 epochs x 4 x 84 bytes each way.
+  EXPECT_EQ(admm.traffic.to_workers_bytes, 8u * 4 * 84);
+  EXPECT_EQ(admm.traffic.from_workers_bytes, 8u * 4 * 84);
+  EXPECT_EQ(ma.traffic.from_workers_bytes, 8u * 125 * 4 * 84);
+}
+
+}  // namespace
+}  // namespace pimopt

@@ -1,0 +1,61 @@
+// The same seed gives the same model, bit for bit, whatever the number of threads.
+#include <gtest/gtest.h>
+
+#include <cstring>
+
+#include "test_util.h"
+
+namespace pimopt {
+namespace {
+
+struct Case {
+  AlgorithmKind algo;
+  int workers;
+  uint64_t batch;
+  bool sparse;
+};
+
+class Determinism : public ::testing::TestWithParam<Case> {};
+
+TEST_P(Determinism, SameModelWithOneTwoAndFiveThreads) {
+  const Case c = GetParam();
+  const Dataset data = c.sparse ? testing::SmallSparse(3000, 1 << 11) : testing::SmallDense(3000, 300);
+  TrainConfig config;
+  config.algorithm = c.algo;
+  config.workers = c.workers;
+  config.batch = c.batch;
+  config.epochs = 2;
+  config.lr = 0.1;
+  config.objective.l2 = 1e-3;
+  config.rho = 0.1;
+  config.seed = 11;
+  const TrainResult one = testing::TrainCpu(data, config, 1);
+  for (int threads : {2, 5}) {
+    const TrainResult many = testing::TrainCpu(data, config, threads);
+    ASSERT_EQ(one.model.weights.size(), many.model.weights.size());
+    EXPECT_EQ(std::memcmp(one.model.weights.data(), many.model.weights.data(), one.model.weights.size() * 4), 0)
+        << AlgorithmName(c.algo) << " threads " << threads;
+    EXPECT_EQ(one.model.bias, many.model.bias);
+  }
+  // A different seed gives a different model (shuffling is real).
+  config.seed = 12;
+  const TrainResult other = testing::TrainCpu(data, config, 2);
+  EXPECT_NE(std::memcmp(one.model.weights.data(), other.model.weights.data(), one.model.weights.size() * 4), 0);
+}
+
+INSTANTIATE_TEST_SUITE_P(AllAlgorithms, Determinism,
+                         ::testing::Values(Case{AlgorithmKind::kSgd, 1, 1, false},
+                                           Case{AlgorithmKind::kMbSgd, 1, 512, false},  // parallel inside a step
+                                           Case{AlgorithmKind::kGaSgd, 6, 600, false},
+                                           Case{AlgorithmKind::kMaSgd, 6, 8, false},
+                                           Case{AlgorithmKind::kAdmm, 6, 8, false},
+                                           Case{AlgorithmKind::kSgd, 1, 1, true},
+                                           Case{AlgorithmKind::kGaSgd, 3, 256, true},
+                                           Case{AlgorithmKind::kMaSgd, 3, 16, true},
+                                           Case{AlgorithmKind::kAdmm, 3, 16, true}),
+                         [](const auto& info) {
+                           return std::string(AlgorithmName(info.param.algo)) + (info.param.sparse ? "_sparse" : "_dense");
+                         });
+
+}  // namespace
+}  // namespace pimopt

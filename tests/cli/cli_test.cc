@@ -1,0 +1,165 @@
+// End-to-end tests of the pimopt binary: outputs, reports, and every bad-input case of the contract (clear
+// message naming the file:line or flag, exit code 2, no partial output file).
+#include <gtest/gtest.h>
+#include <sys/wait.h>
+
+#include <cstdio>
+#include <filesystem>
+#include <nlohmann/json.hpp>
+
+#include "pimopt/model/model_io.h"
+#include "test_util.h"
+
+namespace pimopt {
+namespace {
+
+struct RunResult {
+  int exit_code;
+  std::string output;
+};
+
+RunResult RunPimopt(const std::string& args) {
+  const std::string cmd = std::string(PIMOPT_BINARY) + " " + args + " 2>&1";
+  FILE* pipe = popen(cmd.c_str(), "r");
+  std::string out;
+  char buf[4096];
+  size_t n;
+  while ((n = fread(buf, 1, sizeof(buf), pipe)) > 0) out.append(buf, n);
+  const int status = pclose(pipe);
+  return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, out};
+}
+
+class Cli : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    train = dir.Path("train.svm");
+    test = dir.Path("test.svm");
+    ASSERT_EQ(RunPimopt("gen dense --rows 600 --features 12 --seed 3 --out " + train).exit_code, 0);
+    ASSERT_EQ(RunPimopt("gen dense --rows 200 --features 12 --seed 3 --first-row 600 --out " + test).exit_code, 0);
+  }
+  // A bad invocation: exit code 2, the message names `fragment`, and no output file is left behind.
+  void ExpectBadInput(const std::string& args, const std::string& fragment) {
+    const std::string out_model = dir.Path("should_not_exist.model");
+    const RunResult r = RunPimopt(args + " ");
+    EXPECT_EQ(r.exit_code, 2) << args << "\n" << r.output;
+    EXPECT_NE(r.output.find(fragment), std::string::npos) << args << "\n" << r.output;
+    EXPECT_EQ(r.output.find("internal error"), std::string::npos) << r.output;
+    EXPECT_FALSE(std::filesystem::exists(out_model));
+    EXPECT_TRUE(testing::TempLeftovers(dir.Path("")).empty());
+  }
+  std::string TrainArgs(const std::string& data) {
+    return "train --data " + data + " --epochs 2 --out " + dir.Path("should_not_exist.model") + " --report " +
+           dir.Path("should_not_exist.json");
+  }
+  testing::TempDir dir;
+  std::string train, test;
+};
+
+TEST_F(Cli, TrainWritesModelReportAndLiblinearExport) {
+  const std::string model = dir.Path("m.model"), report = dir.Path("r.json"), ll = dir.Path("ll.model");
+  const RunResult r = RunPimopt("train --data " + train + " --test " + test +
+                          " --model svm --algo admm --workers 3 --epochs 4 --batch 8 --lr 0.05 --rho 0.1 --reg 1e-4"
+                          " --seed 9 --out " + model + " --report " + report + " --liblinear-out " + ll);
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_NE(r.output.find("test_acc"), std::string::npos);
+  const LinearModel m = ReadModel(model);
+  EXPECT_EQ(m.weights.size(), 12u);
+  EXPECT_EQ(m.loss, LossKind::kHinge);
+  const auto j = nlohmann::json::parse(testing::ReadText(report));
+  EXPECT_EQ(j["config"]["algorithm"], "admm");
+  EXPECT_EQ(j["config"]["workers"], 3);
+  EXPECT_EQ(j["config"]["seed"], 9);
+  ASSERT_EQ(j["epochs"].size(), 4u);
+  EXPECT_TRUE(j["epochs"][3].contains("admm_primal_residual"));
+  EXPECT_GT(j["final"]["test"]["accuracy"].get<double>(), 0.8);
+  EXPECT_TRUE(j["final"]["test"].contains("auc"));
+  EXPECT_TRUE(j["final"]["train"].contains("log_loss"));
+  EXPECT_GT(j["time"]["train_wall_seconds"].get<double>(), 0.0);
+  EXPECT_TRUE(j["time"]["phases_seconds"].contains("worker_compute"));
+  EXPECT_GT(j["traffic"]["host_to_workers_bytes"].get<uint64_t>(), 0u);
+  EXPECT_NE(testing::ReadText(ll).find("solver_type L2R_L1LOSS_SVC_DUAL"), std::string::npos);
+
+  // predict reproduces the final test accuracy and writes one line per row.
+  const RunResult p = RunPimopt("predict --model " + model + " --data " + test + " --out " + dir.Path("pred.txt"));
+  ASSERT_EQ(p.exit_code, 0) << p.output;
+  char expected[64];
+  std::snprintf(expected, sizeof(expected), "accuracy %.4f", j["final"]["test"]["accuracy"].get<double>());
+  EXPECT_NE(p.output.find(expected), std::string::npos) << p.output << " vs " << expected;
+  const std::string pred = testing::ReadText(dir.Path("pred.txt"));
+  EXPECT_EQ(std::count(pred.begin(), pred.end(), '\n'), 201);
+}
+
+TEST_F(Cli, SameSeedSameModelFileWhateverTheThreads) {
+  const std::string a = dir.Path("a.model"), b = dir.Path("b.model");
+  ASSERT_EQ(RunPimopt("train --data " + train + " --algo ga --workers 4 --batch 32 --epochs 2 --threads 1 -q --out " + a)
+                .exit_code, 0);
+  ASSERT_EQ(RunPimopt("train --data " + train + " --algo ga --workers 4 --batch 32 --epochs 2 --threads 3 -q --out " + b)
+                .exit_code, 0);
+  auto weights = [](const std::string& path) {
+    const std::string t = testing::ReadText(path);
+    return t.substr(t.find("loss "));  // skip the comment lines that record the command line
+  };
+  EXPECT_EQ(weights(a), weights(b));
+}
+
+TEST_F(Cli, GenConvertInfoRoundTrip) {
+  const std::string bin = dir.Path("t.bin"), back = dir.Path("back.svm");
+  ASSERT_EQ(RunPimopt("convert " + train + " " + bin).exit_code, 0);
+  ASSERT_EQ(RunPimopt("convert " + bin + " " + back).exit_code, 0);
+  EXPECT_EQ(testing::ReadText(train), testing::ReadText(back));
+  const RunResult info = RunPimopt("info " + bin);
+  ASSERT_EQ(info.exit_code, 0);
+  EXPECT_NE(info.output.find("rows         600"), std::string::npos) << info.output;
+  EXPECT_NE(info.output.find("features     12"), std::string::npos);
+  const RunResult sparse = RunPimopt("gen sparse --rows 500 --features 4096 --out " + dir.Path("s.svm"));
+  ASSERT_EQ(sparse.exit_code, 0) << sparse.output;
+  EXPECT_NE(RunPimopt("info " + dir.Path("s.svm")).output.find("sparse"), std::string::npos);
+}
+
+TEST_F(Cli, MalformedDataFilesNameFileAndLine) {
+  const std::string bad = dir.Path("bad.svm");
+  testing::WriteText(bad, "1 1:0.5\n-1 3:1 2:1\n");
+  ExpectBadInput(TrainArgs(bad), "bad.svm:2: feature indices must increase");
+  testing::WriteText(bad, "1 1:0.5\n7 1:1\n");
+  ExpectBadInput(TrainArgs(bad), "bad.svm:2: unknown label value '7'");
+  testing::WriteText(bad, "1 0:1\n");
+  ExpectBadInput(TrainArgs(bad), "bad.svm:1: feature index 0");
+  testing::WriteText(bad, "1 1:nan\n");
+  ExpectBadInput(TrainArgs(bad), "bad.svm:1:");
+  testing::WriteText(bad, "");
+  ExpectBadInput(TrainArgs(bad), "bad.svm: empty file");
+  ExpectBadInput(TrainArgs(dir.Path("missing.svm")), "missing.svm: no such file");
+  testing::WriteText(dir.Path("x-images-idx3-ubyte"), std::string("\x01\x02\x08\x03", 4));
+  ExpectBadInput(TrainArgs(dir.Path("x-images-idx3-ubyte")), "wrong magic");
+  std::string bin = testing::ReadText(train);
+  ASSERT_EQ(RunPimopt("convert " + train + " " + dir.Path("ok.bin")).exit_code, 0);
+  bin = testing::ReadText(dir.Path("ok.bin"));
+  testing::WriteText(dir.Path("cut.bin"), bin.substr(0, bin.size() / 2));
+  ExpectBadInput(TrainArgs(dir.Path("cut.bin")), "cut.bin: truncated");
+  ExpectBadInput("predict --model " + train + " --data " + test, "not a pimopt model");
+}
+
+TEST_F(Cli, BadFlagsNameTheFlag) {
+  ExpectBadInput(TrainArgs(train) + " --algo newton", "--algo");
+  ExpectBadInput(TrainArgs(train) + " --model mlp", "--model");
+  ExpectBadInput(TrainArgs(train) + " --lr -0.1", "--lr");
+  ExpectBadInput(TrainArgs(train) + " --lr abc", "--lr");
+  ExpectBadInput(TrainArgs(train) + " --epochs 0", "--epochs");
+  ExpectBadInput(TrainArgs(train) + " --reg -1", "--reg");
+  ExpectBadInput(TrainArgs(train) + " --algo sgd --workers 4", "--workers");
+  ExpectBadInput(TrainArgs(train) + " --algo ga --workers 4 --batch 2", "--batch");
+  ExpectBadInput(TrainArgs(train) + " --algo ma --l1 0.1", "--l1");
+  ExpectBadInput(TrainArgs(train) + " --algo ga --rho 1", "--rho");
+  ExpectBadInput(TrainArgs(train) + " --algo admm --local-steps 3", "--local-steps");
+  ExpectBadInput(TrainArgs(train) + " --backend pim", "--backend");
+  ExpectBadInput(TrainArgs(train) + " --test " + test + " --test-fraction 0.2", "--test-fraction");
+  ExpectBadInput(TrainArgs(train) + " --class-weights 15", "--class-weights");
+  ExpectBadInput(TrainArgs(train) + " --scale zscore", "--scale");
+  ExpectBadInput(TrainArgs(train) + " --workers 100000 --algo ma", "--workers");
+  ExpectBadInput("train --data " + train + " --out /no/such/dir/m.model", "--out");
+  ExpectBadInput(TrainArgs("dense:rows=oops"), "rows='oops'");
+  ExpectBadInput("frobnicate", "frobnicate");
+}
+
+}  // namespace
+}  // namespace pimopt

@@ -1,0 +1,83 @@
+#include "pimopt/data/binary_format.h"
+
+#include <gtest/gtest.h>
+
+#include "pimopt/core/error.h"
+#include "pimopt/data/libsvm.h"
+#include "test_util.h"
+
+namespace pimopt {
+namespace {
+
+void ExpectSame(const Dataset& a, const Dataset& b) {
+  ASSERT_EQ(a.storage(), b.storage());
+  EXPECT_EQ(a.num_rows(), b.num_rows());
+  EXPECT_EQ(a.num_features(), b.num_features());
+  EXPECT_TRUE(std::equal(a.labels().begin(), a.labels().end(), b.labels().begin()));
+  if (a.is_sparse()) {
+    EXPECT_EQ(a.csr().row_ptr, b.csr().row_ptr);
+    EXPECT_EQ(a.csr().col, b.csr().col);
+    EXPECT_EQ(a.csr().val, b.csr().val);
+  } else {
+    EXPECT_TRUE(std::equal(a.dense_values().begin(), a.dense_values().end(), b.dense_values().begin()));
+  }
+  EXPECT_EQ(a.positive_label_value, b.positive_label_value);
+  EXPECT_EQ(a.negative_label_value, b.negative_label_value);
+}
+
+TEST(BinaryFormat, DenseAndSparseRoundTripExactly) {
+  testing::TempDir dir;
+  const Dataset dense = testing::SmallDense(300, 17);
+  WriteBinaryDataset(dense, dir.Path("d.bin"));
+  ExpectSame(dense, ReadBinaryDataset(dir.Path("d.bin")));
+  Dataset sparse = ParseLibsvm("1 1:0.5 9:2\n0 3:1\n1\n", "x");
+  sparse.set_weights({1.0f, 2.0f, 0.5f});
+  WriteBinaryDataset(sparse, dir.Path("s.bin"));
+  const Dataset back = ReadBinaryDataset(dir.Path("s.bin"));
+  ExpectSame(sparse, back);
+  EXPECT_EQ(std::vector<float>(back.weights().begin(), back.weights().end()), (std::vector<float>{1, 2, 0.5f}));
+  EXPECT_TRUE(IsBinaryDatasetFile(dir.Path("s.bin")));
+}
+
+class BinaryCorruption : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    WriteBinaryDataset(testing::SmallDense(50, 8), dir.Path("ok.bin"));
+    bytes = testing::ReadText(dir.Path("ok.bin"));
+  }
+  void ExpectRejected(const std::string& content, const std::string& fragment) {
+    testing::WriteText(dir.Path("bad.bin"), content);
+    try {
+      ReadBinaryDataset(dir.Path("bad.bin"));
+      FAIL() << "accepted a corrupt file";
+    } catch (const ParseError& e) {
+      EXPECT_NE(std::string(e.what()).find("bad.bin"), std::string::npos) << e.what();
+      EXPECT_NE(std::string(e.what()).find(fragment), std::string::npos) << e.what();
+    }
+  }
+  testing::TempDir dir;
+  std::string bytes;
+};
+
+TEST_F(BinaryCorruption, WrongMagic) {
+  std::string b = bytes;
+  b[0] = 'X';
+  ExpectRejected(b, "wrong magic");
+}
+TEST_F(BinaryCorruption, UnknownVersion) {
+  std::string b = bytes;
+  b[8] = 9;
+  ExpectRejected(b, "version 9");
+}
+TEST_F(BinaryCorruption, Truncated) { ExpectRejected(bytes.substr(0, bytes.size() - 5), "truncated"); }
+TEST_F(BinaryCorruption, TruncatedHeader) { ExpectRejected(bytes.substr(0, 20), "truncated binary header"); }
+TEST_F(BinaryCorruption, TrailingBytes) { ExpectRejected(bytes + "xx", "trailing bytes"); }
+TEST_F(BinaryCorruption, FlippedPayloadByte) {
+  std::string b = bytes;
+  b[b.size() - 3] ^= 0x40;
+  ExpectRejected(b, "checksum mismatch");
+}
+TEST_F(BinaryCorruption, Empty) { ExpectRejected("", "empty file"); }
+
+}  // namespace
+}  // namespace pimopt

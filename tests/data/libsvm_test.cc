@@ -1,0 +1,105 @@
+#include "pimopt/data/libsvm.h"
+
+#include <gtest/gtest.h>
+
+#include "pimopt/core/error.h"
+#include "test_util.h"
+
+namespace pimopt {
+namespace {
+
+TEST(Libsvm, ParsesLabelsIndicesCommentsBlankLinesAndCrlf) {
+  const Dataset d = ParseLibsvm("# header comment\n+1 1:0.5 3:2\r\n\n-1 2:-1.5e-1   # trailing comment\n"
+                                "1\n\t-1 4:1\n",
+                                "mem.svm");
+  ASSERT_EQ(d.num_rows(), 4u);
+  EXPECT_EQ(d.num_features(), 4u);
+  EXPECT_TRUE(d.is_sparse());
+  EXPECT_EQ(std::vector<float>(d.labels().begin(), d.labels().end()), (std::vector<float>{1, -1, 1, -1}));
+  const CsrMatrix& m = d.csr();
+  EXPECT_EQ(m.row_ptr, (std::vector<uint64_t>{0, 2, 3, 3, 4}));
+  EXPECT_EQ(m.col, (std::vector<uint32_t>{0, 2, 1, 3}));
+  EXPECT_FLOAT_EQ(m.val[1], 2.0f);
+  EXPECT_FLOAT_EQ(m.val[2], -0.15f);
+  EXPECT_EQ(d.negative_label_value, -1.0);
+}
+
+TEST(Libsvm, AcceptsOneZeroLabels) {
+  const Dataset d = ParseLibsvm("1 1:1\n0 2:1\n", "x");
+  EXPECT_EQ(d.labels()[1], -1.0f);
+  EXPECT_EQ(d.negative_label_value, 0.0);
+}
+
+struct BadCase {
+  const char* name;
+  const char* text;
+  int line;
+  const char* message;
+};
+
+class LibsvmMalformed : public ::testing::TestWithParam<BadCase> {};
+
+TEST_P(LibsvmMalformed, RaisesParseErrorNamingFileAndLine) {
+  const BadCase& c = GetParam();
+  try {
+    ParseLibsvm(c.text, "bad.svm");
+    FAIL() << "no error for " << c.name;
+  } catch (const ParseError& e) {
+    const std::string what = e.what();
+    const std::string where = c.line > 0 ? "bad.svm:" + std::to_string(c.line) + ":" : "bad.svm:";
+    EXPECT_EQ(what.rfind(where, 0), 0u) << what;
+    EXPECT_NE(what.find(c.message), std::string::npos) << what;
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    EveryCase, LibsvmMalformed,
+    ::testing::Values(BadCase{"non_numeric_value", "1 1:0.5\n-1 2:abc\n", 2, "is not a number"},
+                      BadCase{"index_zero", "1 0:1\n", 1, "indices are 1-based"},
+                      BadCase{"decreasing_index", "1 3:1 2:1\n", 1, "must increase"},
+                      BadCase{"duplicate_index", "1 2:1 2:1\n", 1, "duplicate feature index 2"},
+                      BadCase{"nan_value", "1 1:nan\n", 1, "not finite"},
+                      BadCase{"inf_value", "1 1:inf\n", 1, "not finite"},
+                      BadCase{"overflowing_value", "1 1:1e39\n", 1, "not finite"},
+                      BadCase{"missing_label", "1 1:1\n2:1 3:1\n", 2, "missing label"},
+                      BadCase{"unknown_label", "1 1:1\n2 1:1\n", 2, "unknown label value '2'"},
+                      BadCase{"fractional_label", "0.5 1:1\n", 1, "unknown label value"},
+                      BadCase{"non_numeric_label", "abc 1:1\n", 1, "is not a number"},
+                      BadCase{"mixed_conventions", "-1 1:1\n0 1:1\n", 2, "mixes"},
+                      BadCase{"absurd_index", "1 99999999999999999999999:1\n", 1, "absurdly large"},
+                      BadCase{"index_over_limit", "1 300000000:1\n", 1, "exceeds the limit"},
+                      BadCase{"negative_index", "1 -3:1\n", 1, "not a positive integer"},
+                      BadCase{"missing_colon", "1 5\n", 1, "expected index:value"},
+                      BadCase{"empty_value", "1 5:\n", 1, "is not a number"},
+                      BadCase{"empty_file", "", 0, "no samples"},
+                      BadCase{"only_comments", "# nothing\n\n", 0, "no samples"}),
+    [](const auto& info) { return std::string(info.param.name); });
+
+TEST(Libsvm, NulByteIsRejected) {
+  EXPECT_THROW(ParseLibsvm(std::string_view("1 1:1\n\0 2:1\n", 12), "x"), ParseError);
+}
+
+TEST(Libsvm, WriteThenReadRoundTripsExactly) {
+  testing::TempDir dir;
+  const Dataset d = ParseLibsvm("1 1:0.1 7:3.25e-7\n0 2:-4\n1\n", "x");
+  WriteLibsvm(d, dir.Path("d.svm"));
+  const Dataset back = ReadLibsvm(dir.Path("d.svm"));
+  EXPECT_EQ(back.csr().col, d.csr().col);
+  EXPECT_EQ(back.csr().val, d.csr().val);
+  EXPECT_EQ(back.csr().row_ptr, d.csr().row_ptr);
+  EXPECT_EQ(std::vector<float>(back.labels().begin(), back.labels().end()),
+            std::vector<float>(d.labels().begin(), d.labels().end()));
+  EXPECT_EQ(back.negative_label_value, 0.0);
+}
+
+TEST(Libsvm, MissingFileNamesThePath) {
+  try {
+    ReadLibsvm("/no/such/file.svm");
+    FAIL();
+  } catch (const InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("/no/such/file.svm"), std::string::npos);
+  }
+}
+
+}  // namespace
+}  // namespace pimopt

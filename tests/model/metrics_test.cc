@@ -1,0 +1,85 @@
+#include "pimopt/model/metrics.h"
+
+#include <gtest/gtest.h>
+
+#include "pimopt/core/rng.h"
+#include "pimopt/core/thread_pool.h"
+#include "test_util.h"
+
+namespace pimopt {
+namespace {
+
+double BruteForceAuc(const std::vector<float>& s, const std::vector<float>& y) {
+  double pairs = 0, total = 0;
+  for (size_t i = 0; i < s.size(); ++i) {
+    for (size_t j = 0; j < s.size(); ++j) {
+      if (y[i] > 0 && y[j] < 0) {
+        total += 1;
+        pairs += s[i] > s[j] ? 1.0 : (s[i] == s[j] ? 0.5 : 0.0);
+      }
+    }
+  }
+  return pairs / total;
+}
+
+TEST(Auc, MatchesBruteForcePairCountIncludingTies) {
+  Rng rng(3);
+  for (int trial = 0; trial < 20; ++trial) {
+    std::vector<float> s(300), y(300);
+    for (size_t i = 0; i < s.size(); ++i) {
+      s[i] = static_cast<float>(rng.Below(trial % 2 ? 7 : 100000));  // odd trials: many ties
+      y[i] = rng.Uniform() < 0.3 ? 1.0f : -1.0f;
+    }
+    EXPECT_NEAR(RocAuc(s, y), BruteForceAuc(s, y), 1e-12) << "trial " << trial;
+  }
+}
+
+TEST(Auc, KnownValuesAndDegenerateCases) {
+  EXPECT_EQ(RocAuc(std::vector<float>{1, 2, 3, 4}, std::vector<float>{-1, -1, 1, 1}), 1.0);
+  EXPECT_EQ(RocAuc(std::vector<float>{4, 3, 2, 1}, std::vector<float>{-1, -1, 1, 1}), 0.0);
+  EXPECT_EQ(RocAuc(std::vector<float>{1, 1, 1, 1}, std::vector<float>{-1, 1, -1, 1}), 0.5);
+  EXPECT_TRUE(std::isnan(RocAuc(std::vector<float>{1, 2}, std::vector<float>{1, 1})));
+}
+
+TEST(Evaluate, AccuracyLossesAndObjective) {
+  Dataset d(Storage::kDense, 1);
+  const float x[] = {1, -1, 2, 0};
+  const float y[] = {1, -1, -1, 1};
+  for (int i = 0; i < 4; ++i) d.AppendDenseRow(std::span<const float>(&x[i], 1), y[i]);
+  LinearModel m;
+  m.weights = {2.0f};
+  m.bias = 0.0f;  // scores 2, -2, 4, 0
+  Objective obj;
+  obj.l2 = 0.5;
+  const Metrics r = Evaluate(m, d, obj);
+  EXPECT_DOUBLE_EQ(r.accuracy, 0.5);  // score 0 predicts negative, as LIBLINEAR
+  const double ll = (std::log1p(std::exp(-2.0)) * 2 + std::log1p(std::exp(4.0)) + std::log(2.0)) / 4;
+  EXPECT_NEAR(r.log_loss, ll, 1e-9);
+  EXPECT_NEAR(r.hinge_loss, (0 + 0 + 5 + 1) / 4.0, 1e-12);
+  EXPECT_NEAR(r.objective, ll + 0.25 * 4, 1e-9);
+}
+
+TEST(Evaluate, ClassWeightsEnterTheObjectiveOnly) {
+  const Dataset d = testing::SmallDense(200, 4);
+  LinearModel m;
+  m.weights.assign(4, 0.1f);
+  Objective plain, weighted;
+  weighted.positive_weight = 15;
+  weighted.negative_weight = 0.5;
+  const Metrics a = Evaluate(m, d, plain), b = Evaluate(m, d, weighted);
+  EXPECT_EQ(a.log_loss, b.log_loss);
+  EXPECT_NE(a.objective, b.objective);
+}
+
+TEST(Evaluate, IndependentOfThreadCount) {
+  const Dataset d = testing::SmallDense(5000, 30);
+  LinearModel m;
+  for (int j = 0; j < 30; ++j) m.weights.push_back(static_cast<float>(j % 7) - 3.0f);
+  ThreadPool one(1), four(4);
+  const Metrics a = Evaluate(m, d, {}, &one), b = Evaluate(m, d, {}, &four);
+  EXPECT_EQ(a.objective, b.objective);
+  EXPECT_EQ(a.auc, b.auc);
+}
+
+}  // namespace
+}  // namespace pimopt

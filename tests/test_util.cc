@@ -1,0 +1,90 @@
+#include "test_util.h"
+
+#include <unistd.h>
+#include <zlib.h>
+
+#include <fstream>
+#include <random>
+#include <sstream>
+
+#include "pimopt/backends/cpu/cpu_backend.h"
+#include "pimopt/core/thread_pool.h"
+#include "pimopt/data/synthetic.h"
+
+namespace pimopt::testing {
+
+TempDir::TempDir() {
+  static int counter = 0;
+  dir_ = std::filesystem::temp_directory_path() /
+         ("pimopt_test_" + std::to_string(::getpid()) + "_" + std::to_string(counter++));
+  std::filesystem::create_directories(dir_);
+}
+
+TempDir::~TempDir() {
+  std::error_code ec;
+  std::filesystem::remove_all(dir_, ec);
+}
+
+void WriteText(const std::string& path, const std::string& text) {
+  std::ofstream out(path, std::ios::binary);
+  out << text;
+}
+
+void WriteBytes(const std::string& path, const std::vector<unsigned char>& bytes) {
+  std::ofstream out(path, std::ios::binary);
+  out.write(reinterpret_cast<const char*>(bytes.data()), static_cast<std::streamsize>(bytes.size()));
+}
+
+void WriteGzip(const std::string& path, const std::vector<unsigned char>& bytes) {
+  gzFile f = gzopen(path.c_str(), "wb");
+  gzwrite(f, bytes.data(), static_cast<unsigned>(bytes.size()));
+  gzclose(f);
+}
+
+std::string ReadText(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+std::vector<std::string> TempLeftovers(const std::string& dir) {
+  std::vector<std::string> found;
+  for (const auto& entry : std::filesystem::directory_iterator(dir)) {
+    if (entry.path().filename().string().find(".tmp.") != std::string::npos) found.push_back(entry.path());
+  }
+  return found;
+}
+
+Dataset SmallDense(uint64_t rows, uint64_t features, uint64_t seed, uint64_t first_row) {
+  DenseSyntheticParams p;
+  p.rows = rows;
+  p.features = features;
+  p.noise = 0.1;
+  p.seed = seed;
+  p.first_row = first_row;
+  return GenerateDense(p);
+}
+
+Dataset SmallSparse(uint64_t rows, uint64_t features, uint64_t seed, uint64_t first_row) {
+  SparseSyntheticParams p;
+  p.rows = rows;
+  p.features = features;
+  p.fields = 10;
+  p.max_vocabulary = 50;
+  p.positive_rate = 0.3;
+  p.signal = 4.0;
+  p.seed = seed;
+  p.first_row = first_row;
+  return GenerateSparse(p);
+}
+
+TrainResult TrainCpu(const Dataset& train, const TrainConfig& config, int threads, const Dataset* test) {
+  ThreadPool pool(threads);
+  CpuBackend backend(pool);
+  TrainOptions options;
+  options.eval_pool = &pool;
+  return Train(train, test, config, backend, options);
+}
+
+}  // namespace pimopt::testing

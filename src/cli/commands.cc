@@ -462,6 +462,14 @@ int RunCli(int argc, char** argv) {
   info_cmd->add_option("FILE", info_spec, "file or built-in name")->required();
   AddDataFlags(info_cmd, info_flags);
 
+  if (argc > 1 && argv[1][0] != '-') {
+    const std::string command = argv[1];
+    if (command != "train" && command != "predict" && command != "gen" && command != "convert" && command != "info") {
+      std::cerr << "pimopt: error: unknown command '" << command
+                << "' (commands: train, predict, gen, convert, info)\n";
+      return 2;
+    }
+  }
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {

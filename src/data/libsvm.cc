@@ -78,8 +78,11 @@ Dataset ParseLibsvm(std::string_view text, std::string_view path) {
     pos = end + 1;
     ++line_no;
     if (const size_t hash = line.find('#'); hash != std::string_view::npos) line = line.substr(0, hash);
-    if (line.find('\0') != std::string_view::npos) {
-      throw ParseError(path, line_no, "binary data (NUL byte) in a LIBSVM text file");
+    for (char c : line) {
+      const auto u = static_cast<unsigned char>(c);
+      if (u < 0x20 && c != '\t' && c != '\r' && c != '\v' && c != '\f') {
+        throw ParseError(path, line_no, "binary data (control character) in a LIBSVM text file");
+      }
     }
     cols.clear();
     vals.clear();

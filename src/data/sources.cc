@@ -131,7 +131,7 @@ Dataset LoadFile(const std::string& path, const SourceOptions& options) {
     return ReadBinaryDataset(path);
   }
   const bool gzip = got >= 2 && head[0] == 0x1f && head[1] == 0x8b;
-  const bool idx = got >= 3 && head[0] == 0 && head[1] == 0 && head[2] == 0x08;
+  const bool idx = (got >= 2 && head[0] == 0 && head[1] == 0) || path.find("-idx") != std::string::npos;
   if (gzip || idx) {
     std::string labels = path;
     const size_t at = labels.find("images-idx3");

@@ -81,17 +81,21 @@ TEST(LearningRate, AnyPositiveValueWorks) {
   const Dataset data = testing::SmallDense(500, 5);
   TrainConfig c;
   c.lr = 0.37;  // not a power of two
-  c.epochs = 2;
+  c.epochs = 10;
   const TrainResult r = testing::TrainCpu(data, c);
   EXPECT_EQ(r.epochs[0].lr, 0.37);
   EXPECT_GT(r.epochs.back().train.accuracy, 0.85);
 }
 
 TEST(Training, DivergenceIsReportedNotSilent) {
-  const Dataset data = testing::SmallDense(500, 5);
+  // A feature of 1e30 and a step of 1e10 overflow float: training must stop with a message, not return inf.
+  Dataset data(Storage::kDense, 2);
+  const float a[] = {1e30f, 1.0f}, b[] = {0.5f, -1.0f};
+  data.AppendDenseRow(a, 1.0f);
+  data.AppendDenseRow(b, -1.0f);
   TrainConfig c;
-  c.objective.loss = LossKind::kHinge;
-  c.lr = 1e38;
+  c.batch = 1;
+  c.lr = 1e10;
   c.epochs = 3;
   EXPECT_THROW(testing::TrainCpu(data, c), InputError);
 }

@@ -58,7 +58,7 @@ class Cli : public ::testing::Test {
 TEST_F(Cli, TrainWritesModelReportAndLiblinearExport) {
   const std::string model = dir.Path("m.model"), report = dir.Path("r.json"), ll = dir.Path("ll.model");
   const RunResult r = RunPimopt("train --data " + train + " --test " + test +
-                          " --model svm --algo admm --workers 3 --epochs 4 --batch 8 --lr 0.05 --rho 0.1 --reg 1e-4"
+                          " --model svm --algo admm --workers 3 --epochs 6 --batch 8 --lr 0.2 --rho 0.5 --reg 1e-4"
                           " --seed 9 --out " + model + " --report " + report + " --liblinear-out " + ll);
   ASSERT_EQ(r.exit_code, 0) << r.output;
   EXPECT_NE(r.output.find("test_acc"), std::string::npos);
@@ -69,8 +69,8 @@ TEST_F(Cli, TrainWritesModelReportAndLiblinearExport) {
   EXPECT_EQ(j["config"]["algorithm"], "admm");
   EXPECT_EQ(j["config"]["workers"], 3);
   EXPECT_EQ(j["config"]["seed"], 9);
-  ASSERT_EQ(j["epochs"].size(), 4u);
-  EXPECT_TRUE(j["epochs"][3].contains("admm_primal_residual"));
+  ASSERT_EQ(j["epochs"].size(), 6u);
+  EXPECT_TRUE(j["epochs"][5].contains("admm_primal_residual"));
   EXPECT_GT(j["final"]["test"]["accuracy"].get<double>(), 0.8);
   EXPECT_TRUE(j["final"]["test"].contains("auc"));
   EXPECT_TRUE(j["final"]["train"].contains("log_loss"));

@@ -1,0 +1,43 @@
+#!/usr/bin/env bash
+# Trains every algorithm on fashion-mnist with the documented hyper-parameters (the same as
+# tests/accuracy/fashion_mnist_test.cc) and prints one table row per run.
+# Usage: bench/fashion_mnist_table.sh [lr|svm|both] [--liblinear] [extra pimopt train flags...]
+set -euo pipefail
+cd "$(dirname "$0")/.."
+models=${1:-both}
+shift || true
+with_liblinear=0
+if [[ "${1:-}" == "--liblinear" ]]; then with_liblinear=1; shift; fi
+[[ "$models" == both ]] && models="lr svm"
+bin=build/pimopt
+common=(--data fashion-mnist --epochs 10 --reg 1e-5 --lr-schedule inverse-sqrt --lr-decay 1 --seed 1 -q)
+declare -A flags=(
+  [sgd]="--algo sgd --lr 0.01"
+  [mbsgd]="--algo mbsgd --batch 64 --lr 0.1"
+  [ga]="--algo ga --workers 8 --batch 64 --lr 0.1"
+  [ma]="--algo ma --workers 8 --batch 16 --lr 0.05"
+  [admm]="--algo admm --workers 8 --batch 16 --lr 0.05 --rho 0.01"
+)
+printf "%-6s %-6s %-8s %9s %9s %9s %10s\n" model algo workers train_acc test_acc test_auc "s/epoch"
+for model in $models; do
+  for algo in sgd mbsgd ga ma admm; do
+    # shellcheck disable=SC2086
+    line=$("$bin" train "${common[@]}" --model "$model" ${flags[$algo]} "$@" | tail -n 1)
+    workers=$(grep -o -- '--workers [0-9]*' <<<"${flags[$algo]}" | awk '{print $2}' || true)
+    awk -v m="$model" -v a="$algo" -v k="${workers:-1}" \
+      '{printf "%-6s %-6s %-8s %9s %9s %9s %10s\n", m, a, k, $3, $4, $5, $7}' <<<"$line"
+  done
+done
+if [[ $with_liblinear == 1 ]]; then
+  tmp=$(mktemp -d)
+  trap 'rm -rf "$tmp"' EXIT
+  "$bin" convert fashion-mnist "$tmp/train.svm" > /dev/null
+  "$bin" convert fashion-mnist:test "$tmp/test.svm" > /dev/null
+  for s in 0 2; do
+    start=$(date +%s.%N)
+    liblinear-train -q -s $s -c 1 -B 1 "$tmp/train.svm" "$tmp/model" > /dev/null
+    end=$(date +%s.%N)
+    acc=$(liblinear-predict "$tmp/test.svm" "$tmp/model" "$tmp/out" | grep -o '[0-9.]*%')
+    printf "liblinear -s %s (C=1, -B 1): test accuracy %s, train time %.1f s\n" $s "$acc" "$(awk -v a="$start" -v b="$end" "BEGIN{print b-a}")"
+  done
+fi

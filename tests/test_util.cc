@@ -60,7 +60,8 @@ Dataset SmallDense(uint64_t rows, uint64_t features, uint64_t seed, uint64_t fir
   DenseSyntheticParams p;
   p.rows = rows;
   p.features = features;
-  p.noise = 0.1;
+  p.noise = 0.02;
+  p.separation = 0.15;  // few features: a large shift keeps the classes apart
   p.seed = seed;
   p.first_row = first_row;
   return GenerateDense(p);

@@ -348,7 +348,7 @@ void WriteDataset(const Dataset& d, const std::string& path, FileFormat format) 
 struct GenFlags {
   std::string out, format;
   uint64_t rows = 0, features = 0, seed = 1, first_row = 0;
-  double noise = 0.15, positive_rate = 0.03;
+  double noise = 0.05, separation = 0.01, positive_rate = 0.03;
   uint32_t fields = 39;
   int threads = 0;
 };
@@ -363,6 +363,7 @@ int RunGen(const std::string& kind, const GenFlags& f) {
     if (f.rows) p.rows = f.rows;
     if (f.features) p.features = f.features;
     p.noise = f.noise;
+    p.separation = f.separation;
     p.seed = f.seed;
     p.first_row = f.first_row;
     d = GenerateDense(p, &pool);
@@ -441,7 +442,8 @@ int RunCli(int argc, char** argv) {
   gen_cmd->add_option("--format", gen.format, "libsvm | binary (default: from the extension)");
   gen_cmd->add_option("--rows", gen.rows, "rows (default: dense 20000, sparse 100000)");
   gen_cmd->add_option("--features", gen.features, "features (default: dense 4096, sparse 2^20)");
-  gen_cmd->add_option("--noise", gen.noise, "dense: label noise (Bayes error atan(noise)/pi)")->capture_default_str();
+  gen_cmd->add_option("--noise", gen.noise, "dense: label flip probability")->capture_default_str();
+  gen_cmd->add_option("--separation", gen.separation, "dense: class mean shift per feature")->capture_default_str();
   gen_cmd->add_option("--fields", gen.fields, "sparse: categorical fields per row")->capture_default_str();
   gen_cmd->add_option("--positive-rate", gen.positive_rate, "sparse: expected fraction of positives")
       ->capture_default_str();

@@ -89,16 +89,17 @@ Dataset LoadIdxDataset(const std::string& images_path, const std::string& labels
   size_t num_features = 1;
   for (size_t d = 1; d < images.dims.size(); ++d) num_features *= images.dims[d];
   const size_t n = images.dims[0];
-  Dataset data(Storage::kDense, num_features);
-  data.Reserve(n, n * num_features);
-  std::vector<float> row(num_features);
+  std::vector<float> values(n * num_features);
+  std::vector<float> targets(n);
   for (size_t i = 0; i < n; ++i) {
     const uint8_t* px = images.values.data() + i * num_features;
+    float* row = values.data() + i * num_features;
     for (size_t j = 0; j < num_features; ++j) row[j] = static_cast<float>(px[j]) / 255.0f;
     const int cls = labels.values[i];
     const bool positive = std::find(positive_classes.begin(), positive_classes.end(), cls) != positive_classes.end();
-    data.AppendDenseRow(row, positive ? 1.0f : -1.0f);
+    targets[i] = positive ? 1.0f : -1.0f;
   }
+  Dataset data = Dataset::FromDense(num_features, std::move(values), std::move(targets));
   data.source = images_path;
   return data;
 }

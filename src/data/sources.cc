@@ -83,9 +83,10 @@ Synthetic ParseSynthetic(const std::string& spec) {
     p.rows = TakeNumber<uint64_t>(s, "rows", p.rows);
     p.features = TakeNumber<uint64_t>(s, "features", p.features);
     p.noise = TakeNumber<double>(s, "noise", p.noise);
+    p.separation = TakeNumber<double>(s, "separation", p.separation);
     p.seed = TakeNumber<uint64_t>(s, "seed", p.seed);
     out.test_rows = TakeNumber<uint64_t>(s, "test_rows", std::max<uint64_t>(1, p.rows / 4));
-    RejectUnknownKeys(s, "rows, features, noise, seed, test_rows");
+    RejectUnknownKeys(s, "rows, features, noise, separation, seed, test_rows");
   } else {
     auto& p = out.sparse;
     p.rows = TakeNumber<uint64_t>(s, "rows", p.rows);

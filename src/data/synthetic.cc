@@ -44,27 +44,30 @@ double HashedNormal(uint64_t key) {
 
 Dataset GenerateDense(const DenseSyntheticParams& p, ThreadPool* pool) {
   if (p.rows == 0 || p.features == 0) throw InputError("dense generator: rows and features must be positive");
-  if (!(p.noise >= 0)) throw InputError("dense generator: noise must be >= 0");
-  std::vector<float> w_star(p.features);
+  if (!(p.noise >= 0 && p.noise <= 0.5)) throw InputError("dense generator: noise (label flip rate) must be in [0, 0.5]");
+  if (!(p.separation >= 0 && p.separation <= 0.5)) throw InputError("dense generator: separation must be in [0, 0.5]");
+  // Planted direction v: exactly balanced +1/-1 entries in a seeded random order.
+  std::vector<float> v(p.features);
+  for (uint64_t j = 0; j < p.features; ++j) v[j] = j < p.features / 2 ? 1.0f : -1.0f;
   Rng model_rng(StreamSeed(p.seed, kModelStream));
-  for (auto& w : w_star) w = static_cast<float>(model_rng.Normal());
-  const double norm = std::sqrt(static_cast<double>(p.features) / 12.0);
+  Shuffle(std::span<float>(v), model_rng);
+  const float shift = static_cast<float>(p.separation);
+  const float spread = static_cast<float>(1.0 - 2.0 * p.separation);
   std::vector<float> values(p.rows * p.features);
   std::vector<float> labels(p.rows);
   ForEachBlock(p.first_row, p.rows, pool, [&](uint64_t block, uint64_t begin, uint64_t end) {
     Rng rng(StreamSeed(p.seed, kRowStream, block));
-    // Skip the rows of this block before `begin` so row i never depends on first_row.
+    // Rows of this block before `begin` are drawn and dropped so row i never depends on first_row.
     for (uint64_t r = block * kRowsPerBlock; r < end; ++r) {
       const bool keep = r >= begin;
+      const float y = rng.Uniform() < 0.5 ? 1.0f : -1.0f;
+      const bool flip = rng.Uniform() < p.noise;
       float* x = keep ? values.data() + (r - p.first_row) * p.features : nullptr;
-      double margin = 0.0;
       for (uint64_t j = 0; j < p.features; ++j) {
-        const float v = rng.UniformFloat();
-        if (keep) x[j] = v;
-        margin += static_cast<double>(w_star[j]) * (v - 0.5);
+        const float u = rng.UniformFloat();
+        if (keep) x[j] = std::clamp(0.5f + y * shift * v[j] + spread * (u - 0.5f), 0.0f, 1.0f);
       }
-      const double e = rng.Normal();
-      if (keep) labels[r - p.first_row] = (margin / norm + p.noise * e) >= 0 ? 1.0f : -1.0f;
+      if (keep) labels[r - p.first_row] = flip ? -y : y;
     }
   });
   Dataset d = Dataset::FromDense(p.features, std::move(values), std::move(labels));

@@ -34,8 +34,8 @@ class Cli : public ::testing::Test {
   void SetUp() override {
     train = dir.Path("train.svm");
     test = dir.Path("test.svm");
-    ASSERT_EQ(RunPimopt("gen dense --rows 600 --features 12 --seed 3 --out " + train).exit_code, 0);
-    ASSERT_EQ(RunPimopt("gen dense --rows 200 --features 12 --seed 3 --first-row 600 --out " + test).exit_code, 0);
+    ASSERT_EQ(RunPimopt("gen dense --rows 600 --features 12 --separation 0.2 --seed 3 --out " + train).exit_code, 0);
+    ASSERT_EQ(RunPimopt("gen dense --rows 200 --features 12 --separation 0.2 --seed 3 --first-row 600 --out " + test).exit_code, 0);
   }
   // A bad invocation: exit code 2, the message names `fragment`, and no output file is left behind.
   void ExpectBadInput(const std::string& args, const std::string& fragment) {

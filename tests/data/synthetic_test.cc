@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include <cmath>
+
 #include "pimopt/core/error.h"
 #include "pimopt/core/thread_pool.h"
 
@@ -39,20 +41,37 @@ TEST(SyntheticDense, RowsDoNotDependOnFirstRow) {
   EXPECT_TRUE(std::equal(tail.labels().begin(), tail.labels().end(), all.labels().begin() + 1500));
 }
 
-TEST(SyntheticDense, NoiseControlsLabelAgreementWithPlantedModel) {
-  // With zero noise the planted model separates the data; with more noise labels flip more often, which a
-  // fresh seed's labels cannot reproduce: measure agreement between noise 0 and noise 1 labels.
+TEST(SyntheticDense, NoiseIsTheLabelFlipRateAndThePlantedClassifierWorks) {
   DenseSyntheticParams p;
   p.rows = 4000;
-  p.features = 32;
+  p.features = 4096;
   p.noise = 0.0;
   const Dataset clean = GenerateDense(p);
-  p.noise = 1.0;
+  p.noise = 0.2;
   const Dataset noisy = GenerateDense(p);
   size_t agree = 0;
   for (size_t i = 0; i < clean.num_rows(); ++i) agree += clean.labels()[i] == noisy.labels()[i];
-  // Flip probability for margin ~ N(0,1) and noise 1 is atan(1)/pi = 25%.
-  EXPECT_NEAR(static_cast<double>(agree) / clean.num_rows(), 0.75, 0.03);
+  EXPECT_NEAR(static_cast<double>(agree) / clean.num_rows(), 0.8, 0.03);
+  EXPECT_TRUE(std::equal(clean.dense_values().begin(), clean.dense_values().end(), noisy.dense_values().begin()));
+  // The class means differ by 2*separation along a balanced +1/-1 direction: the difference of class means has
+  // as many positive as negative entries and magnitude about 0.02.
+  std::vector<double> pos_mean(p.features, 0.0), neg_mean(p.features, 0.0);
+  const double num_pos = static_cast<double>(clean.CountPositives());
+  const double num_neg = static_cast<double>(clean.num_rows()) - num_pos;
+  for (size_t i = 0; i < clean.num_rows(); ++i) {
+    auto& mean = clean.labels()[i] > 0 ? pos_mean : neg_mean;
+    const double count = clean.labels()[i] > 0 ? num_pos : num_neg;
+    for (size_t j = 0; j < p.features; ++j) mean[j] += clean.dense_row(i)[j] / count;
+  }
+  size_t positive = 0;
+  double magnitude = 0;
+  for (size_t j = 0; j < p.features; ++j) {
+    const double d = pos_mean[j] - neg_mean[j];
+    positive += d > 0;
+    magnitude += std::fabs(d);
+  }
+  EXPECT_NEAR(static_cast<double>(positive) / p.features, 0.5, 0.03);
+  EXPECT_NEAR(magnitude / p.features, 0.02, 0.005);
 }
 
 TEST(SyntheticSparse, CriteoShape) {

@@ -5,7 +5,8 @@
 //                                  [0,1]); binary task: classes in `positive_classes` (default 0,2,4,6 =
 //                                  "upper-body garment") vs the rest. The directory can be overridden with the
 //                                  PIMOPT_FASHION_MNIST_DIR environment variable.
-//   dense[:key=value,...]          synthetic YFCC-shaped data (keys: rows, features, noise, seed, test_rows)
+//   dense[:key=value,...]          synthetic YFCC-shaped data (keys: rows, features, noise, separation, seed,
+//                                  test_rows)
 //   sparse[:key=value,...]         synthetic Criteo-shaped data (keys: rows, features, fields, vocabulary, zipf,
 //                                  signal, positive_rate, seed, test_rows)
 // Files: the format is detected from the content: pimopt binary cache (magic "PIMOPTDS"), IDX images (plain or

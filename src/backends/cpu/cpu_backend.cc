@@ -10,9 +10,9 @@ namespace pimopt {
 namespace {
 
 constexpr size_t kFeatureBlock = 4096;      // coordinates per task in reductions and updates
-constexpr size_t kAccumulateBlock = 256;    // features per task when accumulating a dense batch gradient
-constexpr size_t kRowChunk = 256;           // rows per task when scoring a batch
-constexpr double kParallelWork = 1 << 15;   // below this many multiply-adds a phase runs inline
+constexpr size_t kRowChunk = 32;            // fewest rows per gradient task
+constexpr size_t kChunksPerWorker = 16;     // most gradient tasks per worker and step (bounds partial sums)
+constexpr double kParallelWork = 1 << 18;   // below this many multiply-adds a phase runs inline (thread wake-up costs more)
 constexpr float kMinScale = 1e-5f;          // sparse local SGD: fold the scale back into y below this
 
 }  // namespace
@@ -74,41 +74,25 @@ void CpuBackend::GradientStep(std::span<const std::span<const uint32_t>> worker_
   PIMOPT_CHECK(batch_rows > 0);
   const bool parallel = static_cast<double>(batch_rows) * static_cast<double>(n_) >= kParallelWork;
 
-  // 1. Per-row derivatives at the global model (row chunks; each row independent).
-  std::vector<std::pair<int, size_t>> chunks;
-  for (int k = 0; k < k_count; ++k) {
-    derivs_[k].resize(worker_rows[k].size());
-    for (size_t c = 0; c < worker_rows[k].size(); c += kRowChunk) chunks.emplace_back(k, c);
-  }
-  auto score_chunk = [&](size_t t) {
-    const auto [k, begin] = chunks[t];
-    const auto rows = worker_rows[k];
-    const size_t end = std::min(rows.size(), begin + kRowChunk);
-    VisitRows(data, [&](auto access) {
-      for (size_t i = begin; i < end; ++i) {
-        const uint32_t r = rows[i];
-        const float y = data.labels()[r];
-        const float z = access.Dot(r, w, n_) + w[n_];
-        derivs_[k][i] = data.weight(r) * obj.ClassWeight(y) * LossDerivative(obj.loss, z, y);
-      }
-    });
+  // Per-row loss derivative at the global model, weighted.
+  auto derivative = [&](auto access, uint32_t r) {
+    const float y = data.labels()[r];
+    const float z = access.Dot(r, w, n_) + w[n_];
+    return data.weight(r) * obj.ClassWeight(y) * LossDerivative(obj.loss, z, y);
   };
-  if (parallel) {
-    pool_.ParallelFor(chunks.size(), score_chunk);
-  } else {
-    for (size_t t = 0; t < chunks.size(); ++t) score_chunk(t);
-  }
-
-  // 2. Each worker's gradient sum G_k (features in row order).
+  // Partial gradient sums, one per task; `partials` holds (n+1)-vectors, the bias last.
+  size_t num_partials = 0;
   if (data.is_sparse()) {
+    // One task per worker: scatter-add into the worker's dense accumulator.
     auto worker_task = [&](size_t k) {
-      std::vector<float>& g = scratch_[k];
-      std::fill(g.begin(), g.end(), 0.0f);
+      float* g = scratch_[k].data();
+      std::fill(g, g + n_ + 1, 0.0f);
       const SparseRows access{data.csr().row_ptr.data(), data.csr().col.data(), data.csr().val.data()};
       double bias = 0;
-      for (size_t i = 0; i < worker_rows[k].size(); ++i) {
-        access.Axpy(worker_rows[k][i], derivs_[k][i], g.data(), n_);
-        bias += derivs_[k][i];
+      for (uint32_t r : worker_rows[k]) {
+        const float d = derivative(access, r);
+        if (d != 0.0f) access.Axpy(r, d, g, n_);
+        bias += d;
       }
       g[n_] = static_cast<float>(bias);
     };
@@ -117,44 +101,51 @@ void CpuBackend::GradientStep(std::span<const std::span<const uint32_t>> worker_
     } else {
       for (int k = 0; k < k_count; ++k) worker_task(k);
     }
+    num_partials = k_count;
   } else {
-    const size_t blocks = (n_ + kAccumulateBlock - 1) / kAccumulateBlock;
-    const float* values = data.dense_values().data();
-    auto block_task = [&](size_t t) {
-      const size_t k = t / blocks, b = t % blocks;
-      const size_t j0 = b * kAccumulateBlock, j1 = std::min(n_, j0 + kAccumulateBlock);
-      float* g = scratch_[k].data();
-      std::fill(g + j0, g + j1, 0.0f);
-      const auto rows = worker_rows[k];
-      for (size_t i = 0; i < rows.size(); ++i) {
-        const float d = derivs_[k][i];
-        const float* x = values + static_cast<size_t>(rows[i]) * n_;
-#pragma omp simd
-        for (size_t j = j0; j < j1; ++j) g[j] += d * x[j];
+    // Dense: one pass over the data. Each task takes a fixed chunk of a worker's rows (at most kChunksPerWorker
+    // chunks, at least kRowChunk rows each: a function of the batch, not of the thread count), and for every row
+    // computes its derivative and adds d * x while the row is in L1. Chunks are summed in (worker, chunk) order.
+    chunks_.clear();
+    for (int k = 0; k < k_count; ++k) {
+      const size_t rows = worker_rows[k].size();
+      const size_t chunk = std::max(kRowChunk, (rows + kChunksPerWorker - 1) / kChunksPerWorker);
+      for (size_t c = 0; c < rows; c += chunk) chunks_.push_back({k, c, std::min(rows, c + chunk)});
+    }
+    if (partials_.size() < chunks_.size()) partials_.resize(chunks_.size());
+    const DenseRows access{data.dense_values().data(), n_};
+    auto chunk_task = [&](size_t t) {
+      const RowChunk& c = chunks_[t];
+      std::vector<float>& g = partials_[t];
+      g.assign(n_ + 1, 0.0f);
+      double bias = 0;
+      for (size_t i = c.begin; i < c.end; ++i) {
+        const uint32_t r = worker_rows[c.worker][i];
+        const float d = derivative(access, r);
+        if (d != 0.0f) access.Axpy(r, d, g.data(), n_);
+        bias += d;
       }
-      if (b + 1 == blocks) {
-        double bias = 0;
-        for (float d : derivs_[k]) bias += d;
-        g[n_] = static_cast<float>(bias);
-      }
+      g[n_] = static_cast<float>(bias);
     };
     if (parallel) {
-      pool_.ParallelFor(blocks * k_count, block_task);
+      pool_.ParallelFor(chunks_.size(), chunk_task);
     } else {
-      for (size_t t = 0; t < blocks * k_count; ++t) block_task(t);
+      for (size_t t = 0; t < chunks_.size(); ++t) chunk_task(t);
     }
+    num_partials = chunks_.size();
   }
+  const std::vector<std::vector<float>>& sums = data.is_sparse() ? scratch_ : partials_;
   AddPhase("worker_compute", t0);
   const auto t1 = Clock::now();
 
-  // 3. Host: sum the workers' gradients in worker order and step.
+  // Host: add the partial sums in order and step.
   const float scale = static_cast<float>(lr / static_cast<double>(batch_rows));
   const float decay = static_cast<float>(1.0 - lr * obj.l2);
   ForFeatureBlocks([&](size_t begin, size_t end) {
     float* gw = global_.data();
     for (size_t j = begin; j < end; ++j) {
-      float g = scratch_[0][j];
-      for (int k = 1; k < k_count; ++k) g += scratch_[k][j];
+      float g = sums[0][j];
+      for (size_t t = 1; t < num_partials; ++t) g += sums[t][j];
       gw[j] = (j < n_ ? decay * gw[j] : gw[j]) - scale * g;
     }
   });

@@ -55,6 +55,12 @@ class CpuBackend final : public IBackend {
   std::vector<std::vector<float>> shift_;   // per worker: z - u_k during a proximal local phase
   std::vector<std::vector<float>> derivs_;  // per worker: per-row derivatives of the current batch
   std::vector<uint64_t> shard_sizes_;
+  struct RowChunk {
+    int worker;
+    size_t begin, end;  // positions in the worker's row list
+  };
+  std::vector<RowChunk> chunks_;                // GradientStep tasks (dense data)
+  std::vector<std::vector<float>> partials_;    // their partial gradient sums
   std::map<std::string, double> phase_seconds_;
   TrafficCounters traffic_;
 };

@@ -100,7 +100,9 @@ def main():
     ap.add_argument("--rows", type=int, default=200000, help="rows of the dense synthetic set (4096 features)")
     ap.add_argument("--epochs", type=int, default=3)
     ap.add_argument("--batch", type=int, default=256)
-    ap.add_argument("--lr", type=float, default=0.1)
+    ap.add_argument("--lr", type=float, default=0.1, help="learning rate on fashion-mnist")
+    ap.add_argument("--dense-lr", type=float, default=0.002,
+                    help="learning rate on the dense set (4096 features in [0,1]: lr * n/4 must stay well below 2)")
     ap.add_argument("--reg", type=float, default=1e-5)
     ap.add_argument("--workers", type=int, default=8, help="GA-SGD workers")
     ap.add_argument("--threads", type=int, default=os.cpu_count())
@@ -118,7 +120,7 @@ def main():
     fm_train, fm_test = os.path.join(args.out, "fm_train.bin"), os.path.join(args.out, "fm_test.bin")
     run([PIMOPT, "convert", "fashion-mnist", fm_train])
     run([PIMOPT, "convert", "fashion-mnist:test", fm_test])
-    datasets.append(("fashion-mnist", fm_train, fm_test, 64))
+    datasets.append(("fashion-mnist", fm_train, fm_test, 64, args.lr))
     if not args.skip_dense:
         dense = os.path.join(args.out, f"dense_{args.rows}.bin")
         dense_test = os.path.join(args.out, f"dense_{args.rows}_test.bin")
@@ -126,21 +128,21 @@ def main():
             run([PIMOPT, "gen", "dense", "--rows", str(args.rows), "--features", "4096", "--out", dense])
             run([PIMOPT, "gen", "dense", "--rows", "10000", "--features", "4096", "--first-row", str(args.rows),
                  "--out", dense_test])
-        datasets.append((f"dense {args.rows}x4096", dense, dense_test, args.batch))
+        datasets.append((f"dense {args.rows}x4096", dense, dense_test, args.batch, args.dense_lr))
 
     rows = []
-    for name, train, test, batch in datasets:
+    for name, train, test, batch, lr in datasets:
         x, y = load_binary(train)
         xt, yt = load_binary(test)
         for algo in ("mbsgd", "ga"):
-            rep = pimopt_train(train, test, algo, batch, args.lr, args.reg, args.epochs, args.workers, 1,
+            rep = pimopt_train(train, test, algo, batch, lr, args.reg, args.epochs, args.workers, 1,
                                args.threads, args.out)
             p_epochs = [e["train_seconds"] for e in rep["epochs"]]
             p_acc = rep["final"]["test"]["accuracy"]
-            w, b, t_epochs = torch_train(x, y, algo, batch, args.lr, args.reg, args.epochs, args.workers, 1)
+            w, b, t_epochs = torch_train(x, y, algo, batch, lr, args.reg, args.epochs, args.workers, 1)
             t_acc = accuracy(w, b, xt, yt)
             p_med, t_med = float(np.median(p_epochs)), float(np.median(t_epochs))
-            row = {"dataset": name, "algo": algo, "batch": batch, "epochs": args.epochs,
+            row = {"dataset": name, "algo": algo, "batch": batch, "lr": lr, "epochs": args.epochs,
                    "pimopt_epoch_s": p_med, "torch_epoch_s": t_med, "speedup": t_med / p_med,
                    "pimopt_test_acc": p_acc, "torch_test_acc": t_acc}
             data_bytes = x.nbytes

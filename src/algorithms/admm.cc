@@ -28,11 +28,7 @@ class Admm final : public Algorithm {
  public:
   AlgorithmKind kind() const override { return AlgorithmKind::kAdmm; }
   void Validate(const TrainConfig& config, uint64_t train_rows) const override {
-    const uint64_t smallest_shard = train_rows / config.workers;
-    if (config.batch > smallest_shard) {
-      throw ConfigError("--batch", StrCat("local batch ", config.batch, " exceeds the smallest shard (",
-                                          smallest_shard, " rows for ", config.workers, " workers)"));
-    }
+    ValidateLocalBatch(config, train_rows);
     if (config.lr * config.rho >= 1) {
       throw ConfigError("--rho", StrCat("lr * rho = ", config.lr * config.rho,
                                         " must be < 1 (the proximal step would overshoot)"));

@@ -74,6 +74,20 @@ void TrainConfig::Validate(uint64_t train_rows) const {
   if (!positive_finite(rho)) throw ConfigError("--rho", "must be a positive finite number");
 }
 
+void ValidateGlobalBatch(const TrainConfig& config, uint64_t train_rows) {
+  if (config.batch > train_rows) {
+    throw ConfigError("--batch", StrCat("batch ", config.batch, " exceeds the ", train_rows, " training rows"));
+  }
+}
+
+void ValidateLocalBatch(const TrainConfig& config, uint64_t train_rows) {
+  const uint64_t smallest_shard = train_rows / config.workers;
+  if (config.batch > smallest_shard) {
+    throw ConfigError("--batch", StrCat("local batch ", config.batch, " exceeds the smallest shard (", smallest_shard,
+                                        " rows for ", config.workers, " workers)"));
+  }
+}
+
 std::unique_ptr<Algorithm> MakeAlgorithm(AlgorithmKind kind) {
   switch (kind) {
     case AlgorithmKind::kSgd: return MakeSgd();

@@ -23,9 +23,7 @@ class GaSgd final : public Algorithm {
  public:
   AlgorithmKind kind() const override { return AlgorithmKind::kGaSgd; }
   void Validate(const TrainConfig& config, uint64_t train_rows) const override {
-    if (config.batch > train_rows) {
-      throw ConfigError("--batch", StrCat("batch ", config.batch, " exceeds the ", train_rows, " training rows"));
-    }
+    ValidateGlobalBatch(config, train_rows);
     if (config.batch < static_cast<uint64_t>(config.workers)) {
       throw ConfigError("--batch", StrCat("GA-SGD needs a global batch of at least --workers (", config.workers,
                                           ") rows so every worker gets a slice"));

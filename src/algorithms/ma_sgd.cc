@@ -22,11 +22,7 @@ class MaSgd final : public Algorithm {
  public:
   AlgorithmKind kind() const override { return AlgorithmKind::kMaSgd; }
   void Validate(const TrainConfig& config, uint64_t train_rows) const override {
-    const uint64_t smallest_shard = train_rows / config.workers;
-    if (config.batch > smallest_shard) {
-      throw ConfigError("--batch", StrCat("local batch ", config.batch, " exceeds the smallest shard (",
-                                          smallest_shard, " rows for ", config.workers, " workers)"));
-    }
+    ValidateLocalBatch(config, train_rows);
   }
   EpochInfo RunEpoch(IBackend& backend, const TrainConfig& config, uint64_t train_rows, int epoch) override {
     const ShardPlan plan(MakeShards(train_rows, config.workers), config.batch, config.seed,

@@ -21,9 +21,7 @@ class MbSgd final : public Algorithm {
     if (config.workers != 1) {
       throw ConfigError("--workers", "mbsgd runs on one worker; ga is its K-worker form");
     }
-    if (config.batch > train_rows) {
-      throw ConfigError("--batch", StrCat("batch ", config.batch, " exceeds the ", train_rows, " training rows"));
-    }
+    ValidateGlobalBatch(config, train_rows);
   }
   EpochInfo RunEpoch(IBackend& backend, const TrainConfig& config, uint64_t train_rows, int epoch) override {
     // The one worker walks the global batch plan: a shard plan of one shard visits the same permutation.

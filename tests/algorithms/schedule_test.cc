@@ -40,7 +40,9 @@ TEST(Shards, BalancedContiguousAndComplete) {
       EXPECT_EQ(shards.front().begin, 0u);
       EXPECT_EQ(shards.back().end, rows);
       for (int i = 0; i < k; ++i) {
-        if (i) EXPECT_EQ(shards[i].begin, shards[i - 1].end);
+        if (i) {
+          EXPECT_EQ(shards[i].begin, shards[i - 1].end);
+        }
         EXPECT_GE(shards[i].size(), rows / k);
         EXPECT_LE(shards[i].size(), rows / k + 1);
       }

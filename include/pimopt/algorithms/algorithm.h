@@ -25,6 +25,10 @@ class Algorithm {
   virtual EpochInfo RunEpoch(IBackend& backend, const TrainConfig& config, uint64_t train_rows, int epoch) = 0;
 };
 
+// Shared checks: a global batch must fit the training set; a local batch must fit the smallest shard.
+void ValidateGlobalBatch(const TrainConfig& config, uint64_t train_rows);
+void ValidateLocalBatch(const TrainConfig& config, uint64_t train_rows);
+
 std::unique_ptr<Algorithm> MakeSgd();
 std::unique_ptr<Algorithm> MakeMbSgd();
 std::unique_ptr<Algorithm> MakeGaSgd();

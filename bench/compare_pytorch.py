@@ -5,7 +5,7 @@ time-to-accuracy on fashion-mnist and the fraction of the machine's memory bandw
 
 Run with Debian's interpreter (needs python3-torch and python3-numpy):
     /usr/bin/python3 bench/compare_pytorch.py [--rows 200000] [--epochs 3] [--out bench/out]
-It expects build/pimopt and build-bench/bench/pimopt_membw (bench/run_bench.sh builds both).
+It expects build/pimopt and build/bench/pimopt_membw (bench/run_bench.sh builds both).
 Writes OUT/compare.json and OUT/compare.csv and prints a table. All ratios come from this one run.
 """
 import argparse
@@ -21,7 +21,7 @@ import torch
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 PIMOPT = os.path.join(ROOT, "build", "pimopt")
-MEMBW = os.path.join(ROOT, "build-bench", "bench", "pimopt_membw")
+MEMBW = os.path.join(ROOT, "build", "bench", "pimopt_membw")
 
 
 def run(cmd):

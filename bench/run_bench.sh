@@ -5,8 +5,6 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/setup.sh --bench
 cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=Release > /dev/null
-cmake --build build -j "$(nproc)" --target pimopt
-cmake -S . -B build-bench -G Ninja -DCMAKE_BUILD_TYPE=Release -DPIMOPT_BUILD_TESTS=OFF -DPIMOPT_BUILD_BENCH=ON > /dev/null
-cmake --build build-bench -j "$(nproc)" --target pimopt_membw
+cmake --build build -j "$(nproc)" --target pimopt pimopt_membw
 unset OPENBLAS_CORETYPE OPENBLAS_L2_SIZE
 /usr/bin/python3 bench/compare_pytorch.py "$@"

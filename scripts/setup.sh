@@ -3,7 +3,7 @@
 # Usage: scripts/setup.sh [--bench]   (--bench adds PyTorch, numpy, matplotlib for bench/ scripts)
 set -euo pipefail
 core_pkgs=(build-essential cmake ninja-build pkg-config git zlib1g-dev
-  libgtest-dev libgmock-dev libcli11-dev nlohmann-json3-dev libfmt-dev
+  libgtest-dev libgmock-dev libcli11-dev nlohmann-json3-dev libfmt-dev libboost-context-dev
   liblinear-tools dataset-fashion-mnist)
 bench_pkgs=(libbenchmark-dev python3 python3-torch python3-numpy python3-matplotlib)
 pkgs=("${core_pkgs[@]}")

@@ -1,0 +1,134 @@
+// The host side of pimopt's UPMEM emulator, mirroring the UPMEM host library's verbs (upmem-model.md 5.1):
+// allocate DPUs, load a kernel, launch it on every DPU of the set, copy to / from one DPU, prepared parallel
+// push / pull (the same length for every DPU), broadcast. Every verb returns or records the time the real machine
+// would take (modeled seconds, from the profile); functional results never depend on the profile or on the
+// number of host threads.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "pimopt/pim/kernel.h"
+#include "pimopt/pim/profile.h"
+
+namespace pimopt {
+class ThreadPool;
+}
+
+namespace pimopt::pim {
+
+// The MRAM heap symbol (the SDK's DPU_MRAM_HEAP_POINTER_NAME): MRAM after the kernel's MRAM variables.
+inline constexpr std::string_view kMramHeapSymbol = "__sys_used_mram_end";
+
+enum class XferDirection { kToDpu, kFromDpu };
+
+// Modeled cycles of one DPU for one launch (timing model in docs/pim-emulator.md).
+struct DpuCycles {
+  double issue = 0;   // pipeline: max(sum of slots, revolver x busiest tasklet)
+  double dma = 0;     // DMA engine occupancy
+  double chain = 0;   // the longest tasklet's own issue + DMA waiting chain
+  double sync = 0;    // barriers and contended mutexes
+  double total = 0;   // max(issue, dma, chain) + kappa min(issue, dma) + sync
+};
+
+struct LaunchStats {
+  std::string kernel;
+  uint32_t dpus = 0;
+  uint32_t tasklets = 0;
+  DpuCycles slowest;            // the DPU that bounds the launch
+  double mean_total_cycles = 0;
+  double kernel_s = 0;          // slowest DPU's cycles / frequency
+  double overhead_s = 0;        // host launch overhead
+  double energy_j = 0;          // DPU active power x each DPU's busy time
+  uint64_t issue_slots = 0;     // all DPUs
+  uint64_t mram_read_bytes = 0;
+  uint64_t mram_write_bytes = 0;
+  uint64_t barrier_waits = 0;
+  double host_wall_s = 0;       // real time the emulation took
+};
+
+// Totals over the life of a DpuSet (modeled seconds by phase, bytes by direction).
+struct SetStats {
+  double to_dpu_s = 0;
+  double from_dpu_s = 0;
+  double kernel_s = 0;
+  double launch_overhead_s = 0;
+  double energy_j = 0;
+  uint64_t to_dpu_bytes = 0;
+  uint64_t from_dpu_bytes = 0;
+  uint64_t launches = 0;
+  uint64_t transfers = 0;
+  double host_wall_s = 0;
+};
+
+class DpuSet {
+ public:
+  DpuSet(const HardwareProfile& profile, uint32_t num_dpus, ThreadPool& pool);
+  ~DpuSet();
+  DpuSet(DpuSet&&) noexcept;
+  DpuSet& operator=(DpuSet&&) noexcept;
+
+  uint32_t size() const;
+  uint32_t num_ranks() const;
+  const HardwareProfile& profile() const { return *profile_; }
+
+  // Loads a kernel on every DPU (places its symbols, zeroes WRAM). `tasklets` = 0 keeps the spec's count.
+  void Load(std::shared_ptr<Kernel> kernel, uint32_t tasklets = 0);
+  void Load(const std::string& kernel_name, uint32_t tasklets = 0);
+
+  // Runs the loaded kernel on every DPU (synchronously) and returns its modeled time and statistics.
+  LaunchStats Launch();
+
+  // Serial copies to / from one DPU (dpu_copy_to / dpu_copy_from). Return modeled seconds.
+  double CopyTo(uint32_t dpu, std::string_view symbol, uint64_t offset, const void* source, uint64_t bytes);
+  double CopyFrom(uint32_t dpu, std::string_view symbol, uint64_t offset, void* destination, uint64_t bytes);
+  // dpu_prepare_xfer: the host buffer of one DPU for the next PushXfer (must hold at least the pushed length).
+  void PrepareXfer(uint32_t dpu, void* buffer, uint64_t buffer_bytes);
+  // dpu_push_xfer: `bytes` to / from every DPU with a prepared buffer, in one parallel transfer; clears the
+  // prepared buffers. Returns modeled seconds.
+  double PushXfer(XferDirection direction, std::string_view symbol, uint64_t offset, uint64_t bytes);
+  // dpu_broadcast_to: the same buffer to every DPU. Returns modeled seconds.
+  double BroadcastTo(std::string_view symbol, uint64_t offset, const void* source, uint64_t bytes);
+
+  const SetStats& stats() const { return stats_; }
+  const LaunchStats& last_launch() const { return last_launch_; }
+  // Host memory the emulated MRAM and WRAM actually occupy (MRAM is backed lazily, 64 KB pages on first write).
+  uint64_t HostMemoryBytes() const;
+
+ private:
+  const HardwareProfile* profile_;
+  ThreadPool* pool_;
+  std::vector<std::unique_ptr<Dpu>> dpus_;
+  std::shared_ptr<Kernel> kernel_;
+  std::string kernel_name_;
+  std::vector<std::pair<void*, uint64_t>> prepared_;
+  SetStats stats_;
+  LaunchStats last_launch_;
+};
+
+// Owns a profile and the host threads that run the DPUs.
+class PimSystem {
+ public:
+  explicit PimSystem(HardwareProfile profile, int host_threads = 0);
+  ~PimSystem();
+  const HardwareProfile& profile() const { return profile_; }
+  // dpu_alloc: exactly `num_dpus` DPUs (at most the profile's count).
+  DpuSet Allocate(uint32_t num_dpus);
+  DpuSet AllocateAll() { return Allocate(profile_.num_dpus); }
+
+ private:
+  HardwareProfile profile_;
+  std::unique_ptr<ThreadPool> pool_;
+};
+
+// Modeled transfer times (exposed for tests and for what-if studies).
+double ModelParallelTransferSeconds(const HardwareProfile& p, XferDirection direction, uint32_t dpus,
+                                    uint64_t bytes_per_dpu);
+double ModelBroadcastSeconds(const HardwareProfile& p, uint32_t dpus, uint64_t bytes);
+double ModelSerialTransferSeconds(const HardwareProfile& p, XferDirection direction, uint64_t bytes);
+double ModelLaunchOverheadSeconds(const HardwareProfile& p, uint32_t dpus);
+
+}  // namespace pimopt::pim

@@ -1,0 +1,433 @@
+#include "dpu.h"
+
+#include <algorithm>
+#include <bit>
+#include <cstring>
+#include <mutex>
+#include <unordered_map>
+
+namespace pimopt::pim {
+namespace ctx = boost::context;
+
+// ---------------------------------------------------------------- lazily backed memory
+void LazyMemory::Read(uint64_t address, void* destination, uint64_t bytes) const {
+  auto* out = static_cast<uint8_t*>(destination);
+  while (bytes > 0) {
+    const uint64_t page = address / kPageBytes, in_page = address % kPageBytes;
+    const uint64_t n = std::min(bytes, kPageBytes - in_page);
+    if (page < pages_.size() && pages_[page]) {
+      std::memcpy(out, pages_[page].get() + in_page, n);
+    } else {
+      std::memset(out, 0, n);
+    }
+    out += n;
+    address += n;
+    bytes -= n;
+  }
+}
+
+void LazyMemory::Write(uint64_t address, const void* source, uint64_t bytes) {
+  const auto* in = static_cast<const uint8_t*>(source);
+  if (pages_.empty()) pages_.resize((size_ + kPageBytes - 1) / kPageBytes);
+  while (bytes > 0) {
+    const uint64_t page = address / kPageBytes, in_page = address % kPageBytes;
+    const uint64_t n = std::min(bytes, kPageBytes - in_page);
+    if (!pages_[page]) {
+      pages_[page].reset(new uint8_t[kPageBytes]());
+      ++backed_pages_;
+    }
+    std::memcpy(pages_[page].get() + in_page, in, n);
+    in += n;
+    address += n;
+    bytes -= n;
+  }
+}
+
+// ---------------------------------------------------------------- fiber stacks
+namespace {
+
+// Fiber stacks are reused per host thread: creating 16 tasklets x 2,048 DPUs per launch must not call mmap.
+class PooledStack {
+ public:
+  static constexpr size_t kStackBytes = 256u << 10;
+  ctx::stack_context allocate() {
+    void* base;
+    if (free_list().empty()) {
+      base = ::operator new(kStackBytes);
+    } else {
+      base = free_list().back();
+      free_list().pop_back();
+    }
+    ctx::stack_context sc;
+    sc.size = kStackBytes;
+    sc.sp = static_cast<char*>(base) + kStackBytes;
+    return sc;
+  }
+  void deallocate(ctx::stack_context& sc) noexcept {
+    free_list().push_back(static_cast<char*>(sc.sp) - sc.size);
+  }
+
+ private:
+  struct FreeList {
+    std::vector<void*> stacks;
+    ~FreeList() {
+      for (void* s : stacks) ::operator delete(s);
+    }
+  };
+  static std::vector<void*>& free_list() {
+    thread_local FreeList list;
+    return list.stacks;
+  }
+};
+
+uint64_t AlignUp(uint64_t v, uint64_t a) { return (v + a - 1) / a * a; }
+
+}  // namespace
+
+// ---------------------------------------------------------------- kernel registry
+namespace {
+std::mutex& RegistryMutex() {
+  static std::mutex m;
+  return m;
+}
+std::unordered_map<std::string, KernelFactory>& Registry() {
+  static std::unordered_map<std::string, KernelFactory> r;
+  return r;
+}
+}  // namespace
+
+void RegisterKernel(const std::string& name, KernelFactory factory) {
+  std::lock_guard<std::mutex> lock(RegistryMutex());
+  Registry()[name] = std::move(factory);
+}
+
+std::unique_ptr<Kernel> CreateKernel(const std::string& name) {
+  std::lock_guard<std::mutex> lock(RegistryMutex());
+  auto it = Registry().find(name);
+  if (it == Registry().end()) throw PimError(StrCat("no kernel named '", name, "' is registered"));
+  return it->second();
+}
+
+// ---------------------------------------------------------------- Tasklet
+int32_t Tasklet::Mul32(int32_t a, int32_t b) {
+  // __mulsi3 puts the unsigned-smaller operand in the shift register and stops at its highest set bit [S5].
+  const uint32_t smaller = std::min(static_cast<uint32_t>(a), static_cast<uint32_t>(b));
+  extra_slots_ += dpu_->profile().mul32_setup_slots + static_cast<double>(std::bit_width(smaller));
+  return static_cast<int32_t>(static_cast<uint32_t>(a) * static_cast<uint32_t>(b));
+}
+void* Tasklet::WramSymbol(std::string_view symbol, uint32_t min_bytes) {
+  return dpu_->WramSymbol(*this, symbol, min_bytes);
+}
+void* Tasklet::MemAlloc(uint32_t bytes) { return dpu_->MemAlloc(*this, bytes); }
+void Tasklet::MemReset() { dpu_->MemReset(); }
+uint64_t Tasklet::MramSymbol(std::string_view symbol) const { return dpu_->MramSymbol(*this, symbol); }
+uint64_t Tasklet::MramHeap() const { return dpu_->mram_heap(); }
+void Tasklet::MramRead(uint64_t mram_address, void* wram_destination, uint32_t bytes) {
+  dpu_->Dma(*this, true, mram_address, wram_destination, bytes);
+}
+void Tasklet::MramWrite(const void* wram_source, uint64_t mram_address, uint32_t bytes) {
+  dpu_->Dma(*this, false, mram_address, const_cast<void*>(wram_source), bytes);
+}
+void Tasklet::BarrierWait(uint32_t barrier) { dpu_->Barrier(*this, barrier); }
+void Tasklet::MutexLock(uint32_t mutex) { dpu_->MutexLock(*this, mutex); }
+void Tasklet::MutexUnlock(uint32_t mutex) { dpu_->MutexUnlock(*this, mutex); }
+void Tasklet::Fail(const std::string& what) const { dpu_->Fail(this, what); }
+
+// ---------------------------------------------------------------- Dpu
+Dpu::Dpu(const HardwareProfile& profile, uint32_t index)
+    : profile_(profile), index_(index), mram_(profile.mram_bytes), wram_(profile.wram_bytes, 0) {}
+
+void Dpu::Fail(const Tasklet* t, const std::string& what) const {
+  if (t) throw PimError(StrCat("kernel '", kernel_name_, "', DPU ", index_, ", tasklet ", t->me(), ": ", what));
+  throw PimError(StrCat("kernel '", kernel_name_, "', DPU ", index_, ": ", what));
+}
+
+void Dpu::Load(const KernelSpec& spec, uint32_t tasklets) {
+  kernel_name_ = spec.name;
+  if (tasklets == 0 || tasklets > profile_.max_tasklets) {
+    Fail(nullptr, StrCat(tasklets, " tasklets requested; this DPU runs 1 to ", profile_.max_tasklets));
+  }
+  tasklets_ = tasklets;
+  std::fill(wram_.begin(), wram_.end(), 0);
+  wram_symbols_.clear();
+  mram_symbols_.clear();
+  uint64_t top = 0;
+  for (const SymbolSpec& s : spec.wram_symbols) {
+    if (wram_symbols_.count(s.name)) Fail(nullptr, StrCat("WRAM symbol '", s.name, "' declared twice"));
+    wram_symbols_[s.name] = {top, s.bytes};
+    top = AlignUp(top + s.bytes, 8);
+  }
+  const uint64_t stack = spec.stack_bytes ? spec.stack_bytes : profile_.default_stack_bytes;
+  heap_start_ = heap_top_ = top;
+  const uint64_t stacks = stack * tasklets;
+  if (top + stacks > wram_.size()) {
+    Fail(nullptr, StrCat("WRAM exhausted at load: ", top, " bytes of variables + ", tasklets, " stacks of ", stack,
+                         " bytes > ", wram_.size(), " bytes of WRAM"));
+  }
+  heap_end_ = wram_.size() - stacks;
+  uint64_t mtop = 0;
+  for (const SymbolSpec& s : spec.mram_symbols) {
+    mram_symbols_[s.name] = {mtop, s.bytes};
+    mtop = AlignUp(mtop + s.bytes, 8);
+  }
+  if (mtop > mram_.size()) Fail(nullptr, StrCat("MRAM variables need ", mtop, " bytes > ", mram_.size()));
+  mram_heap_start_ = mtop;
+}
+
+void Dpu::CheckHostAccess(std::string_view symbol, uint64_t offset, uint64_t bytes, const char* verb) const {
+  if (symbol == kMramHeapSymbol) {
+    if (offset % 8 || bytes % 8) Fail(nullptr, StrCat(verb, " to the MRAM heap: offset and length must be multiples of 8"));
+    if (mram_heap_start_ + offset + bytes > mram_.size()) {
+      Fail(nullptr, StrCat(verb, " of ", bytes, " bytes at MRAM heap offset ", offset, " exceeds the ",
+                           mram_.size() - mram_heap_start_, " bytes of MRAM heap"));
+    }
+    return;
+  }
+  const auto w = wram_symbols_.find(symbol);
+  const auto m = mram_symbols_.find(symbol);
+  if (w == wram_symbols_.end() && m == mram_symbols_.end()) {
+    Fail(nullptr, StrCat(verb, ": unknown symbol '", symbol, "'"));
+  }
+  const bool is_mram = m != mram_symbols_.end();
+  const Placement& p = is_mram ? m->second : w->second;
+  const uint64_t align = is_mram ? 8 : 4;  // UPMEM host transfers: MRAM multiple of 8, WRAM of 4 [S7 032]
+  if (offset % align || bytes % align) {
+    Fail(nullptr, StrCat(verb, " of symbol '", symbol, "': offset ", offset, " and length ", bytes,
+                         " must be multiples of ", align));
+  }
+  if (offset + bytes > p.bytes) {
+    Fail(nullptr, StrCat(verb, " of ", bytes, " bytes at offset ", offset, " overruns symbol '", symbol, "' (",
+                         p.bytes, " bytes)"));
+  }
+}
+
+void Dpu::HostWrite(std::string_view symbol, uint64_t offset, const void* source, uint64_t bytes) {
+  CheckHostAccess(symbol, offset, bytes, "host write");
+  if (symbol == kMramHeapSymbol) {
+    mram_.Write(mram_heap_start_ + offset, source, bytes);
+  } else if (auto w = wram_symbols_.find(symbol); w != wram_symbols_.end()) {
+    std::memcpy(wram_.data() + w->second.offset + offset, source, bytes);
+  } else {
+    mram_.Write(mram_symbols_.find(symbol)->second.offset + offset, source, bytes);
+  }
+}
+
+void Dpu::HostRead(std::string_view symbol, uint64_t offset, void* destination, uint64_t bytes) {
+  CheckHostAccess(symbol, offset, bytes, "host read");
+  if (symbol == kMramHeapSymbol) {
+    mram_.Read(mram_heap_start_ + offset, destination, bytes);
+  } else if (auto w = wram_symbols_.find(symbol); w != wram_symbols_.end()) {
+    std::memcpy(destination, wram_.data() + w->second.offset + offset, bytes);
+  } else {
+    mram_.Read(mram_symbols_.find(symbol)->second.offset + offset, destination, bytes);
+  }
+}
+
+void* Dpu::WramSymbol(const Tasklet& t, std::string_view symbol, uint32_t min_bytes) {
+  const auto it = wram_symbols_.find(symbol);
+  if (it == wram_symbols_.end()) Fail(&t, StrCat("unknown WRAM symbol '", symbol, "'"));
+  if (it->second.bytes < min_bytes) {
+    Fail(&t, StrCat("WRAM symbol '", symbol, "' holds ", it->second.bytes, " bytes, ", min_bytes, " requested"));
+  }
+  return wram_.data() + it->second.offset;
+}
+
+void* Dpu::MemAlloc(const Tasklet& t, uint32_t bytes) {
+  const uint64_t start = AlignUp(heap_top_, 8);
+  if (start + bytes > heap_end_) {
+    Fail(&t, StrCat("WRAM exhausted: mem_alloc(", bytes, ") with ", heap_end_ - std::min(start, heap_end_),
+                    " bytes left of the ", heap_end_ - heap_start_, "-byte heap"));
+  }
+  heap_top_ = start + bytes;
+  return wram_.data() + start;
+}
+
+uint64_t Dpu::MramSymbol(const Tasklet& t, std::string_view symbol) const {
+  const auto it = mram_symbols_.find(symbol);
+  if (it == mram_symbols_.end()) Fail(&t, StrCat("unknown MRAM symbol '", symbol, "'"));
+  return it->second.offset;
+}
+
+void Dpu::Dma(Tasklet& t, bool read, uint64_t mram_address, void* wram, uint32_t bytes) {
+  const char* verb = read ? "mram_read" : "mram_write";
+  if (bytes < profile_.dma_min_bytes || bytes > profile_.dma_max_bytes || bytes % 8) {
+    Fail(&t, StrCat(verb, " of ", bytes, " bytes: the size must be a multiple of 8 in [", profile_.dma_min_bytes,
+                    ", ", profile_.dma_max_bytes, "]"));
+  }
+  const auto* w = static_cast<uint8_t*>(wram);
+  if (w < wram_.data() || w + bytes > wram_.data() + wram_.size()) {
+    Fail(&t, StrCat(verb, ": the WRAM buffer is not inside this DPU's WRAM (use MemAlloc or a WRAM symbol)"));
+  }
+  const uint64_t wram_offset = static_cast<uint64_t>(w - wram_.data());
+  if (wram_offset % 8 || mram_address % 8) {
+    Fail(&t, StrCat(verb, ": addresses must be 8-byte aligned (MRAM 0x", std::hex, mram_address, ", WRAM 0x",
+                    wram_offset, ")"));
+  }
+  if (mram_address + bytes > mram_.size()) {
+    Fail(&t, StrCat(verb, " of ", bytes, " bytes at MRAM address ", mram_address, " is out of range (MRAM holds ",
+                    mram_.size(), " bytes)"));
+  }
+  if (read) {
+    mram_.Read(mram_address, wram, bytes);
+    mram_read_bytes_ += bytes;
+  } else {
+    mram_.Write(mram_address, wram, bytes);
+    mram_write_bytes_ += bytes;
+  }
+  const double alpha = read ? profile_.dma_read_alpha_cycles : profile_.dma_write_alpha_cycles;
+  const double transfer = profile_.dma_beta_cycles_per_byte * bytes;
+  t.dma_latency_cycles_ += alpha + transfer;
+  dma_occupancy_cycles_ += profile_.dma_occupancy_alpha_fraction * alpha + transfer;
+}
+
+void Dpu::Yield(Tasklet& t) {
+  TaskletRun& run = (*runs_)[t.me()];
+  run.scheduler = std::move(run.scheduler).resume();
+}
+
+void Dpu::Barrier(Tasklet& t, uint32_t barrier) {
+  if (barrier >= barrier_arrived_.size()) barrier_arrived_.resize(barrier + 1, 0);
+  ++barrier_waits_;
+  if (++barrier_arrived_[barrier] == tasklets_) {
+    barrier_arrived_[barrier] = 0;
+    ++barrier_episodes_;
+    for (TaskletRun& r : *runs_) {
+      if (r.state == TaskletRun::State::kBarrier && r.waiting_on == barrier) r.state = TaskletRun::State::kRunnable;
+    }
+    return;
+  }
+  TaskletRun& run = (*runs_)[t.me()];
+  run.state = TaskletRun::State::kBarrier;
+  run.waiting_on = barrier;
+  Yield(t);
+}
+
+void Dpu::MutexLock(Tasklet& t, uint32_t mutex) {
+  t.extra_slots_ += profile_.mutex_slots;
+  auto it = mutex_owner_.find(mutex);
+  if (it == mutex_owner_.end() || it->second < 0) {
+    mutex_owner_[mutex] = static_cast<int>(t.me());
+    return;
+  }
+  if (it->second == static_cast<int>(t.me())) Fail(&t, StrCat("mutex ", mutex, " locked twice by the same tasklet"));
+  ++mutex_contentions_;
+  TaskletRun& run = (*runs_)[t.me()];
+  run.state = TaskletRun::State::kMutex;
+  run.waiting_on = mutex;
+  Yield(t);  // resumed owning the mutex (MutexUnlock hands it over)
+}
+
+void Dpu::MutexUnlock(Tasklet& t, uint32_t mutex) {
+  t.extra_slots_ += profile_.mutex_slots;
+  auto it = mutex_owner_.find(mutex);
+  if (it == mutex_owner_.end() || it->second != static_cast<int>(t.me())) {
+    Fail(&t, StrCat("mutex ", mutex, " unlocked by a tasklet that does not hold it"));
+  }
+  // Hand over to the first waiter in tasklet order (deterministic).
+  for (uint32_t k = 0; k < runs_->size(); ++k) {
+    TaskletRun& r = (*runs_)[k];
+    if (r.state == TaskletRun::State::kMutex && r.waiting_on == mutex) {
+      r.state = TaskletRun::State::kRunnable;
+      it->second = static_cast<int>(k);
+      return;
+    }
+  }
+  it->second = -1;
+}
+
+DpuLaunchResult Dpu::Launch(Kernel& kernel) {
+  std::vector<Tasklet> tasklets(tasklets_);
+  std::vector<TaskletRun> runs(tasklets_);
+  runs_ = &runs;
+  barrier_arrived_.clear();
+  mutex_owner_.clear();
+  dma_occupancy_cycles_ = 0;
+  barrier_episodes_ = barrier_waits_ = mutex_contentions_ = 0;
+  mram_read_bytes_ = mram_write_bytes_ = 0;
+  for (uint32_t k = 0; k < tasklets_; ++k) {
+    Tasklet& t = tasklets[k];
+    t.dpu_ = this;
+    t.run_ = &runs[k];
+    t.id_ = k;
+    t.num_tasklets_ = tasklets_;
+    t.dpu_index_ = index_;
+    TaskletRun* run = &runs[k];
+    run->fiber = ctx::fiber(std::allocator_arg, PooledStack(), [&kernel, &t, run](ctx::fiber&& scheduler) {
+      run->scheduler = std::move(scheduler);
+      try {
+        kernel.Main(t);
+      } catch (const ctx::detail::forced_unwind&) {
+        throw;
+      } catch (...) {
+        run->error = std::current_exception();
+      }
+      run->state = TaskletRun::State::kDone;
+      return std::move(run->scheduler);
+    });
+  }
+  // Round-robin over runnable tasklets until all are done; deterministic order.
+  for (;;) {
+    bool progressed = false, all_done = true;
+    for (uint32_t k = 0; k < tasklets_; ++k) {
+      TaskletRun& r = runs[k];
+      if (r.state == TaskletRun::State::kDone) continue;
+      all_done = false;
+      if (r.state != TaskletRun::State::kRunnable) continue;
+      r.fiber = std::move(r.fiber).resume();
+      progressed = true;
+      if (r.error) {
+        runs_ = nullptr;
+        std::rethrow_exception(r.error);  // unfinished fibers unwind when `runs` is destroyed
+      }
+    }
+    if (all_done) break;
+    if (!progressed) {
+      std::string waiting;
+      for (uint32_t k = 0; k < tasklets_; ++k) {
+        const TaskletRun& r = runs[k];
+        if (r.state == TaskletRun::State::kBarrier) waiting += StrCat(" tasklet ", k, " at barrier ", r.waiting_on, ";");
+        if (r.state == TaskletRun::State::kMutex) waiting += StrCat(" tasklet ", k, " on mutex ", r.waiting_on, ";");
+      }
+      runs_ = nullptr;
+      Fail(nullptr, StrCat("deadlock: no tasklet can run (", waiting,
+                           " a barrier needs all tasklets, and finished tasklets never arrive)"));
+    }
+  }
+  runs_ = nullptr;
+  DpuLaunchResult result;
+  result.cycles = Time(tasklets);
+  for (const Tasklet& t : tasklets) {
+    double slots = t.extra_slots_;
+    for (size_t op = 0; op < kNumOps; ++op) slots += static_cast<double>(t.op_counts_[op]) * profile_.op_slots[op];
+    result.issue_slots += static_cast<uint64_t>(slots);
+  }
+  result.mram_read_bytes = mram_read_bytes_;
+  result.mram_write_bytes = mram_write_bytes_;
+  result.barrier_waits = barrier_waits_;
+  return result;
+}
+
+DpuCycles Dpu::Time(const std::vector<Tasklet>& tasklets) const {
+  // docs/pim-emulator.md: T = max(T_issue, T_dma, T_chain) + kappa * min(T_issue, T_dma) + T_sync.
+  const double revolver = profile_.revolver_cycles;
+  const double slot_interval = std::max(revolver, static_cast<double>(tasklets.size()));
+  double sum_slots = 0, max_slots = 0, chain = 0;
+  for (const Tasklet& t : tasklets) {
+    double slots = t.extra_slots_;
+    for (size_t op = 0; op < kNumOps; ++op) slots += static_cast<double>(t.op_counts_[op]) * profile_.op_slots[op];
+    sum_slots += slots;
+    max_slots = std::max(max_slots, slots);
+    chain = std::max(chain, slot_interval * slots + t.dma_latency_cycles_);
+  }
+  DpuCycles c;
+  c.issue = std::max(sum_slots, revolver * max_slots);
+  c.dma = dma_occupancy_cycles_;
+  c.chain = chain;
+  c.sync = static_cast<double>(barrier_episodes_) * static_cast<double>(tasklets.size()) *
+               profile_.barrier_slots_per_tasklet * revolver +
+           static_cast<double>(mutex_contentions_) * profile_.mutex_contention_cycles;
+  c.total = std::max({c.issue, c.dma, c.chain}) + profile_.overlap_kappa * std::min(c.issue, c.dma) + c.sync;
+  return c;
+}
+
+}  // namespace pimopt::pim

@@ -1,0 +1,212 @@
+#include "pimopt/pim/system.h"
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+
+#include "dpu.h"
+#include "pimopt/core/thread_pool.h"
+
+namespace pimopt::pim {
+
+// ---------------------------------------------------------------- transfer and launch models (docs/pim-emulator.md)
+namespace {
+
+uint32_t RanksFor(const HardwareProfile& p, uint32_t dpus) { return (dpus + p.dpus_per_rank - 1) / p.dpus_per_rank; }
+
+// Aggregate bandwidth of a parallel push over `dpus` DPUs: within one rank it grows from the single-DPU rate to
+// the full-rank rate geometrically in the number of DPUs (PrIM: 0.33 GB/s for 1 DPU, 6.68 GB/s for 64 [S1];
+// interpolation inferred); ranks add up to the host's cap [S8].
+double ParallelBandwidth(const HardwareProfile& p, double single, double rank, double cap, uint32_t dpus) {
+  const uint32_t in_rank = std::min(dpus, p.dpus_per_rank);
+  const double exponent = p.dpus_per_rank > 1 ? std::log(in_rank) / std::log(p.dpus_per_rank) : 1.0;
+  const double per_rank = single * std::pow(rank / single, exponent);
+  return std::min(cap, per_rank * RanksFor(p, dpus));
+}
+
+}  // namespace
+
+double ModelParallelTransferSeconds(const HardwareProfile& p, XferDirection direction, uint32_t dpus,
+                                    uint64_t bytes_per_dpu) {
+  if (dpus == 0 || bytes_per_dpu == 0) return 0;
+  const uint32_t ranks = RanksFor(p, dpus);
+  const bool to = direction == XferDirection::kToDpu;
+  const double overhead = to ? p.push_to_dpu_overhead_s + p.push_to_dpu_overhead_per_rank_s * (ranks - 1)
+                             : p.push_from_dpu_overhead_s + p.push_from_dpu_overhead_per_rank_s * (ranks - 1);
+  const double bw = to ? ParallelBandwidth(p, p.serial_to_dpu_bytes_per_s, p.rank_to_dpu_bytes_per_s,
+                                           p.max_to_dpu_bytes_per_s, dpus)
+                       : ParallelBandwidth(p, p.serial_from_dpu_bytes_per_s, p.rank_from_dpu_bytes_per_s,
+                                           p.max_from_dpu_bytes_per_s, dpus);
+  return overhead + static_cast<double>(dpus) * static_cast<double>(bytes_per_dpu) / bw;
+}
+
+double ModelBroadcastSeconds(const HardwareProfile& p, uint32_t dpus, uint64_t bytes) {
+  if (dpus == 0 || bytes == 0) return 0;
+  const uint32_t ranks = RanksFor(p, dpus);
+  const double overhead = p.push_to_dpu_overhead_s + p.push_to_dpu_overhead_per_rank_s * (ranks - 1);
+  const double bw = ParallelBandwidth(p, p.serial_to_dpu_bytes_per_s, p.rank_broadcast_bytes_per_s,
+                                      p.max_broadcast_bytes_per_s, dpus);
+  return overhead + static_cast<double>(dpus) * static_cast<double>(bytes) / bw;  // bytes delivered, as PrIM counts
+}
+
+double ModelSerialTransferSeconds(const HardwareProfile& p, XferDirection direction, uint64_t bytes) {
+  const double bw = direction == XferDirection::kToDpu ? p.serial_to_dpu_bytes_per_s : p.serial_from_dpu_bytes_per_s;
+  return p.serial_call_overhead_s + static_cast<double>(bytes) / bw;
+}
+
+double ModelLaunchOverheadSeconds(const HardwareProfile& p, uint32_t dpus) {
+  return p.launch_overhead_s + p.launch_overhead_per_rank_s * RanksFor(p, dpus);
+}
+
+// ---------------------------------------------------------------- DpuSet
+DpuSet::DpuSet(const HardwareProfile& profile, uint32_t num_dpus, ThreadPool& pool)
+    : profile_(&profile), pool_(&pool), prepared_(num_dpus, {nullptr, 0}) {
+  dpus_.reserve(num_dpus);
+  for (uint32_t i = 0; i < num_dpus; ++i) dpus_.push_back(std::make_unique<Dpu>(profile, i));
+}
+DpuSet::~DpuSet() = default;
+DpuSet::DpuSet(DpuSet&&) noexcept = default;
+DpuSet& DpuSet::operator=(DpuSet&&) noexcept = default;
+
+uint32_t DpuSet::size() const { return static_cast<uint32_t>(dpus_.size()); }
+uint32_t DpuSet::num_ranks() const { return RanksFor(*profile_, size()); }
+
+void DpuSet::Load(std::shared_ptr<Kernel> kernel, uint32_t tasklets) {
+  if (!kernel) throw PimError("Load: null kernel");
+  const KernelSpec spec = kernel->Spec();
+  const uint32_t n = tasklets ? tasklets : spec.tasklets;
+  for (auto& d : dpus_) d->Load(spec, n);
+  kernel_ = std::move(kernel);
+  kernel_name_ = spec.name;
+}
+
+void DpuSet::Load(const std::string& kernel_name, uint32_t tasklets) {
+  Load(std::shared_ptr<Kernel>(CreateKernel(kernel_name)), tasklets);
+}
+
+LaunchStats DpuSet::Launch() {
+  if (!kernel_) throw PimError("Launch: no kernel loaded on this DPU set");
+  const auto t0 = std::chrono::steady_clock::now();
+  std::vector<DpuLaunchResult> results(dpus_.size());
+  pool_->ParallelFor(dpus_.size(), [&](size_t i) { results[i] = dpus_[i]->Launch(*kernel_); });
+  LaunchStats s;
+  s.kernel = kernel_name_;
+  s.dpus = size();
+  s.tasklets = kernel_->Spec().tasklets;
+  double sum = 0, busy_s = 0;
+  for (const DpuLaunchResult& r : results) {  // DPU order: deterministic sums
+    if (r.cycles.total > s.slowest.total) s.slowest = r.cycles;
+    sum += r.cycles.total;
+    busy_s += r.cycles.total / profile_->dpu_frequency_hz;
+    s.issue_slots += r.issue_slots;
+    s.mram_read_bytes += r.mram_read_bytes;
+    s.mram_write_bytes += r.mram_write_bytes;
+    s.barrier_waits += r.barrier_waits;
+  }
+  s.mean_total_cycles = results.empty() ? 0 : sum / static_cast<double>(results.size());
+  s.kernel_s = s.slowest.total / profile_->dpu_frequency_hz;
+  s.overhead_s = ModelLaunchOverheadSeconds(*profile_, size());
+  s.energy_j = busy_s * profile_->dpu_active_power_w;
+  s.host_wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  stats_.kernel_s += s.kernel_s;
+  stats_.launch_overhead_s += s.overhead_s;
+  stats_.energy_j += s.energy_j;
+  stats_.host_wall_s += s.host_wall_s;
+  ++stats_.launches;
+  last_launch_ = s;
+  return s;
+}
+
+double DpuSet::CopyTo(uint32_t dpu, std::string_view symbol, uint64_t offset, const void* source, uint64_t bytes) {
+  if (dpu >= size()) throw PimError(StrCat("CopyTo: DPU ", dpu, " is not in this set of ", size()));
+  dpus_[dpu]->HostWrite(symbol, offset, source, bytes);
+  const double s = ModelSerialTransferSeconds(*profile_, XferDirection::kToDpu, bytes);
+  stats_.to_dpu_s += s;
+  stats_.to_dpu_bytes += bytes;
+  ++stats_.transfers;
+  return s;
+}
+
+double DpuSet::CopyFrom(uint32_t dpu, std::string_view symbol, uint64_t offset, void* destination, uint64_t bytes) {
+  if (dpu >= size()) throw PimError(StrCat("CopyFrom: DPU ", dpu, " is not in this set of ", size()));
+  dpus_[dpu]->HostRead(symbol, offset, destination, bytes);
+  const double s = ModelSerialTransferSeconds(*profile_, XferDirection::kFromDpu, bytes);
+  stats_.from_dpu_s += s;
+  stats_.from_dpu_bytes += bytes;
+  ++stats_.transfers;
+  return s;
+}
+
+void DpuSet::PrepareXfer(uint32_t dpu, void* buffer, uint64_t buffer_bytes) {
+  if (dpu >= size()) throw PimError(StrCat("PrepareXfer: DPU ", dpu, " is not in this set of ", size()));
+  prepared_[dpu] = {buffer, buffer_bytes};
+}
+
+double DpuSet::PushXfer(XferDirection direction, std::string_view symbol, uint64_t offset, uint64_t bytes) {
+  const char* verb = direction == XferDirection::kToDpu ? "push to DPUs" : "push from DPUs";
+  uint32_t count = 0;
+  for (uint32_t i = 0; i < size(); ++i) {
+    if (!prepared_[i].first) continue;
+    ++count;
+    if (prepared_[i].second < bytes) {
+      throw PimError(StrCat("kernel '", kernel_name_, "', DPU ", i, ": ", verb, " of ", bytes,
+                            " bytes per DPU, but the buffer prepared for this DPU holds ", prepared_[i].second,
+                            " bytes (a parallel push moves the same length to every DPU)"));
+    }
+    dpus_[i]->CheckHostAccess(symbol, offset, bytes, verb);
+  }
+  if (count == 0) throw PimError(StrCat(verb, ": no DPU has a prepared buffer (PrepareXfer)"));
+  pool_->ParallelFor(size(), [&](size_t i) {
+    if (!prepared_[i].first) return;
+    if (direction == XferDirection::kToDpu) {
+      dpus_[i]->HostWrite(symbol, offset, prepared_[i].first, bytes);
+    } else {
+      dpus_[i]->HostRead(symbol, offset, prepared_[i].first, bytes);
+    }
+  });
+  std::fill(prepared_.begin(), prepared_.end(), std::pair<void*, uint64_t>{nullptr, 0});
+  const double s = ModelParallelTransferSeconds(*profile_, direction, count, bytes);
+  const uint64_t total = static_cast<uint64_t>(count) * bytes;
+  if (direction == XferDirection::kToDpu) {
+    stats_.to_dpu_s += s;
+    stats_.to_dpu_bytes += total;
+  } else {
+    stats_.from_dpu_s += s;
+    stats_.from_dpu_bytes += total;
+  }
+  ++stats_.transfers;
+  return s;
+}
+
+double DpuSet::BroadcastTo(std::string_view symbol, uint64_t offset, const void* source, uint64_t bytes) {
+  for (auto& d : dpus_) d->CheckHostAccess(symbol, offset, bytes, "broadcast");
+  pool_->ParallelFor(size(), [&](size_t i) { dpus_[i]->HostWrite(symbol, offset, source, bytes); });
+  const double s = ModelBroadcastSeconds(*profile_, size(), bytes);
+  stats_.to_dpu_s += s;
+  stats_.to_dpu_bytes += static_cast<uint64_t>(size()) * bytes;
+  ++stats_.transfers;
+  return s;
+}
+
+uint64_t DpuSet::HostMemoryBytes() const {
+  uint64_t total = 0;
+  for (const auto& d : dpus_) total += d->HostMemoryBytes();
+  return total;
+}
+
+// ---------------------------------------------------------------- PimSystem
+PimSystem::PimSystem(HardwareProfile profile, int host_threads)
+    : profile_(std::move(profile)), pool_(std::make_unique<ThreadPool>(host_threads)) {
+  profile_.Validate();
+}
+PimSystem::~PimSystem() = default;
+
+DpuSet PimSystem::Allocate(uint32_t num_dpus) {
+  if (num_dpus == 0 || num_dpus > profile_.num_dpus) {
+    throw ConfigError("--dpus", StrCat("cannot allocate ", num_dpus, " DPUs: profile '", profile_.name, "' has ",
+                                       profile_.num_dpus));
+  }
+  return DpuSet(profile_, num_dpus, *pool_);
+}
+
+}  // namespace pimopt::pim

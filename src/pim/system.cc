@@ -144,6 +144,11 @@ void DpuSet::PrepareXfer(uint32_t dpu, void* buffer, uint64_t buffer_bytes) {
 
 double DpuSet::PushXfer(XferDirection direction, std::string_view symbol, uint64_t offset, uint64_t bytes) {
   const char* verb = direction == XferDirection::kToDpu ? "push to DPUs" : "push from DPUs";
+  // Prepared buffers are consumed by this push, whether it succeeds or not (DPU_XFER_DEFAULT).
+  struct ClearPrepared {
+    std::vector<std::pair<void*, uint64_t>>& prepared;
+    ~ClearPrepared() { std::fill(prepared.begin(), prepared.end(), std::pair<void*, uint64_t>{nullptr, 0}); }
+  } clear_prepared{prepared_};
   uint32_t count = 0;
   for (uint32_t i = 0; i < size(); ++i) {
     if (!prepared_[i].first) continue;
@@ -164,7 +169,6 @@ double DpuSet::PushXfer(XferDirection direction, std::string_view symbol, uint64
       dpus_[i]->HostRead(symbol, offset, prepared_[i].first, bytes);
     }
   });
-  std::fill(prepared_.begin(), prepared_.end(), std::pair<void*, uint64_t>{nullptr, 0});
   const double s = ModelParallelTransferSeconds(*profile_, direction, count, bytes);
   const uint64_t total = static_cast<uint64_t>(count) * bytes;
   if (direction == XferDirection::kToDpu) {

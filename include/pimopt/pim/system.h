@@ -88,7 +88,7 @@ class DpuSet {
   // dpu_prepare_xfer: the host buffer of one DPU for the next PushXfer (must hold at least the pushed length).
   void PrepareXfer(uint32_t dpu, void* buffer, uint64_t buffer_bytes);
   // dpu_push_xfer: `bytes` to / from every DPU with a prepared buffer, in one parallel transfer; clears the
-  // prepared buffers. Returns modeled seconds.
+  // prepared buffers (also when it fails). Returns modeled seconds.
   double PushXfer(XferDirection direction, std::string_view symbol, uint64_t offset, uint64_t bytes);
   // dpu_broadcast_to: the same buffer to every DPU. Returns modeled seconds.
   double BroadcastTo(std::string_view symbol, uint64_t offset, const void* source, uint64_t bytes);

@@ -1,0 +1,236 @@
+// Functional behaviour of the emulator: results never depend on host threads or on the profile, memories
+// persist across launches, MRAM is backed lazily, barriers and mutexes synchronize, the timing model reacts to
+// what kernels do.
+#include <gtest/gtest.h>
+
+#include <cstring>
+
+#include "pimopt/pim/system.h"
+
+namespace pimopt::pim {
+namespace {
+
+// A kernel that holds a mutex while waiting at a barrier: the other tasklets wait for the mutex and never reach
+// the barrier.
+class MutexAcrossBarrier final : public Kernel {
+ public:
+  KernelSpec Spec() const override {
+    return {"mutex_across_barrier", 12, 0, {{"n", 8}, {"partials", 8 * 24}, {"result", 8}, {"count", 8}, {"launches", 8}}, {}};
+  }
+  void Main(Tasklet& t) override {
+    const uint64_t n = *t.Wram<uint64_t>("n");
+    auto* buf = static_cast<uint32_t*>(t.MemAlloc(256));
+    int64_t sum = 0;
+    for (uint64_t i = uint64_t{t.me()} * 64; i < n; i += uint64_t{t.nr_tasklets()} * 64) {
+      t.MramRead(t.MramHeap() + 4 * i, buf, 256);
+      for (int j = 0; j < 64; ++j) sum += t.Mul32(static_cast<int32_t>(buf[j]), 3);
+      t.Charge(Op::kInt64Add, 64);
+    }
+    t.Wram<int64_t>("partials")[t.me()] = sum;
+    t.MutexLock(0);
+    const uint64_t seen = *t.Wram<uint64_t>("count");
+    t.BarrierWait();  // tasklet 0 waits here holding the mutex; the others wait for the mutex
+    *t.Wram<uint64_t>("count") = seen + 1;
+    t.MutexUnlock(0);
+    t.BarrierWait(1);
+    if (t.me() == 0) {
+      int64_t total = 0;
+      for (uint32_t k = 0; k < t.nr_tasklets(); ++k) total += t.Wram<int64_t>("partials")[k];
+      *t.Wram<int64_t>("result") = total;
+      *t.Wram<uint64_t>("launches") += 1;  // WRAM persists across launches
+      t.MemReset();
+    }
+  }
+};
+
+TEST(PimFunctional, MutexHeldAcrossBarrierIsReportedAsDeadlock) {
+  PimSystem system(MakeProfile("pim-opt"), 1);
+  DpuSet set = system.Allocate(1);
+  set.Load(std::make_shared<MutexAcrossBarrier>());
+  const uint64_t n = 64;
+  set.CopyTo(0, "n", 0, &n, 8);
+  EXPECT_THROW(set.Launch(), PimError);
+}
+
+class Accumulate final : public Kernel {
+ public:
+  KernelSpec Spec() const override {
+    return {"accumulate", 12, 0, {{"n", 8}, {"partials", 8 * 24}, {"result", 8}, {"count", 8}, {"launches", 8}}, {}};
+  }
+  void Main(Tasklet& t) override {
+    const uint64_t n = *t.Wram<uint64_t>("n");
+    auto* buf = static_cast<uint32_t*>(t.MemAlloc(256));
+    int64_t sum = 0;
+    for (uint64_t i = uint64_t{t.me()} * 64; i < n; i += uint64_t{t.nr_tasklets()} * 64) {
+      t.MramRead(t.MramHeap() + 4 * i, buf, 256);
+      for (int j = 0; j < 64; ++j) sum += t.Mul32(static_cast<int32_t>(buf[j]), 3);
+      t.Charge(Op::kInt64Add, 64);
+    }
+    t.Wram<int64_t>("partials")[t.me()] = sum;
+    t.MutexLock(0);
+    *t.Wram<uint64_t>("count") += 1;  // read-modify-write under the mutex
+    t.MutexUnlock(0);
+    t.BarrierWait();
+    if (t.me() == 0) {
+      int64_t total = 0;
+      for (uint32_t k = 0; k < t.nr_tasklets(); ++k) total += t.Wram<int64_t>("partials")[k];
+      *t.Wram<int64_t>("result") = total;
+      *t.Wram<uint64_t>("launches") += 1;  // WRAM persists across launches
+      t.MemReset();
+    }
+    t.BarrierWait();
+  }
+};
+
+struct RunResult {
+  std::vector<int64_t> results;
+  std::vector<uint64_t> counts;
+  LaunchStats stats;
+};
+
+RunResult RunAccumulate(const HardwareProfile& profile, int threads, uint32_t dpus, uint64_t n, int launches) {
+  PimSystem system(profile, threads);
+  DpuSet set = system.Allocate(dpus);
+  set.Load(std::make_shared<Accumulate>());
+  std::vector<std::vector<uint32_t>> data(dpus, std::vector<uint32_t>(n));
+  for (uint32_t d = 0; d < dpus; ++d) {
+    for (uint64_t i = 0; i < n; ++i) data[d][i] = static_cast<uint32_t>((d + 1) * (i % 97 + 1));
+    set.PrepareXfer(d, data[d].data(), 4 * n);
+  }
+  set.PushXfer(XferDirection::kToDpu, kMramHeapSymbol, 0, 4 * n);
+  set.BroadcastTo("n", 0, &n, 8);
+  RunResult r;
+  for (int l = 0; l < launches; ++l) r.stats = set.Launch();
+  for (uint32_t d = 0; d < dpus; ++d) {
+    int64_t v;
+    uint64_t c, launched;
+    set.CopyFrom(d, "result", 0, &v, 8);
+    set.CopyFrom(d, "count", 0, &c, 8);
+    set.CopyFrom(d, "launches", 0, &launched, 8);
+    EXPECT_EQ(launched, static_cast<uint64_t>(launches));
+    r.results.push_back(v);
+    r.counts.push_back(c);
+  }
+  return r;
+}
+
+TEST(PimFunctional, ComputesCorrectlyAndPersistsStateAcrossLaunches) {
+  const uint64_t n = 4096;
+  const RunResult r = RunAccumulate(MakeProfile("pim-opt"), 2, 5, n, 3);
+  for (uint32_t d = 0; d < 5; ++d) {
+    int64_t expected = 0;
+    for (uint64_t i = 0; i < n; ++i) expected += 3 * static_cast<int64_t>((d + 1) * (i % 97 + 1));
+    EXPECT_EQ(r.results[d], expected);
+    EXPECT_EQ(r.counts[d], 3u * 12u);  // 12 tasklets x 3 launches, no lost update
+  }
+}
+
+TEST(PimFunctional, ResultsAndTimesDoNotDependOnHostThreads) {
+  const RunResult a = RunAccumulate(MakeProfile("pim-opt"), 1, 9, 2048, 1);
+  const RunResult b = RunAccumulate(MakeProfile("pim-opt"), 4, 9, 2048, 1);
+  EXPECT_EQ(a.results, b.results);
+  EXPECT_EQ(a.stats.slowest.total, b.stats.slowest.total);
+  EXPECT_EQ(a.stats.issue_slots, b.stats.issue_slots);
+}
+
+TEST(PimFunctional, ProfilesChangeTimeNeverResults) {
+  const RunResult slow = RunAccumulate(MakeProfile("pim-opt"), 2, 3, 2048, 1);
+  const RunResult fast = RunAccumulate(MakeProfile("future-fpu"), 2, 3, 2048, 1);
+  EXPECT_EQ(slow.results, fast.results);
+  EXPECT_LT(fast.stats.slowest.total, slow.stats.slowest.total);  // Mul32 is one slot with a multiplier
+  const RunResult other_clock = RunAccumulate(MakeProfile("prim-640"), 2, 3, 2048, 1);
+  EXPECT_EQ(other_clock.stats.slowest.total, slow.stats.slowest.total);  // cycles are clock-independent ...
+  EXPECT_NEAR(other_clock.stats.kernel_s / slow.stats.kernel_s, 350.0 / 267.0, 1e-9);  // ... seconds are not
+}
+
+TEST(PimFunctional, ThousandsOfDpusDoNotBackTheirWholeMram) {
+  PimSystem system(MakeProfile("pim-opt"), 2);
+  DpuSet set = system.AllocateAll();
+  ASSERT_EQ(set.size(), 2048u);
+  EXPECT_EQ(set.num_ranks(), 32u);
+  set.Load(std::make_shared<Accumulate>());
+  // One 8-byte value near the top of every DPU's 64 MB MRAM.
+  const uint64_t v = 42;
+  set.BroadcastTo(kMramHeapSymbol, (60ull << 20), &v, 8);
+  const uint64_t host = set.HostMemoryBytes();
+  EXPECT_LE(host, 2048ull * (64 << 10) * 2);  // WRAM + one 64 KB MRAM page per DPU
+  uint64_t back = 0;
+  set.CopyFrom(2047, kMramHeapSymbol, 60ull << 20, &back, 8);
+  EXPECT_EQ(back, 42u);
+  set.CopyFrom(5, kMramHeapSymbol, 1 << 20, &back, 8);  // never written: reads zero
+  EXPECT_EQ(back, 0u);
+}
+
+class Spin final : public Kernel {
+ public:
+  explicit Spin(uint64_t slots, bool dma) : slots_(slots), dma_(dma) {}
+  KernelSpec Spec() const override { return {"spin", 16, 0, {}, {}}; }
+  void Main(Tasklet& t) override {
+    t.Charge(Op::kInt32Add, slots_);
+    if (dma_) {
+      void* b = t.MemAlloc(2048);
+      for (int i = 0; i < 8; ++i) t.MramRead(t.MramHeap(), b, 2048);
+    }
+  }
+
+ private:
+  uint64_t slots_;
+  bool dma_;
+};
+
+TEST(PimTiming, RevolverPipelineAndDmaOverlap) {
+  PimSystem system(MakeProfile("pim-opt"), 1);
+  DpuSet set = system.Allocate(1);
+  // Issue-bound: 16 tasklets x 1000 slots = 16,000 cycles (>= 11 tasklets: one instruction per cycle).
+  set.Load(std::make_shared<Spin>(1000, false), 16);
+  EXPECT_DOUBLE_EQ(set.Launch().slowest.total, 16000);
+  // 4 tasklets: each may issue only every 11 cycles: 11 x 1000.
+  set.Load(std::make_shared<Spin>(1000, false), 4);
+  EXPECT_DOUBLE_EQ(set.Launch().slowest.total, 11000);
+  // DMA-bound: 16 tasklets x 8 reads x (77 + 1024) cycles of engine occupancy, plus kappa x issue.
+  set.Load(std::make_shared<Spin>(10, true), 16);
+  const LaunchStats s = set.Launch();
+  EXPECT_DOUBLE_EQ(s.slowest.dma, 16 * 8 * 1101.0);
+  EXPECT_DOUBLE_EQ(s.slowest.total, 16 * 8 * 1101.0 + 0.55 * 160);
+  EXPECT_EQ(s.mram_read_bytes, 16u * 8 * 2048);
+  EXPECT_GT(s.energy_j, 0);
+  EXPECT_GT(s.overhead_s, 0);
+}
+
+TEST(PimTiming, Mul32CostDependsOnTheSmallerOperand) {
+  class Mul final : public Kernel {
+   public:
+    explicit Mul(int32_t b) : b_(b) {}
+    KernelSpec Spec() const override { return {"mul", 1, 0, {{"out", 8}}, {}}; }
+    void Main(Tasklet& t) override { *t.Wram<int32_t>("out") = t.Mul32(1 << 20, b_); }
+    int32_t b_;
+  };
+  PimSystem system(MakeProfile("pim-opt"), 1);
+  DpuSet set = system.Allocate(1);
+  set.Load(std::make_shared<Mul>(3));
+  const double small = set.Launch().slowest.total;  // 8 + 2 slots, 11 cycles each (one tasklet)
+  set.Load(std::make_shared<Mul>(-1));                // unsigned-huge: the other operand (21 bits) drives it
+  const double large = set.Launch().slowest.total;
+  EXPECT_DOUBLE_EQ(small, 11 * (8 + 2));
+  EXPECT_DOUBLE_EQ(large, 11 * (8 + 21));
+}
+
+TEST(PimTiming, TransferModelScalesWithRanksAndIsCapped) {
+  const HardwareProfile p = MakeProfile("pim-opt");
+  const double one_rank = 64.0 * (1 << 20) / ModelParallelTransferSeconds(p, XferDirection::kToDpu, 64, 1 << 20);
+  const double four = 256.0 * (1 << 20) / ModelParallelTransferSeconds(p, XferDirection::kToDpu, 256, 1 << 20);
+  const double all = 2048.0 * (1 << 20) / ModelParallelTransferSeconds(p, XferDirection::kToDpu, 2048, 1 << 20);
+  EXPECT_GT(four, 3 * one_rank);
+  EXPECT_LE(all, p.max_to_dpu_bytes_per_s);
+  EXPECT_GT(all, 0.8 * p.max_to_dpu_bytes_per_s);
+  // DPU -> host is slower than host -> DPU; small transfers are dominated by the per-call overhead.
+  EXPECT_GT(ModelParallelTransferSeconds(p, XferDirection::kFromDpu, 2048, 1 << 20),
+            ModelParallelTransferSeconds(p, XferDirection::kToDpu, 2048, 1 << 20));
+  EXPECT_NEAR(ModelParallelTransferSeconds(p, XferDirection::kToDpu, 2048, 8), p.push_to_dpu_overhead_s +
+                                                                                   31 * p.push_to_dpu_overhead_per_rank_s,
+              1e-6);
+  EXPECT_NEAR(ModelLaunchOverheadSeconds(p, 256), 182e-6, 1e-6);  // 4 ranks [S9]
+}
+
+}  // namespace
+}  // namespace pimopt::pim

@@ -1,0 +1,178 @@
+// Hardware rules are enforced: each violation raises PimError naming the kernel, DPU and tasklet.
+#include <gtest/gtest.h>
+
+#include <functional>
+
+#include "pimopt/pim/system.h"
+
+namespace pimopt::pim {
+namespace {
+
+// A kernel whose Main runs a test-supplied body on one chosen tasklet of one chosen DPU.
+class Probe final : public Kernel {
+ public:
+  Probe(std::function<void(Tasklet&)> body, uint32_t dpu = 1, uint32_t tasklet = 2)
+      : body_(std::move(body)), dpu_(dpu), tasklet_(tasklet) {}
+  KernelSpec Spec() const override { return {"probe", 4, 0, {{"args", 16}}, {{"table", 64}}}; }
+  void Main(Tasklet& t) override {
+    if (t.dpu_index() == dpu_ && t.me() == tasklet_) body_(t);
+  }
+
+ private:
+  std::function<void(Tasklet&)> body_;
+  uint32_t dpu_, tasklet_;
+};
+
+void ExpectLaunchError(const std::function<void(Tasklet&)>& body, const std::string& fragment) {
+  PimSystem system(MakeProfile("pim-opt"), 2);
+  DpuSet set = system.Allocate(3);
+  set.Load(std::make_shared<Probe>(body));
+  try {
+    set.Launch();
+    FAIL() << "no error; expected: " << fragment;
+  } catch (const PimError& e) {
+    const std::string what = e.what();
+    EXPECT_NE(what.find("kernel 'probe', DPU 1, tasklet 2:"), std::string::npos) << what;
+    EXPECT_NE(what.find(fragment), std::string::npos) << what;
+  }
+}
+
+TEST(PimRules, DmaMustBeAlignedSizedAndInRange) {
+  ExpectLaunchError([](Tasklet& t) { t.MramRead(t.MramHeap() + 4, t.MemAlloc(64), 64); }, "8-byte aligned");
+  ExpectLaunchError(
+      [](Tasklet& t) {
+        auto* b = static_cast<uint8_t*>(t.MemAlloc(72));
+        t.MramRead(t.MramHeap(), b + 4, 64);
+      },
+      "8-byte aligned");
+  ExpectLaunchError([](Tasklet& t) { t.MramRead(t.MramHeap(), t.MemAlloc(4096), 4096); }, "multiple of 8 in [8, 2048]");
+  ExpectLaunchError([](Tasklet& t) { t.MramWrite(t.MemAlloc(16), t.MramHeap(), 12); }, "multiple of 8 in [8, 2048]");
+  ExpectLaunchError([](Tasklet& t) { t.MramRead(t.MramHeap(), t.MemAlloc(8), 0); }, "multiple of 8 in [8, 2048]");
+  ExpectLaunchError([](Tasklet& t) { t.MramRead((64ull << 20) - 8, t.MemAlloc(16), 16); }, "out of range");
+  ExpectLaunchError(
+      [](Tasklet& t) {
+        alignas(8) uint8_t on_host_stack[64];
+        t.MramRead(t.MramHeap(), on_host_stack, 64);
+      },
+      "not inside this DPU's WRAM");
+}
+
+TEST(PimRules, WramExhaustionAtAllocationAndAtLoad) {
+  ExpectLaunchError([](Tasklet& t) { t.MemAlloc(70000); }, "WRAM exhausted");
+  ExpectLaunchError(
+      [](Tasklet& t) {
+        for (int i = 0; i < 100; ++i) t.MemAlloc(1024);
+      },
+      "WRAM exhausted");
+  class Huge final : public Kernel {
+   public:
+    KernelSpec Spec() const override { return {"huge", 16, 2048, {{"big", 40000}}, {}}; }
+    void Main(Tasklet&) override {}
+  };
+  PimSystem system(MakeProfile("pim-opt"), 1);
+  DpuSet set = system.Allocate(2);
+  try {
+    set.Load(std::make_shared<Huge>());
+    FAIL();
+  } catch (const PimError& e) {
+    EXPECT_NE(std::string(e.what()).find("kernel 'huge', DPU 0: WRAM exhausted at load"), std::string::npos)
+        << e.what();
+  }
+}
+
+TEST(PimRules, TooManyTasklets) {
+  PimSystem system(MakeProfile("pim-opt"), 1);
+  DpuSet set = system.Allocate(1);
+  try {
+    set.Load(std::make_shared<Probe>([](Tasklet&) {}), 25);
+    FAIL();
+  } catch (const PimError& e) {
+    EXPECT_NE(std::string(e.what()).find("25 tasklets requested; this DPU runs 1 to 24"), std::string::npos);
+  }
+  EXPECT_NO_THROW(set.Load(std::make_shared<Probe>([](Tasklet&) {}), 24));
+}
+
+TEST(PimRules, UnknownSymbolsOnBothSides) {
+  ExpectLaunchError([](Tasklet& t) { t.Wram<uint64_t>("nope"); }, "unknown WRAM symbol 'nope'");
+  ExpectLaunchError([](Tasklet& t) { t.MramSymbol("nope"); }, "unknown MRAM symbol 'nope'");
+  ExpectLaunchError([](Tasklet& t) { t.WramSymbol("args", 32); }, "holds 16 bytes, 32 requested");
+  PimSystem system(MakeProfile("pim-opt"), 1);
+  DpuSet set = system.Allocate(2);
+  set.Load(std::make_shared<Probe>([](Tasklet&) {}));
+  uint64_t v = 0;
+  try {
+    set.CopyTo(1, "nope", 0, &v, 8);
+    FAIL();
+  } catch (const PimError& e) {
+    EXPECT_NE(std::string(e.what()).find("kernel 'probe', DPU 1: host write: unknown symbol 'nope'"),
+              std::string::npos)
+        << e.what();
+  }
+}
+
+TEST(PimRules, HostTransfersCheckSizesAlignmentAndBounds) {
+  PimSystem system(MakeProfile("pim-opt"), 2);
+  DpuSet set = system.Allocate(4);
+  set.Load(std::make_shared<Probe>([](Tasklet&) {}));
+  std::vector<uint8_t> big(64), small(32);
+  for (uint32_t i = 0; i < 4; ++i) set.PrepareXfer(i, i == 2 ? small.data() : big.data(), i == 2 ? 32 : 64);
+  try {
+    set.PushXfer(XferDirection::kToDpu, kMramHeapSymbol, 0, 64);
+    FAIL();
+  } catch (const PimError& e) {
+    EXPECT_NE(std::string(e.what()).find("DPU 2: push to DPUs of 64 bytes per DPU, but the buffer prepared for this "
+                                         "DPU holds 32 bytes"),
+              std::string::npos)
+        << e.what();
+  }
+  for (uint32_t i = 0; i < 4; ++i) set.PrepareXfer(i, big.data(), 64);
+  EXPECT_THROW(set.PushXfer(XferDirection::kToDpu, "table", 8, 64), PimError);  // overruns the 64-byte symbol
+  for (uint32_t i = 0; i < 4; ++i) set.PrepareXfer(i, big.data(), 64);
+  EXPECT_THROW(set.PushXfer(XferDirection::kToDpu, kMramHeapSymbol, 4, 8), PimError);  // MRAM: multiple of 8
+  EXPECT_THROW(set.CopyTo(0, "args", 2, big.data(), 4), PimError);                     // WRAM: multiple of 4
+  EXPECT_THROW(set.CopyTo(7, "args", 0, big.data(), 8), PimError);                     // no such DPU
+  EXPECT_THROW(set.PushXfer(XferDirection::kFromDpu, kMramHeapSymbol, 0, 8), PimError);  // nothing prepared
+  EXPECT_THROW(system.Allocate(4096), ConfigError);
+}
+
+TEST(PimRules, DeadlockAndMutexMisuseAreReported) {
+  ExpectLaunchError([](Tasklet& t) { t.MutexUnlock(3); }, "does not hold it");
+  ExpectLaunchError(
+      [](Tasklet& t) {
+        t.MutexLock(1);
+        t.MutexLock(1);
+      },
+      "locked twice");
+  // Only one tasklet waits at the barrier: the others finish and never arrive.
+  PimSystem system(MakeProfile("pim-opt"), 1);
+  DpuSet set = system.Allocate(1);
+  set.Load(std::make_shared<Probe>([](Tasklet& t) { t.BarrierWait(); }, 0, 1));
+  try {
+    set.Launch();
+    FAIL();
+  } catch (const PimError& e) {
+    EXPECT_NE(std::string(e.what()).find("deadlock"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("tasklet 1 at barrier 0"), std::string::npos) << e.what();
+  }
+}
+
+TEST(PimRules, KernelExceptionsCarryContextAndTheSetStaysUsable) {
+  ExpectLaunchError([](Tasklet& t) { t.Fail("custom check failed"); }, "custom check failed");
+}
+
+TEST(PimProfiles, PresetsOverridesAndValidation) {
+  EXPECT_EQ(MakeProfile("prim-640").dpu_frequency_hz, 267e6);
+  EXPECT_EQ(MakeProfile("upmem-2524").num_dpus, 2524u);
+  EXPECT_THROW(MakeProfile("cray"), ConfigError);
+  HardwareProfile p = MakeProfile("pim-opt");
+  ApplyOverrides(p, "dpu_frequency_hz=400e6,slots.float_mul=10,num_dpus=128");
+  EXPECT_EQ(p.dpu_frequency_hz, 400e6);
+  EXPECT_EQ(p.slots(Op::kFloatMul), 10);
+  EXPECT_EQ(p.num_dpus, 128u);
+  EXPECT_THROW(ApplyOverrides(p, "colour=3"), ConfigError);
+  EXPECT_THROW(ApplyOverrides(p, "dpu_frequency_hz=fast"), ConfigError);
+  EXPECT_THROW(ApplyOverrides(p, "dpu_frequency_hz=0"), ConfigError);
+}
+
+}  // namespace
+}  // namespace pimopt::pim

@@ -1,0 +1,144 @@
+// Speed of the UPMEM emulator on this host: wall time to emulate a dense multiply-accumulate kernel on 2,048 DPUs
+// x 16 tasklets, against the same arithmetic as a plain native loop over the same data (the physical limit), both
+// on all host threads; plus fiber-switch / barrier overhead and the host memory the emulated DPUs occupy.
+// Usage: pimopt_pim_speed [--dpus 2048] [--kib-per-dpu 64] [--repeats 5]
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <cstring>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "pimopt/core/thread_pool.h"
+#include "pimopt/pim/system.h"
+
+using namespace pimopt;
+using namespace pimopt::pim;
+
+namespace {
+
+constexpr uint32_t kBlock = 256;  // int32 elements per 1 KB DMA
+
+// acc += x[i] * w[i % 256] over the DPU's MRAM heap; per-tasklet partial sums combined by tasklet 0.
+class MacKernel final : public Kernel {
+ public:
+  KernelSpec Spec() const override {
+    return {"mac", 16, 0, {{"n", 8}, {"w", 4 * kBlock}, {"partials", 8 * 24}, {"result", 8}}, {}};
+  }
+  void Main(Tasklet& t) override {
+    const uint64_t n = *t.Wram<uint64_t>("n");
+    const int32_t* w = t.Wram<int32_t>("w");
+    auto* x = static_cast<int32_t*>(t.MemAlloc(4 * kBlock));
+    int64_t acc = 0;
+    for (uint64_t i = uint64_t{t.me()} * kBlock; i < n; i += uint64_t{t.nr_tasklets()} * kBlock) {
+      t.MramRead(t.MramHeap() + 4 * i, x, 4 * kBlock);
+      for (uint32_t j = 0; j < kBlock; ++j) acc += static_cast<int64_t>(x[j]) * w[j];
+      t.Charge(Op::kWramLoad, 2 * kBlock);
+      t.Charge(Op::kInt32Mul, kBlock);
+      t.Charge(Op::kInt64Add, kBlock);
+      t.Charge(Op::kBranch, kBlock);
+    }
+    t.Wram<int64_t>("partials")[t.me()] = acc;
+    t.BarrierWait();
+    if (t.me() == 0) {
+      int64_t total = 0;
+      for (uint32_t k = 0; k < t.nr_tasklets(); ++k) total += t.Wram<int64_t>("partials")[k];
+      *t.Wram<int64_t>("result") = total;
+    }
+    t.MemReset();
+  }
+};
+
+class BarrierKernel final : public Kernel {
+ public:
+  explicit BarrierKernel(int barriers) : barriers_(barriers) {}
+  KernelSpec Spec() const override { return {"barriers", 16, 0, {}, {}}; }
+  void Main(Tasklet& t) override {
+    for (int b = 0; b < barriers_; ++b) t.BarrierWait();
+  }
+
+ private:
+  int barriers_;
+};
+
+double Seconds(std::chrono::steady_clock::time_point t0) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  uint32_t dpus = 2048, kib = 64;
+  int repeats = 5;
+  for (int i = 1; i + 1 < argc; i += 2) {
+    if (!std::strcmp(argv[i], "--dpus")) dpus = static_cast<uint32_t>(std::stoul(argv[i + 1]));
+    if (!std::strcmp(argv[i], "--kib-per-dpu")) kib = static_cast<uint32_t>(std::stoul(argv[i + 1]));
+    if (!std::strcmp(argv[i], "--repeats")) repeats = std::stoi(argv[i + 1]);
+  }
+  const uint64_t n = uint64_t{kib} * 1024 / 4;
+  PimSystem system(MakeProfile("pim-opt"), 0);
+  DpuSet set = system.Allocate(dpus);
+  set.Load(std::make_shared<MacKernel>());
+  std::vector<int32_t> data(uint64_t{dpus} * n), w(kBlock);
+  for (uint64_t i = 0; i < data.size(); ++i) data[i] = static_cast<int32_t>((i * 2654435761u) % 1000) - 500;
+  for (uint32_t j = 0; j < kBlock; ++j) w[j] = static_cast<int32_t>(j % 17) - 8;
+  for (uint32_t d = 0; d < dpus; ++d) set.PrepareXfer(d, data.data() + d * n, 4 * n);
+  set.PushXfer(XferDirection::kToDpu, kMramHeapSymbol, 0, 4 * n);
+  set.BroadcastTo("n", 0, &n, 8);
+  set.BroadcastTo("w", 0, w.data(), 4 * kBlock);
+
+  double emulated = 1e30, native = 1e30;
+  LaunchStats stats;
+  for (int r = 0; r < repeats; ++r) {
+    stats = set.Launch();
+    emulated = std::min(emulated, stats.host_wall_s);
+  }
+  // Native: the same arithmetic over the same data, DPU by DPU on the same threads.
+  ThreadPool pool(0);
+  std::vector<int64_t> native_result(dpus);
+  for (int r = 0; r < repeats; ++r) {
+    const auto t0 = std::chrono::steady_clock::now();
+    pool.ParallelFor(dpus, [&](size_t d) {
+      const int32_t* x = data.data() + d * n;
+      int64_t acc = 0;
+      for (uint64_t i = 0; i < n; i += kBlock) {
+        for (uint32_t j = 0; j < kBlock; ++j) acc += static_cast<int64_t>(x[i + j]) * w[j];
+      }
+      native_result[d] = acc;
+    });
+    native = std::min(native, Seconds(t0));
+  }
+  for (uint32_t d = 0; d < dpus; ++d) {
+    int64_t v = 0;
+    set.CopyFrom(d, "result", 0, &v, 8);
+    if (v != native_result[d]) {
+      std::fprintf(stderr, "mismatch on DPU %u\n", d);
+      return 1;
+    }
+  }
+  // Barrier / fiber-switch overhead: 16 tasklets x B barriers on every DPU.
+  DpuSet bset = system.Allocate(dpus);
+  const int barriers = 64;
+  bset.Load(std::make_shared<BarrierKernel>(barriers));
+  double barrier_wall = 1e30;
+  for (int r = 0; r < repeats; ++r) barrier_wall = std::min(barrier_wall, bset.Launch().host_wall_s);
+  bset.Load(std::make_shared<BarrierKernel>(0));
+  double empty_wall = 1e30;
+  for (int r = 0; r < repeats; ++r) empty_wall = std::min(empty_wall, bset.Launch().host_wall_s);
+  const double switches = static_cast<double>(dpus) * 16 * barriers;
+
+  std::printf("{\n  \"dpus\": %u, \"tasklets\": 16, \"bytes_per_dpu\": %llu, \"host_threads\": %d,\n", dpus,
+              static_cast<unsigned long long>(4 * n), pool.NumThreads());
+  std::printf("  \"emulated_wall_s\": %.4f, \"native_wall_s\": %.4f, \"slowdown_vs_native\": %.2f,\n", emulated, native,
+              emulated / native);
+  std::printf("  \"modeled_kernel_s\": %.6f, \"modeled_over_wall\": %.3f,\n", stats.kernel_s, stats.kernel_s / emulated);
+  std::printf("  \"empty_launch_wall_s\": %.4f, \"fiber_create_ns_per_tasklet\": %.1f,\n", empty_wall,
+              1e9 * empty_wall / (dpus * 16.0));
+  std::printf("  \"barrier_wall_s\": %.4f, \"ns_per_barrier_wait\": %.1f,\n", barrier_wall,
+              1e9 * (barrier_wall - empty_wall) / switches);
+  std::printf("  \"host_memory_bytes\": %llu, \"host_memory_if_fully_backed_bytes\": %llu\n}\n",
+              static_cast<unsigned long long>(set.HostMemoryBytes() + bset.HostMemoryBytes()),
+              static_cast<unsigned long long>(2ull * dpus * ((64ull << 20) + (64 << 10))));
+  return 0;
+}

@@ -94,7 +94,9 @@ LaunchStats DpuSet::Launch() {
   s.dpus = size();
   s.tasklets = kernel_->Spec().tasklets;
   double sum = 0, busy_s = 0;
+  s.per_dpu.reserve(results.size());
   for (const DpuLaunchResult& r : results) {  // DPU order: deterministic sums
+    s.per_dpu.push_back(r.cycles);
     if (r.cycles.total > s.slowest.total) s.slowest = r.cycles;
     sum += r.cycles.total;
     busy_s += r.cycles.total / profile_->dpu_frequency_hz;

@@ -131,6 +131,11 @@ TEST(PimFunctional, ResultsAndTimesDoNotDependOnHostThreads) {
   EXPECT_EQ(a.results, b.results);
   EXPECT_EQ(a.stats.slowest.total, b.stats.slowest.total);
   EXPECT_EQ(a.stats.issue_slots, b.stats.issue_slots);
+  ASSERT_EQ(a.stats.per_dpu.size(), 9u);
+  for (uint32_t d = 0; d < 9; ++d) EXPECT_EQ(a.stats.per_dpu[d].total, b.stats.per_dpu[d].total);
+  double slowest = 0;
+  for (const DpuCycles& c : a.stats.per_dpu) slowest = std::max(slowest, c.total);
+  EXPECT_EQ(a.stats.slowest.total, slowest);
 }
 
 TEST(PimFunctional, ProfilesChangeTimeNeverResults) {
@@ -195,6 +200,25 @@ TEST(PimTiming, RevolverPipelineAndDmaOverlap) {
   EXPECT_EQ(s.mram_read_bytes, 16u * 8 * 2048);
   EXPECT_GT(s.energy_j, 0);
   EXPECT_GT(s.overhead_s, 0);
+}
+
+TEST(PimTiming, TheSlowestDpuBoundsTheLaunch) {
+  class Imbalanced final : public Kernel {
+   public:
+    KernelSpec Spec() const override { return {"imbalanced", 11, 0, {}, {}}; }
+    void Main(Tasklet& t) override { t.Charge(Op::kInt32Add, 100 * (t.dpu_index() + 1)); }
+  };
+  PimSystem system(MakeProfile("pim-opt"), 2);
+  DpuSet set = system.Allocate(4);
+  set.Load(std::make_shared<Imbalanced>());
+  const LaunchStats s = set.Launch();
+  ASSERT_EQ(s.per_dpu.size(), 4u);
+  for (uint32_t d = 0; d < 4; ++d) EXPECT_DOUBLE_EQ(s.per_dpu[d].total, 11.0 * 100 * (d + 1));
+  EXPECT_DOUBLE_EQ(s.slowest.total, 4400);
+  EXPECT_DOUBLE_EQ(s.mean_total_cycles, 11.0 * 100 * 2.5);
+  EXPECT_DOUBLE_EQ(s.kernel_s, 4400 / 350e6);
+  EXPECT_NEAR(s.energy_j, 0.15 * 11.0 * 100 * 10 / 350e6, 1e-15);
+  EXPECT_EQ(set.stats().launches, 1u);
 }
 
 TEST(PimTiming, Mul32CostDependsOnTheSmallerOperand) {

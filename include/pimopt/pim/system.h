@@ -39,6 +39,7 @@ struct LaunchStats {
   uint32_t dpus = 0;
   uint32_t tasklets = 0;
   DpuCycles slowest;            // the DPU that bounds the launch
+  std::vector<DpuCycles> per_dpu;  // every DPU's cycles, in DPU order
   double mean_total_cycles = 0;
   double kernel_s = 0;          // slowest DPU's cycles / frequency
   double overhead_s = 0;        // host launch overhead

@@ -176,3 +176,36 @@ TEST(PimProfiles, PresetsOverridesAndValidation) {
 
 }  // namespace
 }  // namespace pimopt::pim
+
+namespace pimopt::pim {
+namespace {
+
+class Named final : public Kernel {
+ public:
+  KernelSpec Spec() const override { return {"named", 2, 0, {{"out", 8}}, {}}; }
+  void Main(Tasklet& t) override {
+    if (t.me() == 1) *t.Wram<uint64_t>("out") = 7 + t.dpu_index();
+  }
+};
+
+TEST(PimKernels, LoadByRegisteredName) {
+  RegisterKernel("named", [] { return std::make_unique<Named>(); });
+  PimSystem system(MakeProfile("pim-opt"), 1);
+  DpuSet set = system.Allocate(3);
+  set.Load("named");
+  set.Launch();
+  uint64_t out = 0;
+  set.CopyFrom(2, "out", 0, &out, 8);
+  EXPECT_EQ(out, 9u);
+  try {
+    set.Load("no_such_kernel");
+    FAIL();
+  } catch (const PimError& e) {
+    EXPECT_NE(std::string(e.what()).find("no kernel named 'no_such_kernel'"), std::string::npos);
+  }
+  DpuSet empty = system.Allocate(1);
+  EXPECT_THROW(empty.Launch(), PimError);  // nothing loaded
+}
+
+}  // namespace
+}  // namespace pimopt::pim

@@ -6,6 +6,17 @@
 #include <mutex>
 #include <unordered_map>
 
+#if defined(__SANITIZE_ADDRESS__)
+#include <sanitizer/asan_interface.h>
+#include <sanitizer/common_interface_defs.h>
+// AddressSanitizer must be told when execution moves to another stack (fiber switches).
+#define PIMOPT_START_SWITCH(save, bottom, size) __sanitizer_start_switch_fiber(save, bottom, size)
+#define PIMOPT_FINISH_SWITCH(save, bottom, size) __sanitizer_finish_switch_fiber(save, bottom, size)
+#else
+#define PIMOPT_START_SWITCH(save, bottom, size) ((void)(save), (void)(bottom), (void)(size))
+#define PIMOPT_FINISH_SWITCH(save, bottom, size) ((void)(save), (void)(bottom), (void)(size))
+#endif
+
 namespace pimopt::pim {
 namespace ctx = boost::context;
 
@@ -62,10 +73,20 @@ class PooledStack {
       base = free_list().back();
       free_list().pop_back();
     }
+#if defined(__SANITIZE_ADDRESS__)
+    // A reused stack may still carry the redzones of the fiber that ran on it before.
+    __asan_unpoison_memory_region(base, kStackBytes);
+#endif
     ctx::stack_context sc;
     sc.size = kStackBytes;
     sc.sp = static_cast<char*>(base) + kStackBytes;
+    last_base() = base;
     return sc;
+  }
+  // The stack most recently handed out on this thread (for sanitizer annotations).
+  static void*& last_base() {
+    thread_local void* base = nullptr;
+    return base;
   }
   void deallocate(ctx::stack_context& sc) noexcept {
     free_list().push_back(static_cast<char*>(sc.sp) - sc.size);
@@ -85,6 +106,9 @@ class PooledStack {
 };
 
 uint64_t AlignUp(uint64_t v, uint64_t a) { return (v + a - 1) / a * a; }
+
+// Thrown inside a suspended tasklet to unwind it when its DPU's launch is abandoned (another tasklet failed).
+struct TaskletAbort {};
 
 }  // namespace
 
@@ -286,7 +310,25 @@ void Dpu::Dma(Tasklet& t, bool read, uint64_t mram_address, void* wram, uint32_t
 
 void Dpu::Yield(Tasklet& t) {
   TaskletRun& run = (*runs_)[t.me()];
+  [[maybe_unused]] void* fake_stack = nullptr;
+  PIMOPT_START_SWITCH(&fake_stack, run.scheduler_bottom, run.scheduler_size);
   run.scheduler = std::move(run.scheduler).resume();
+  PIMOPT_FINISH_SWITCH(fake_stack, &run.scheduler_bottom, &run.scheduler_size);
+  if (aborting_) throw TaskletAbort{};
+}
+
+void Dpu::AbortSuspended(std::vector<TaskletRun>& runs) {
+  aborting_ = true;
+  for (TaskletRun& r : runs) {
+    // A kernel that swallows TaskletAbort may suspend again: keep resuming (bounded) until it ends.
+    for (int attempt = 0; attempt < 1000 && r.state != TaskletRun::State::kDone && r.fiber; ++attempt) {
+      [[maybe_unused]] void* fake_stack = nullptr;
+      PIMOPT_START_SWITCH(&fake_stack, r.stack_bottom, r.stack_size);
+      r.fiber = std::move(r.fiber).resume();
+      PIMOPT_FINISH_SWITCH(fake_stack, nullptr, nullptr);
+    }
+  }
+  aborting_ = false;
 }
 
 void Dpu::Barrier(Tasklet& t, uint32_t barrier) {
@@ -356,18 +398,24 @@ DpuLaunchResult Dpu::Launch(Kernel& kernel) {
     t.num_tasklets_ = tasklets_;
     t.dpu_index_ = index_;
     TaskletRun* run = &runs[k];
-    run->fiber = ctx::fiber(std::allocator_arg, PooledStack(), [&kernel, &t, run](ctx::fiber&& scheduler) {
+    run->fiber = ctx::fiber(std::allocator_arg, PooledStack(), [this, &kernel, &t, run](ctx::fiber&& scheduler) {
+      PIMOPT_FINISH_SWITCH(nullptr, &run->scheduler_bottom, &run->scheduler_size);
       run->scheduler = std::move(scheduler);
       try {
-        kernel.Main(t);
+        if (!aborting_) kernel.Main(t);  // a tasklet first resumed by AbortSuspended never starts
+      } catch (const TaskletAbort&) {
+        // the launch was abandoned: just end
       } catch (const ctx::detail::forced_unwind&) {
         throw;
       } catch (...) {
         run->error = std::current_exception();
       }
       run->state = TaskletRun::State::kDone;
+      PIMOPT_START_SWITCH(nullptr, run->scheduler_bottom, run->scheduler_size);  // this fiber ends
       return std::move(run->scheduler);
     });
+    run->stack_bottom = PooledStack::last_base();
+    run->stack_size = PooledStack::kStackBytes;
   }
   // Round-robin over runnable tasklets until all are done; deterministic order.
   for (;;) {
@@ -377,11 +425,15 @@ DpuLaunchResult Dpu::Launch(Kernel& kernel) {
       if (r.state == TaskletRun::State::kDone) continue;
       all_done = false;
       if (r.state != TaskletRun::State::kRunnable) continue;
+      [[maybe_unused]] void* fake_stack = nullptr;
+      PIMOPT_START_SWITCH(&fake_stack, r.stack_bottom, r.stack_size);
       r.fiber = std::move(r.fiber).resume();
+      PIMOPT_FINISH_SWITCH(fake_stack, nullptr, nullptr);
       progressed = true;
       if (r.error) {
+        AbortSuspended(runs);
         runs_ = nullptr;
-        std::rethrow_exception(r.error);  // unfinished fibers unwind when `runs` is destroyed
+        std::rethrow_exception(r.error);
       }
     }
     if (all_done) break;
@@ -392,6 +444,7 @@ DpuLaunchResult Dpu::Launch(Kernel& kernel) {
         if (r.state == TaskletRun::State::kBarrier) waiting += StrCat(" tasklet ", k, " at barrier ", r.waiting_on, ";");
         if (r.state == TaskletRun::State::kMutex) waiting += StrCat(" tasklet ", k, " on mutex ", r.waiting_on, ";");
       }
+      AbortSuspended(runs);
       runs_ = nullptr;
       Fail(nullptr, StrCat("deadlock: no tasklet can run (", waiting,
                            " a barrier needs all tasklets, and finished tasklets never arrive)"));

@@ -37,6 +37,11 @@ struct TaskletRun {
   State state = State::kRunnable;
   uint32_t waiting_on = 0;
   std::exception_ptr error;
+  // Stack bounds for AddressSanitizer's fiber-switch annotations (unused otherwise).
+  const void* stack_bottom = nullptr;
+  size_t stack_size = 0;
+  const void* scheduler_bottom = nullptr;
+  size_t scheduler_size = 0;
 };
 
 struct DpuLaunchResult {
@@ -81,6 +86,9 @@ class Dpu {
     uint64_t bytes = 0;
   };
   void Yield(Tasklet& t);
+  // Ends every suspended tasklet by resuming it with `aborting_` set (Yield then throws TaskletAbort, which
+  // unwinds the tasklet's stack), so no fiber is destroyed while suspended.
+  void AbortSuspended(std::vector<TaskletRun>& runs);
   DpuCycles Time(const std::vector<Tasklet>& tasklets) const;
 
   const HardwareProfile& profile_;
@@ -95,6 +103,7 @@ class Dpu {
   uint64_t mram_heap_start_ = 0;
   // Per launch.
   std::vector<TaskletRun>* runs_ = nullptr;
+  bool aborting_ = false;
   std::vector<uint32_t> barrier_arrived_;
   std::map<uint32_t, int> mutex_owner_;  // mutex -> tasklet holding it
   double dma_occupancy_cycles_ = 0;

@@ -158,6 +158,26 @@ TEST(PimRules, DeadlockAndMutexMisuseAreReported) {
 
 TEST(PimRules, KernelExceptionsCarryContextAndTheSetStaysUsable) {
   ExpectLaunchError([](Tasklet& t) { t.Fail("custom check failed"); }, "custom check failed");
+  // A failure while other tasklets wait at a barrier or have not started: they are ended, not run further.
+  class FailWhileOthersWait final : public Kernel {
+   public:
+    KernelSpec Spec() const override { return {"fail_while_waiting", 8, 0, {{"after", 8}}, {}}; }
+    void Main(Tasklet& t) override {
+      if (t.me() < 3) t.BarrierWait();  // tasklets 0..2 suspend here
+      if (t.me() == 3) t.Fail("boom");
+      *t.Wram<uint64_t>("after") += 1;   // must never run: tasklets 4..7 were not started yet
+    }
+  };
+  PimSystem system(MakeProfile("pim-opt"), 1);
+  DpuSet set = system.Allocate(2);
+  set.Load(std::make_shared<FailWhileOthersWait>());
+  EXPECT_THROW(set.Launch(), PimError);
+  uint64_t after = 1;
+  set.CopyFrom(0, "after", 0, &after, 8);
+  EXPECT_EQ(after, 0u);
+  // The set can be loaded and launched again.
+  set.Load(std::make_shared<Probe>([](Tasklet&) {}));
+  EXPECT_NO_THROW(set.Launch());
 }
 
 TEST(PimProfiles, PresetsOverridesAndValidation) {

@@ -1,16 +1,19 @@
 // GA-SGD: gradient-averaging SGD with K workers and a host (parameter server).
 //
-// Math: the batches beta_t of MB-SGD (global batch B, see schedule.h). Worker k receives the global model and
-// computes G_k = sum_{i in slice_k(beta_t)} c_i l'(w.x_i + b, y_i) x_i on its slice of the batch (B/K rows);
-// the host sums G = sum_k G_k (in worker order) and steps
+// Math: the batches beta_t of MB-SGD (global batch B, see schedule.h). Worker k holds the fixed shard D_k
+// (MakeShards: contiguous, balanced) and receives the global model; it computes
+// G_k = sum_{i in beta_t, i in D_k} c_i l'(w.x_i + b, y_i) x_i over the rows of the batch that it holds; the host sums
+// G = sum_k G_k (in worker order) and steps
 //   w <- w - lr_e (G/|beta_t| + l2 w),   b <- b - lr_e G_b/|beta_t|
 // which is exactly MB-SGD's update: GA-SGD with K workers and batch B equals MB-SGD with batch B.
-// One synchronization (push model, pull K gradients) per global batch.
+// One synchronization (push model, pull K gradients) per global batch. Each worker gets B/K rows on average (a
+// random batch is spread over the shards), so data never moves between workers: a PIM backend keeps each shard
+// resident on its DPU and only sends the row numbers of each step.
 //
-// Differences from PIM-Opt (pimopt-reference.md 1.4): PIM-Opt's DPUs take their B/K rows from their own fixed
-// shard (a stratified batch) and the batch size must be a power of two (>> log2 B); here the batch is a slice of
-// one global permutation, so GA-SGD and MB-SGD are the same algorithm, and any B works. PIM-Opt regularizes with
-// a shift (w >> (lr + reg)); here l2 is any non-negative number.
+// Differences from PIM-Opt (pimopt-reference.md 1.4): PIM-Opt's DPUs take exactly B/K consecutive rows of their own
+// shard (a stratified batch that never reshuffles) and the batch size must be a power of two (>> log2 B); here the
+// batch is a uniformly random subset of all rows, so GA-SGD and MB-SGD are the same algorithm, and any B works.
+// PIM-Opt regularizes with a shift (w >> (lr + reg)); here l2 is any non-negative number.
 #include "pimopt/algorithms/algorithm.h"
 #include "pimopt/core/error.h"
 
@@ -26,16 +29,19 @@ class GaSgd final : public Algorithm {
     ValidateGlobalBatch(config, train_rows);
     if (config.batch < static_cast<uint64_t>(config.workers)) {
       throw ConfigError("--batch", StrCat("GA-SGD needs a global batch of at least --workers (", config.workers,
-                                          ") rows so every worker gets a slice"));
+                                          ") rows so that workers get rows to work on"));
     }
   }
   EpochInfo RunEpoch(IBackend& backend, const TrainConfig& config, uint64_t train_rows, int epoch) override {
     const GlobalBatchPlan plan(train_rows, config.batch, config.seed, epoch, config.shuffle);
+    const std::vector<Shard> shards = MakeShards(train_rows, config.workers);
     const double lr = config.LearningRate(epoch);
+    std::vector<std::vector<uint32_t>> rows(config.workers);
     std::vector<std::span<const uint32_t>> slices(config.workers);
     for (uint64_t t = 0; t < plan.num_batches(); ++t) {
-      const auto batch = plan.Batch(t);
-      for (int k = 0; k < config.workers; ++k) slices[k] = GlobalBatchPlan::WorkerSlice(batch, k, config.workers);
+      for (auto& r : rows) r.clear();
+      for (uint32_t row : plan.Batch(t)) rows[ShardOf(shards, row)].push_back(row);  // keeps batch order
+      for (int k = 0; k < config.workers; ++k) slices[k] = rows[k];
       backend.GradientStep(slices, lr);
     }
     return {plan.num_batches(), plan.num_batches(), std::nullopt};

@@ -23,13 +23,6 @@ std::span<const uint32_t> GlobalBatchPlan::Batch(uint64_t t) const {
   return std::span<const uint32_t>(order_).subspan(begin, end - begin);
 }
 
-std::span<const uint32_t> GlobalBatchPlan::WorkerSlice(std::span<const uint32_t> batch, int k, int num_workers) {
-  const uint64_t n = batch.size();
-  const uint64_t begin = n * static_cast<uint64_t>(k) / num_workers;
-  const uint64_t end = n * static_cast<uint64_t>(k + 1) / num_workers;
-  return batch.subspan(begin, end - begin);
-}
-
 std::vector<Shard> MakeShards(uint64_t num_rows, int num_workers) {
   std::vector<Shard> shards(num_workers);
   for (int k = 0; k < num_workers; ++k) {
@@ -37,6 +30,13 @@ std::vector<Shard> MakeShards(uint64_t num_rows, int num_workers) {
     shards[k].end = static_cast<uint32_t>(num_rows * (k + 1) / num_workers);
   }
   return shards;
+}
+
+int ShardOf(const std::vector<Shard>& shards, uint32_t row) {
+  const auto it = std::upper_bound(shards.begin(), shards.end(), row,
+                                   [](uint32_t r, const Shard& s) { return r < s.end; });
+  PIMOPT_CHECK(it != shards.end() && row >= it->begin, "row outside every shard");
+  return static_cast<int>(it - shards.begin());
 }
 
 ShardPlan::ShardPlan(std::vector<Shard> shards, uint64_t local_batch, uint64_t seed, uint64_t pass, bool shuffle)

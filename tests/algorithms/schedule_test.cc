@@ -7,23 +7,24 @@
 namespace pimopt {
 namespace {
 
-TEST(GlobalBatchPlan, VisitsEveryRowOnceAndSlicesCoverTheBatch) {
+TEST(GlobalBatchPlan, VisitsEveryRowOnceInBatchesOfB) {
   const GlobalBatchPlan plan(1003, 64, 9, 2, true);
   EXPECT_EQ(plan.num_batches(), 16u);
-  std::multiset<uint32_t> seen;
+  std::set<uint32_t> seen;
   for (uint64_t t = 0; t < plan.num_batches(); ++t) {
-    const auto batch = plan.Batch(t);
-    size_t sliced = 0;
-    for (int k = 0; k < 5; ++k) {
-      const auto slice = GlobalBatchPlan::WorkerSlice(batch, k, 5);
-      EXPECT_LE(slice.size(), batch.size() / 5 + 1);
-      sliced += slice.size();
-      seen.insert(slice.begin(), slice.end());
-    }
-    EXPECT_EQ(sliced, batch.size());
+    EXPECT_EQ(plan.Batch(t).size(), t + 1 < plan.num_batches() ? 64u : 1003u - 15 * 64);
+    seen.insert(plan.Batch(t).begin(), plan.Batch(t).end());
   }
   EXPECT_EQ(seen.size(), 1003u);
-  EXPECT_EQ(std::set<uint32_t>(seen.begin(), seen.end()).size(), 1003u);
+}
+
+TEST(Shards, ShardOfFindsTheOwner) {
+  const auto shards = MakeShards(1003, 7);
+  for (uint32_t row = 0; row < 1003; ++row) {
+    const int k = ShardOf(shards, row);
+    EXPECT_GE(row, shards[k].begin);
+    EXPECT_LT(row, shards[k].end);
+  }
 }
 
 TEST(GlobalBatchPlan, EpochsReshuffleUnlessDisabled) {

@@ -3,8 +3,9 @@
 //
 // GlobalBatchPlan (SGD, MB-SGD, GA-SGD): epoch e visits all N rows in the order of permutation pi_e (seeded by
 //   (seed, e); identity without shuffling). Batch t is pi_e[tB, (t+1)B) (the last batch may be shorter). In GA-SGD
-//   worker k computes on the k-th of K balanced contiguous slices of the batch, so the K workers together compute
-//   exactly MB-SGD's batch gradient: GA-SGD with K workers and batch B is MB-SGD with batch B.
+//   worker k computes on the rows of the batch that lie in its shard (MakeShards), so the K workers together
+//   compute exactly MB-SGD's batch gradient: GA-SGD with K workers and batch B is MB-SGD with batch B, and no row
+//   ever moves between workers.
 //
 // ShardPlan (MA-SGD, ADMM): worker k owns the fixed contiguous shard [kN/K, (k+1)N/K) of the training rows (its
 //   local function f_k never changes, as consensus ADMM requires). In pass p (an epoch, or a local epoch of ADMM)
@@ -23,8 +24,6 @@ class GlobalBatchPlan {
   GlobalBatchPlan(uint64_t num_rows, uint64_t batch, uint64_t seed, int epoch, bool shuffle);
   uint64_t num_batches() const { return (order_.size() + batch_ - 1) / batch_; }
   std::span<const uint32_t> Batch(uint64_t t) const;
-  // Worker k's contiguous slice of a batch split into K balanced parts.
-  static std::span<const uint32_t> WorkerSlice(std::span<const uint32_t> batch, int k, int num_workers);
 
  private:
   uint64_t batch_;
@@ -39,6 +38,8 @@ struct Shard {
 
 // Balanced contiguous shards of [0, num_rows).
 std::vector<Shard> MakeShards(uint64_t num_rows, int num_workers);
+// The index of the shard holding `row` (binary search over MakeShards' output).
+int ShardOf(const std::vector<Shard>& shards, uint32_t row);
 
 class ShardPlan {
  public:

@@ -1,0 +1,82 @@
+// Fixed-point arithmetic for DPU kernels and their host-side reference (issue 4). DPUs have no FPU and only an
+// 8x8-bit hardware multiplier, so training on them uses integers:
+//
+//   features      int8   Q0.7   x = q / 2^7,  q in [-128, 127]     (data scaled to [-1, 1]; 1.0 saturates to 127)
+//   model         int32  Q8.24  w = v / 2^24, |w| < 128            (weights and bias)
+//   products/sums int64  Q8.31  feature x weight products, scores before the shift, gradient sums
+//   scales        uint64 Q0.32  step multipliers such as lr / |batch| (< 2^31 as a real number)
+//
+// Rounding is toward zero everywhere (a right shift of a negative number would round toward -infinity and drift,
+// the bug PIM-Opt patches with its "-1 check"); every narrowing saturates to +-(2^31 - 1) (symmetric: no
+// off-by-one at +2^31) and counts the event, so saturation is reported, never hidden. Q8.24 was chosen because
+// the weights of the linear models trained on fashion-mnist and the synthetic sets stay below 16 in magnitude
+// (measured on the CPU backend) while the 2^-24 resolution keeps updates of size lr * 1e-6 representable.
+#pragma once
+
+#include <array>
+#include <cstdint>
+
+#include "pimopt/model/loss.h"
+
+namespace pimopt::fixed {
+
+inline constexpr int kFeatureFracBits = 7;
+inline constexpr int kModelFracBits = 24;
+inline constexpr int kProductFracBits = kFeatureFracBits + kModelFracBits;  // 31
+inline constexpr int kScaleFracBits = 32;
+inline constexpr int64_t kModelMax = (int64_t{1} << 31) - 1;
+
+// Counts narrowing operations that had to clamp.
+struct Saturation {
+  uint64_t events = 0;
+};
+
+// Arithmetic right shift rounding toward zero.
+constexpr int64_t ShiftTowardZero(int64_t v, int shift) { return v >= 0 ? v >> shift : -((-v) >> shift); }
+
+inline int32_t SaturateModel(int64_t v, Saturation& sat) {
+  if (v > kModelMax) {
+    ++sat.events;
+    return static_cast<int32_t>(kModelMax);
+  }
+  if (v < -kModelMax) {
+    ++sat.events;
+    return static_cast<int32_t>(-kModelMax);
+  }
+  return static_cast<int32_t>(v);
+}
+
+int8_t QuantizeFeature(float x, Saturation& sat);
+int32_t ToModel(double w, Saturation& sat);
+inline double FromModel(int64_t v) { return static_cast<double>(v) / (1 << kModelFracBits); }
+inline double FromFeature(int8_t q) { return q / 128.0; }
+
+// A real multiplier in Q0.32 (throws ConfigError naming `parameter` when negative, not finite or >= 2^31).
+uint64_t ToScale(double s, const char* parameter);
+// If `scale` is exactly 2^-k (k in 0..32), returns k: the multiply is a shift. Else -1.
+int ScaleShift(uint64_t scale);
+// (v * scale) / 2^32 rounded toward zero, exact (128-bit intermediate).
+inline int64_t MulScale(int64_t v, uint64_t scale) {
+  const __int128_t p = static_cast<__int128_t>(v) * static_cast<__int128_t>(scale);
+  return static_cast<int64_t>(p >= 0 ? p >> kScaleFracBits : -((-p) >> kScaleFracBits));
+}
+
+// sigma(z) for z in [-8, 8) in steps of 1/64, nearest entry, Q.24; below -8 -> 0, at or above 8 -> 1.
+inline constexpr int kSigmoidEntries = 1024;
+const std::array<int32_t, kSigmoidEntries>& SigmoidTable();
+inline int32_t Sigmoid(int64_t z_q24) {
+  const int64_t index = (z_q24 + (int64_t{8} << kModelFracBits)) >> (kModelFracBits - 6);  // floor, z >= -8 here
+  if (z_q24 < -(int64_t{8} << kModelFracBits)) return 0;
+  if (index >= kSigmoidEntries) return 1 << kModelFracBits;
+  return SigmoidTable()[static_cast<size_t>(index)];
+}
+
+// Loss derivative dl/dz in Q.24 for label y in {-1, +1} and score z in Q.24:
+//   logistic: sigma(z) - [y = +1]        hinge (margin 1): -y if y z < 1 else 0
+inline int32_t Derivative(LossKind loss, int64_t z_q24, int y) {
+  if (loss == LossKind::kLogistic) return Sigmoid(z_q24) - (y > 0 ? (1 << kModelFracBits) : 0);
+  const int64_t margin = y > 0 ? z_q24 : -z_q24;
+  return margin < (int64_t{1} << kModelFracBits) ? -y * (1 << kModelFracBits) : 0;
+}
+
+}  // namespace pimopt::fixed

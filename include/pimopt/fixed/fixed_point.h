@@ -64,19 +64,34 @@ inline int64_t MulScale(int64_t v, uint64_t scale) {
 // sigma(z) for z in [-8, 8) in steps of 1/64, nearest entry, Q.24; below -8 -> 0, at or above 8 -> 1.
 inline constexpr int kSigmoidEntries = 1024;
 const std::array<int32_t, kSigmoidEntries>& SigmoidTable();
+// The table entry of z: -1 below the table (sigma = 0), kSigmoidEntries above it (sigma = 1).
+inline int64_t SigmoidIndex(int64_t z_q24) {
+  if (z_q24 < -(int64_t{8} << kModelFracBits)) return -1;
+  const int64_t index = (z_q24 + (int64_t{8} << kModelFracBits)) >> (kModelFracBits - 6);
+  return index >= kSigmoidEntries ? kSigmoidEntries : index;
+}
 inline int32_t Sigmoid(int64_t z_q24) {
-  const int64_t index = (z_q24 + (int64_t{8} << kModelFracBits)) >> (kModelFracBits - 6);  // floor, z >= -8 here
-  if (z_q24 < -(int64_t{8} << kModelFracBits)) return 0;
+  const int64_t index = SigmoidIndex(z_q24);
+  if (index < 0) return 0;
   if (index >= kSigmoidEntries) return 1 << kModelFracBits;
   return SigmoidTable()[static_cast<size_t>(index)];
+}
+// Derivative with sigma already looked up (the DPU reads its table from MRAM).
+inline int32_t DerivativeFromSigmoid(LossKind loss, int32_t sigma, int64_t z_q24, int y) {
+  if (loss == LossKind::kLogistic) return sigma - (y > 0 ? (1 << kModelFracBits) : 0);
+  const int64_t margin = y > 0 ? z_q24 : -z_q24;
+  return margin < (int64_t{1} << kModelFracBits) ? -y * (1 << kModelFracBits) : 0;
 }
 
 // Loss derivative dl/dz in Q.24 for label y in {-1, +1} and score z in Q.24:
 //   logistic: sigma(z) - [y = +1]        hinge (margin 1): -y if y z < 1 else 0
 inline int32_t Derivative(LossKind loss, int64_t z_q24, int y) {
-  if (loss == LossKind::kLogistic) return Sigmoid(z_q24) - (y > 0 ? (1 << kModelFracBits) : 0);
-  const int64_t margin = y > 0 ? z_q24 : -z_q24;
-  return margin < (int64_t{1} << kModelFracBits) ? -y * (1 << kModelFracBits) : 0;
+  return DerivativeFromSigmoid(loss, loss == LossKind::kLogistic ? Sigmoid(z_q24) : 0, z_q24, y);
+}
+// d * class weight (Q.24), toward zero; weight 1.0 costs nothing.
+inline int32_t ApplyClassWeight(int32_t d, int32_t weight_q24) {
+  if (weight_q24 == (1 << kModelFracBits)) return d;
+  return static_cast<int32_t>(ShiftTowardZero(static_cast<int64_t>(d) * weight_q24, kModelFracBits));
 }
 
 }  // namespace pimopt::fixed

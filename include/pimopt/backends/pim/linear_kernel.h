@@ -1,0 +1,77 @@
+// The DPU kernel that trains linear models on the emulated UPMEM system, and its host-side fixed-point reference.
+//
+// One kernel, three modes (LinearKernelArgs::mode):
+//   0 gradient: G = sum over the listed rows of d_i x_i (and G_b = sum d_i), at the model in MRAM (GA-SGD, MB-SGD)
+//   1 local SGD: `steps` mini-batch steps x <- x - lr_w/|beta| G - lr*l2 x  (MA-SGD, SGD)
+//   2 proximal local SGD: x <- x - lr_w/|beta| G - lr*rho (x - v)          (ADMM's x-update; v = z - u_k)
+// with d_i = c_i * dl/dz(z_i, y_i) in Q.24 (fixed_point.h), features int8 Q0.7, model int32 Q8.24, sums int64.
+//
+// Tasklet work split (differs from PIM-Opt, which splits each sample's features over the tasklets and pays two
+// barriers per sample): phase A scores the step's rows sample-parallel (each tasklet a whole row, no barrier per
+// sample); phase B accumulates and updates feature-parallel (each tasklet owns blocks of 128 features and streams
+// those blocks of the step's rows). Two barriers per *step* instead of two per *sample*; each row is read twice
+// from MRAM (once per phase).
+//
+// MRAM heap layout (LinearLayout): X rows x n_pad int8 | Y rows int8 | W (n_pad + 8) int32 (bias at n_pad) |
+// V same | G (n_pad + 8) int64 | row lists (uint32, kNoRow = padding) | sigmoid table (kSigmoidEntries int32).
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <span>
+#include <vector>
+
+#include "pimopt/fixed/fixed_point.h"
+#include "pimopt/pim/kernel.h"
+
+namespace pimopt::pimbackend {
+
+inline constexpr uint32_t kFeatureBlock = 128;           // features per phase-B block and per DMA of a row
+inline constexpr uint32_t kMaxRowsPerStep = 1024;        // WRAM holds the step's row numbers and derivatives
+inline constexpr uint32_t kNoRow = 0xFFFFFFFFu;
+
+struct LinearKernelArgs {
+  uint32_t mode = 0;
+  uint32_t loss = 0;            // 0 logistic, 1 hinge
+  uint32_t n_pad = 0;           // features per row in MRAM (a multiple of kFeatureBlock)
+  uint32_t rows = 0;            // rows resident on this DPU
+  uint32_t steps = 1;
+  uint32_t slots_per_step = 0;  // row-list entries per step (valid rows first, then kNoRow)
+  uint32_t fit_bias = 1;
+  uint32_t pad = 0;
+  uint64_t lr_weight_q32 = 0;   // lr * worker weight, Q0.32 (modes 1, 2; divided by the step's row count)
+  uint64_t decay_q32 = 0;       // lr * l2 (mode 1) or lr * rho (mode 2), Q0.32
+  int32_t positive_weight_q24 = 1 << 24;
+  int32_t negative_weight_q24 = 1 << 24;
+  uint64_t x_offset = 0, y_offset = 0, w_offset = 0, v_offset = 0, g_offset = 0, list_offset = 0, sigmoid_offset = 0;
+};
+
+struct LinearLayout {
+  uint32_t n_pad = 0;
+  uint64_t x_offset = 0, y_offset = 0, w_offset = 0, v_offset = 0, g_offset = 0, list_offset = 0,
+           sigmoid_offset = 0, end = 0;
+  uint64_t model_bytes() const { return (uint64_t{n_pad} + 8) * 4; }
+  uint64_t gradient_bytes() const { return (uint64_t{n_pad} + 8) * 8; }
+};
+// Offsets for `max_rows` rows of `features` features and row lists of up to `max_list_entries` entries.
+LinearLayout MakeLinearLayout(uint32_t features, uint32_t max_rows, uint64_t max_list_entries);
+
+std::shared_ptr<pim::Kernel> MakeLinearKernel();
+
+// ---- host-side reference: the same fixed-point math, plainly sequential ----
+struct QuantizedShard {
+  uint32_t n_pad = 0;
+  std::vector<int8_t> x;  // rows x n_pad
+  std::vector<int8_t> y;  // +1 / -1
+  uint32_t rows() const { return static_cast<uint32_t>(y.size()); }
+};
+
+// Mode 0: G (n_pad + 1 entries, bias last) over `rows` (local row numbers).
+std::vector<int64_t> ReferenceGradient(const QuantizedShard& shard, std::span<const int32_t> model,
+                                       std::span<const uint32_t> rows, const LinearKernelArgs& args);
+// Modes 1, 2: runs the steps (each a list of local rows) on `model` (n_pad + 1 entries) in place.
+void ReferenceLocalSteps(const QuantizedShard& shard, std::vector<int32_t>& model, std::span<const int32_t> v,
+                         const std::vector<std::vector<uint32_t>>& steps, const LinearKernelArgs& args,
+                         fixed::Saturation& saturation);
+
+}  // namespace pimopt::pimbackend

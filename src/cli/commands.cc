@@ -12,6 +12,7 @@
 
 #include "pimopt/algorithms/train.h"
 #include "pimopt/backends/cpu/cpu_backend.h"
+#include "pimopt/backends/pim/pim_backend.h"
 #include "pimopt/core/atomic_file.h"
 #include "pimopt/core/error.h"
 #include "pimopt/core/thread_pool.h"
@@ -23,6 +24,7 @@
 #include "pimopt/data/transform.h"
 #include "pimopt/model/metrics.h"
 #include "pimopt/model/model_io.h"
+#include "pimopt/pim/profile.h"
 #include "report.h"
 
 namespace pimopt::cli {
@@ -97,14 +99,15 @@ std::string JoinArgs(int argc, char** argv) {
 // ---------------------------------------------------------------- train
 struct TrainFlags {
   std::string data, test, model = "lr", algo = "mbsgd", backend = "cpu", out, report, liblinear_out;
-  std::string lr_schedule = "constant", class_weights, scale = "none";
+  std::string lr_schedule = "constant", class_weights, scale = "none", profile = "pim-opt", profile_set;
+  uint32_t dpus = 0, tasklets = 16;
   DataFlags data_flags;
   int workers = 1, threads = 0, epochs = 10, local_steps = 1, local_epochs = 1;
   uint64_t batch = 0, seed = 1;
   double lr = 0.1, lr_decay = 0, reg = 1e-5, l1 = 0, rho = 0.01, test_fraction = 0;
   bool no_bias = false, no_shuffle = false, quiet = false, no_train_metrics = false;
   CLI::Option *workers_opt, *batch_opt, *rho_opt, *local_epochs_opt, *local_steps_opt, *l1_opt, *test_opt,
-      *test_fraction_opt, *lr_decay_opt;
+      *test_fraction_opt, *lr_decay_opt, *dpus_opt, *tasklets_opt, *profile_opt, *profile_set_opt;
 };
 
 void AddTrainCommand(CLI::App& app, TrainFlags& f) {
@@ -117,7 +120,14 @@ void AddTrainCommand(CLI::App& app, TrainFlags& f) {
   cmd->add_option("--model", f.model, "lr (logistic regression) | svm (linear SVM, hinge loss)")
       ->capture_default_str();
   cmd->add_option("--algo", f.algo, "sgd | mbsgd | ga | ma | admm")->capture_default_str();
-  cmd->add_option("--backend", f.backend, "cpu (pim and mpi: planned)")->capture_default_str();
+  cmd->add_option("--backend", f.backend, "cpu | pim (the emulated UPMEM system; mpi: planned)")
+      ->capture_default_str();
+  f.dpus_opt = cmd->add_option("--dpus", f.dpus, "pim: DPUs = workers (ga, ma, admm; sgd and mbsgd use 1)");
+  f.tasklets_opt = cmd->add_option("--tasklets", f.tasklets, "pim: tasklets per DPU")->capture_default_str();
+  f.profile_opt = cmd->add_option("--profile", f.profile, "pim: hardware profile (pim-opt, prim-2556, prim-640, "
+                                                          "upmem-2524, future-fpu, future-wide)")
+                      ->capture_default_str();
+  f.profile_set_opt = cmd->add_option("--profile-set", f.profile_set, "pim: profile overrides, field=value,...");
   f.workers_opt = cmd->add_option("--workers", f.workers, "K workers = K data shards (ga, ma, admm)");
   cmd->add_option("--threads", f.threads, "host threads (0 = all cores); never changes results")
       ->capture_default_str();
@@ -161,6 +171,19 @@ TrainConfig BuildTrainConfig(const TrainFlags& f) {
   const bool distributed = c.algorithm == AlgorithmKind::kGaSgd || c.algorithm == AlgorithmKind::kMaSgd ||
                            c.algorithm == AlgorithmKind::kAdmm;
   c.workers = f.workers_opt->count() ? f.workers : (distributed ? 8 : 1);
+  if (f.backend == "pim") {
+    if (f.dpus_opt->count() && f.workers_opt->count() && static_cast<int>(f.dpus) != f.workers) {
+      throw ConfigError("--dpus", "contradicts --workers (on the pim backend every worker is a DPU)");
+    }
+    if (f.dpus_opt->count()) c.workers = static_cast<int>(f.dpus);
+    if (!distributed && c.workers != 1) {
+      throw ConfigError("--dpus", StrCat(AlgorithmName(c.algorithm), " runs on one DPU; use ga, ma or admm for more"));
+    }
+  } else {
+    for (CLI::Option* o : {f.dpus_opt, f.tasklets_opt, f.profile_opt, f.profile_set_opt}) {
+      if (o->count()) throw ConfigError(o->get_name(), "only meaningful with --backend pim");
+    }
+  }
   if (f.batch_opt->count()) {
     c.batch = f.batch;
   } else {
@@ -209,11 +232,14 @@ TrainConfig BuildTrainConfig(const TrainFlags& f) {
 
 int RunTrain(const TrainFlags& f, const std::string& command_line) {
   TrainConfig config = BuildTrainConfig(f);
-  if (f.backend != "cpu") {
-    if (f.backend == "pim" || f.backend == "mpi") {
-      throw ConfigError("--backend", StrCat("backend '", f.backend, "' is not available in this version (only cpu)"));
+  if (f.backend != "cpu" && f.backend != "pim") {
+    if (f.backend == "mpi") {
+      throw ConfigError("--backend", "backend 'mpi' is not available in this version (cpu or pim)");
     }
-    throw ConfigError("--backend", StrCat("unknown backend '", f.backend, "' (use cpu)"));
+    throw ConfigError("--backend", StrCat("unknown backend '", f.backend, "' (use cpu or pim)"));
+  }
+  if (f.backend == "pim") {
+    pim::MakeProfile(f.profile);  // validates the name before any work
   }
   if (f.test_opt->count() && f.test_fraction_opt->count()) {
     throw ConfigError("--test-fraction", "contradicts --test: give one or the other");
@@ -251,12 +277,23 @@ int RunTrain(const TrainFlags& f, const std::string& command_line) {
               << " on " << train.source << " (" << train.num_rows() << " x " << train.num_features() << ", "
               << (train.is_sparse() ? "sparse" : "dense") << ")";
     if (test) std::cout << ", test " << test->source << " (" << test->num_rows() << " rows)";
-    std::cout << "\n  backend cpu, workers " << config.workers << ", threads " << pool.NumThreads() << ", batch "
+    std::cout << "\n  backend " << f.backend << ", workers " << config.workers << ", threads " << pool.NumThreads() << ", batch "
               << config.batch << ", lr " << config.lr << ", reg " << config.objective.l2 << ", epochs "
               << config.epochs << ", seed " << config.seed << "\n"
               << EpochHeader() << std::endl;
   }
-  CpuBackend backend(pool);
+  std::unique_ptr<IBackend> backend_owner;
+  if (f.backend == "pim") {
+    PimBackendOptions pim_options;
+    pim_options.profile = f.profile;
+    pim_options.profile_overrides = f.profile_set;
+    pim_options.tasklets = f.tasklets;
+    pim_options.host_threads = f.threads;
+    backend_owner = std::make_unique<PimBackend>(pool, pim_options);
+  } else {
+    backend_owner = std::make_unique<CpuBackend>(pool);
+  }
+  IBackend& backend = *backend_owner;
   TrainOptions options;
   options.eval_pool = &pool;
   options.evaluate_train = !f.no_train_metrics;
@@ -265,8 +302,9 @@ int RunTrain(const TrainFlags& f, const std::string& command_line) {
   };
   TrainResult result = Train(train, test ? &*test : nullptr, config, backend, options);
 
-  RunInfo info{command_line, "cpu", pool.NumThreads(), &train, test ? &*test : nullptr, load_seconds};
-  const nlohmann::json report = BuildReport(info, config, result);
+  RunInfo info{command_line, f.backend, pool.NumThreads(), &train, test ? &*test : nullptr, load_seconds};
+  nlohmann::json report = BuildReport(info, config, result);
+  for (const auto& [key, value] : backend.Counters()) report["backend_counters"][key] = value;
   if (!f.out.empty()) {
     WriteModel(result.model, f.out,
                StrCat("trained by: ", command_line, "\nconfig: ", ConfigToJson(config).dump()));

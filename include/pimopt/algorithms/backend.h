@@ -82,6 +82,8 @@ class IBackend {
   // Seconds spent per phase since Setup (host wall clock), e.g. "worker_compute", "reduce", "host_update".
   virtual std::map<std::string, double> PhaseSeconds() const = 0;
   virtual TrafficCounters Traffic() const = 0;
+  // Backend-specific measurements for the report (e.g. modeled energy, fixed-point saturation events).
+  virtual std::map<std::string, double> Counters() const { return {}; }
 };
 
 }  // namespace pimopt

@@ -35,7 +35,6 @@ class LinearKernel final : public pim::Kernel {
 
   void Main(Tasklet& t) override {
     if (t.me() == 0) t.MemReset();
-    t.Wram<uint64_t>("saturations")[t.me()] = 0;
     t.BarrierWait();
     const LinearKernelArgs a = *t.Wram<LinearKernelArgs>("args");
     const auto loss = a.loss == 0 ? LossKind::kLogistic : LossKind::kHinge;
@@ -175,7 +174,7 @@ class LinearKernel final : public pim::Kernel {
       }
       t.BarrierWait();  // the next step's phase A reads the updated model
     }
-    t.Wram<uint64_t>("saturations")[t.me()] = saturation.events;
+    t.Wram<uint64_t>("saturations")[t.me()] += saturation.events;  // accumulates over launches
   }
 };
 

@@ -1,0 +1,366 @@
+#include "pimopt/backends/pim/pim_backend.h"
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+
+#include "pimopt/core/error.h"
+#include "pimopt/core/thread_pool.h"
+
+namespace pimopt {
+
+using pimbackend::kNoRow;
+using pimbackend::LinearKernelArgs;
+
+namespace {
+using Clock = std::chrono::steady_clock;
+double Since(Clock::time_point t) { return std::chrono::duration<double>(Clock::now() - t).count(); }
+constexpr size_t kReduceBlock = 4096;  // coordinates per host-reduction task
+}  // namespace
+
+PimBackend::PimBackend(ThreadPool& pool, PimBackendOptions options) : pool_(pool), options_(std::move(options)) {}
+PimBackend::~PimBackend() = default;
+
+void PimBackend::Setup(const Dataset& train, const TrainConfig& config) {
+  if (train.is_sparse()) {
+    throw ConfigError("--backend", "the PIM backend trains on dense data only so far: add --storage dense, or use "
+                                   "--backend cpu for sparse data");
+  }
+  profile_ = pim::MakeProfile(options_.profile);
+  if (!options_.profile_overrides.empty()) pim::ApplyOverrides(profile_, options_.profile_overrides);
+  if (config.workers > static_cast<int>(profile_.num_dpus)) {
+    throw ConfigError("--dpus", StrCat(config.workers, " DPUs requested; profile '", profile_.name, "' has ",
+                                       profile_.num_dpus));
+  }
+  if (options_.tasklets == 0 || options_.tasklets > profile_.max_tasklets) {
+    throw ConfigError("--tasklets", StrCat("must be in 1..", profile_.max_tasklets));
+  }
+  data_ = &train;
+  config_ = config;
+  features_ = static_cast<uint32_t>(train.num_features());
+  num_dpus_ = static_cast<uint32_t>(config.workers);
+  const auto shards = MakeShards(train.num_rows(), config.workers);
+  shard_begin_.clear();
+  shard_rows_.clear();
+  uint32_t max_rows = 0;
+  for (const Shard& s : shards) {
+    shard_begin_.push_back(s.begin);
+    shard_rows_.push_back(s.size());
+    max_rows = std::max(max_rows, s.size());
+  }
+  const uint64_t batch = config.batch;
+  const uint64_t rows_per_step = std::min<uint64_t>(batch, max_rows);
+  if (rows_per_step > pimbackend::kMaxRowsPerStep) {
+    throw ConfigError("--batch", StrCat("a DPU can take at most ", pimbackend::kMaxRowsPerStep,
+                                        " rows per step (its WRAM holds their derivatives); this run gives a DPU up to ",
+                                        rows_per_step, ": use a smaller --batch or more --dpus"));
+  }
+  // Row lists: GA/MB-SGD send one step (at most min(batch, rows) rows), local SGD sends up to an epoch of steps
+  // (ceil(rows / batch)) or H steps, each `slots` entries (the batch rounded up to even for 8-byte transfers).
+  const uint64_t slots = (batch + 1) / 2 * 2;
+  const uint64_t epoch_steps = (max_rows + batch - 1) / batch;
+  max_list_entries_ = std::max({slots, epoch_steps * slots, uint64_t(config.local_steps) * slots}) + 2;
+  layout_ = pimbackend::MakeLinearLayout(features_, max_rows, max_list_entries_);
+  if (layout_.end > profile_.mram_bytes) {
+    throw ConfigError("--dpus", StrCat("each DPU would need ", layout_.end >> 20, " MiB of MRAM for ", max_rows,
+                                       " rows of ", layout_.n_pad, " features (", profile_.mram_bytes >> 20,
+                                       " MiB available): use more DPUs"));
+  }
+  system_ = std::make_unique<pim::PimSystem>(profile_, options_.host_threads);
+  dpus_ = std::make_unique<pim::DpuSet>(system_->Allocate(num_dpus_));
+  dpus_->Load(pimbackend::MakeLinearKernel(), options_.tasklets);
+
+  // Quantize and push every shard once (one parallel push: the same length for every DPU, short shards padded).
+  const uint64_t data_bytes = layout_.w_offset;
+  std::vector<std::vector<int8_t>> buffers(num_dpus_, std::vector<int8_t>(data_bytes, 0));
+  std::vector<fixed::Saturation> sat(num_dpus_);
+  pool_.ParallelFor(num_dpus_, [&](size_t k) {
+    const float* values = train.dense_values().data();
+    for (uint32_t r = 0; r < shard_rows_[k]; ++r) {
+      const uint64_t row = shard_begin_[k] + r;
+      int8_t* out = buffers[k].data() + layout_.x_offset + uint64_t{r} * layout_.n_pad;
+      for (uint32_t j = 0; j < features_; ++j) out[j] = fixed::QuantizeFeature(values[row * features_ + j], sat[k]);
+      buffers[k][layout_.y_offset + r] = train.labels()[row] > 0 ? 1 : -1;
+    }
+  });
+  quantization_saturations_ = 0;
+  for (const auto& s : sat) quantization_saturations_ += static_cast<double>(s.events);
+  for (uint32_t k = 0; k < num_dpus_; ++k) dpus_->PrepareXfer(k, buffers[k].data(), data_bytes);
+  dpus_->PushXfer(pim::XferDirection::kToDpu, pim::kMramHeapSymbol, 0, data_bytes);
+  dpus_->BroadcastTo(pim::kMramHeapSymbol, layout_.sigmoid_offset, fixed::SigmoidTable().data(),
+                     4 * fixed::kSigmoidEntries);
+
+  global_.assign(layout_.n_pad + 1, 0);
+  local_.assign(num_dpus_, std::vector<int32_t>(layout_.n_pad + 1, 0));
+  dual_.assign(config.algorithm == AlgorithmKind::kAdmm ? num_dpus_ : 0, std::vector<int32_t>(layout_.n_pad + 1, 0));
+  saturation_ = {};
+  setup_to_dpu_bytes_ = dpus_->stats().to_dpu_bytes;
+  setup_to_dpu_s_ = dpus_->stats().to_dpu_s;
+  to_dpu_s_ = from_dpu_s_ = kernel_s_ = compute_s_ = dma_s_ = sync_s_ = launch_s_ = 0;
+  energy_j_ = emulation_wall_s_ = host_reduce_s_ = 0;
+  syncs_ = 0;
+}
+
+LinearKernelArgs PimBackend::BaseArgs(uint32_t dpu) const {
+  LinearKernelArgs a;
+  a.loss = config_.objective.loss == LossKind::kLogistic ? 0 : 1;
+  a.n_pad = layout_.n_pad;
+  a.rows = shard_rows_[dpu];
+  a.fit_bias = config_.objective.fit_bias ? 1 : 0;
+  fixed::Saturation ignored;
+  a.positive_weight_q24 = fixed::ToModel(config_.objective.positive_weight, ignored);
+  a.negative_weight_q24 = fixed::ToModel(config_.objective.negative_weight, ignored);
+  a.x_offset = layout_.x_offset;
+  a.y_offset = layout_.y_offset;
+  a.w_offset = layout_.w_offset;
+  a.v_offset = layout_.v_offset;
+  a.g_offset = layout_.g_offset;
+  a.list_offset = layout_.list_offset;
+  a.sigmoid_offset = layout_.sigmoid_offset;
+  return a;
+}
+
+void PimBackend::PushArgs(const std::vector<LinearKernelArgs>& args) {
+  for (uint32_t k = 0; k < num_dpus_; ++k) {
+    dpus_->PrepareXfer(k, const_cast<LinearKernelArgs*>(&args[k]), sizeof(LinearKernelArgs));
+  }
+  to_dpu_s_ += dpus_->PushXfer(pim::XferDirection::kToDpu, "args", 0, sizeof(LinearKernelArgs));
+}
+
+void PimBackend::PushRowLists(const std::vector<std::vector<uint32_t>>& lists, uint32_t entries) {
+  const uint64_t bytes = (uint64_t{entries} + 1) / 2 * 2 * 4;
+  PIMOPT_CHECK(bytes / 4 <= max_list_entries_ + 1, "row list larger than its MRAM region");
+  for (uint32_t k = 0; k < num_dpus_; ++k) {
+    PIMOPT_CHECK(lists[k].size() * 4 >= bytes);
+    dpus_->PrepareXfer(k, const_cast<uint32_t*>(lists[k].data()), lists[k].size() * 4);
+  }
+  to_dpu_s_ += dpus_->PushXfer(pim::XferDirection::kToDpu, pim::kMramHeapSymbol, layout_.list_offset, bytes);
+}
+
+void PimBackend::BroadcastModel(const std::vector<int32_t>& model) {
+  std::vector<int32_t> padded(layout_.n_pad + 8, 0);
+  std::copy(model.begin(), model.end(), padded.begin());
+  to_dpu_s_ += dpus_->BroadcastTo(pim::kMramHeapSymbol, layout_.w_offset, padded.data(), layout_.model_bytes());
+}
+
+void PimBackend::PullModels() {
+  std::vector<std::vector<int32_t>> buffers(num_dpus_, std::vector<int32_t>(layout_.n_pad + 8));
+  for (uint32_t k = 0; k < num_dpus_; ++k) dpus_->PrepareXfer(k, buffers[k].data(), layout_.model_bytes());
+  from_dpu_s_ += dpus_->PushXfer(pim::XferDirection::kFromDpu, pim::kMramHeapSymbol, layout_.w_offset,
+                                 layout_.model_bytes());
+  for (uint32_t k = 0; k < num_dpus_; ++k) std::copy_n(buffers[k].begin(), layout_.n_pad + 1, local_[k].begin());
+}
+
+void PimBackend::Launch() {
+  const pim::LaunchStats s = dpus_->Launch();
+  const double f = profile_.dpu_frequency_hz;
+  kernel_s_ += s.kernel_s;
+  launch_s_ += s.overhead_s;
+  compute_s_ += s.slowest.issue / f;
+  dma_s_ += s.slowest.dma / f;
+  sync_s_ += s.slowest.sync / f;
+  energy_j_ += s.energy_j;
+  emulation_wall_s_ += s.host_wall_s;
+}
+
+void PimBackend::GradientStep(std::span<const std::span<const uint32_t>> worker_rows, double lr) {
+  PIMOPT_CHECK(worker_rows.size() == num_dpus_);
+  uint32_t slots = 2;
+  uint64_t batch_rows = 0;
+  for (auto rows : worker_rows) {
+    slots = std::max<uint32_t>(slots, static_cast<uint32_t>(rows.size()));
+    batch_rows += rows.size();
+  }
+  slots = (slots + 1) / 2 * 2;
+  if (slots > pimbackend::kMaxRowsPerStep) {
+    throw ConfigError("--batch", StrCat("a DPU received ", slots, " rows in one step (at most ",
+                                        pimbackend::kMaxRowsPerStep, "): use a smaller --batch or more --dpus"));
+  }
+  std::vector<std::vector<uint32_t>> lists(num_dpus_, std::vector<uint32_t>(slots, kNoRow));
+  std::vector<LinearKernelArgs> args(num_dpus_);
+  for (uint32_t k = 0; k < num_dpus_; ++k) {
+    for (size_t i = 0; i < worker_rows[k].size(); ++i) lists[k][i] = LocalRow(k, worker_rows[k][i]);
+    args[k] = BaseArgs(k);
+    args[k].mode = 0;
+    args[k].steps = 1;
+    args[k].slots_per_step = slots;
+  }
+  BroadcastModel(global_);
+  PushRowLists(lists, slots);
+  PushArgs(args);
+  Launch();
+  std::vector<std::vector<int64_t>> grads(num_dpus_, std::vector<int64_t>(layout_.n_pad + 8));
+  for (uint32_t k = 0; k < num_dpus_; ++k) dpus_->PrepareXfer(k, grads[k].data(), layout_.gradient_bytes());
+  from_dpu_s_ += dpus_->PushXfer(pim::XferDirection::kFromDpu, pim::kMramHeapSymbol, layout_.g_offset,
+                                 layout_.gradient_bytes());
+  // Host: 64-bit sums in DPU order, then the fixed-point step.
+  const auto t0 = Clock::now();
+  const uint64_t scale = fixed::ToScale(lr / static_cast<double>(batch_rows), "--lr");
+  const uint64_t decay = fixed::ToScale(lr * config_.objective.l2, "--reg");
+  const size_t total = layout_.n_pad + 1;
+  std::vector<fixed::Saturation> sat((total + kReduceBlock - 1) / kReduceBlock);
+  pool_.ParallelFor(sat.size(), [&](size_t b) {
+    for (size_t j = b * kReduceBlock; j < std::min(total, (b + 1) * kReduceBlock); ++j) {
+      int64_t g = 0;
+      for (uint32_t k = 0; k < num_dpus_; ++k) g += grads[k][j];
+      const int64_t delta = fixed::ShiftTowardZero(fixed::MulScale(g, scale), fixed::kFeatureFracBits);
+      const int64_t shrink = j < layout_.n_pad ? fixed::MulScale(global_[j], decay) : 0;
+      global_[j] = fixed::SaturateModel(global_[j] - delta - shrink, sat[b]);
+    }
+  });
+  for (const auto& s : sat) saturation_.events += s.events;
+  if (!config_.objective.fit_bias) global_[layout_.n_pad] = 0;
+  host_reduce_s_ += Since(t0);
+  ++syncs_;
+}
+
+void PimBackend::LocalSgd(const LocalSgdRequest& req) {
+  PIMOPT_CHECK(req.plan && req.plan->num_workers() == static_cast<int>(num_dpus_));
+  const uint32_t slots = static_cast<uint32_t>((config_.batch + 1) / 2 * 2);
+  const uint64_t entries = req.num_steps * slots;
+  if (entries > max_list_entries_) {
+    throw InternalError(StrCat("row list of ", entries, " entries exceeds the MRAM region of ", max_list_entries_));
+  }
+  std::vector<std::vector<uint32_t>> lists(num_dpus_, std::vector<uint32_t>(entries + 2, kNoRow));
+  std::vector<LinearKernelArgs> args(num_dpus_);
+  for (uint32_t k = 0; k < num_dpus_; ++k) {
+    for (uint64_t s = 0; s < req.num_steps; ++s) {
+      const auto rows = req.plan->LocalBatch(static_cast<int>(k), req.first_step + s);
+      for (size_t i = 0; i < rows.size(); ++i) lists[k][s * slots + i] = LocalRow(k, rows[i]);
+    }
+    args[k] = BaseArgs(k);
+    args[k].mode = req.proximal ? 2 : 1;
+    args[k].steps = static_cast<uint32_t>(req.num_steps);
+    args[k].slots_per_step = slots;
+    const double weight = req.proximal ? static_cast<double>(num_dpus_) * shard_rows_[k] / data_->num_rows() : 1.0;
+    args[k].lr_weight_q32 = fixed::ToScale(req.lr * weight, "--lr");
+    args[k].decay_q32 = fixed::ToScale(req.lr * (req.proximal ? config_.rho : config_.objective.l2), "--lr");
+  }
+  if (req.start_from_global) BroadcastModel(global_);
+  if (req.proximal) {
+    std::vector<std::vector<int32_t>> targets(num_dpus_, std::vector<int32_t>(layout_.n_pad + 8, 0));
+    for (uint32_t k = 0; k < num_dpus_; ++k) {
+      for (size_t j = 0; j <= layout_.n_pad; ++j) {
+        targets[k][j] = fixed::SaturateModel(int64_t{global_[j]} - dual_[k][j], saturation_);  // v_k = z - u_k
+      }
+      dpus_->PrepareXfer(k, targets[k].data(), layout_.model_bytes());
+    }
+    to_dpu_s_ += dpus_->PushXfer(pim::XferDirection::kToDpu, pim::kMramHeapSymbol, layout_.v_offset,
+                                 layout_.model_bytes());
+  }
+  PushRowLists(lists, static_cast<uint32_t>(entries));
+  PushArgs(args);
+  Launch();
+}
+
+void PimBackend::AverageLocalModels() {
+  PullModels();
+  const auto t0 = Clock::now();
+  for (size_t j = 0; j <= layout_.n_pad; ++j) {
+    int64_t sum = 0;
+    for (uint32_t k = 0; k < num_dpus_; ++k) sum += local_[k][j];
+    global_[j] = static_cast<int32_t>(sum / static_cast<int64_t>(num_dpus_));  // toward zero
+  }
+  host_reduce_s_ += Since(t0);
+  ++syncs_;
+}
+
+AdmmResiduals PimBackend::AdmmConsensus(double rho) {
+  PullModels();
+  const auto t0 = Clock::now();
+  const Objective& obj = config_.objective;
+  fixed::Saturation ignored;
+  const int64_t threshold = fixed::ToModel(obj.l1 / rho, ignored);
+  const uint64_t shrink = fixed::ToScale(rho / (rho + obj.l2), "--rho");
+  const int64_t k_count = num_dpus_;
+  double primal = 0, dual = 0;
+  for (size_t j = 0; j <= layout_.n_pad; ++j) {
+    int64_t sx = 0, su = 0;
+    for (uint32_t k = 0; k < num_dpus_; ++k) {
+      sx += local_[k][j];
+      su += dual_[k][j];
+    }
+    const int64_t a = (sx + su) / k_count;
+    int64_t z = a;
+    if (j < layout_.n_pad) {
+      const int64_t magnitude = std::max<int64_t>(0, (a < 0 ? -a : a) - threshold);
+      z = fixed::MulScale(a < 0 ? -magnitude : magnitude, shrink);
+    }
+    const int32_t z32 = fixed::SaturateModel(z, saturation_);
+    const double dz = fixed::FromModel(int64_t{z32} - global_[j]);
+    dual += dz * dz;
+    for (uint32_t k = 0; k < num_dpus_; ++k) {
+      const int64_t r = int64_t{local_[k][j]} - z32;
+      primal += fixed::FromModel(r) * fixed::FromModel(r);
+      dual_[k][j] = fixed::SaturateModel(dual_[k][j] + r, saturation_);
+    }
+    global_[j] = z32;
+  }
+  host_reduce_s_ += Since(t0);
+  ++syncs_;
+  return {std::sqrt(primal), rho * std::sqrt(static_cast<double>(num_dpus_)) * std::sqrt(dual)};
+}
+
+LinearModel PimBackend::ExportModel() const {
+  LinearModel m;
+  m.loss = config_.objective.loss;
+  m.fit_bias = config_.objective.fit_bias;
+  m.weights.resize(features_);
+  for (uint32_t j = 0; j < features_; ++j) {
+    m.weights[j] = static_cast<float>(fixed::FromModel(global_[j]));  // z = sum (q/2^7) (w/2^24): w is the weight
+  }
+  m.bias = static_cast<float>(fixed::FromModel(global_[layout_.n_pad]));
+  if (data_) {
+    m.positive_label_value = data_->positive_label_value;
+    m.negative_label_value = data_->negative_label_value;
+  }
+  return m;
+}
+
+std::map<std::string, double> PimBackend::PhaseSeconds() const {
+  return {{"modeled_cpu_to_dpu", to_dpu_s_},
+          {"modeled_dpu_kernel", kernel_s_},
+          {"modeled_dpu_compute", compute_s_},
+          {"modeled_dpu_dma", dma_s_},
+          {"modeled_dpu_sync", sync_s_},
+          {"modeled_launch_overhead", launch_s_},
+          {"modeled_dpu_to_cpu", from_dpu_s_},
+          {"modeled_total", to_dpu_s_ + kernel_s_ + launch_s_ + from_dpu_s_},
+          {"host_reduction", host_reduce_s_},
+          {"emulation_wall", emulation_wall_s_}};
+}
+
+TrafficCounters PimBackend::Traffic() const {
+  TrafficCounters t;
+  if (dpus_) {
+    t.to_workers_bytes = dpus_->stats().to_dpu_bytes - setup_to_dpu_bytes_;  // training traffic only
+    t.from_workers_bytes = dpus_->stats().from_dpu_bytes;
+  }
+  t.syncs = syncs_;
+  return t;
+}
+
+std::map<std::string, double> PimBackend::Counters() const {
+  std::map<std::string, double> c{{"dpus", num_dpus_},
+                                  {"tasklets", options_.tasklets},
+                                  {"dpu_frequency_hz", profile_.dpu_frequency_hz},
+                                  {"modeled_energy_j", energy_j_},
+                                  {"host_saturations", static_cast<double>(saturation_.events)},
+                                  {"quantization_saturations", quantization_saturations_},
+                                  {"setup_to_dpu_bytes", static_cast<double>(setup_to_dpu_bytes_)},
+                                  {"modeled_setup_to_dpu_s", setup_to_dpu_s_}};
+  if (dpus_) {
+    // Each tasklet's saturation counter accumulates over launches in WRAM. Reading them is not part of training
+    // and not counted in the phase times.
+    uint64_t total = 0;
+    for (uint32_t k = 0; k < num_dpus_; ++k) {
+      uint64_t counters[24] = {};
+      dpus_->CopyFrom(k, "saturations", 0, counters, sizeof(counters));
+      for (uint64_t v : counters) total += v;
+    }
+    c["dpu_saturations"] = static_cast<double>(total);
+  }
+  return c;
+}
+
+}  // namespace pimopt

@@ -113,9 +113,19 @@ TrainResult Train(const Dataset& train, const Dataset* test, const TrainConfig& 
     EpochRecord record;
     record.epoch = epoch + 1;
     record.lr = config.LearningRate(epoch);
+    const auto phases_before = backend.PhaseSeconds();
+    const TrafficCounters traffic_before = backend.Traffic();
     const auto t0 = Clock::now();
     record.info = algorithm->RunEpoch(backend, config, train.num_rows(), epoch);
     const auto t1 = Clock::now();
+    for (const auto& [phase, seconds] : backend.PhaseSeconds()) {
+      const auto it = phases_before.find(phase);
+      record.phase_seconds[phase] = seconds - (it == phases_before.end() ? 0.0 : it->second);
+    }
+    const TrafficCounters traffic_after = backend.Traffic();
+    record.traffic.to_workers_bytes = traffic_after.to_workers_bytes - traffic_before.to_workers_bytes;
+    record.traffic.from_workers_bytes = traffic_after.from_workers_bytes - traffic_before.from_workers_bytes;
+    record.traffic.syncs = traffic_after.syncs - traffic_before.syncs;
     result.model = backend.ExportModel();
     for (float w : result.model.weights) {
       if (!std::isfinite(w)) {

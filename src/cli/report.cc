@@ -67,6 +67,12 @@ json BuildReport(const RunInfo& info, const TrainConfig& config, const TrainResu
            {"eval_seconds", r.eval_seconds},
            {"train", MetricsToJson(r.train)}};
     if (r.test) e["test"] = MetricsToJson(*r.test);
+    json phases = json::object();
+    for (const auto& [phase, seconds] : r.phase_seconds) phases[phase] = seconds;
+    e["phases_seconds"] = std::move(phases);
+    e["traffic"] = json{{"host_to_workers_bytes", r.traffic.to_workers_bytes},
+                        {"workers_to_host_bytes", r.traffic.from_workers_bytes},
+                        {"syncs", r.traffic.syncs}};
     if (r.info.residuals) {
       e["admm_primal_residual"] = Number(r.info.residuals->primal);
       e["admm_dual_residual"] = Number(r.info.residuals->dual);

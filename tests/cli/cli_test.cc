@@ -89,6 +89,26 @@ TEST_F(Cli, TrainWritesModelReportAndLiblinearExport) {
   EXPECT_EQ(std::count(pred.begin(), pred.end(), '\n'), 201);
 }
 
+TEST_F(Cli, PimBackendReportsModeledPhasesAndCounters) {
+  const std::string report = dir.Path("pim.json");
+  const RunResult r = RunPimopt("train --data " + train + " --test " + test +
+                                " --backend pim --algo ma --dpus 8 --tasklets 12 --profile prim-640 --batch 8 "
+                                "--lr 0.2 --epochs 3 -q --report " + report);
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  const auto j = nlohmann::json::parse(testing::ReadText(report));
+  EXPECT_EQ(j["backend"], "pim");
+  EXPECT_EQ(j["backend_counters"]["dpus"], 8);
+  EXPECT_EQ(j["backend_counters"]["tasklets"], 12);
+  EXPECT_EQ(j["backend_counters"]["dpu_frequency_hz"], 267e6);
+  for (const char* phase : {"modeled_cpu_to_dpu", "modeled_dpu_kernel", "modeled_dpu_compute", "modeled_dpu_dma",
+                            "modeled_dpu_sync", "modeled_dpu_to_cpu", "host_reduction", "emulation_wall"}) {
+    EXPECT_TRUE(j["epochs"][2]["phases_seconds"].contains(phase)) << phase;
+    EXPECT_TRUE(j["time"]["phases_seconds"].contains(phase)) << phase;
+  }
+  EXPECT_GT(j["epochs"][2]["traffic"]["workers_to_host_bytes"].get<uint64_t>(), 0u);
+  EXPECT_GT(j["final"]["test"]["accuracy"].get<double>(), 0.8);
+}
+
 TEST_F(Cli, SameSeedSameModelFileWhateverTheThreads) {
   const std::string a = dir.Path("a.model"), b = dir.Path("b.model");
   ASSERT_EQ(RunPimopt("train --data " + train + " --algo ga --workers 4 --batch 32 --epochs 2 --threads 1 -q --out " + a)
@@ -151,7 +171,13 @@ TEST_F(Cli, BadFlagsNameTheFlag) {
   ExpectBadInput(TrainArgs(train) + " --algo ma --l1 0.1", "--l1");
   ExpectBadInput(TrainArgs(train) + " --algo ga --rho 1", "--rho");
   ExpectBadInput(TrainArgs(train) + " --algo admm --local-steps 3", "--local-steps");
-  ExpectBadInput(TrainArgs(train) + " --backend pim", "--backend");
+  ExpectBadInput(TrainArgs(train) + " --backend mpi", "--backend");
+  ExpectBadInput(TrainArgs(train) + " --dpus 64", "--dpus: only meaningful with --backend pim");
+  ExpectBadInput(TrainArgs(train) + " --backend pim --profile cray", "unknown hardware profile 'cray'");
+  ExpectBadInput(TrainArgs(train) + " --backend pim --algo sgd --dpus 4", "--dpus");
+  ExpectBadInput(TrainArgs(train) + " --backend pim --algo ma --dpus 4 --workers 8", "contradicts --workers");
+  ExpectBadInput(TrainArgs(train) + " --backend pim --algo ma --dpus 4 --tasklets 40", "--tasklets");
+  ExpectBadInput(TrainArgs(train) + " --backend pim --algo ma --dpus 4 --profile-set colour=1", "--profile-set");
   ExpectBadInput(TrainArgs(train) + " --test " + test + " --test-fraction 0.2", "--test-fraction");
   ExpectBadInput(TrainArgs(train) + " --class-weights 15", "--class-weights");
   ExpectBadInput(TrainArgs(train) + " --scale zscore", "--scale");

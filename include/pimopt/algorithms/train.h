@@ -24,6 +24,8 @@ struct EpochRecord {
   std::optional<Metrics> test;
   double train_seconds = 0;  // host wall time of this epoch's training (evaluation excluded)
   double eval_seconds = 0;
+  std::map<std::string, double> phase_seconds;  // the backend's phase times spent in this epoch
+  TrafficCounters traffic;                      // host <-> worker traffic of this epoch
 };
 
 struct TrainResult {

@@ -1,0 +1,89 @@
+// On fashion-mnist, every algorithm trained on the emulated PIM system (fixed point, 256 and 2,048 DPUs) reaches
+// the CPU backend's float test accuracy within one point, with the same hyper-parameters.
+#include <gtest/gtest.h>
+
+#include "pimopt/backends/cpu/cpu_backend.h"
+#include "pimopt/backends/pim/pim_backend.h"
+#include "pimopt/core/thread_pool.h"
+#include "pimopt/data/sources.h"
+#include "test_util.h"
+
+namespace pimopt {
+namespace {
+
+struct Case {
+  const char* name;
+  AlgorithmKind algo;
+  LossKind loss;
+  int dpus;
+  uint64_t batch;
+  double lr;
+};
+
+class PimParity : public ::testing::TestWithParam<Case> {
+ protected:
+  static void SetUpTestSuite() {
+    train_ = new Dataset(LoadDataset("fashion-mnist", {}));
+    test_ = new Dataset(*LoadCompanionTestSet("fashion-mnist", {}));
+  }
+  static void TearDownTestSuite() {
+    delete train_;
+    delete test_;
+  }
+  static Dataset* train_;
+  static Dataset* test_;
+};
+Dataset* PimParity::train_ = nullptr;
+Dataset* PimParity::test_ = nullptr;
+
+TEST_P(PimParity, WithinOnePointOfTheCpuBackend) {
+  const Case c = GetParam();
+  TrainConfig config;
+  config.algorithm = c.algo;
+  config.objective.loss = c.loss;
+  config.objective.l2 = 1e-5;
+  config.workers = c.dpus;
+  config.batch = c.batch;
+  config.lr = c.lr;
+  config.schedule = LrSchedule::kInverseSqrt;
+  config.lr_decay = 1;
+  config.rho = 0.01;
+  config.epochs = 2;
+  ThreadPool pool(2);
+  TrainOptions options;
+  options.evaluate_train = false;
+  options.eval_pool = &pool;
+  CpuBackend cpu(pool);
+  PimBackend pim(pool, {});
+  const double cpu_acc = Train(*train_, test_, config, cpu, options).epochs.back().test->accuracy;
+  const TrainResult r = Train(*train_, test_, config, pim, options);
+  const double pim_acc = r.epochs.back().test->accuracy;
+  RecordProperty("cpu_accuracy", std::to_string(cpu_acc));
+  RecordProperty("pim_accuracy", std::to_string(pim_acc));
+  EXPECT_NEAR(pim_acc, cpu_acc, 0.01) << c.name;
+  EXPECT_GT(pim_acc, 0.9) << c.name;
+  EXPECT_EQ(pim.Counters().at("dpu_saturations"), 0) << c.name;
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    EveryAlgorithm, PimParity,
+    ::testing::Values(Case{"sgd_lr_1dpu", AlgorithmKind::kSgd, LossKind::kLogistic, 1, 1, 0.01},
+                      Case{"sgd_svm_1dpu", AlgorithmKind::kSgd, LossKind::kHinge, 1, 1, 0.01},
+                      Case{"mbsgd_lr_1dpu", AlgorithmKind::kMbSgd, LossKind::kLogistic, 1, 64, 0.1},
+                      Case{"mbsgd_svm_1dpu", AlgorithmKind::kMbSgd, LossKind::kHinge, 1, 64, 0.1},
+                      Case{"ga_lr_256", AlgorithmKind::kGaSgd, LossKind::kLogistic, 256, 4096, 0.1},
+                      Case{"ga_svm_256", AlgorithmKind::kGaSgd, LossKind::kHinge, 256, 4096, 0.1},
+                      Case{"ma_lr_256", AlgorithmKind::kMaSgd, LossKind::kLogistic, 256, 8, 0.05},
+                      Case{"ma_svm_256", AlgorithmKind::kMaSgd, LossKind::kHinge, 256, 8, 0.05},
+                      Case{"admm_lr_256", AlgorithmKind::kAdmm, LossKind::kLogistic, 256, 8, 0.05},
+                      Case{"admm_svm_256", AlgorithmKind::kAdmm, LossKind::kHinge, 256, 8, 0.05},
+                      Case{"ga_lr_2048", AlgorithmKind::kGaSgd, LossKind::kLogistic, 2048, 4096, 0.1},
+                      Case{"ga_svm_2048", AlgorithmKind::kGaSgd, LossKind::kHinge, 2048, 4096, 0.1},
+                      Case{"ma_lr_2048", AlgorithmKind::kMaSgd, LossKind::kLogistic, 2048, 8, 0.05},
+                      Case{"ma_svm_2048", AlgorithmKind::kMaSgd, LossKind::kHinge, 2048, 8, 0.05},
+                      Case{"admm_lr_2048", AlgorithmKind::kAdmm, LossKind::kLogistic, 2048, 8, 0.05},
+                      Case{"admm_svm_2048", AlgorithmKind::kAdmm, LossKind::kHinge, 2048, 8, 0.05}),
+    [](const auto& info) { return std::string(info.param.name); });
+
+}  // namespace
+}  // namespace pimopt

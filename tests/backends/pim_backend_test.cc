@@ -1,0 +1,186 @@
+// The PIM backend end to end: its verbs reproduce the fixed-point reference bit for bit, results do not depend on
+// host threads, and bad configurations are rejected with the flag named.
+#include <gtest/gtest.h>
+
+#include <cstring>
+
+#include "pimopt/backends/pim/pim_backend.h"
+#include "pimopt/core/error.h"
+#include "pimopt/core/thread_pool.h"
+#include "test_util.h"
+
+namespace pimopt {
+namespace {
+
+using pimbackend::QuantizedShard;
+
+std::vector<QuantizedShard> Quantize(const Dataset& d, int workers) {
+  std::vector<QuantizedShard> shards;
+  const auto layout = pimbackend::MakeLinearLayout(static_cast<uint32_t>(d.num_features()), 1, 1);
+  fixed::Saturation sat;
+  for (const Shard& s : MakeShards(d.num_rows(), workers)) {
+    QuantizedShard q;
+    q.n_pad = layout.n_pad;
+    q.x.assign(uint64_t{s.size()} * q.n_pad, 0);
+    for (uint32_t r = 0; r < s.size(); ++r) {
+      for (size_t j = 0; j < d.num_features(); ++j) {
+        q.x[uint64_t{r} * q.n_pad + j] = fixed::QuantizeFeature(d.dense_row(s.begin + r)[j], sat);
+      }
+      q.y.push_back(d.labels()[s.begin + r] > 0 ? 1 : -1);
+    }
+    shards.push_back(std::move(q));
+  }
+  return shards;
+}
+
+pimbackend::LinearKernelArgs ReferenceArgs(const TrainConfig& c, uint32_t n_pad) {
+  pimbackend::LinearKernelArgs a;
+  a.loss = c.objective.loss == LossKind::kLogistic ? 0 : 1;
+  a.n_pad = n_pad;
+  a.fit_bias = 1;
+  return a;
+}
+
+TrainConfig SmallConfig(AlgorithmKind algo, LossKind loss) {
+  TrainConfig c;
+  c.algorithm = algo;
+  c.objective.loss = loss;
+  c.objective.l2 = 1e-3;
+  c.workers = 3;
+  c.batch = 5;
+  c.lr = 0.3;
+  return c;
+}
+
+TEST(PimBackend, MaSgdRoundMatchesTheReferenceBitForBit) {
+  const Dataset data = testing::SmallDense(301, 150, 4);
+  for (LossKind loss : {LossKind::kLogistic, LossKind::kHinge}) {
+    const TrainConfig c = SmallConfig(AlgorithmKind::kMaSgd, loss);
+    ThreadPool pool(2);
+    PimBackend backend(pool, {});
+    backend.Setup(data, c);
+    const ShardPlan plan(MakeShards(data.num_rows(), c.workers), c.batch, 7, 0, true);
+    LocalSgdRequest req;
+    req.plan = &plan;
+    req.num_steps = 4;
+    req.lr = c.lr;
+    req.start_from_global = true;
+    backend.LocalSgd(req);
+    backend.AverageLocalModels();
+    const LinearModel got = backend.ExportModel();
+
+    const auto shards = Quantize(data, c.workers);
+    const uint32_t n_pad = shards[0].n_pad;
+    std::vector<int64_t> sum(n_pad + 1, 0);
+    for (int k = 0; k < c.workers; ++k) {
+      pimbackend::LinearKernelArgs a = ReferenceArgs(c, n_pad);
+      a.mode = 1;
+      a.lr_weight_q32 = fixed::ToScale(c.lr, "lr");
+      a.decay_q32 = fixed::ToScale(c.lr * c.objective.l2, "decay");
+      std::vector<std::vector<uint32_t>> steps;
+      for (uint64_t s = 0; s < req.num_steps; ++s) {
+        std::vector<uint32_t> rows;
+        for (uint32_t r : plan.LocalBatch(k, s)) rows.push_back(r - plan.shards()[k].begin);
+        steps.push_back(rows);
+      }
+      std::vector<int32_t> model(n_pad + 1, 0);
+      fixed::Saturation sat;
+      pimbackend::ReferenceLocalSteps(shards[k], model, {}, steps, a, sat);
+      for (uint32_t j = 0; j <= n_pad; ++j) sum[j] += model[j];
+    }
+    for (size_t j = 0; j < data.num_features(); ++j) {
+      ASSERT_EQ(got.weights[j], static_cast<float>(fixed::FromModel(sum[j] / c.workers))) << j;
+    }
+    EXPECT_EQ(got.bias, static_cast<float>(fixed::FromModel(sum[n_pad] / c.workers)));
+  }
+}
+
+TEST(PimBackend, GaStepMatchesTheReferenceBitForBit) {
+  const Dataset data = testing::SmallDense(200, 130, 5);
+  const TrainConfig c = SmallConfig(AlgorithmKind::kGaSgd, LossKind::kLogistic);
+  ThreadPool pool(2);
+  PimBackend backend(pool, {});
+  backend.Setup(data, c);
+  const std::vector<std::vector<uint32_t>> rows = {{1, 7, 30}, {80, 81}, {199, 150, 140, 133}};
+  std::vector<std::span<const uint32_t>> spans(rows.begin(), rows.end());
+  backend.GradientStep(spans, c.lr);
+  backend.GradientStep(spans, c.lr);  // a second step starts from a non-zero model
+  const LinearModel got = backend.ExportModel();
+
+  const auto shards = Quantize(data, c.workers);
+  const auto bounds = MakeShards(data.num_rows(), c.workers);
+  const uint32_t n_pad = shards[0].n_pad;
+  std::vector<int32_t> model(n_pad + 1, 0);
+  fixed::Saturation sat;
+  for (int step = 0; step < 2; ++step) {
+    std::vector<int64_t> g(n_pad + 1, 0);
+    for (int k = 0; k < c.workers; ++k) {
+      std::vector<uint32_t> local;
+      for (uint32_t r : rows[k]) local.push_back(r - bounds[k].begin);
+      const auto gk = pimbackend::ReferenceGradient(shards[k], model, local, ReferenceArgs(c, n_pad));
+      for (uint32_t j = 0; j <= n_pad; ++j) g[j] += gk[j];
+    }
+    const uint64_t scale = fixed::ToScale(c.lr / 9.0, "lr"), decay = fixed::ToScale(c.lr * c.objective.l2, "reg");
+    for (uint32_t j = 0; j <= n_pad; ++j) {
+      const int64_t delta = fixed::ShiftTowardZero(fixed::MulScale(g[j], scale), fixed::kFeatureFracBits);
+      const int64_t shrink = j < n_pad ? fixed::MulScale(model[j], decay) : 0;
+      model[j] = fixed::SaturateModel(model[j] - delta - shrink, sat);
+    }
+  }
+  for (size_t j = 0; j < data.num_features(); ++j) {
+    ASSERT_EQ(got.weights[j], static_cast<float>(fixed::FromModel(model[j]))) << j;
+  }
+  EXPECT_EQ(got.bias, static_cast<float>(fixed::FromModel(model[n_pad])));
+  EXPECT_NE(got.bias, 0.0f);
+}
+
+TEST(PimBackend, SameModelWhateverTheHostThreadsAndModeledTimesAreReported) {
+  const Dataset data = testing::SmallDense(600, 40, 6);
+  for (AlgorithmKind algo : {AlgorithmKind::kGaSgd, AlgorithmKind::kMaSgd, AlgorithmKind::kAdmm}) {
+    TrainConfig c = SmallConfig(algo, LossKind::kLogistic);
+    c.workers = 5;
+    c.batch = algo == AlgorithmKind::kGaSgd ? 40 : 8;
+    c.rho = 0.1;
+    c.epochs = 2;
+    ThreadPool one(1), three(3);
+    PimBackend a(one, {"pim-opt", "", 16, 1}), b(three, {"pim-opt", "", 16, 3});
+    TrainOptions options;
+    const TrainResult ra = Train(data, nullptr, c, a, options), rb = Train(data, nullptr, c, b, options);
+    ASSERT_EQ(ra.model.weights, rb.model.weights) << AlgorithmName(algo);
+    EXPECT_EQ(ra.phase_seconds.at("modeled_dpu_kernel"), rb.phase_seconds.at("modeled_dpu_kernel"));
+    EXPECT_GT(ra.phase_seconds.at("modeled_dpu_kernel"), 0);
+    EXPECT_GT(ra.phase_seconds.at("modeled_cpu_to_dpu"), 0);
+    EXPECT_GT(ra.phase_seconds.at("modeled_dpu_to_cpu"), 0);
+    EXPECT_GT(ra.epochs.back().train.accuracy, 0.85) << AlgorithmName(algo);
+    EXPECT_EQ(a.Counters().at("dpu_saturations"), 0);
+  }
+}
+
+TEST(PimBackend, RejectsWhatItCannotRun) {
+  ThreadPool pool(1);
+  auto expect_flag = [&](const Dataset& d, TrainConfig c, PimBackendOptions o, const std::string& flag) {
+    PimBackend backend(pool, o);
+    try {
+      backend.Setup(d, c);
+      FAIL() << "accepted; expected an error naming " << flag;
+    } catch (const ConfigError& e) {
+      EXPECT_EQ(e.parameter(), flag) << e.what();
+    }
+  };
+  const Dataset dense = testing::SmallDense(100, 10);
+  TrainConfig c = SmallConfig(AlgorithmKind::kMaSgd, LossKind::kLogistic);
+  expect_flag(testing::SmallSparse(100, 64), c, {}, "--backend");
+  TrainConfig many = c;
+  many.workers = 3000;
+  expect_flag(dense, many, {}, "--dpus");
+  expect_flag(dense, c, {"pim-opt", "", 30, 0}, "--tasklets");
+  TrainConfig big_batch = c;
+  big_batch.algorithm = AlgorithmKind::kGaSgd;
+  big_batch.workers = 1;
+  big_batch.batch = 2000;
+  expect_flag(testing::SmallDense(3000, 10), big_batch, {}, "--batch");
+  EXPECT_THROW(PimBackend(pool, {"cray", "", 16, 0}).Setup(dense, c), ConfigError);
+}
+
+}  // namespace
+}  // namespace pimopt

@@ -132,7 +132,8 @@ int main(int argc, char** argv) {
               static_cast<unsigned long long>(4 * n), pool.NumThreads());
   std::printf("  \"emulated_wall_s\": %.4f, \"native_wall_s\": %.4f, \"slowdown_vs_native\": %.2f,\n", emulated, native,
               emulated / native);
-  std::printf("  \"modeled_kernel_s\": %.6f, \"modeled_over_wall\": %.3f,\n", stats.kernel_s, stats.kernel_s / emulated);
+  std::printf("  \"modeled_kernel_s\": %.6f, \"modeled_over_wall\": %.3f,\n", stats.kernel_s,
+              stats.kernel_s / emulated);
   std::printf("  \"empty_launch_wall_s\": %.4f, \"fiber_create_ns_per_tasklet\": %.1f,\n", empty_wall,
               1e9 * empty_wall / (dpus * 16.0));
   std::printf("  \"barrier_wall_s\": %.4f, \"ns_per_barrier_wait\": %.1f,\n", barrier_wall,

@@ -16,8 +16,8 @@ void Row(const char* what, double modeled, double published, double tolerance, c
   const double error = (modeled - published) / published;
   const bool ok = std::fabs(error) <= tolerance;
   failures += !ok;
-  std::printf("| %-44s | %10.3f | %10.3f | %+6.1f%% | %s (tolerance %.0f%%) |\n", what, modeled, published,
-              100 * error, ok ? "ok" : "FAIL", 100 * tolerance);
+  std::printf("| %-44s | %10.3f | %10.3f | %+6.1f%% | %s (tolerance %.0f%%) |\n", what, modeled, published, 100 * error,
+              ok ? "ok" : "FAIL", 100 * tolerance);
   (void)unit;
 }
 }  // namespace

@@ -20,13 +20,13 @@ class VectorAdd final : public pim::Kernel {
   pim::KernelSpec Spec() const override {
     pim::KernelSpec spec;
     spec.name = "vector_add";
-    spec.tasklets = 16;                      // >= 11 tasklets keep the pipeline full
-    spec.wram_symbols = {{"n", 8}};          // __host uint64_t n;
+    spec.tasklets = 16;              // >= 11 tasklets keep the pipeline full
+    spec.wram_symbols = {{"n", 8}};  // __host uint64_t n;
     return spec;
   }
 
   void Main(pim::Tasklet& t) override {
-    if (t.me() == 0) t.MemReset();           // the WRAM heap persists across launches
+    if (t.me() == 0) t.MemReset();  // the WRAM heap persists across launches
     t.BarrierWait();
     const uint64_t n = *t.Wram<uint64_t>("n");
     auto* a = static_cast<int32_t*>(t.MemAlloc(4 * kBlockElements));
@@ -88,10 +88,11 @@ int main(int argc, char** argv) {
     }
     const pim::SetStats& s = dpus.stats();
     std::printf("vector_add on %u DPUs x %llu elements: correct\n", num_dpus, static_cast<unsigned long long>(n));
-    std::printf("modeled: CPU->DPU %.3f ms, kernel %.3f ms (%.2f DPU cycles/element; launch overhead %.3f ms), "
-                "DPU->CPU %.3f ms\n",
-                1e3 * s.to_dpu_s, 1e3 * launch.kernel_s, launch.slowest.total / static_cast<double>(n),
-                1e3 * launch.overhead_s, 1e3 * s.from_dpu_s);
+    std::printf(
+        "modeled: CPU->DPU %.3f ms, kernel %.3f ms (%.2f DPU cycles/element; launch overhead %.3f ms), "
+        "DPU->CPU %.3f ms\n",
+        1e3 * s.to_dpu_s, 1e3 * launch.kernel_s, launch.slowest.total / static_cast<double>(n), 1e3 * launch.overhead_s,
+        1e3 * s.from_dpu_s);
     std::printf("slowest DPU: issue %.0f, DMA %.0f, sync %.0f cycles; energy %.3f mJ; host wall %.3f ms\n",
                 launch.slowest.issue, launch.slowest.dma, launch.slowest.sync, 1e3 * launch.energy_j,
                 1e3 * launch.host_wall_s);

@@ -30,8 +30,8 @@ class Admm final : public Algorithm {
   void Validate(const TrainConfig& config, uint64_t train_rows) const override {
     ValidateLocalBatch(config, train_rows);
     if (config.lr * config.rho >= 1) {
-      throw ConfigError("--rho", StrCat("lr * rho = ", config.lr * config.rho,
-                                        " must be < 1 (the proximal step would overshoot)"));
+      throw ConfigError(
+          "--rho", StrCat("lr * rho = ", config.lr * config.rho, " must be < 1 (the proximal step would overshoot)"));
     }
   }
   EpochInfo RunEpoch(IBackend& backend, const TrainConfig& config, uint64_t train_rows, int epoch) override {

@@ -17,11 +17,16 @@ AlgorithmKind ParseAlgorithmKind(const std::string& text) {
 
 const char* AlgorithmName(AlgorithmKind kind) {
   switch (kind) {
-    case AlgorithmKind::kSgd: return "sgd";
-    case AlgorithmKind::kMbSgd: return "mbsgd";
-    case AlgorithmKind::kGaSgd: return "ga";
-    case AlgorithmKind::kMaSgd: return "ma";
-    case AlgorithmKind::kAdmm: return "admm";
+    case AlgorithmKind::kSgd:
+      return "sgd";
+    case AlgorithmKind::kMbSgd:
+      return "mbsgd";
+    case AlgorithmKind::kGaSgd:
+      return "ga";
+    case AlgorithmKind::kMaSgd:
+      return "ma";
+    case AlgorithmKind::kAdmm:
+      return "admm";
   }
   return "?";
 }
@@ -35,18 +40,24 @@ LrSchedule ParseLrSchedule(const std::string& text) {
 
 const char* LrScheduleName(LrSchedule s) {
   switch (s) {
-    case LrSchedule::kConstant: return "constant";
-    case LrSchedule::kInverse: return "inverse";
-    case LrSchedule::kInverseSqrt: return "inverse-sqrt";
+    case LrSchedule::kConstant:
+      return "constant";
+    case LrSchedule::kInverse:
+      return "inverse";
+    case LrSchedule::kInverseSqrt:
+      return "inverse-sqrt";
   }
   return "?";
 }
 
 double TrainConfig::LearningRate(int epoch) const {
   switch (schedule) {
-    case LrSchedule::kConstant: return lr;
-    case LrSchedule::kInverse: return lr / (1.0 + lr_decay * epoch);
-    case LrSchedule::kInverseSqrt: return lr / std::sqrt(1.0 + lr_decay * epoch);
+    case LrSchedule::kConstant:
+      return lr;
+    case LrSchedule::kInverse:
+      return lr / (1.0 + lr_decay * epoch);
+    case LrSchedule::kInverseSqrt:
+      return lr / std::sqrt(1.0 + lr_decay * epoch);
   }
   return lr;
 }
@@ -90,11 +101,16 @@ void ValidateLocalBatch(const TrainConfig& config, uint64_t train_rows) {
 
 std::unique_ptr<Algorithm> MakeAlgorithm(AlgorithmKind kind) {
   switch (kind) {
-    case AlgorithmKind::kSgd: return MakeSgd();
-    case AlgorithmKind::kMbSgd: return MakeMbSgd();
-    case AlgorithmKind::kGaSgd: return MakeGaSgd();
-    case AlgorithmKind::kMaSgd: return MakeMaSgd();
-    case AlgorithmKind::kAdmm: return MakeAdmm();
+    case AlgorithmKind::kSgd:
+      return MakeSgd();
+    case AlgorithmKind::kMbSgd:
+      return MakeMbSgd();
+    case AlgorithmKind::kGaSgd:
+      return MakeGaSgd();
+    case AlgorithmKind::kMaSgd:
+      return MakeMaSgd();
+    case AlgorithmKind::kAdmm:
+      return MakeAdmm();
   }
   throw InternalError("unknown algorithm kind");
 }
@@ -129,8 +145,8 @@ TrainResult Train(const Dataset& train, const Dataset* test, const TrainConfig& 
     result.model = backend.ExportModel();
     for (float w : result.model.weights) {
       if (!std::isfinite(w)) {
-        throw InputError(StrCat("training diverged in epoch ", epoch + 1,
-                                " (non-finite weights): lower --lr or raise --reg"));
+        throw InputError(
+            StrCat("training diverged in epoch ", epoch + 1, " (non-finite weights): lower --lr or raise --reg"));
       }
     }
     const bool last = epoch + 1 == config.epochs;

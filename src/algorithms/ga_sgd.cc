@@ -14,10 +14,10 @@
 // shard (a stratified batch that never reshuffles) and the batch size must be a power of two (>> log2 B); here the
 // batch is a uniformly random subset of all rows, so GA-SGD and MB-SGD are the same algorithm, and any B works.
 // PIM-Opt regularizes with a shift (w >> (lr + reg)); here l2 is any non-negative number.
+#include <vector>
+
 #include "pimopt/algorithms/algorithm.h"
 #include "pimopt/core/error.h"
-
-#include <vector>
 
 namespace pimopt {
 namespace {

@@ -12,8 +12,8 @@ constexpr uint64_t kShardStream = 0x7368617264ULL;  // "shard"
 }  // namespace
 
 GlobalBatchPlan::GlobalBatchPlan(uint64_t num_rows, uint64_t batch, uint64_t seed, int epoch, bool shuffle)
-    : batch_(batch), order_(Permutation(num_rows, StreamSeed(seed, kEpochStream, static_cast<uint64_t>(epoch)),
-                                        shuffle)) {
+    : batch_(batch),
+      order_(Permutation(num_rows, StreamSeed(seed, kEpochStream, static_cast<uint64_t>(epoch)), shuffle)) {
   PIMOPT_CHECK(batch > 0);
 }
 
@@ -33,8 +33,8 @@ std::vector<Shard> MakeShards(uint64_t num_rows, int num_workers) {
 }
 
 int ShardOf(const std::vector<Shard>& shards, uint32_t row) {
-  const auto it = std::upper_bound(shards.begin(), shards.end(), row,
-                                   [](uint32_t r, const Shard& s) { return r < s.end; });
+  const auto it =
+      std::upper_bound(shards.begin(), shards.end(), row, [](uint32_t r, const Shard& s) { return r < s.end; });
   PIMOPT_CHECK(it != shards.end() && row >= it->begin, "row outside every shard");
   return static_cast<int>(it - shards.begin());
 }

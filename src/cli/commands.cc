@@ -44,7 +44,8 @@ void CheckOutputPath(const std::string& path, const char* flag) {
     throw ConfigError(flag, StrCat("directory '", dir.string(), "' of '", path, "' does not exist"));
   }
   if (std::filesystem::is_directory(p, ec)) throw ConfigError(flag, StrCat("'", path, "' is a directory"));
-  if (::access(dir.c_str(), W_OK) != 0) throw ConfigError(flag, StrCat("directory '", dir.string(), "' is not writable"));
+  if (::access(dir.c_str(), W_OK) != 0)
+    throw ConfigError(flag, StrCat("directory '", dir.string(), "' is not writable"));
 }
 
 std::vector<int> ParseClassList(const std::string& text) {
@@ -117,20 +118,18 @@ void AddTrainCommand(CLI::App& app, TrainFlags& f) {
   f.test_opt = cmd->add_option("--test", f.test, "test data (default: the built-in dataset's own test set)");
   f.test_fraction_opt =
       cmd->add_option("--test-fraction", f.test_fraction, "hold out this fraction of --data as test set");
-  cmd->add_option("--model", f.model, "lr (logistic regression) | svm (linear SVM, hinge loss)")
-      ->capture_default_str();
+  cmd->add_option("--model", f.model, "lr (logistic regression) | svm (linear SVM, hinge loss)")->capture_default_str();
   cmd->add_option("--algo", f.algo, "sgd | mbsgd | ga | ma | admm")->capture_default_str();
-  cmd->add_option("--backend", f.backend, "cpu | pim (the emulated UPMEM system; mpi: planned)")
-      ->capture_default_str();
+  cmd->add_option("--backend", f.backend, "cpu | pim (the emulated UPMEM system; mpi: planned)")->capture_default_str();
   f.dpus_opt = cmd->add_option("--dpus", f.dpus, "pim: DPUs = workers (ga, ma, admm; sgd and mbsgd use 1)");
   f.tasklets_opt = cmd->add_option("--tasklets", f.tasklets, "pim: tasklets per DPU")->capture_default_str();
-  f.profile_opt = cmd->add_option("--profile", f.profile, "pim: hardware profile (pim-opt, prim-2556, prim-640, "
-                                                          "upmem-2524, future-fpu, future-wide)")
+  f.profile_opt = cmd->add_option("--profile", f.profile,
+                                  "pim: hardware profile (pim-opt, prim-2556, prim-640, "
+                                  "upmem-2524, future-fpu, future-wide)")
                       ->capture_default_str();
   f.profile_set_opt = cmd->add_option("--profile-set", f.profile_set, "pim: profile overrides, field=value,...");
   f.workers_opt = cmd->add_option("--workers", f.workers, "K workers = K data shards (ga, ma, admm)");
-  cmd->add_option("--threads", f.threads, "host threads (0 = all cores); never changes results")
-      ->capture_default_str();
+  cmd->add_option("--threads", f.threads, "host threads (0 = all cores); never changes results")->capture_default_str();
   cmd->add_option("--epochs", f.epochs, "global epochs")->capture_default_str();
   f.batch_opt = cmd->add_option(
       "--batch", f.batch,
@@ -138,16 +137,16 @@ void AddTrainCommand(CLI::App& app, TrainFlags& f) {
   cmd->add_option("--lr", f.lr, "learning rate (any positive value)")->capture_default_str();
   cmd->add_option("--lr-schedule", f.lr_schedule, "constant | inverse | inverse-sqrt (per epoch)")
       ->capture_default_str();
-  f.lr_decay_opt = cmd->add_option("--lr-decay", f.lr_decay, "decay rate of the inverse schedules")
-                       ->capture_default_str();
+  f.lr_decay_opt =
+      cmd->add_option("--lr-decay", f.lr_decay, "decay rate of the inverse schedules")->capture_default_str();
   cmd->add_option("--reg", f.reg, "L2 regularization strength lambda (objective + lambda/2 ||w||^2)")
       ->capture_default_str();
   f.l1_opt = cmd->add_option("--l1", f.l1, "L1 strength (admm only: soft-thresholding in the z-update)");
   f.rho_opt = cmd->add_option("--rho", f.rho, "ADMM penalty rho")->capture_default_str();
   f.local_epochs_opt =
       cmd->add_option("--local-epochs", f.local_epochs, "ADMM local epochs per round")->capture_default_str();
-  f.local_steps_opt = cmd->add_option("--local-steps", f.local_steps, "MA-SGD local steps between averages")
-                          ->capture_default_str();
+  f.local_steps_opt =
+      cmd->add_option("--local-steps", f.local_steps, "MA-SGD local steps between averages")->capture_default_str();
   cmd->add_option("--class-weights", f.class_weights, "POS:NEG loss weights, e.g. 15:0.5 (PIM-Opt on Criteo)");
   cmd->add_flag("--no-bias", f.no_bias, "do not fit a bias term");
   cmd->add_flag("--no-shuffle", f.no_shuffle, "visit rows in data order every epoch");
@@ -188,10 +187,16 @@ TrainConfig BuildTrainConfig(const TrainFlags& f) {
     c.batch = f.batch;
   } else {
     switch (c.algorithm) {
-      case AlgorithmKind::kSgd: c.batch = 1; break;
+      case AlgorithmKind::kSgd:
+        c.batch = 1;
+        break;
       case AlgorithmKind::kMbSgd:
-      case AlgorithmKind::kGaSgd: c.batch = 64; break;
-      default: c.batch = 16; break;
+      case AlgorithmKind::kGaSgd:
+        c.batch = 64;
+        break;
+      default:
+        c.batch = 16;
+        break;
     }
   }
   c.epochs = f.epochs;
@@ -277,8 +282,8 @@ int RunTrain(const TrainFlags& f, const std::string& command_line) {
               << " on " << train.source << " (" << train.num_rows() << " x " << train.num_features() << ", "
               << (train.is_sparse() ? "sparse" : "dense") << ")";
     if (test) std::cout << ", test " << test->source << " (" << test->num_rows() << " rows)";
-    std::cout << "\n  backend " << f.backend << ", workers " << config.workers << ", threads " << pool.NumThreads() << ", batch "
-              << config.batch << ", lr " << config.lr << ", reg " << config.objective.l2 << ", epochs "
+    std::cout << "\n  backend " << f.backend << ", workers " << config.workers << ", threads " << pool.NumThreads()
+              << ", batch " << config.batch << ", lr " << config.lr << ", reg " << config.objective.l2 << ", epochs "
               << config.epochs << ", seed " << config.seed << "\n"
               << EpochHeader() << std::endl;
   }
@@ -306,24 +311,23 @@ int RunTrain(const TrainFlags& f, const std::string& command_line) {
   nlohmann::json report = BuildReport(info, config, result);
   for (const auto& [key, value] : backend.Counters()) report["backend_counters"][key] = value;
   if (!f.out.empty()) {
-    WriteModel(result.model, f.out,
-               StrCat("trained by: ", command_line, "\nconfig: ", ConfigToJson(config).dump()));
+    WriteModel(result.model, f.out, StrCat("trained by: ", command_line, "\nconfig: ", ConfigToJson(config).dump()));
   }
   if (!f.liblinear_out.empty()) WriteLiblinearModel(result.model, f.liblinear_out);
   if (!f.report.empty()) WriteJsonFile(report, f.report);
 
   const EpochRecord& last = result.epochs.back();
-  std::printf("\n%-8s %-5s %9s %9s %9s %9s %11s\n", "algo", "model", "train_acc", "test_acc", "test_auc",
-              "test_loss", "s/epoch");
+  std::printf("\n%-8s %-5s %9s %9s %9s %9s %11s\n", "algo", "model", "train_acc", "test_acc", "test_auc", "test_loss",
+              "s/epoch");
   auto fmt = [](double v) { return std::isfinite(v) ? StrCat(std::round(v * 1e4) / 1e4) : std::string("-"); };
-  std::printf("%-8s %-5s %9s %9s %9s %9s %11.4f\n", AlgorithmName(config.algorithm), ModelName(config.objective.loss),
-              fmt(last.train.accuracy).c_str(), last.test ? fmt(last.test->accuracy).c_str() : "-",
-              last.test ? fmt(last.test->auc).c_str() : "-",
-              last.test ? fmt(config.objective.loss == LossKind::kLogistic ? last.test->log_loss
-                                                                            : last.test->hinge_loss)
-                              .c_str()
-                        : "-",
-              result.train_seconds / config.epochs);
+  std::printf(
+      "%-8s %-5s %9s %9s %9s %9s %11.4f\n", AlgorithmName(config.algorithm), ModelName(config.objective.loss),
+      fmt(last.train.accuracy).c_str(), last.test ? fmt(last.test->accuracy).c_str() : "-",
+      last.test ? fmt(last.test->auc).c_str() : "-",
+      last.test
+          ? fmt(config.objective.loss == LossKind::kLogistic ? last.test->log_loss : last.test->hinge_loss).c_str()
+          : "-",
+      result.train_seconds / config.epochs);
   return 0;
 }
 

@@ -79,12 +79,8 @@ json BuildReport(const RunInfo& info, const TrainConfig& config, const TrainResu
     }
     epochs.push_back(std::move(e));
   }
-  json report{{"pimopt_report_version", 1},
-              {"command_line", info.command_line},
-              {"backend", info.backend},
-              {"threads", info.threads},
-              {"config", ConfigToJson(config)},
-              {"epochs", std::move(epochs)}};
+  json report{{"pimopt_report_version", 1}, {"command_line", info.command_line}, {"backend", info.backend},
+              {"threads", info.threads},    {"config", ConfigToJson(config)},    {"epochs", std::move(epochs)}};
   if (info.train) report["train_data"] = DatasetToJson(*info.train);
   if (info.test) report["test_data"] = DatasetToJson(*info.test);
   const EpochRecord& last = result.epochs.back();
@@ -112,9 +108,7 @@ void WriteJsonFile(const json& report, const std::string& path) {
   writer.Commit();
 }
 
-std::string EpochHeader() {
-  return "epoch       lr  train_obj  train_acc  test_acc  test_auc  test_loss   time_s";
-}
+std::string EpochHeader() { return "epoch       lr  train_obj  train_acc  test_acc  test_auc  test_loss   time_s"; }
 
 std::string FormatEpochLine(const EpochRecord& r) {
   char buf[256];

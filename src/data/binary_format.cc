@@ -125,8 +125,8 @@ Dataset ReadBinaryDataset(const std::string& path) {
     throw ParseError(path, "header sizes are absurd (corrupt file?)");
   }
   if (!sparse && h.stored != h.rows * h.features) throw ParseError(path, "dense size does not match rows*features");
-  const uint64_t expected = sizeof(h) + 4 * h.rows * (weighted ? 2 : 1) +
-                            (sparse ? 8 * (h.rows + 1) + 8 * h.stored : 4 * h.stored);
+  const uint64_t expected =
+      sizeof(h) + 4 * h.rows * (weighted ? 2 : 1) + (sparse ? 8 * (h.rows + 1) + 8 * h.stored : 4 * h.stored);
   if (file_size < expected) {
     throw ParseError(path, StrCat("truncated: header declares ", expected, " bytes, file holds ", file_size));
   }

@@ -142,8 +142,7 @@ Dataset ParseLibsvm(std::string_view text, std::string_view path) {
         throw ParseError(path, line_no, StrCat("duplicate feature index ", index));
       }
       if (index < previous_index) {
-        throw ParseError(path, line_no,
-                         StrCat("feature indices must increase: ", index, " follows ", previous_index));
+        throw ParseError(path, line_no, StrCat("feature indices must increase: ", index, " follows ", previous_index));
       }
       double value;
       if (!ParseNumber(value_text, value)) {

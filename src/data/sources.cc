@@ -16,9 +16,9 @@ namespace pimopt {
 namespace {
 
 struct Spec {
-  std::string name;                          // before ':'
-  std::string part;                          // fashion-mnist: "train" / "test"
-  std::map<std::string, std::string> keys;   // synthetic: key=value pairs
+  std::string name;                         // before ':'
+  std::string part;                         // fashion-mnist: "train" / "test"
+  std::map<std::string, std::string> keys;  // synthetic: key=value pairs
 };
 
 Spec ParseSpec(const std::string& spec) {
@@ -65,7 +65,8 @@ T TakeNumber(Spec& s, const std::string& key, T fallback) {
 
 void RejectUnknownKeys(const Spec& s, const char* known) {
   if (!s.keys.empty()) {
-    throw ConfigError("--data", StrCat(s.name, ": unknown parameter '", s.keys.begin()->first, "' (known: ", known, ")"));
+    throw ConfigError("--data",
+                      StrCat(s.name, ": unknown parameter '", s.keys.begin()->first, "' (known: ", known, ")"));
   }
 }
 
@@ -137,8 +138,9 @@ Dataset LoadFile(const std::string& path, const SourceOptions& options) {
     std::string labels = path;
     const size_t at = labels.find("images-idx3");
     if (at == std::string::npos) {
-      throw InputError(StrCat(path, ": an IDX images file must be named *images-idx3* so its labels file "
-                                    "(*labels-idx1*) can be found"));
+      throw InputError(StrCat(path,
+                              ": an IDX images file must be named *images-idx3* so its labels file "
+                              "(*labels-idx1*) can be found"));
     }
     labels.replace(at, 11, "labels-idx1");
     return LoadIdxDataset(path, labels, options.positive_classes);
@@ -195,8 +197,7 @@ Dataset LoadDataset(const std::string& spec, const SourceOptions& options, Threa
   return ApplyStorageChoice(std::move(d), options);
 }
 
-std::optional<Dataset> LoadCompanionTestSet(const std::string& spec, const SourceOptions& options,
-                                            ThreadPool* pool) {
+std::optional<Dataset> LoadCompanionTestSet(const std::string& spec, const SourceOptions& options, ThreadPool* pool) {
   const std::string name = spec.substr(0, spec.find(':'));
   Dataset d;
   if (name == "fashion-mnist") {

@@ -12,7 +12,7 @@
 namespace pimopt {
 namespace {
 
-constexpr uint64_t kRowsPerBlock = 1024;  // generation unit: one random stream per block of rows
+constexpr uint64_t kRowsPerBlock = 1024;            // generation unit: one random stream per block of rows
 constexpr uint64_t kModelStream = 0x6d6f64656cULL;  // "model"
 constexpr uint64_t kRowStream = 0x726f7773ULL;      // "rows"
 
@@ -44,7 +44,8 @@ double HashedNormal(uint64_t key) {
 
 Dataset GenerateDense(const DenseSyntheticParams& p, ThreadPool* pool) {
   if (p.rows == 0 || p.features == 0) throw InputError("dense generator: rows and features must be positive");
-  if (!(p.noise >= 0 && p.noise <= 0.5)) throw InputError("dense generator: noise (label flip rate) must be in [0, 0.5]");
+  if (!(p.noise >= 0 && p.noise <= 0.5))
+    throw InputError("dense generator: noise (label flip rate) must be in [0, 0.5]");
   if (!(p.separation >= 0 && p.separation <= 0.5)) throw InputError("dense generator: separation must be in [0, 0.5]");
   // Planted direction v: exactly balanced +1/-1 entries in a seeded random order.
   std::vector<float> v(p.features);
@@ -88,8 +89,8 @@ Dataset GenerateSparse(const SparseSyntheticParams& p, ThreadPool* pool) {
   std::vector<std::vector<double>> cdf(p.fields);
   for (uint32_t f = 0; f < p.fields; ++f) {
     const double t = p.fields == 1 ? 1.0 : static_cast<double>(f) / (p.fields - 1);
-    const auto vocab = static_cast<uint64_t>(
-        std::llround(std::exp(std::log(10.0) + t * (std::log(static_cast<double>(p.max_vocabulary)) - std::log(10.0)))));
+    const auto vocab = static_cast<uint64_t>(std::llround(
+        std::exp(std::log(10.0) + t * (std::log(static_cast<double>(p.max_vocabulary)) - std::log(10.0)))));
     cdf[f].resize(vocab);
     double sum = 0;
     for (uint64_t v = 0; v < vocab; ++v) {

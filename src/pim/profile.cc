@@ -11,10 +11,10 @@ namespace pimopt::pim {
 
 const char* OpName(Op op) {
   static constexpr const char* kNames[kNumOps] = {
-      "int32_add", "int32_logic", "int32_shift", "int64_add",  "int64_logic", "int64_shift", "mul8",
-      "int32_mul", "int32_div",   "int64_mul",   "int64_div",  "float_add",   "float_sub",   "float_mul",
-      "float_div", "double_add",  "double_sub",  "double_mul", "double_div",  "float_convert", "wram_load",
-      "wram_store", "branch"};
+      "int32_add",  "int32_logic",   "int32_shift", "int64_add",  "int64_logic", "int64_shift",
+      "mul8",       "int32_mul",     "int32_div",   "int64_mul",  "int64_div",   "float_add",
+      "float_sub",  "float_mul",     "float_div",   "double_add", "double_sub",  "double_mul",
+      "double_div", "float_convert", "wram_load",   "wram_store", "branch"};
   return kNames[static_cast<size_t>(op)];
 }
 
@@ -24,26 +24,26 @@ namespace {
 std::array<double, kNumOps> UpmemOpSlots() {
   std::array<double, kNumOps> s{};
   auto set = [&](Op op, double v) { s[static_cast<size_t>(op)] = v; };
-  set(Op::kInt32Add, 1);      // 58.56 MOPS: 6-instruction loop
+  set(Op::kInt32Add, 1);  // 58.56 MOPS: 6-instruction loop
   set(Op::kInt32Logic, 1);
   set(Op::kInt32Shift, 1);
-  set(Op::kInt64Add, 2);      // 50.16 MOPS: add + addc
+  set(Op::kInt64Add, 2);  // 50.16 MOPS: add + addc
   set(Op::kInt64Logic, 2);
-  set(Op::kInt64Shift, 4);    // 3-6 (upmem-model 8.1)
-  set(Op::kMul8, 1);          // native mul_ul_ul [S3 op_code.go]
-  set(Op::kInt32Mul, 29);     // 10.27 MOPS
-  set(Op::kInt32Div, 26);     // 11.27 MOPS
-  set(Op::kInt64Mul, 132);    // 2.56 MOPS
-  set(Op::kInt64Div, 245);    // 1.40 MOPS
-  set(Op::kFloatAdd, 66);     // 4.91 MOPS
-  set(Op::kFloatSub, 71);     // ~4.59 MOPS
-  set(Op::kFloatMul, 178);    // 1.91 MOPS
-  set(Op::kFloatDiv, 1024);   // 0.34 MOPS
-  set(Op::kDoubleAdd, 100);   // 3.32 MOPS
-  set(Op::kDoubleSub, 107);   // ~3.11 MOPS
-  set(Op::kDoubleMul, 655);   // 0.53 MOPS
-  set(Op::kDoubleDiv, 2183);  // 0.16 MOPS
-  set(Op::kFloatConvert, 40); // 20-60 (inferred, upmem-model 8.1)
+  set(Op::kInt64Shift, 4);     // 3-6 (upmem-model 8.1)
+  set(Op::kMul8, 1);           // native mul_ul_ul [S3 op_code.go]
+  set(Op::kInt32Mul, 29);      // 10.27 MOPS
+  set(Op::kInt32Div, 26);      // 11.27 MOPS
+  set(Op::kInt64Mul, 132);     // 2.56 MOPS
+  set(Op::kInt64Div, 245);     // 1.40 MOPS
+  set(Op::kFloatAdd, 66);      // 4.91 MOPS
+  set(Op::kFloatSub, 71);      // ~4.59 MOPS
+  set(Op::kFloatMul, 178);     // 1.91 MOPS
+  set(Op::kFloatDiv, 1024);    // 0.34 MOPS
+  set(Op::kDoubleAdd, 100);    // 3.32 MOPS
+  set(Op::kDoubleSub, 107);    // ~3.11 MOPS
+  set(Op::kDoubleMul, 655);    // 0.53 MOPS
+  set(Op::kDoubleDiv, 2183);   // 0.16 MOPS
+  set(Op::kFloatConvert, 40);  // 20-60 (inferred, upmem-model 8.1)
   set(Op::kWramLoad, 1);
   set(Op::kWramStore, 1);
   set(Op::kBranch, 1);
@@ -61,16 +61,16 @@ HardwareProfile MakeProfile(const std::string& name) {
   } else if (name == "prim-2556") {
     p.num_dpus = 2556;  // [S1]
   } else if (name == "prim-640") {
-    p.num_dpus = 640;   // [S1]: 10 E19 DIMMs at 267 MHz
+    p.num_dpus = 640;  // [S1]: 10 E19 DIMMs at 267 MHz
     p.dpu_frequency_hz = 267e6;
   } else if (name == "upmem-2524") {
     p.num_dpus = 2524;  // PIM-ML system at 425 MHz (upmem-model 1.1)
     p.dpu_frequency_hz = 425e6;
   } else if (name == "future-fpu") {
     // What-if: a DPU with a pipelined FPU and 32-bit multiplier (every op one slot).
-    for (Op op : {Op::kInt32Mul, Op::kInt32Div, Op::kInt64Mul, Op::kInt64Div, Op::kFloatAdd, Op::kFloatSub,
-                  Op::kFloatMul, Op::kFloatDiv, Op::kDoubleAdd, Op::kDoubleSub, Op::kDoubleMul, Op::kDoubleDiv,
-                  Op::kFloatConvert}) {
+    for (Op op :
+         {Op::kInt32Mul, Op::kInt32Div, Op::kInt64Mul, Op::kInt64Div, Op::kFloatAdd, Op::kFloatSub, Op::kFloatMul,
+          Op::kFloatDiv, Op::kDoubleAdd, Op::kDoubleSub, Op::kDoubleMul, Op::kDoubleDiv, Op::kFloatConvert}) {
       p.op_slots[static_cast<size_t>(op)] = (op == Op::kInt64Mul || op == Op::kInt64Div) ? 2 : 1;
     }
     p.mul32_setup_slots = 1;
@@ -109,9 +109,9 @@ void HardwareProfile::Validate() const {
   for (size_t i = 0; i < kNumOps; ++i) {
     require(op_slots[i] >= 0 && std::isfinite(op_slots[i]), "op_slots", "costs must be finite and >= 0");
   }
-  for (double v : {serial_to_dpu_bytes_per_s, serial_from_dpu_bytes_per_s, rank_to_dpu_bytes_per_s,
-                   rank_from_dpu_bytes_per_s, rank_broadcast_bytes_per_s, max_to_dpu_bytes_per_s,
-                   max_from_dpu_bytes_per_s, max_broadcast_bytes_per_s}) {
+  for (double v :
+       {serial_to_dpu_bytes_per_s, serial_from_dpu_bytes_per_s, rank_to_dpu_bytes_per_s, rank_from_dpu_bytes_per_s,
+        rank_broadcast_bytes_per_s, max_to_dpu_bytes_per_s, max_from_dpu_bytes_per_s, max_broadcast_bytes_per_s}) {
     require(v > 0, "bandwidth", "every bandwidth must be positive");
   }
 }

@@ -33,10 +33,10 @@ double ModelParallelTransferSeconds(const HardwareProfile& p, XferDirection dire
   const bool to = direction == XferDirection::kToDpu;
   const double overhead = to ? p.push_to_dpu_overhead_s + p.push_to_dpu_overhead_per_rank_s * (ranks - 1)
                              : p.push_from_dpu_overhead_s + p.push_from_dpu_overhead_per_rank_s * (ranks - 1);
-  const double bw = to ? ParallelBandwidth(p, p.serial_to_dpu_bytes_per_s, p.rank_to_dpu_bytes_per_s,
-                                           p.max_to_dpu_bytes_per_s, dpus)
-                       : ParallelBandwidth(p, p.serial_from_dpu_bytes_per_s, p.rank_from_dpu_bytes_per_s,
-                                           p.max_from_dpu_bytes_per_s, dpus);
+  const double bw =
+      to ? ParallelBandwidth(p, p.serial_to_dpu_bytes_per_s, p.rank_to_dpu_bytes_per_s, p.max_to_dpu_bytes_per_s, dpus)
+         : ParallelBandwidth(p, p.serial_from_dpu_bytes_per_s, p.rank_from_dpu_bytes_per_s, p.max_from_dpu_bytes_per_s,
+                             dpus);
   return overhead + static_cast<double>(dpus) * static_cast<double>(bytes_per_dpu) / bw;
 }
 
@@ -209,8 +209,8 @@ PimSystem::~PimSystem() = default;
 
 DpuSet PimSystem::Allocate(uint32_t num_dpus) {
   if (num_dpus == 0 || num_dpus > profile_.num_dpus) {
-    throw ConfigError("--dpus", StrCat("cannot allocate ", num_dpus, " DPUs: profile '", profile_.name, "' has ",
-                                       profile_.num_dpus));
+    throw ConfigError(
+        "--dpus", StrCat("cannot allocate ", num_dpus, " DPUs: profile '", profile_.name, "' has ", profile_.num_dpus));
   }
   return DpuSet(profile_, num_dpus, *pool_);
 }

@@ -61,19 +61,18 @@ TEST_P(FashionMnist, WithinOnePointOfLiblinear) {
   EXPECT_GE(accuracy, kLiblinearAccuracy - 0.01) << c.name;
 }
 
-INSTANTIATE_TEST_SUITE_P(
-    EveryAlgorithmAndModel, FashionMnist,
-    ::testing::Values(Case{"sgd_lr", AlgorithmKind::kSgd, LossKind::kLogistic, 1, 1, 0.01},
-                      Case{"sgd_svm", AlgorithmKind::kSgd, LossKind::kHinge, 1, 1, 0.01},
-                      Case{"mbsgd_lr", AlgorithmKind::kMbSgd, LossKind::kLogistic, 1, 64, 0.1},
-                      Case{"mbsgd_svm", AlgorithmKind::kMbSgd, LossKind::kHinge, 1, 64, 0.1},
-                      Case{"ga_lr", AlgorithmKind::kGaSgd, LossKind::kLogistic, 8, 64, 0.1},
-                      Case{"ga_svm", AlgorithmKind::kGaSgd, LossKind::kHinge, 8, 64, 0.1},
-                      Case{"ma_lr", AlgorithmKind::kMaSgd, LossKind::kLogistic, 8, 16, 0.05},
-                      Case{"ma_svm", AlgorithmKind::kMaSgd, LossKind::kHinge, 8, 16, 0.05},
-                      Case{"admm_lr", AlgorithmKind::kAdmm, LossKind::kLogistic, 8, 16, 0.05},
-                      Case{"admm_svm", AlgorithmKind::kAdmm, LossKind::kHinge, 8, 16, 0.05}),
-    [](const auto& info) { return std::string(info.param.name); });
+INSTANTIATE_TEST_SUITE_P(EveryAlgorithmAndModel, FashionMnist,
+                         ::testing::Values(Case{"sgd_lr", AlgorithmKind::kSgd, LossKind::kLogistic, 1, 1, 0.01},
+                                           Case{"sgd_svm", AlgorithmKind::kSgd, LossKind::kHinge, 1, 1, 0.01},
+                                           Case{"mbsgd_lr", AlgorithmKind::kMbSgd, LossKind::kLogistic, 1, 64, 0.1},
+                                           Case{"mbsgd_svm", AlgorithmKind::kMbSgd, LossKind::kHinge, 1, 64, 0.1},
+                                           Case{"ga_lr", AlgorithmKind::kGaSgd, LossKind::kLogistic, 8, 64, 0.1},
+                                           Case{"ga_svm", AlgorithmKind::kGaSgd, LossKind::kHinge, 8, 64, 0.1},
+                                           Case{"ma_lr", AlgorithmKind::kMaSgd, LossKind::kLogistic, 8, 16, 0.05},
+                                           Case{"ma_svm", AlgorithmKind::kMaSgd, LossKind::kHinge, 8, 16, 0.05},
+                                           Case{"admm_lr", AlgorithmKind::kAdmm, LossKind::kLogistic, 8, 16, 0.05},
+                                           Case{"admm_svm", AlgorithmKind::kAdmm, LossKind::kHinge, 8, 16, 0.05}),
+                         [](const auto& info) { return std::string(info.param.name); });
 
 }  // namespace
 }  // namespace pimopt

@@ -23,11 +23,30 @@ TrainConfig ConfigFor(AlgorithmKind algo, LossKind loss) {
   c.epochs = 8;
   c.seed = 5;
   switch (algo) {
-    case AlgorithmKind::kSgd: c.batch = 1; c.lr = 0.02; break;
-    case AlgorithmKind::kMbSgd: c.batch = 16; c.lr = 0.2; break;
-    case AlgorithmKind::kGaSgd: c.batch = 32; c.workers = 4; c.lr = 0.3; break;
-    case AlgorithmKind::kMaSgd: c.batch = 8; c.workers = 4; c.lr = 0.1; break;
-    case AlgorithmKind::kAdmm: c.batch = 8; c.workers = 4; c.lr = 0.1; c.rho = 0.05; break;
+    case AlgorithmKind::kSgd:
+      c.batch = 1;
+      c.lr = 0.02;
+      break;
+    case AlgorithmKind::kMbSgd:
+      c.batch = 16;
+      c.lr = 0.2;
+      break;
+    case AlgorithmKind::kGaSgd:
+      c.batch = 32;
+      c.workers = 4;
+      c.lr = 0.3;
+      break;
+    case AlgorithmKind::kMaSgd:
+      c.batch = 8;
+      c.workers = 4;
+      c.lr = 0.1;
+      break;
+    case AlgorithmKind::kAdmm:
+      c.batch = 8;
+      c.workers = 4;
+      c.lr = 0.1;
+      c.rho = 0.05;
+      break;
   }
   return c;
 }
@@ -52,15 +71,13 @@ INSTANTIATE_TEST_SUITE_P(
                       Case{AlgorithmKind::kGaSgd, LossKind::kLogistic}, Case{AlgorithmKind::kGaSgd, LossKind::kHinge},
                       Case{AlgorithmKind::kMaSgd, LossKind::kLogistic}, Case{AlgorithmKind::kMaSgd, LossKind::kHinge},
                       Case{AlgorithmKind::kAdmm, LossKind::kLogistic}, Case{AlgorithmKind::kAdmm, LossKind::kHinge}),
-    [](const auto& info) {
-      return std::string(AlgorithmName(info.param.algo)) + "_" + ModelName(info.param.loss);
-    });
+    [](const auto& info) { return std::string(AlgorithmName(info.param.algo)) + "_" + ModelName(info.param.loss); });
 
 TEST(ConvergenceSparse, EveryAlgorithmReachesGoodAuc) {
   const Dataset train = testing::SmallSparse(8000, 1 << 12, 3);
   const Dataset test = testing::SmallSparse(3000, 1 << 12, 3, 8000);
-  for (AlgorithmKind algo : {AlgorithmKind::kSgd, AlgorithmKind::kMbSgd, AlgorithmKind::kGaSgd,
-                             AlgorithmKind::kMaSgd, AlgorithmKind::kAdmm}) {
+  for (AlgorithmKind algo : {AlgorithmKind::kSgd, AlgorithmKind::kMbSgd, AlgorithmKind::kGaSgd, AlgorithmKind::kMaSgd,
+                             AlgorithmKind::kAdmm}) {
     TrainConfig c = ConfigFor(algo, LossKind::kLogistic);
     c.epochs = 6;
     const TrainResult r = testing::TrainCpu(train, c, 2, &test);

@@ -43,19 +43,17 @@ TEST_P(Determinism, SameModelWithOneTwoAndFiveThreads) {
   EXPECT_NE(std::memcmp(one.model.weights.data(), other.model.weights.data(), one.model.weights.size() * 4), 0);
 }
 
-INSTANTIATE_TEST_SUITE_P(AllAlgorithms, Determinism,
-                         ::testing::Values(Case{AlgorithmKind::kSgd, 1, 1, false},
-                                           Case{AlgorithmKind::kMbSgd, 1, 512, false},  // parallel inside a step
-                                           Case{AlgorithmKind::kGaSgd, 6, 600, false},
-                                           Case{AlgorithmKind::kMaSgd, 6, 8, false},
-                                           Case{AlgorithmKind::kAdmm, 6, 8, false},
-                                           Case{AlgorithmKind::kSgd, 1, 1, true},
-                                           Case{AlgorithmKind::kGaSgd, 3, 256, true},
-                                           Case{AlgorithmKind::kMaSgd, 3, 16, true},
-                                           Case{AlgorithmKind::kAdmm, 3, 16, true}),
-                         [](const auto& info) {
-                           return std::string(AlgorithmName(info.param.algo)) + (info.param.sparse ? "_sparse" : "_dense");
-                         });
+INSTANTIATE_TEST_SUITE_P(
+    AllAlgorithms, Determinism,
+    ::testing::Values(Case{AlgorithmKind::kSgd, 1, 1, false},
+                      Case{AlgorithmKind::kMbSgd, 1, 512, false},  // parallel inside a step
+                      Case{AlgorithmKind::kGaSgd, 6, 600, false}, Case{AlgorithmKind::kMaSgd, 6, 8, false},
+                      Case{AlgorithmKind::kAdmm, 6, 8, false}, Case{AlgorithmKind::kSgd, 1, 1, true},
+                      Case{AlgorithmKind::kGaSgd, 3, 256, true}, Case{AlgorithmKind::kMaSgd, 3, 16, true},
+                      Case{AlgorithmKind::kAdmm, 3, 16, true}),
+    [](const auto& info) {
+      return std::string(AlgorithmName(info.param.algo)) + (info.param.sparse ? "_sparse" : "_dense");
+    });
 
 }  // namespace
 }  // namespace pimopt

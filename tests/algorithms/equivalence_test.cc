@@ -8,7 +8,8 @@ namespace {
 
 double MaxAbsDiff(const LinearModel& a, const LinearModel& b) {
   double d = std::fabs(a.bias - b.bias);
-  for (size_t j = 0; j < a.weights.size(); ++j) d = std::max(d, static_cast<double>(std::fabs(a.weights[j] - b.weights[j])));
+  for (size_t j = 0; j < a.weights.size(); ++j)
+    d = std::max(d, static_cast<double>(std::fabs(a.weights[j] - b.weights[j])));
   return d;
 }
 

@@ -1,10 +1,11 @@
 // The PIM backend end to end: its verbs reproduce the fixed-point reference bit for bit, results do not depend on
 // host threads, and bad configurations are rejected with the flag named.
+#include "pimopt/backends/pim/pim_backend.h"
+
 #include <gtest/gtest.h>
 
 #include <cstring>
 
-#include "pimopt/backends/pim/pim_backend.h"
 #include "pimopt/core/error.h"
 #include "pimopt/core/thread_pool.h"
 #include "test_util.h"

@@ -24,7 +24,8 @@ Fixture Make(uint32_t rows, uint32_t features, uint64_t seed, uint64_t list_entr
   f.shard.x.assign(uint64_t{rows} * f.shard.n_pad, 0);
   Rng rng(seed);
   for (uint32_t r = 0; r < rows; ++r) {
-    for (uint32_t j = 0; j < features; ++j) f.shard.x[uint64_t{r} * f.shard.n_pad + j] = static_cast<int8_t>(rng.Below(256) - 128);
+    for (uint32_t j = 0; j < features; ++j)
+      f.shard.x[uint64_t{r} * f.shard.n_pad + j] = static_cast<int8_t>(rng.Below(256) - 128);
     f.shard.y.push_back(rng.Below(2) ? 1 : -1);
   }
   f.model.resize(f.shard.n_pad + 1);
@@ -52,7 +53,8 @@ pim::DpuSet Upload(pim::PimSystem& system, const Fixture& f, const LinearKernelA
   std::vector<uint32_t> list8 = list;
   list8.resize((list.size() + 1) / 2 * 2, kNoRow);
   set.CopyTo(0, pim::kMramHeapSymbol, f.layout.list_offset, list8.data(), 4 * list8.size());
-  set.CopyTo(0, pim::kMramHeapSymbol, f.layout.sigmoid_offset, fixed::SigmoidTable().data(), 4 * fixed::kSigmoidEntries);
+  set.CopyTo(0, pim::kMramHeapSymbol, f.layout.sigmoid_offset, fixed::SigmoidTable().data(),
+             4 * fixed::kSigmoidEntries);
   set.CopyTo(0, "args", 0, &args, sizeof(args));
   return set;
 }

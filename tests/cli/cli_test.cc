@@ -35,7 +35,9 @@ class Cli : public ::testing::Test {
     train = dir.Path("train.svm");
     test = dir.Path("test.svm");
     ASSERT_EQ(RunPimopt("gen dense --rows 600 --features 12 --separation 0.2 --seed 3 --out " + train).exit_code, 0);
-    ASSERT_EQ(RunPimopt("gen dense --rows 200 --features 12 --separation 0.2 --seed 3 --first-row 600 --out " + test).exit_code, 0);
+    ASSERT_EQ(RunPimopt("gen dense --rows 200 --features 12 --separation 0.2 --seed 3 --first-row 600 --out " + test)
+                  .exit_code,
+              0);
   }
   // A bad invocation: exit code 2, the message names `fragment`, and no output file is left behind.
   void ExpectBadInput(const std::string& args, const std::string& fragment) {
@@ -57,9 +59,11 @@ class Cli : public ::testing::Test {
 
 TEST_F(Cli, TrainWritesModelReportAndLiblinearExport) {
   const std::string model = dir.Path("m.model"), report = dir.Path("r.json"), ll = dir.Path("ll.model");
-  const RunResult r = RunPimopt("train --data " + train + " --test " + test +
-                          " --model svm --algo admm --workers 3 --epochs 6 --batch 8 --lr 0.2 --rho 0.5 --reg 1e-4"
-                          " --seed 9 --out " + model + " --report " + report + " --liblinear-out " + ll);
+  const RunResult r =
+      RunPimopt("train --data " + train + " --test " + test +
+                " --model svm --algo admm --workers 3 --epochs 6 --batch 8 --lr 0.2 --rho 0.5 --reg 1e-4"
+                " --seed 9 --out " +
+                model + " --report " + report + " --liblinear-out " + ll);
   ASSERT_EQ(r.exit_code, 0) << r.output;
   EXPECT_NE(r.output.find("test_acc"), std::string::npos);
   const LinearModel m = ReadModel(model);
@@ -93,7 +97,8 @@ TEST_F(Cli, PimBackendReportsModeledPhasesAndCounters) {
   const std::string report = dir.Path("pim.json");
   const RunResult r = RunPimopt("train --data " + train + " --test " + test +
                                 " --backend pim --algo ma --dpus 8 --tasklets 12 --profile prim-640 --batch 8 "
-                                "--lr 0.2 --epochs 3 -q --report " + report);
+                                "--lr 0.2 --epochs 3 -q --report " +
+                                report);
   ASSERT_EQ(r.exit_code, 0) << r.output;
   const auto j = nlohmann::json::parse(testing::ReadText(report));
   EXPECT_EQ(j["backend"], "pim");
@@ -111,10 +116,14 @@ TEST_F(Cli, PimBackendReportsModeledPhasesAndCounters) {
 
 TEST_F(Cli, SameSeedSameModelFileWhateverTheThreads) {
   const std::string a = dir.Path("a.model"), b = dir.Path("b.model");
-  ASSERT_EQ(RunPimopt("train --data " + train + " --algo ga --workers 4 --batch 32 --epochs 2 --threads 1 -q --out " + a)
-                .exit_code, 0);
-  ASSERT_EQ(RunPimopt("train --data " + train + " --algo ga --workers 4 --batch 32 --epochs 2 --threads 3 -q --out " + b)
-                .exit_code, 0);
+  ASSERT_EQ(
+      RunPimopt("train --data " + train + " --algo ga --workers 4 --batch 32 --epochs 2 --threads 1 -q --out " + a)
+          .exit_code,
+      0);
+  ASSERT_EQ(
+      RunPimopt("train --data " + train + " --algo ga --workers 4 --batch 32 --epochs 2 --threads 3 -q --out " + b)
+          .exit_code,
+      0);
   auto weights = [](const std::string& path) {
     const std::string t = testing::ReadText(path);
     return t.substr(t.find("loss "));  // skip the comment lines that record the command line

@@ -31,9 +31,10 @@ TEST(ThreadPool, ManyConsecutiveCallsDoNotLoseOrRepeatTasks) {
 
 TEST(ThreadPool, RethrowsTheTaskException) {
   ThreadPool pool(3);
-  EXPECT_THROW(pool.ParallelFor(50, [](size_t i) {
-    if (i == 17) throw std::runtime_error("task failed");
-  }),
+  EXPECT_THROW(pool.ParallelFor(50,
+                                [](size_t i) {
+                                  if (i == 17) throw std::runtime_error("task failed");
+                                }),
                std::runtime_error);
   // The pool still works afterwards.
   std::atomic<int> count{0};

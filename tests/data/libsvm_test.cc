@@ -9,9 +9,10 @@ namespace pimopt {
 namespace {
 
 TEST(Libsvm, ParsesLabelsIndicesCommentsBlankLinesAndCrlf) {
-  const Dataset d = ParseLibsvm("# header comment\n+1 1:0.5 3:2\r\n\n-1 2:-1.5e-1   # trailing comment\n"
-                                "1\n\t-1 4:1\n",
-                                "mem.svm");
+  const Dataset d = ParseLibsvm(
+      "# header comment\n+1 1:0.5 3:2\r\n\n-1 2:-1.5e-1   # trailing comment\n"
+      "1\n\t-1 4:1\n",
+      "mem.svm");
   ASSERT_EQ(d.num_rows(), 4u);
   EXPECT_EQ(d.num_features(), 4u);
   EXPECT_TRUE(d.is_sparse());
@@ -52,32 +53,30 @@ TEST_P(LibsvmMalformed, RaisesParseErrorNamingFileAndLine) {
   }
 }
 
-INSTANTIATE_TEST_SUITE_P(
-    EveryCase, LibsvmMalformed,
-    ::testing::Values(BadCase{"non_numeric_value", "1 1:0.5\n-1 2:abc\n", 2, "is not a number"},
-                      BadCase{"index_zero", "1 0:1\n", 1, "indices are 1-based"},
-                      BadCase{"decreasing_index", "1 3:1 2:1\n", 1, "must increase"},
-                      BadCase{"duplicate_index", "1 2:1 2:1\n", 1, "duplicate feature index 2"},
-                      BadCase{"nan_value", "1 1:nan\n", 1, "not finite"},
-                      BadCase{"inf_value", "1 1:inf\n", 1, "not finite"},
-                      BadCase{"overflowing_value", "1 1:1e39\n", 1, "not finite"},
-                      BadCase{"missing_label", "1 1:1\n2:1 3:1\n", 2, "missing label"},
-                      BadCase{"unknown_label", "1 1:1\n2 1:1\n", 2, "unknown label value '2'"},
-                      BadCase{"fractional_label", "0.5 1:1\n", 1, "unknown label value"},
-                      BadCase{"non_numeric_label", "abc 1:1\n", 1, "is not a number"},
-                      BadCase{"mixed_conventions", "-1 1:1\n0 1:1\n", 2, "mixes"},
-                      BadCase{"absurd_index", "1 99999999999999999999999:1\n", 1, "absurdly large"},
-                      BadCase{"index_over_limit", "1 300000000:1\n", 1, "exceeds the limit"},
-                      BadCase{"negative_index", "1 -3:1\n", 1, "not a positive integer"},
-                      BadCase{"missing_colon", "1 5\n", 1, "expected index:value"},
-                      BadCase{"empty_value", "1 5:\n", 1, "is not a number"},
-                      BadCase{"empty_file", "", 0, "no samples"},
-                      BadCase{"only_comments", "# nothing\n\n", 0, "no samples"}),
-    [](const auto& info) { return std::string(info.param.name); });
+INSTANTIATE_TEST_SUITE_P(EveryCase, LibsvmMalformed,
+                         ::testing::Values(BadCase{"non_numeric_value", "1 1:0.5\n-1 2:abc\n", 2, "is not a number"},
+                                           BadCase{"index_zero", "1 0:1\n", 1, "indices are 1-based"},
+                                           BadCase{"decreasing_index", "1 3:1 2:1\n", 1, "must increase"},
+                                           BadCase{"duplicate_index", "1 2:1 2:1\n", 1, "duplicate feature index 2"},
+                                           BadCase{"nan_value", "1 1:nan\n", 1, "not finite"},
+                                           BadCase{"inf_value", "1 1:inf\n", 1, "not finite"},
+                                           BadCase{"overflowing_value", "1 1:1e39\n", 1, "not finite"},
+                                           BadCase{"missing_label", "1 1:1\n2:1 3:1\n", 2, "missing label"},
+                                           BadCase{"unknown_label", "1 1:1\n2 1:1\n", 2, "unknown label value '2'"},
+                                           BadCase{"fractional_label", "0.5 1:1\n", 1, "unknown label value"},
+                                           BadCase{"non_numeric_label", "abc 1:1\n", 1, "is not a number"},
+                                           BadCase{"mixed_conventions", "-1 1:1\n0 1:1\n", 2, "mixes"},
+                                           BadCase{"absurd_index", "1 99999999999999999999999:1\n", 1,
+                                                   "absurdly large"},
+                                           BadCase{"index_over_limit", "1 300000000:1\n", 1, "exceeds the limit"},
+                                           BadCase{"negative_index", "1 -3:1\n", 1, "not a positive integer"},
+                                           BadCase{"missing_colon", "1 5\n", 1, "expected index:value"},
+                                           BadCase{"empty_value", "1 5:\n", 1, "is not a number"},
+                                           BadCase{"empty_file", "", 0, "no samples"},
+                                           BadCase{"only_comments", "# nothing\n\n", 0, "no samples"}),
+                         [](const auto& info) { return std::string(info.param.name); });
 
-TEST(Libsvm, NulByteIsRejected) {
-  EXPECT_THROW(ParseLibsvm(std::string_view("1 1:1\n\0 2:1\n", 12), "x"), ParseError);
-}
+TEST(Libsvm, NulByteIsRejected) { EXPECT_THROW(ParseLibsvm(std::string_view("1 1:1\n\0 2:1\n", 12), "x"), ParseError); }
 
 TEST(Libsvm, WriteThenReadRoundTripsExactly) {
   testing::TempDir dir;

@@ -36,8 +36,8 @@ TEST(SyntheticDense, RowsDoNotDependOnFirstRow) {
   p.first_row = 1500;
   p.rows = 1500;
   const Dataset tail = GenerateDense(p);
-  EXPECT_TRUE(std::equal(tail.dense_values().begin(), tail.dense_values().end(),
-                         all.dense_values().begin() + 1500 * 8));
+  EXPECT_TRUE(
+      std::equal(tail.dense_values().begin(), tail.dense_values().end(), all.dense_values().begin() + 1500 * 8));
   EXPECT_TRUE(std::equal(tail.labels().begin(), tail.labels().end(), all.labels().begin() + 1500));
 }
 

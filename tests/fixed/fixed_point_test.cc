@@ -43,7 +43,7 @@ TEST(Fixed, ScalesAndShifts) {
   EXPECT_THROW(ToScale(-1, "--lr"), ConfigError);
   EXPECT_THROW(ToScale(1e12, "--lr"), ConfigError);
   EXPECT_EQ(MulScale(1000, ToScale(0.25, "x")), 250);
-  EXPECT_EQ(MulScale(-1001, ToScale(0.5, "x")), -500);  // toward zero
+  EXPECT_EQ(MulScale(-1001, ToScale(0.5, "x")), -500);                         // toward zero
   EXPECT_EQ(MulScale(int64_t{1} << 60, ToScale(2.0, "x")), int64_t{1} << 61);  // no 64-bit overflow inside
 }
 

@@ -10,7 +10,7 @@ namespace {
 TEST(Loss, TableOfValues) {
   EXPECT_NEAR(LossValue(LossKind::kLogistic, 0, 1), std::log(2.0), 1e-12);
   EXPECT_NEAR(LossValue(LossKind::kLogistic, 2, -1), std::log1p(std::exp(2.0)), 1e-12);
-  EXPECT_NEAR(LossValue(LossKind::kLogistic, 800, 1), 0.0, 1e-12);   // no overflow
+  EXPECT_NEAR(LossValue(LossKind::kLogistic, 800, 1), 0.0, 1e-12);    // no overflow
   EXPECT_NEAR(LossValue(LossKind::kLogistic, -800, 1), 800.0, 1e-9);  // no overflow
   EXPECT_EQ(LossValue(LossKind::kHinge, 0.25, 1), 0.75);
   EXPECT_EQ(LossValue(LossKind::kHinge, 3, 1), 0.0);

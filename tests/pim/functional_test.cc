@@ -15,7 +15,11 @@ namespace {
 class MutexAcrossBarrier final : public Kernel {
  public:
   KernelSpec Spec() const override {
-    return {"mutex_across_barrier", 12, 0, {{"n", 8}, {"partials", 8 * 24}, {"result", 8}, {"count", 8}, {"launches", 8}}, {}};
+    return {"mutex_across_barrier",
+            12,
+            0,
+            {{"n", 8}, {"partials", 8 * 24}, {"result", 8}, {"count", 8}, {"launches", 8}},
+            {}};
   }
   void Main(Tasklet& t) override {
     const uint64_t n = *t.Wram<uint64_t>("n");
@@ -233,7 +237,7 @@ TEST(PimTiming, Mul32CostDependsOnTheSmallerOperand) {
   DpuSet set = system.Allocate(1);
   set.Load(std::make_shared<Mul>(3));
   const double small = set.Launch().slowest.total;  // 8 + 2 slots, 11 cycles each (one tasklet)
-  set.Load(std::make_shared<Mul>(-1));                // unsigned-huge: the other operand (21 bits) drives it
+  set.Load(std::make_shared<Mul>(-1));              // unsigned-huge: the other operand (21 bits) drives it
   const double large = set.Launch().slowest.total;
   EXPECT_DOUBLE_EQ(small, 11 * (8 + 2));
   EXPECT_DOUBLE_EQ(large, 11 * (8 + 21));
@@ -250,9 +254,8 @@ TEST(PimTiming, TransferModelScalesWithRanksAndIsCapped) {
   // DPU -> host is slower than host -> DPU; small transfers are dominated by the per-call overhead.
   EXPECT_GT(ModelParallelTransferSeconds(p, XferDirection::kFromDpu, 2048, 1 << 20),
             ModelParallelTransferSeconds(p, XferDirection::kToDpu, 2048, 1 << 20));
-  EXPECT_NEAR(ModelParallelTransferSeconds(p, XferDirection::kToDpu, 2048, 8), p.push_to_dpu_overhead_s +
-                                                                                   31 * p.push_to_dpu_overhead_per_rank_s,
-              1e-6);
+  EXPECT_NEAR(ModelParallelTransferSeconds(p, XferDirection::kToDpu, 2048, 8),
+              p.push_to_dpu_overhead_s + 31 * p.push_to_dpu_overhead_per_rank_s, 1e-6);
   EXPECT_NEAR(ModelLaunchOverheadSeconds(p, 256), 182e-6, 1e-6);  // 4 ranks [S9]
 }
 

@@ -104,8 +104,7 @@ TEST(PimRules, UnknownSymbolsOnBothSides) {
     set.CopyTo(1, "nope", 0, &v, 8);
     FAIL();
   } catch (const PimError& e) {
-    EXPECT_NE(std::string(e.what()).find("kernel 'probe', DPU 1: host write: unknown symbol 'nope'"),
-              std::string::npos)
+    EXPECT_NE(std::string(e.what()).find("kernel 'probe', DPU 1: host write: unknown symbol 'nope'"), std::string::npos)
         << e.what();
   }
 }
@@ -128,9 +127,9 @@ TEST(PimRules, HostTransfersCheckSizesAlignmentAndBounds) {
   for (uint32_t i = 0; i < 4; ++i) set.PrepareXfer(i, big.data(), 64);
   EXPECT_THROW(set.PushXfer(XferDirection::kToDpu, "table", 8, 64), PimError);  // overruns the 64-byte symbol
   for (uint32_t i = 0; i < 4; ++i) set.PrepareXfer(i, big.data(), 64);
-  EXPECT_THROW(set.PushXfer(XferDirection::kToDpu, kMramHeapSymbol, 4, 8), PimError);  // MRAM: multiple of 8
-  EXPECT_THROW(set.CopyTo(0, "args", 2, big.data(), 4), PimError);                     // WRAM: multiple of 4
-  EXPECT_THROW(set.CopyTo(7, "args", 0, big.data(), 8), PimError);                     // no such DPU
+  EXPECT_THROW(set.PushXfer(XferDirection::kToDpu, kMramHeapSymbol, 4, 8), PimError);    // MRAM: multiple of 8
+  EXPECT_THROW(set.CopyTo(0, "args", 2, big.data(), 4), PimError);                       // WRAM: multiple of 4
+  EXPECT_THROW(set.CopyTo(7, "args", 0, big.data(), 8), PimError);                       // no such DPU
   EXPECT_THROW(set.PushXfer(XferDirection::kFromDpu, kMramHeapSymbol, 0, 8), PimError);  // nothing prepared
   EXPECT_THROW(system.Allocate(4096), ConfigError);
 }
@@ -165,7 +164,7 @@ TEST(PimRules, KernelExceptionsCarryContextAndTheSetStaysUsable) {
     void Main(Tasklet& t) override {
       if (t.me() < 3) t.BarrierWait();  // tasklets 0..2 suspend here
       if (t.me() == 3) t.Fail("boom");
-      *t.Wram<uint64_t>("after") += 1;   // must never run: tasklets 4..7 were not started yet
+      *t.Wram<uint64_t>("after") += 1;  // must never run: tasklets 4..7 were not started yet
     }
   };
   PimSystem system(MakeProfile("pim-opt"), 1);

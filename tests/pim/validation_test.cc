@@ -1,10 +1,10 @@
 // The emulator's modeled results against the published UPMEM hardware numbers (shared/docs/upmem-model.md), with
 // the tolerances of issue 3. The same functions print the README's validation table (bench/pim_validate.cc).
+#include "pimopt/pim/validation.h"
+
 #include <gtest/gtest.h>
 
 #include <cmath>
-
-#include "pimopt/pim/validation.h"
 
 namespace pimopt::pim {
 namespace {
@@ -34,7 +34,9 @@ TEST(PimValidation, ThroughputRisesLinearlyToElevenTaskletsThenIsFlat) {
       const double modeled = MeasureArithmeticMops(Profile(), type, ArithOp::kAdd, t, 1 << 16);
       const double expected = saturated * std::min(t, 11u) / 11.0;
       EXPECT_LT(RelativeError(modeled, expected), 0.10) << ElementTypeName(type) << " tasklets " << t;
-      if (t <= 11) EXPECT_GT(modeled, previous);
+      if (t <= 11) {
+        EXPECT_GT(modeled, previous);
+      }
       previous = modeled;
     }
   }
@@ -59,7 +61,9 @@ TEST(PimValidation, HostTransfersOfOneRankWithinFifteenPercent) {
     const HostTransferResult published = PublishedHostTransfers(dpus);
     EXPECT_LT(RelativeError(modeled.to_dpu_gb_per_s, published.to_dpu_gb_per_s), 0.15) << dpus;
     EXPECT_LT(RelativeError(modeled.from_dpu_gb_per_s, published.from_dpu_gb_per_s), 0.15) << dpus;
-    if (dpus == 64) EXPECT_LT(RelativeError(modeled.broadcast_gb_per_s, published.broadcast_gb_per_s), 0.15);
+    if (dpus == 64) {
+      EXPECT_LT(RelativeError(modeled.broadcast_gb_per_s, published.broadcast_gb_per_s), 0.15);
+    }
   }
   // The functional transfers charge exactly the model (small sizes keep host memory low).
   const HostTransferResult functional = MeasureHostTransfers(Profile(), 64, 1 << 16, true);

@@ -11,8 +11,8 @@
 namespace pimopt {
 
 struct EpochInfo {
-  uint64_t steps = 0;   // optimizer steps (global updates, or local steps per worker)
-  uint64_t syncs = 0;   // host <-> worker synchronizations in this epoch
+  uint64_t steps = 0;  // optimizer steps (global updates, or local steps per worker)
+  uint64_t syncs = 0;  // host <-> worker synchronizations in this epoch
   std::optional<AdmmResiduals> residuals;
 };
 

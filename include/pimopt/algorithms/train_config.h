@@ -19,9 +19,9 @@ const char* LrScheduleName(LrSchedule schedule);
 struct TrainConfig {
   AlgorithmKind algorithm = AlgorithmKind::kMbSgd;
   Objective objective;
-  int workers = 1;        // K: data shards / workers (SGD and MB-SGD: 1)
+  int workers = 1;  // K: data shards / workers (SGD and MB-SGD: 1)
   int epochs = 10;
-  uint64_t batch = 64;    // SGD: 1; MB-SGD, GA-SGD: global batch; MA-SGD, ADMM: local batch per worker
+  uint64_t batch = 64;  // SGD: 1; MB-SGD, GA-SGD: global batch; MA-SGD, ADMM: local batch per worker
   double lr = 0.1;
   LrSchedule schedule = LrSchedule::kConstant;
   double lr_decay = 0.0;  // inverse: lr/(1 + decay*epoch); inverse-sqrt: lr/sqrt(1 + decay*epoch)

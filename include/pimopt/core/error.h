@@ -53,12 +53,12 @@ class InternalError : public Error {
   using Error::Error;
 };
 
-#define PIMOPT_CHECK(cond, ...)                                                                        \
-  do {                                                                                                 \
-    if (!(cond)) {                                                                                     \
-      throw ::pimopt::InternalError(::pimopt::StrCat(__FILE__, ":", __LINE__, ": check failed: " #cond \
-                                                     " ", ##__VA_ARGS__));                             \
-    }                                                                                                  \
+#define PIMOPT_CHECK(cond, ...)                                                                    \
+  do {                                                                                             \
+    if (!(cond)) {                                                                                 \
+      throw ::pimopt::InternalError(                                                               \
+          ::pimopt::StrCat(__FILE__, ":", __LINE__, ": check failed: " #cond " ", ##__VA_ARGS__)); \
+    }                                                                                              \
   } while (0)
 
 }  // namespace pimopt

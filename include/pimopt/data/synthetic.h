@@ -20,8 +20,8 @@ class ThreadPool;
 struct DenseSyntheticParams {
   uint64_t rows = 20000;
   uint64_t features = 4096;
-  double noise = 0.05;        // label flip probability
-  double separation = 0.01;   // class mean shift per feature
+  double noise = 0.05;       // label flip probability
+  double separation = 0.01;  // class mean shift per feature
   uint64_t seed = 1;
   uint64_t first_row = 0;
 };

@@ -55,7 +55,8 @@ inline double FromFeature(int8_t q) { return q / 128.0; }
 uint64_t ToScale(double s, const char* parameter);
 // If `scale` is exactly 2^-k (k in 0..32), returns k: the multiply is a shift. Else -1.
 int ScaleShift(uint64_t scale);
-// (v * scale) / 2^32 rounded toward zero, exact (128-bit intermediate).
+// (v * scale) / 2^32 rounded toward zero, exact (128-bit intermediate). For scale = 2^-k this equals
+// ShiftTowardZero(v, k): DPU kernels charge a shift then, a software 64-bit multiply otherwise.
 inline int64_t MulScale(int64_t v, uint64_t scale) {
   const __int128_t p = static_cast<__int128_t>(v) * static_cast<__int128_t>(scale);
   return static_cast<int64_t>(p >= 0 ? p >> kScaleFracBits : -((-p) >> kScaleFracBits));

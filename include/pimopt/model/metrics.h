@@ -23,7 +23,6 @@ struct Metrics {
 std::vector<float> ComputeScores(const LinearModel& model, const Dataset& data, ThreadPool* pool = nullptr);
 // Exact ROC-AUC: the probability that a random positive scores above a random negative, ties counting 1/2.
 double RocAuc(std::span<const float> scores, std::span<const float> labels);
-Metrics Evaluate(const LinearModel& model, const Dataset& data, const Objective& objective,
-                 ThreadPool* pool = nullptr);
+Metrics Evaluate(const LinearModel& model, const Dataset& data, const Objective& objective, ThreadPool* pool = nullptr);
 
 }  // namespace pimopt

@@ -122,8 +122,8 @@ class Tasklet {
   uint32_t num_tasklets_ = 0;
   uint32_t dpu_index_ = 0;
   std::array<uint64_t, kNumOps> op_counts_{};
-  double extra_slots_ = 0;          // operand-dependent costs (Mul32), mutex slots
-  double dma_latency_cycles_ = 0;   // sum of this tasklet's DMA latencies (it waits for each)
+  double extra_slots_ = 0;         // operand-dependent costs (Mul32), mutex slots
+  double dma_latency_cycles_ = 0;  // sum of this tasklet's DMA latencies (it waits for each)
 };
 
 }  // namespace pimopt::pim

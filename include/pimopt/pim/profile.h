@@ -21,8 +21,8 @@ enum class Op : uint8_t {
   kInt64Add,
   kInt64Logic,
   kInt64Shift,
-  kMul8,        // native 8x8 -> 16 bit multiply
-  kInt32Mul,    // __mulsi3, operand-independent average (Tasklet::Mul32 charges the operand-dependent cost)
+  kMul8,      // native 8x8 -> 16 bit multiply
+  kInt32Mul,  // __mulsi3, operand-independent average (Tasklet::Mul32 charges the operand-dependent cost)
   kInt32Div,
   kInt64Mul,
   kInt64Div,
@@ -47,24 +47,25 @@ struct HardwareProfile {
   std::string name;
   // --- organization [S1, S7, S13]
   uint32_t num_dpus = 2048;
-  uint32_t dpus_per_rank = 64;              // 8 chips x 8 DPUs [S7]
-  double dpu_frequency_hz = 350e6;          // v1A nominal; PrIM 2,556-DPU system [S1]
-  uint64_t mram_bytes = 64ull << 20;        // per DPU [S7]
-  uint32_t wram_bytes = 64u << 10;          // per DPU [S7]
-  uint32_t max_tasklets = 24;               // v1A [S7]
-  uint32_t default_stack_bytes = 1024;      // WRAM stack reserved per tasklet (SDK STACK_SIZE_DEFAULT) [S5]
+  uint32_t dpus_per_rank = 64;          // 8 chips x 8 DPUs [S7]
+  double dpu_frequency_hz = 350e6;      // v1A nominal; PrIM 2,556-DPU system [S1]
+  uint64_t mram_bytes = 64ull << 20;    // per DPU [S7]
+  uint32_t wram_bytes = 64u << 10;      // per DPU [S7]
+  uint32_t max_tasklets = 24;           // v1A [S7]
+  uint32_t default_stack_bytes = 1024;  // WRAM stack reserved per tasklet (SDK STACK_SIZE_DEFAULT) [S5]
   // --- pipeline [S3 thread_scheduler.go, S13]
-  uint32_t revolver_cycles = 11;            // a tasklet issues at most every 11 cycles: IPC = min(1, n/11)
+  uint32_t revolver_cycles = 11;  // a tasklet issues at most every 11 cycles: IPC = min(1, n/11)
   // Issue slots per op class (upmem-model.md 2.2 and 8.1: PrIM saturated MOPS at 350 MHz -> 350/MOPS - 5 loop
   // instructions; 32-bit mul/div from the SDK soft routines [S5]).
   std::array<double, kNumOps> op_slots{};
-  double mul32_setup_slots = 8;             // __mulsi3: setup + call/return; + bitlen(smaller operand) [S5] (inferred)
+  double mul32_setup_slots = 8;  // __mulsi3: setup + call/return; + bitlen(smaller operand) [S5] (inferred)
   // --- MRAM <-> WRAM DMA [S1 MRAM-Latency, corroborated by S11]: latency = alpha + beta * bytes
   double dma_read_alpha_cycles = 77;
   double dma_write_alpha_cycles = 61;
   double dma_beta_cycles_per_byte = 0.5;
-  double dma_occupancy_alpha_fraction = 1.0;  // engine occupancy = fraction*alpha + beta*bytes (1 = fully serialized, upmem-model 8.2)
-  uint32_t dma_max_bytes = 2048;            // [S5 mram.h]
+  double dma_occupancy_alpha_fraction =
+      1.0;  // engine occupancy = fraction*alpha + beta*bytes (1 = fully serialized, upmem-model 8.2)
+  uint32_t dma_max_bytes = 2048;  // [S5 mram.h]
   uint32_t dma_min_bytes = 8;
   // Imperfect overlap of DMA and pipeline: T = max(issue, dma, chain) + kappa * min(issue, dma)
   // (upmem-model 8.3, calibrated on PrIM VA: 10.26 cycles/element measured [S3 input.xlsx]).
@@ -74,21 +75,21 @@ struct HardwareProfile {
   double mutex_slots = 1;                   // lock and unlock, uncontended
   double mutex_contention_cycles = 22;      // extra cycles per contended lock (two spin retries) (inferred)
   // --- host <-> DPU transfers (upmem-model 4.2, 4.3, 8.4)
-  double serial_to_dpu_bytes_per_s = 0.33e9;      // 1 DPU dpu_copy_to [S1, S11]
-  double serial_from_dpu_bytes_per_s = 0.12e9;    // 1 DPU dpu_copy_from [S1, S11]
-  double serial_call_overhead_s = 30e-6;          // 4 KB serial copy ~30 us [S11]
-  double rank_to_dpu_bytes_per_s = 6.68e9;        // 64 DPUs, parallel push [S1]
-  double rank_from_dpu_bytes_per_s = 4.74e9;      // [S1]
-  double rank_broadcast_bytes_per_s = 16.88e9;    // bytes delivered [S1]
-  double max_to_dpu_bytes_per_s = 22.6e9;         // many-rank cap, 32 ranks SDK 2023.2 [S8]
-  double max_from_dpu_bytes_per_s = 11.1e9;       // [S8]
-  double max_broadcast_bytes_per_s = 8 * 22.6e9;  // (inferred) broadcast writes one copy per chip group
-  double push_to_dpu_overhead_s = 60e-6;          // per parallel push, 1 rank [S9] ...
-  double push_to_dpu_overhead_per_rank_s = 12e-6; // ... growing to ~0.45 ms at 32 ranks [S8] (inferred fit)
-  double push_from_dpu_overhead_s = 150e-6;       // [S9]
+  double serial_to_dpu_bytes_per_s = 0.33e9;         // 1 DPU dpu_copy_to [S1, S11]
+  double serial_from_dpu_bytes_per_s = 0.12e9;       // 1 DPU dpu_copy_from [S1, S11]
+  double serial_call_overhead_s = 30e-6;             // 4 KB serial copy ~30 us [S11]
+  double rank_to_dpu_bytes_per_s = 6.68e9;           // 64 DPUs, parallel push [S1]
+  double rank_from_dpu_bytes_per_s = 4.74e9;         // [S1]
+  double rank_broadcast_bytes_per_s = 16.88e9;       // bytes delivered [S1]
+  double max_to_dpu_bytes_per_s = 22.6e9;            // many-rank cap, 32 ranks SDK 2023.2 [S8]
+  double max_from_dpu_bytes_per_s = 11.1e9;          // [S8]
+  double max_broadcast_bytes_per_s = 8 * 22.6e9;     // (inferred) broadcast writes one copy per chip group
+  double push_to_dpu_overhead_s = 60e-6;             // per parallel push, 1 rank [S9] ...
+  double push_to_dpu_overhead_per_rank_s = 12e-6;    // ... growing to ~0.45 ms at 32 ranks [S8] (inferred fit)
+  double push_from_dpu_overhead_s = 150e-6;          // [S9]
   double push_from_dpu_overhead_per_rank_s = 28e-6;  // ~1 ms at 32 ranks [S8] (inferred fit)
-  double launch_overhead_s = 50e-6;               // dpu_launch(SYNC) of a trivial kernel: 183 us at 4 ranks [S9]
-  double launch_overhead_per_rank_s = 33e-6;      // (inferred fit: 50 + 4 x 33 = 182 us)
+  double launch_overhead_s = 50e-6;                  // dpu_launch(SYNC) of a trivial kernel: 183 us at 4 ranks [S9]
+  double launch_overhead_per_rank_s = 33e-6;         // (inferred fit: 50 + 4 x 33 = 182 us)
   // --- energy [S13]: 1.2 W per chip of 8 busy DPUs
   double dpu_active_power_w = 0.15;
 

@@ -27,28 +27,28 @@ enum class XferDirection { kToDpu, kFromDpu };
 
 // Modeled cycles of one DPU for one launch (timing model in docs/pim-emulator.md).
 struct DpuCycles {
-  double issue = 0;   // pipeline: max(sum of slots, revolver x busiest tasklet)
-  double dma = 0;     // DMA engine occupancy
-  double chain = 0;   // the longest tasklet's own issue + DMA waiting chain
-  double sync = 0;    // barriers and contended mutexes
-  double total = 0;   // max(issue, dma, chain) + kappa min(issue, dma) + sync
+  double issue = 0;  // pipeline: max(sum of slots, revolver x busiest tasklet)
+  double dma = 0;    // DMA engine occupancy
+  double chain = 0;  // the longest tasklet's own issue + DMA waiting chain
+  double sync = 0;   // barriers and contended mutexes
+  double total = 0;  // max(issue, dma, chain) + kappa min(issue, dma) + sync
 };
 
 struct LaunchStats {
   std::string kernel;
   uint32_t dpus = 0;
   uint32_t tasklets = 0;
-  DpuCycles slowest;            // the DPU that bounds the launch
+  DpuCycles slowest;               // the DPU that bounds the launch
   std::vector<DpuCycles> per_dpu;  // every DPU's cycles, in DPU order
   double mean_total_cycles = 0;
-  double kernel_s = 0;          // slowest DPU's cycles / frequency
-  double overhead_s = 0;        // host launch overhead
-  double energy_j = 0;          // DPU active power x each DPU's busy time
-  uint64_t issue_slots = 0;     // all DPUs
+  double kernel_s = 0;       // slowest DPU's cycles / frequency
+  double overhead_s = 0;     // host launch overhead
+  double energy_j = 0;       // DPU active power x each DPU's busy time
+  uint64_t issue_slots = 0;  // all DPUs
   uint64_t mram_read_bytes = 0;
   uint64_t mram_write_bytes = 0;
   uint64_t barrier_waits = 0;
-  double host_wall_s = 0;       // real time the emulation took
+  double host_wall_s = 0;  // real time the emulation took
 };
 
 // Totals over the life of a DpuSet (modeled seconds by phase, bytes by direction).

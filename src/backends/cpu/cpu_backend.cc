@@ -9,11 +9,12 @@
 namespace pimopt {
 namespace {
 
-constexpr size_t kFeatureBlock = 4096;      // coordinates per task in reductions and updates
-constexpr size_t kRowChunk = 32;            // fewest rows per gradient task
-constexpr size_t kChunksPerWorker = 16;     // most gradient tasks per worker and step (bounds partial sums)
-constexpr double kParallelWork = 1 << 18;   // below this many multiply-adds a phase runs inline (thread wake-up costs more)
-constexpr float kMinScale = 1e-5f;          // sparse local SGD: fold the scale back into y below this
+constexpr size_t kFeatureBlock = 4096;   // coordinates per task in reductions and updates
+constexpr size_t kRowChunk = 32;         // fewest rows per gradient task
+constexpr size_t kChunksPerWorker = 16;  // most gradient tasks per worker and step (bounds partial sums)
+constexpr double kParallelWork =
+    1 << 18;                        // below this many multiply-adds a phase runs inline (thread wake-up costs more)
+constexpr float kMinScale = 1e-5f;  // sparse local SGD: fold the scale back into y below this
 
 }  // namespace
 
@@ -223,8 +224,8 @@ void CpuBackend::RunLocalSparse(int k, const LocalSgdRequest& req) {
     for (size_t i = 0; i < rows.size(); ++i) {
       if (d[i] != 0.0f) access.Axpy(rows[i], step_scale * d[i], y, n_);
     }
-    x[n_] = shift ? keep * x[n_] + static_cast<float>(req.lr * decay) * shift[n_] - lr * bias_grad
-                  : x[n_] - lr * bias_grad;
+    x[n_] =
+        shift ? keep * x[n_] + static_cast<float>(req.lr * decay) * shift[n_] - lr * bias_grad : x[n_] - lr * bias_grad;
     if (!obj.fit_bias) x[n_] = 0.0f;
     if (s < kMinScale) {
       for (size_t j = 0; j < n_; ++j) y[j] *= s;

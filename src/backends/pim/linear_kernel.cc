@@ -13,8 +13,7 @@ namespace {
 uint64_t Align8(uint64_t v) { return (v + 7) / 8 * 8; }
 
 // Update of one model coordinate: x - (G * scale) / 2^32 / 2^7 - decay term, saturated.
-inline int64_t UpdatedCoordinate(int64_t x, int64_t g_q31, uint64_t scale_q32, int64_t decay_base,
-                                 uint64_t decay_q32) {
+inline int64_t UpdatedCoordinate(int64_t x, int64_t g_q31, uint64_t scale_q32, int64_t decay_base, uint64_t decay_q32) {
   const int64_t delta = fixed::ShiftTowardZero(fixed::MulScale(g_q31, scale_q32), fixed::kFeatureFracBits);
   return x - delta - fixed::MulScale(decay_base, decay_q32);
 }
@@ -135,7 +134,8 @@ class LinearKernel final : public pim::Kernel {
           if (!a.fit_bias) updated = 0;
           word[0] = static_cast<uint32_t>(updated);
           t.MramWrite(word, a.w_offset + uint64_t{a.n_pad} * 4, 8);
-          t.Charge(Op::kInt64Mul, 2);
+          t.Charge(fixed::ScaleShift(scale) >= 0 ? Op::kInt64Shift : Op::kInt64Mul, 1);
+          t.Charge(fixed::ScaleShift(a.decay_q32) >= 0 ? Op::kInt64Shift : Op::kInt64Mul, 1);
           t.Charge(Op::kInt64Add, 3);
           continue;
         }
@@ -161,10 +161,13 @@ class LinearKernel final : public pim::Kernel {
         if (a.mode == 2) t.MramRead(a.v_offset + uint64_t{b} * kFeatureBlock * 4, v_block, 4 * kFeatureBlock);
         for (uint32_t j = 0; j < kFeatureBlock; ++j) {
           const int64_t base = a.mode == 2 ? int64_t{w_block[j]} - v_block[j] : int64_t{w_block[j]};
-          w_block[j] = fixed::SaturateModel(UpdatedCoordinate(w_block[j], acc[j], scale, base, a.decay_q32), saturation);
+          w_block[j] =
+              fixed::SaturateModel(UpdatedCoordinate(w_block[j], acc[j], scale, base, a.decay_q32), saturation);
         }
-        // Per feature: two 64x32-bit multiplies (software), shifts, adds, saturation checks, loads and a store.
-        t.Charge(Op::kInt64Mul, 2 * kFeatureBlock);
+        // Per feature: the step and the decay multiplies (a shift when the factor is a power of two, else a software
+        // 64-bit multiply), shifts, adds, saturation checks, loads and a store.
+        t.Charge(fixed::ScaleShift(scale) >= 0 ? Op::kInt64Shift : Op::kInt64Mul, kFeatureBlock);
+        t.Charge(fixed::ScaleShift(a.decay_q32) >= 0 ? Op::kInt64Shift : Op::kInt64Mul, kFeatureBlock);
         t.Charge(Op::kInt64Shift, kFeatureBlock);
         t.Charge(Op::kInt64Add, 3 * kFeatureBlock);
         t.Charge(Op::kBranch, 2 * kFeatureBlock);

@@ -23,14 +23,15 @@ PimBackend::~PimBackend() = default;
 
 void PimBackend::Setup(const Dataset& train, const TrainConfig& config) {
   if (train.is_sparse()) {
-    throw ConfigError("--backend", "the PIM backend trains on dense data only so far: add --storage dense, or use "
-                                   "--backend cpu for sparse data");
+    throw ConfigError("--backend",
+                      "the PIM backend trains on dense data only so far: add --storage dense, or use "
+                      "--backend cpu for sparse data");
   }
   profile_ = pim::MakeProfile(options_.profile);
   if (!options_.profile_overrides.empty()) pim::ApplyOverrides(profile_, options_.profile_overrides);
   if (config.workers > static_cast<int>(profile_.num_dpus)) {
-    throw ConfigError("--dpus", StrCat(config.workers, " DPUs requested; profile '", profile_.name, "' has ",
-                                       profile_.num_dpus));
+    throw ConfigError("--dpus",
+                      StrCat(config.workers, " DPUs requested; profile '", profile_.name, "' has ", profile_.num_dpus));
   }
   if (options_.tasklets == 0 || options_.tasklets > profile_.max_tasklets) {
     throw ConfigError("--tasklets", StrCat("must be in 1..", profile_.max_tasklets));
@@ -51,9 +52,10 @@ void PimBackend::Setup(const Dataset& train, const TrainConfig& config) {
   const uint64_t batch = config.batch;
   const uint64_t rows_per_step = std::min<uint64_t>(batch, max_rows);
   if (rows_per_step > pimbackend::kMaxRowsPerStep) {
-    throw ConfigError("--batch", StrCat("a DPU can take at most ", pimbackend::kMaxRowsPerStep,
-                                        " rows per step (its WRAM holds their derivatives); this run gives a DPU up to ",
-                                        rows_per_step, ": use a smaller --batch or more --dpus"));
+    throw ConfigError("--batch",
+                      StrCat("a DPU can take at most ", pimbackend::kMaxRowsPerStep,
+                             " rows per step (its WRAM holds their derivatives); this run gives a DPU up to ",
+                             rows_per_step, ": use a smaller --batch or more --dpus"));
   }
   // Row lists: GA/MB-SGD send one step (at most min(batch, rows) rows), local SGD sends up to an epoch of steps
   // (ceil(rows / batch)) or H steps, each `slots` entries (the batch rounded up to even for 8-byte transfers).
@@ -62,9 +64,9 @@ void PimBackend::Setup(const Dataset& train, const TrainConfig& config) {
   max_list_entries_ = std::max({slots, epoch_steps * slots, uint64_t(config.local_steps) * slots}) + 2;
   layout_ = pimbackend::MakeLinearLayout(features_, max_rows, max_list_entries_);
   if (layout_.end > profile_.mram_bytes) {
-    throw ConfigError("--dpus", StrCat("each DPU would need ", layout_.end >> 20, " MiB of MRAM for ", max_rows,
-                                       " rows of ", layout_.n_pad, " features (", profile_.mram_bytes >> 20,
-                                       " MiB available): use more DPUs"));
+    throw ConfigError(
+        "--dpus", StrCat("each DPU would need ", layout_.end >> 20, " MiB of MRAM for ", max_rows, " rows of ",
+                         layout_.n_pad, " features (", profile_.mram_bytes >> 20, " MiB available): use more DPUs"));
   }
   system_ = std::make_unique<pim::PimSystem>(profile_, options_.host_threads);
   dpus_ = std::make_unique<pim::DpuSet>(system_->Allocate(num_dpus_));
@@ -146,8 +148,8 @@ void PimBackend::BroadcastModel(const std::vector<int32_t>& model) {
 void PimBackend::PullModels() {
   std::vector<std::vector<int32_t>> buffers(num_dpus_, std::vector<int32_t>(layout_.n_pad + 8));
   for (uint32_t k = 0; k < num_dpus_; ++k) dpus_->PrepareXfer(k, buffers[k].data(), layout_.model_bytes());
-  from_dpu_s_ += dpus_->PushXfer(pim::XferDirection::kFromDpu, pim::kMramHeapSymbol, layout_.w_offset,
-                                 layout_.model_bytes());
+  from_dpu_s_ +=
+      dpus_->PushXfer(pim::XferDirection::kFromDpu, pim::kMramHeapSymbol, layout_.w_offset, layout_.model_bytes());
   for (uint32_t k = 0; k < num_dpus_; ++k) std::copy_n(buffers[k].begin(), layout_.n_pad + 1, local_[k].begin());
 }
 
@@ -191,8 +193,8 @@ void PimBackend::GradientStep(std::span<const std::span<const uint32_t>> worker_
   Launch();
   std::vector<std::vector<int64_t>> grads(num_dpus_, std::vector<int64_t>(layout_.n_pad + 8));
   for (uint32_t k = 0; k < num_dpus_; ++k) dpus_->PrepareXfer(k, grads[k].data(), layout_.gradient_bytes());
-  from_dpu_s_ += dpus_->PushXfer(pim::XferDirection::kFromDpu, pim::kMramHeapSymbol, layout_.g_offset,
-                                 layout_.gradient_bytes());
+  from_dpu_s_ +=
+      dpus_->PushXfer(pim::XferDirection::kFromDpu, pim::kMramHeapSymbol, layout_.g_offset, layout_.gradient_bytes());
   // Host: 64-bit sums in DPU order, then the fixed-point step.
   const auto t0 = Clock::now();
   const uint64_t scale = fixed::ToScale(lr / static_cast<double>(batch_rows), "--lr");
@@ -245,8 +247,8 @@ void PimBackend::LocalSgd(const LocalSgdRequest& req) {
       }
       dpus_->PrepareXfer(k, targets[k].data(), layout_.model_bytes());
     }
-    to_dpu_s_ += dpus_->PushXfer(pim::XferDirection::kToDpu, pim::kMramHeapSymbol, layout_.v_offset,
-                                 layout_.model_bytes());
+    to_dpu_s_ +=
+        dpus_->PushXfer(pim::XferDirection::kToDpu, pim::kMramHeapSymbol, layout_.v_offset, layout_.model_bytes());
   }
   PushRowLists(lists, static_cast<uint32_t>(entries));
   PushArgs(args);
@@ -256,11 +258,14 @@ void PimBackend::LocalSgd(const LocalSgdRequest& req) {
 void PimBackend::AverageLocalModels() {
   PullModels();
   const auto t0 = Clock::now();
-  for (size_t j = 0; j <= layout_.n_pad; ++j) {
-    int64_t sum = 0;
-    for (uint32_t k = 0; k < num_dpus_; ++k) sum += local_[k][j];
-    global_[j] = static_cast<int32_t>(sum / static_cast<int64_t>(num_dpus_));  // toward zero
-  }
+  const size_t total = layout_.n_pad + 1;
+  pool_.ParallelFor((total + kReduceBlock - 1) / kReduceBlock, [&](size_t b) {
+    for (size_t j = b * kReduceBlock; j < std::min(total, (b + 1) * kReduceBlock); ++j) {
+      int64_t sum = 0;
+      for (uint32_t k = 0; k < num_dpus_; ++k) sum += local_[k][j];
+      global_[j] = static_cast<int32_t>(sum / static_cast<int64_t>(num_dpus_));  // toward zero
+    }
+  });
   host_reduce_s_ += Since(t0);
   ++syncs_;
 }
@@ -273,28 +278,41 @@ AdmmResiduals PimBackend::AdmmConsensus(double rho) {
   const int64_t threshold = fixed::ToModel(obj.l1 / rho, ignored);
   const uint64_t shrink = fixed::ToScale(rho / (rho + obj.l2), "--rho");
   const int64_t k_count = num_dpus_;
-  double primal = 0, dual = 0;
-  for (size_t j = 0; j <= layout_.n_pad; ++j) {
-    int64_t sx = 0, su = 0;
-    for (uint32_t k = 0; k < num_dpus_; ++k) {
-      sx += local_[k][j];
-      su += dual_[k][j];
+  const size_t total = layout_.n_pad + 1;
+  const size_t blocks = (total + kReduceBlock - 1) / kReduceBlock;
+  std::vector<double> primal_parts(blocks, 0.0), dual_parts(blocks, 0.0);
+  std::vector<fixed::Saturation> sat(blocks);
+  pool_.ParallelFor(blocks, [&](size_t blk) {
+    double& primal = primal_parts[blk];
+    double& dual = dual_parts[blk];
+    for (size_t j = blk * kReduceBlock; j < std::min(total, (blk + 1) * kReduceBlock); ++j) {
+      int64_t sx = 0, su = 0;
+      for (uint32_t k = 0; k < num_dpus_; ++k) {
+        sx += local_[k][j];
+        su += dual_[k][j];
+      }
+      const int64_t a = (sx + su) / k_count;
+      int64_t z = a;
+      if (j < layout_.n_pad) {
+        const int64_t magnitude = std::max<int64_t>(0, (a < 0 ? -a : a) - threshold);
+        z = fixed::MulScale(a < 0 ? -magnitude : magnitude, shrink);
+      }
+      const int32_t z32 = fixed::SaturateModel(z, sat[blk]);
+      const double dz = fixed::FromModel(int64_t{z32} - global_[j]);
+      dual += dz * dz;
+      for (uint32_t k = 0; k < num_dpus_; ++k) {
+        const int64_t r = int64_t{local_[k][j]} - z32;
+        primal += fixed::FromModel(r) * fixed::FromModel(r);
+        dual_[k][j] = fixed::SaturateModel(dual_[k][j] + r, sat[blk]);
+      }
+      global_[j] = z32;
     }
-    const int64_t a = (sx + su) / k_count;
-    int64_t z = a;
-    if (j < layout_.n_pad) {
-      const int64_t magnitude = std::max<int64_t>(0, (a < 0 ? -a : a) - threshold);
-      z = fixed::MulScale(a < 0 ? -magnitude : magnitude, shrink);
-    }
-    const int32_t z32 = fixed::SaturateModel(z, saturation_);
-    const double dz = fixed::FromModel(int64_t{z32} - global_[j]);
-    dual += dz * dz;
-    for (uint32_t k = 0; k < num_dpus_; ++k) {
-      const int64_t r = int64_t{local_[k][j]} - z32;
-      primal += fixed::FromModel(r) * fixed::FromModel(r);
-      dual_[k][j] = fixed::SaturateModel(dual_[k][j] + r, saturation_);
-    }
-    global_[j] = z32;
+  });
+  double primal = 0, dual = 0;  // block order: deterministic
+  for (size_t blk = 0; blk < blocks; ++blk) {
+    primal += primal_parts[blk];
+    dual += dual_parts[blk];
+    saturation_.events += sat[blk].events;
   }
   host_reduce_s_ += Since(t0);
   ++syncs_;
@@ -318,16 +336,11 @@ LinearModel PimBackend::ExportModel() const {
 }
 
 std::map<std::string, double> PimBackend::PhaseSeconds() const {
-  return {{"modeled_cpu_to_dpu", to_dpu_s_},
-          {"modeled_dpu_kernel", kernel_s_},
-          {"modeled_dpu_compute", compute_s_},
-          {"modeled_dpu_dma", dma_s_},
-          {"modeled_dpu_sync", sync_s_},
-          {"modeled_launch_overhead", launch_s_},
-          {"modeled_dpu_to_cpu", from_dpu_s_},
-          {"modeled_total", to_dpu_s_ + kernel_s_ + launch_s_ + from_dpu_s_},
-          {"host_reduction", host_reduce_s_},
-          {"emulation_wall", emulation_wall_s_}};
+  return {{"modeled_cpu_to_dpu", to_dpu_s_},   {"modeled_dpu_kernel", kernel_s_},
+          {"modeled_dpu_compute", compute_s_}, {"modeled_dpu_dma", dma_s_},
+          {"modeled_dpu_sync", sync_s_},       {"modeled_launch_overhead", launch_s_},
+          {"modeled_dpu_to_cpu", from_dpu_s_}, {"modeled_total", to_dpu_s_ + kernel_s_ + launch_s_ + from_dpu_s_},
+          {"host_reduction", host_reduce_s_},  {"emulation_wall", emulation_wall_s_}};
 }
 
 TrafficCounters PimBackend::Traffic() const {

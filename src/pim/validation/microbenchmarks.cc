@@ -10,20 +10,28 @@ namespace pimopt::pim {
 
 const char* ElementTypeName(ElementType t) {
   switch (t) {
-    case ElementType::kInt32: return "int32";
-    case ElementType::kInt64: return "int64";
-    case ElementType::kFloat: return "float";
-    case ElementType::kDouble: return "double";
+    case ElementType::kInt32:
+      return "int32";
+    case ElementType::kInt64:
+      return "int64";
+    case ElementType::kFloat:
+      return "float";
+    case ElementType::kDouble:
+      return "double";
   }
   return "?";
 }
 
 const char* ArithOpName(ArithOp o) {
   switch (o) {
-    case ArithOp::kAdd: return "add";
-    case ArithOp::kSub: return "sub";
-    case ArithOp::kMul: return "mul";
-    case ArithOp::kDiv: return "div";
+    case ArithOp::kAdd:
+      return "add";
+    case ArithOp::kSub:
+      return "sub";
+    case ArithOp::kMul:
+      return "mul";
+    case ArithOp::kDiv:
+      return "div";
   }
   return "?";
 }
@@ -46,10 +54,18 @@ template <typename T>
 void Apply(T* buffer, size_t n, ArithOp op, T scalar) {
   for (size_t i = 0; i < n; ++i) {
     switch (op) {
-      case ArithOp::kAdd: buffer[i] += scalar; break;
-      case ArithOp::kSub: buffer[i] -= scalar; break;
-      case ArithOp::kMul: buffer[i] *= scalar; break;
-      case ArithOp::kDiv: buffer[i] /= scalar; break;
+      case ArithOp::kAdd:
+        buffer[i] += scalar;
+        break;
+      case ArithOp::kSub:
+        buffer[i] -= scalar;
+        break;
+      case ArithOp::kMul:
+        buffer[i] *= scalar;
+        break;
+      case ArithOp::kDiv:
+        buffer[i] /= scalar;
+        break;
     }
   }
 }
@@ -74,10 +90,18 @@ class ArithmeticKernel final : public Kernel {
     for (uint64_t done = 0; done < args.elements_per_tasklet; done += per_block) {
       const size_t n = static_cast<size_t>(std::min<uint64_t>(per_block, args.elements_per_tasklet - done));
       switch (type) {
-        case ElementType::kInt32: Apply(static_cast<int32_t*>(block), n, op, int32_t{3}); break;
-        case ElementType::kInt64: Apply(static_cast<int64_t*>(block), n, op, int64_t{3}); break;
-        case ElementType::kFloat: Apply(static_cast<float*>(block), n, op, 1.5f); break;
-        case ElementType::kDouble: Apply(static_cast<double*>(block), n, op, 1.5); break;
+        case ElementType::kInt32:
+          Apply(static_cast<int32_t*>(block), n, op, int32_t{3});
+          break;
+        case ElementType::kInt64:
+          Apply(static_cast<int64_t*>(block), n, op, int64_t{3});
+          break;
+        case ElementType::kFloat:
+          Apply(static_cast<float*>(block), n, op, 1.5f);
+          break;
+        case ElementType::kDouble:
+          Apply(static_cast<double*>(block), n, op, 1.5);
+          break;
       }
       // Per element: address computation, load, the op, store, index increment, compare-and-branch (PrIM: the
       // int32-add loop compiles to 6 instructions).

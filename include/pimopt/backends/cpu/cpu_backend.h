@@ -48,19 +48,19 @@ class CpuBackend final : public IBackend {
   TrainConfig config_;
   size_t n_ = 0;  // features; every model vector has n_ + 1 entries, the bias last
   int workers_ = 1;
-  std::vector<float> global_;               // the host's model (for ADMM: z)
-  std::vector<std::vector<float>> local_;   // x_k
-  std::vector<std::vector<float>> dual_;    // u_k (ADMM)
-  std::vector<std::vector<float>> scratch_; // per worker: gradient (dense) or scaled model y (sparse)
-  std::vector<std::vector<float>> shift_;   // per worker: z - u_k during a proximal local phase
-  std::vector<std::vector<float>> derivs_;  // per worker: per-row derivatives of the current batch
+  std::vector<float> global_;                // the host's model (for ADMM: z)
+  std::vector<std::vector<float>> local_;    // x_k
+  std::vector<std::vector<float>> dual_;     // u_k (ADMM)
+  std::vector<std::vector<float>> scratch_;  // per worker: gradient (dense) or scaled model y (sparse)
+  std::vector<std::vector<float>> shift_;    // per worker: z - u_k during a proximal local phase
+  std::vector<std::vector<float>> derivs_;   // per worker: per-row derivatives of the current batch
   std::vector<uint64_t> shard_sizes_;
   struct RowChunk {
     int worker;
     size_t begin, end;  // positions in the worker's row list
   };
-  std::vector<RowChunk> chunks_;                // GradientStep tasks (dense data)
-  std::vector<std::vector<float>> partials_;    // their partial gradient sums
+  std::vector<RowChunk> chunks_;              // GradientStep tasks (dense data)
+  std::vector<std::vector<float>> partials_;  // their partial gradient sums
   std::map<std::string, double> phase_seconds_;
   TrafficCounters traffic_;
 };

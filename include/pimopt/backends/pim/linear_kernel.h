@@ -26,21 +26,21 @@
 
 namespace pimopt::pimbackend {
 
-inline constexpr uint32_t kFeatureBlock = 128;           // features per phase-B block and per DMA of a row
-inline constexpr uint32_t kMaxRowsPerStep = 1024;        // WRAM holds the step's row numbers and derivatives
+inline constexpr uint32_t kFeatureBlock = 128;     // features per phase-B block and per DMA of a row
+inline constexpr uint32_t kMaxRowsPerStep = 1024;  // WRAM holds the step's row numbers and derivatives
 inline constexpr uint32_t kNoRow = 0xFFFFFFFFu;
 
 struct LinearKernelArgs {
   uint32_t mode = 0;
-  uint32_t loss = 0;            // 0 logistic, 1 hinge
-  uint32_t n_pad = 0;           // features per row in MRAM (a multiple of kFeatureBlock)
-  uint32_t rows = 0;            // rows resident on this DPU
+  uint32_t loss = 0;   // 0 logistic, 1 hinge
+  uint32_t n_pad = 0;  // features per row in MRAM (a multiple of kFeatureBlock)
+  uint32_t rows = 0;   // rows resident on this DPU
   uint32_t steps = 1;
   uint32_t slots_per_step = 0;  // row-list entries per step (valid rows first, then kNoRow)
   uint32_t fit_bias = 1;
   uint32_t pad = 0;
-  uint64_t lr_weight_q32 = 0;   // lr * worker weight, Q0.32 (modes 1, 2; divided by the step's row count)
-  uint64_t decay_q32 = 0;       // lr * l2 (mode 1) or lr * rho (mode 2), Q0.32
+  uint64_t lr_weight_q32 = 0;  // lr * worker weight, Q0.32 (modes 1, 2; divided by the step's row count)
+  uint64_t decay_q32 = 0;      // lr * l2 (mode 1) or lr * rho (mode 2), Q0.32
   int32_t positive_weight_q24 = 1 << 24;
   int32_t negative_weight_q24 = 1 << 24;
   uint64_t x_offset = 0, y_offset = 0, w_offset = 0, v_offset = 0, g_offset = 0, list_offset = 0, sigmoid_offset = 0;
@@ -48,8 +48,8 @@ struct LinearKernelArgs {
 
 struct LinearLayout {
   uint32_t n_pad = 0;
-  uint64_t x_offset = 0, y_offset = 0, w_offset = 0, v_offset = 0, g_offset = 0, list_offset = 0,
-           sigmoid_offset = 0, end = 0;
+  uint64_t x_offset = 0, y_offset = 0, w_offset = 0, v_offset = 0, g_offset = 0, list_offset = 0, sigmoid_offset = 0,
+           end = 0;
   uint64_t model_bytes() const { return (uint64_t{n_pad} + 8) * 4; }
   uint64_t gradient_bytes() const { return (uint64_t{n_pad} + 8) * 8; }
 };

@@ -66,11 +66,11 @@ class PimBackend final : public IBackend {
   pimbackend::LinearLayout layout_;
   uint64_t max_list_entries_ = 0;
   std::vector<uint32_t> shard_begin_, shard_rows_;
-  std::vector<int32_t> global_;               // Q8.24, n_pad + 1 (bias last): the host's model (ADMM: z)
-  std::vector<std::vector<int32_t>> local_;   // x_k as last pulled
-  std::vector<std::vector<int32_t>> dual_;    // u_k (ADMM)
-  fixed::Saturation saturation_;              // host-side narrowing
-  uint64_t setup_to_dpu_bytes_ = 0;           // the one-time data push, excluded from training traffic
+  std::vector<int32_t> global_;              // Q8.24, n_pad + 1 (bias last): the host's model (ADMM: z)
+  std::vector<std::vector<int32_t>> local_;  // x_k as last pulled
+  std::vector<std::vector<int32_t>> dual_;   // u_k (ADMM)
+  fixed::Saturation saturation_;             // host-side narrowing
+  uint64_t setup_to_dpu_bytes_ = 0;          // the one-time data push, excluded from training traffic
   double setup_to_dpu_s_ = 0;
   // Modeled seconds of the PIM machine, and real host seconds.
   double to_dpu_s_ = 0, from_dpu_s_ = 0, kernel_s_ = 0, compute_s_ = 0, dma_s_ = 0, sync_s_ = 0, launch_s_ = 0;

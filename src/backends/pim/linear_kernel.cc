@@ -18,6 +18,18 @@ inline int64_t UpdatedCoordinate(int64_t x, int64_t g_q31, uint64_t scale_q32, i
   return x - delta - fixed::MulScale(decay_base, decay_q32);
 }
 
+// Per-tasklet WRAM buffers.
+struct Buffers {
+  int8_t* x;      // a block of a dense row, or a window of sparse values
+  int32_t* w;     // a model block
+  int32_t* v;     // a proximal-target block
+  int64_t* acc;   // a block of gradient sums
+  uint32_t* col;  // a window of sparse column numbers
+  int64_t* word;  // 16 bytes for small DMAs
+};
+
+constexpr uint32_t kSparseWindow = 128;  // non-zeros per column / value DMA window
+
 class LinearKernel final : public pim::Kernel {
  public:
   pim::KernelSpec Spec() const override {
@@ -36,159 +48,284 @@ class LinearKernel final : public pim::Kernel {
     if (t.me() == 0) t.MemReset();
     t.BarrierWait();
     const LinearKernelArgs a = *t.Wram<LinearKernelArgs>("args");
-    const auto loss = a.loss == 0 ? LossKind::kLogistic : LossKind::kHinge;
     auto* rows = t.Wram<uint32_t>("rows");
     auto* d = t.Wram<int32_t>("d");
     auto* count = t.Wram<uint32_t>("count");
-    auto* x_block = static_cast<int8_t*>(t.MemAlloc(kFeatureBlock));
-    auto* w_block = static_cast<int32_t*>(t.MemAlloc(4 * kFeatureBlock));
-    auto* v_block = static_cast<int32_t*>(t.MemAlloc(4 * kFeatureBlock));
-    auto* acc = static_cast<int64_t*>(t.MemAlloc(8 * kFeatureBlock));
-    auto* word = static_cast<int64_t*>(t.MemAlloc(16));
-    const uint32_t blocks = a.n_pad / kFeatureBlock;
+    Buffers buf;
+    buf.x = static_cast<int8_t*>(t.MemAlloc(kSparseWindow + 8));
+    buf.w = static_cast<int32_t*>(t.MemAlloc(4 * kFeatureBlock));
+    buf.v = static_cast<int32_t*>(t.MemAlloc(4 * kFeatureBlock));
+    buf.acc = static_cast<int64_t*>(t.MemAlloc(8 * kFeatureBlock));
+    // The column window is only used by the gather / scatter phases, the sums only by the sweep: they share WRAM
+    // (16 tasklets x 2.2 KB must fit beside the shared arrays and the stacks).
+    static_assert(4 * kSparseWindow + 8 <= 8 * kFeatureBlock);
+    buf.col = reinterpret_cast<uint32_t*>(buf.acc);
+    buf.word = static_cast<int64_t*>(t.MemAlloc(16));
     fixed::Saturation saturation;
-
+    if (a.sparse && a.mode == 0) {
+      ClearSums(t, a, buf);  // the host read the previous step's sums; start from zero
+      t.BarrierWait();
+    }
     for (uint32_t step = 0; step < a.steps; ++step) {
-      // The step's row list (tasklet 0), valid rows first.
-      if (t.me() == 0) {
-        const uint64_t base = a.list_offset + uint64_t{step} * a.slots_per_step * 4;
-        const uint64_t bytes = Align8(uint64_t{a.slots_per_step} * 4);
-        for (uint64_t done = 0; done < bytes; done += 2048) {
-          t.MramRead(base + done, reinterpret_cast<uint8_t*>(rows) + done,
-                     static_cast<uint32_t>(std::min<uint64_t>(2048, bytes - done)));
-        }
-        uint32_t n = 0;
-        while (n < a.slots_per_step && rows[n] != kNoRow) ++n;
-        *count = n;
-        t.Charge(Op::kWramLoad, n + 1);
-        t.Charge(Op::kBranch, n + 1);
-      }
+      if (t.me() == 0) LoadRowList(t, a, step, rows, count);
       t.BarrierWait();
       const uint32_t n = *count;
       if (n == 0) continue;
-
       // Phase A: scores and derivatives, one row per tasklet at a time.
-      int32_t bias = 0;
-      t.MramRead(a.w_offset + uint64_t{a.n_pad} * 4, word, 8);
-      bias = static_cast<int32_t>(word[0] & 0xFFFFFFFF);
+      t.MramRead(a.w_offset + uint64_t{a.n_pad} * 4, buf.word, 8);
+      const int32_t bias = static_cast<int32_t>(buf.word[0] & 0xFFFFFFFF);
       for (uint32_t i = t.me(); i < n; i += t.nr_tasklets()) {
         const uint32_t r = rows[i];
         int64_t z = a.fit_bias ? static_cast<int64_t>(bias) << fixed::kFeatureFracBits : 0;
-        for (uint32_t b = 0; b < blocks; ++b) {
-          t.MramRead(a.x_offset + uint64_t{r} * a.n_pad + uint64_t{b} * kFeatureBlock, x_block, kFeatureBlock);
-          t.MramRead(a.w_offset + uint64_t{b} * kFeatureBlock * 4, w_block, 4 * kFeatureBlock);
-          for (uint32_t j = 0; j < kFeatureBlock; ++j) z += static_cast<int64_t>(x_block[j]) * w_block[j];
-          // Per feature: 2 loads, an 8x32-bit product from 4 native 8x8 products and 3 shifts, a 64-bit add,
-          // loop control.
-          t.Charge(Op::kWramLoad, 2 * kFeatureBlock);
-          t.Charge(Op::kMul8, 4 * kFeatureBlock);
-          t.Charge(Op::kInt32Shift, 3 * kFeatureBlock);
-          t.Charge(Op::kInt64Add, kFeatureBlock);
-          t.Charge(Op::kBranch, kFeatureBlock);
-        }
-        const int64_t z24 = fixed::ShiftTowardZero(z, fixed::kFeatureFracBits);
-        t.MramRead(a.y_offset + (r & ~7u), word, 8);
-        const int y = reinterpret_cast<const int8_t*>(word)[r & 7];
-        int32_t sigma = 0;
-        if (loss == LossKind::kLogistic) {
-          const int64_t index = fixed::SigmoidIndex(z24);
-          if (index >= fixed::kSigmoidEntries) {
-            sigma = 1 << kModelFracBits;
-          } else if (index >= 0) {
-            t.MramRead(a.sigmoid_offset + static_cast<uint64_t>(index & ~int64_t{1}) * 4, word, 8);
-            sigma = reinterpret_cast<const int32_t*>(word)[index & 1];
-          }
-        }
-        const int32_t weight = y > 0 ? a.positive_weight_q24 : a.negative_weight_q24;
-        d[i] = fixed::ApplyClassWeight(fixed::DerivativeFromSigmoid(loss, sigma, z24, y), weight);
-        t.Charge(Op::kInt64Shift, 2);
-        t.Charge(Op::kInt32Add, 8);
-        t.Charge(Op::kBranch, 4);
-        t.Charge(Op::kWramStore, 1);
+        z += a.sparse ? SparseDot(t, a, buf, r) : DenseDot(t, a, buf, r);
+        d[i] = RowDerivative(t, a, buf, r, fixed::ShiftTowardZero(z, fixed::kFeatureFracBits));
       }
       t.BarrierWait();
-
-      // Phase B: per feature block, G = sum_i d_i x_i, then output (mode 0) or update (modes 1, 2).
+      // Phase B: G = sum_i d_i x_i, then output (mode 0) or update (modes 1, 2).
       const uint64_t scale = a.mode == 0 ? 0 : a.lr_weight_q32 / n;
       if (a.mode != 0) t.Charge(Op::kInt64Div, 1);
-      for (uint32_t b = t.me(); b <= blocks; b += t.nr_tasklets()) {
-        if (b == blocks) {  // the bias coordinate
-          int64_t g = 0;
-          for (uint32_t i = 0; i < n; ++i) g += d[i];
-          t.Charge(Op::kWramLoad, n);
-          t.Charge(Op::kInt64Add, n);
-          g <<= fixed::kFeatureFracBits;  // Q.24 -> Q.31, the unit of G
-          if (a.mode == 0) {
-            word[0] = g;
-            t.MramWrite(word, a.g_offset + uint64_t{a.n_pad} * 8, 8);
+      if (a.sparse) {
+        SparseScatter(t, a, buf, rows, d, n);
+        if (t.me() == t.nr_tasklets() - 1) UpdateBias(t, a, buf, d, n, scale, saturation);
+        if (a.mode != 0) {
+          t.BarrierWait();  // all sums are in MRAM
+          for (uint32_t b = t.me(); b < a.n_pad / kFeatureBlock; b += t.nr_tasklets()) {
+            t.MramRead(a.g_offset + uint64_t{b} * kFeatureBlock * 8, buf.acc, 8 * kFeatureBlock);
+            UpdateBlock(t, a, buf, b, scale, saturation);
+            std::fill(buf.acc, buf.acc + kFeatureBlock, 0);
+            t.MramWrite(buf.acc, a.g_offset + uint64_t{b} * kFeatureBlock * 8, 8 * kFeatureBlock);
+            t.Charge(Op::kWramStore, kFeatureBlock);
+          }
+        }
+      } else {
+        const uint32_t blocks = a.n_pad / kFeatureBlock;
+        for (uint32_t b = t.me(); b <= blocks; b += t.nr_tasklets()) {
+          if (b == blocks) {
+            UpdateBias(t, a, buf, d, n, scale, saturation);
             continue;
           }
-          t.MramRead(a.w_offset + uint64_t{a.n_pad} * 4, word, 8);
-          const int32_t old = static_cast<int32_t>(word[0] & 0xFFFFFFFF);
-          int64_t base = 0;
-          if (a.mode == 2) {
-            t.MramRead(a.v_offset + uint64_t{a.n_pad} * 4, word + 1, 8);
-            base = int64_t{old} - static_cast<int32_t>(word[1] & 0xFFFFFFFF);
+          DenseAccumulate(t, a, buf, rows, d, n, b);
+          if (a.mode == 0) {
+            t.MramWrite(buf.acc, a.g_offset + uint64_t{b} * kFeatureBlock * 8, 8 * kFeatureBlock);
+          } else {
+            UpdateBlock(t, a, buf, b, scale, saturation);
           }
-          int32_t updated = fixed::SaturateModel(UpdatedCoordinate(old, g, scale, base, a.decay_q32), saturation);
-          if (!a.fit_bias) updated = 0;
-          word[0] = static_cast<uint32_t>(updated);
-          t.MramWrite(word, a.w_offset + uint64_t{a.n_pad} * 4, 8);
-          t.Charge(fixed::ScaleShift(scale) >= 0 ? Op::kInt64Shift : Op::kInt64Mul, 1);
-          t.Charge(fixed::ScaleShift(a.decay_q32) >= 0 ? Op::kInt64Shift : Op::kInt64Mul, 1);
-          t.Charge(Op::kInt64Add, 3);
-          continue;
         }
-        std::fill(acc, acc + kFeatureBlock, 0);
-        for (uint32_t i = 0; i < n; ++i) {
-          t.MramRead(a.x_offset + uint64_t{rows[i]} * a.n_pad + uint64_t{b} * kFeatureBlock, x_block, kFeatureBlock);
-          const int64_t di = d[i];
-          for (uint32_t j = 0; j < kFeatureBlock; ++j) acc[j] += di * x_block[j];
-        }
-        // Per feature and row: a load, the 32x8-bit product (4 native 8x8 + 3 shifts), accumulator load, 64-bit add,
-        // store, loop control.
-        t.Charge(Op::kWramLoad, 2ull * n * kFeatureBlock);
-        t.Charge(Op::kMul8, 4ull * n * kFeatureBlock);
-        t.Charge(Op::kInt32Shift, 3ull * n * kFeatureBlock);
-        t.Charge(Op::kInt64Add, 1ull * n * kFeatureBlock);
-        t.Charge(Op::kWramStore, 1ull * n * kFeatureBlock);
-        t.Charge(Op::kBranch, 1ull * n * kFeatureBlock);
-        if (a.mode == 0) {
-          t.MramWrite(acc, a.g_offset + uint64_t{b} * kFeatureBlock * 8, 8 * kFeatureBlock);
-          continue;
-        }
-        t.MramRead(a.w_offset + uint64_t{b} * kFeatureBlock * 4, w_block, 4 * kFeatureBlock);
-        if (a.mode == 2) t.MramRead(a.v_offset + uint64_t{b} * kFeatureBlock * 4, v_block, 4 * kFeatureBlock);
-        for (uint32_t j = 0; j < kFeatureBlock; ++j) {
-          const int64_t base = a.mode == 2 ? int64_t{w_block[j]} - v_block[j] : int64_t{w_block[j]};
-          w_block[j] =
-              fixed::SaturateModel(UpdatedCoordinate(w_block[j], acc[j], scale, base, a.decay_q32), saturation);
-        }
-        // Per feature: the step and the decay multiplies (a shift when the factor is a power of two, else a software
-        // 64-bit multiply), shifts, adds, saturation checks, loads and a store.
-        t.Charge(fixed::ScaleShift(scale) >= 0 ? Op::kInt64Shift : Op::kInt64Mul, kFeatureBlock);
-        t.Charge(fixed::ScaleShift(a.decay_q32) >= 0 ? Op::kInt64Shift : Op::kInt64Mul, kFeatureBlock);
-        t.Charge(Op::kInt64Shift, kFeatureBlock);
-        t.Charge(Op::kInt64Add, 3 * kFeatureBlock);
-        t.Charge(Op::kBranch, 2 * kFeatureBlock);
-        t.Charge(Op::kWramLoad, 3 * kFeatureBlock);
-        t.Charge(Op::kWramStore, kFeatureBlock);
-        t.MramWrite(w_block, a.w_offset + uint64_t{b} * kFeatureBlock * 4, 4 * kFeatureBlock);
       }
       t.BarrierWait();  // the next step's phase A reads the updated model
     }
     t.Wram<uint64_t>("saturations")[t.me()] += saturation.events;  // accumulates over launches
   }
+
+ private:
+  static void LoadRowList(Tasklet& t, const LinearKernelArgs& a, uint32_t step, uint32_t* rows, uint32_t* count) {
+    const uint64_t base = a.list_offset + uint64_t{step} * a.slots_per_step * 4;
+    const uint64_t bytes = Align8(uint64_t{a.slots_per_step} * 4);
+    for (uint64_t done = 0; done < bytes; done += 2048) {
+      t.MramRead(base + done, reinterpret_cast<uint8_t*>(rows) + done,
+                 static_cast<uint32_t>(std::min<uint64_t>(2048, bytes - done)));
+    }
+    uint32_t n = 0;
+    while (n < a.slots_per_step && rows[n] != kNoRow) ++n;
+    *count = n;
+    t.Charge(Op::kWramLoad, n + 1);
+    t.Charge(Op::kBranch, n + 1);
+  }
+
+  // Charges of one 8x32-bit product accumulated in 64 bits: 4 native 8x8 products, 3 shifts, a 64-bit add.
+  static void ChargeProducts(Tasklet& t, uint64_t count) {
+    t.Charge(Op::kMul8, 4 * count);
+    t.Charge(Op::kInt32Shift, 3 * count);
+    t.Charge(Op::kInt64Add, count);
+  }
+
+  static int64_t DenseDot(Tasklet& t, const LinearKernelArgs& a, Buffers& buf, uint32_t r) {
+    int64_t z = 0;
+    for (uint32_t b = 0; b < a.n_pad / kFeatureBlock; ++b) {
+      t.MramRead(a.x_offset + uint64_t{r} * a.n_pad + uint64_t{b} * kFeatureBlock, buf.x, kFeatureBlock);
+      t.MramRead(a.w_offset + uint64_t{b} * kFeatureBlock * 4, buf.w, 4 * kFeatureBlock);
+      for (uint32_t j = 0; j < kFeatureBlock; ++j) z += static_cast<int64_t>(buf.x[j]) * buf.w[j];
+      t.Charge(Op::kWramLoad, 2 * kFeatureBlock);
+      ChargeProducts(t, kFeatureBlock);
+      t.Charge(Op::kBranch, kFeatureBlock);
+    }
+    return z;
+  }
+
+  // The row's [begin, end) non-zeros.
+  static std::pair<uint32_t, uint32_t> RowRange(Tasklet& t, const LinearKernelArgs& a, Buffers& buf, uint32_t r) {
+    t.MramRead(a.x_offset + uint64_t{r & ~1u} * 4, buf.word, 16);
+    const auto* p = reinterpret_cast<const uint32_t*>(buf.word) + (r & 1);
+    return {p[0], p[1]};
+  }
+
+  // Loads non-zeros [k, k + count) (count <= kSparseWindow) into WRAM; returns pointers to the first column and value.
+  static std::pair<const uint32_t*, const int8_t*> LoadWindow(Tasklet& t, const LinearKernelArgs& a, Buffers& buf,
+                                                              uint32_t k, uint32_t count) {
+    const uint64_t col_start = a.col_offset + uint64_t{k} * 4, col_aligned = col_start & ~uint64_t{7};
+    t.MramRead(col_aligned, buf.col, static_cast<uint32_t>(Align8(col_start + 4 * uint64_t{count} - col_aligned)));
+    const uint64_t val_start = a.val_offset + k, val_aligned = val_start & ~uint64_t{7};
+    t.MramRead(val_aligned, buf.x, static_cast<uint32_t>(Align8(val_start + count - val_aligned)));
+    return {reinterpret_cast<const uint32_t*>(reinterpret_cast<const uint8_t*>(buf.col) + (col_start - col_aligned)),
+            buf.x + (val_start - val_aligned)};
+  }
+
+  static int64_t SparseDot(Tasklet& t, const LinearKernelArgs& a, Buffers& buf, uint32_t r) {
+    const auto [begin, end] = RowRange(t, a, buf, r);
+    int64_t z = 0;
+    for (uint32_t k = begin; k < end; k += kSparseWindow) {
+      const uint32_t count = std::min(kSparseWindow, end - k);
+      const auto [cols, vals] = LoadWindow(t, a, buf, k, count);
+      for (uint32_t i = 0; i < count; ++i) {
+        // One 8-byte aligned DMA per non-zero for its weight (PIM-Opt's Criteo kernels do the same).
+        const uint32_t c = cols[i];
+        const int8_t v = vals[i];
+        t.MramRead(a.w_offset + uint64_t{c & ~1u} * 4, buf.word + 1, 8);
+        z += static_cast<int64_t>(v) * reinterpret_cast<const int32_t*>(buf.word + 1)[c & 1];
+      }
+      t.Charge(Op::kWramLoad, 3 * count);
+      ChargeProducts(t, count);
+      t.Charge(Op::kInt32Add, 2 * count);
+      t.Charge(Op::kBranch, count);
+    }
+    return z;
+  }
+
+  static int32_t RowDerivative(Tasklet& t, const LinearKernelArgs& a, Buffers& buf, uint32_t r, int64_t z24) {
+    const auto loss = a.loss == 0 ? LossKind::kLogistic : LossKind::kHinge;
+    t.MramRead(a.y_offset + (r & ~7u), buf.word, 8);
+    const int y = reinterpret_cast<const int8_t*>(buf.word)[r & 7];
+    int32_t sigma = 0;
+    if (loss == LossKind::kLogistic) {
+      const int64_t index = fixed::SigmoidIndex(z24);
+      if (index >= fixed::kSigmoidEntries) {
+        sigma = 1 << kModelFracBits;
+      } else if (index >= 0) {
+        t.MramRead(a.sigmoid_offset + static_cast<uint64_t>(index & ~int64_t{1}) * 4, buf.word, 8);
+        sigma = reinterpret_cast<const int32_t*>(buf.word)[index & 1];
+      }
+    }
+    t.Charge(Op::kInt64Shift, 2);
+    t.Charge(Op::kInt32Add, 8);
+    t.Charge(Op::kBranch, 4);
+    t.Charge(Op::kWramStore, 1);
+    const int32_t weight = y > 0 ? a.positive_weight_q24 : a.negative_weight_q24;
+    return fixed::ApplyClassWeight(fixed::DerivativeFromSigmoid(loss, sigma, z24, y), weight);
+  }
+
+  static void DenseAccumulate(Tasklet& t, const LinearKernelArgs& a, Buffers& buf, const uint32_t* rows,
+                              const int32_t* d, uint32_t n, uint32_t b) {
+    std::fill(buf.acc, buf.acc + kFeatureBlock, 0);
+    for (uint32_t i = 0; i < n; ++i) {
+      t.MramRead(a.x_offset + uint64_t{rows[i]} * a.n_pad + uint64_t{b} * kFeatureBlock, buf.x, kFeatureBlock);
+      const int64_t di = d[i];
+      for (uint32_t j = 0; j < kFeatureBlock; ++j) buf.acc[j] += di * buf.x[j];
+    }
+    // Per feature and row: 2 loads, the product, an accumulator store, loop control.
+    t.Charge(Op::kWramLoad, 2ull * n * kFeatureBlock);
+    ChargeProducts(t, uint64_t{n} * kFeatureBlock);
+    t.Charge(Op::kWramStore, uint64_t{n} * kFeatureBlock);
+    t.Charge(Op::kBranch, uint64_t{n} * kFeatureBlock);
+  }
+
+  // G[col] += d_i x_ij for the non-zeros of the step's rows whose column this tasklet owns (col % T == me).
+  static void SparseScatter(Tasklet& t, const LinearKernelArgs& a, Buffers& buf, const uint32_t* rows,
+                            const int32_t* d, uint32_t n) {
+    for (uint32_t i = 0; i < n; ++i) {
+      const auto [begin, end] = RowRange(t, a, buf, rows[i]);
+      for (uint32_t k = begin; k < end; k += kSparseWindow) {
+        const uint32_t count = std::min(kSparseWindow, end - k);
+        const auto [cols, vals] = LoadWindow(t, a, buf, k, count);
+        uint32_t mine = 0;
+        for (uint32_t e = 0; e < count; ++e) {
+          if (cols[e] % t.nr_tasklets() != t.me()) continue;
+          ++mine;
+          const uint64_t address = a.g_offset + uint64_t{cols[e]} * 8;
+          t.MramRead(address, buf.word + 1, 8);
+          buf.word[1] += static_cast<int64_t>(d[i]) * vals[e];
+          t.MramWrite(buf.word + 1, address, 8);
+        }
+        t.Charge(Op::kWramLoad, 2 * count);
+        t.Charge(Op::kInt32Logic, count);  // the ownership test
+        t.Charge(Op::kBranch, count);
+        ChargeProducts(t, mine);
+      }
+    }
+  }
+
+  static void ClearSums(Tasklet& t, const LinearKernelArgs& a, Buffers& buf) {
+    std::fill(buf.acc, buf.acc + kFeatureBlock, 0);
+    for (uint32_t b = t.me(); b < a.n_pad / kFeatureBlock; b += t.nr_tasklets()) {
+      t.MramWrite(buf.acc, a.g_offset + uint64_t{b} * kFeatureBlock * 8, 8 * kFeatureBlock);
+    }
+  }
+
+  // Modes 1, 2: updates model block b from the sums in buf.acc. Mode 0 never calls this.
+  static void UpdateBlock(Tasklet& t, const LinearKernelArgs& a, Buffers& buf, uint32_t b, uint64_t scale,
+                          fixed::Saturation& saturation) {
+    t.MramRead(a.w_offset + uint64_t{b} * kFeatureBlock * 4, buf.w, 4 * kFeatureBlock);
+    if (a.mode == 2) t.MramRead(a.v_offset + uint64_t{b} * kFeatureBlock * 4, buf.v, 4 * kFeatureBlock);
+    for (uint32_t j = 0; j < kFeatureBlock; ++j) {
+      const int64_t base = a.mode == 2 ? int64_t{buf.w[j]} - buf.v[j] : int64_t{buf.w[j]};
+      buf.w[j] = fixed::SaturateModel(UpdatedCoordinate(buf.w[j], buf.acc[j], scale, base, a.decay_q32), saturation);
+    }
+    // Per feature: the step and the decay multiplies (a shift when the factor is a power of two, else a software
+    // 64-bit multiply), shifts, adds, saturation checks, loads and a store.
+    t.Charge(fixed::ScaleShift(scale) >= 0 ? Op::kInt64Shift : Op::kInt64Mul, kFeatureBlock);
+    t.Charge(fixed::ScaleShift(a.decay_q32) >= 0 ? Op::kInt64Shift : Op::kInt64Mul, kFeatureBlock);
+    t.Charge(Op::kInt64Shift, kFeatureBlock);
+    t.Charge(Op::kInt64Add, 3 * kFeatureBlock);
+    t.Charge(Op::kBranch, 2 * kFeatureBlock);
+    t.Charge(Op::kWramLoad, 3 * kFeatureBlock);
+    t.Charge(Op::kWramStore, kFeatureBlock);
+    t.MramWrite(buf.w, a.w_offset + uint64_t{b} * kFeatureBlock * 4, 4 * kFeatureBlock);
+  }
+
+  // The bias: G_b = sum_i d_i (in G's unit), output (mode 0) or update (modes 1, 2; no L2 on the bias).
+  static void UpdateBias(Tasklet& t, const LinearKernelArgs& a, Buffers& buf, const int32_t* d, uint32_t n,
+                         uint64_t scale, fixed::Saturation& saturation) {
+    int64_t g = 0;
+    for (uint32_t i = 0; i < n; ++i) g += d[i];
+    t.Charge(Op::kWramLoad, n);
+    t.Charge(Op::kInt64Add, n);
+    g <<= fixed::kFeatureFracBits;  // Q.24 -> Q.31, the unit of G
+    if (a.mode == 0) {
+      buf.word[0] = g;
+      t.MramWrite(buf.word, a.g_offset + uint64_t{a.n_pad} * 8, 8);
+      return;
+    }
+    t.MramRead(a.w_offset + uint64_t{a.n_pad} * 4, buf.word, 8);
+    const int32_t old = static_cast<int32_t>(buf.word[0] & 0xFFFFFFFF);
+    int64_t base = 0;
+    if (a.mode == 2) {
+      t.MramRead(a.v_offset + uint64_t{a.n_pad} * 4, buf.word + 1, 8);
+      base = int64_t{old} - static_cast<int32_t>(buf.word[1] & 0xFFFFFFFF);
+    }
+    int32_t updated = fixed::SaturateModel(UpdatedCoordinate(old, g, scale, base, a.decay_q32), saturation);
+    if (!a.fit_bias) updated = 0;
+    buf.word[0] = static_cast<uint32_t>(updated);
+    t.MramWrite(buf.word, a.w_offset + uint64_t{a.n_pad} * 4, 8);
+    t.Charge(Op::kInt64Mul, 2);
+    t.Charge(Op::kInt64Add, 3);
+  }
 };
 
 }  // namespace
 
-LinearLayout MakeLinearLayout(uint32_t features, uint32_t max_rows, uint64_t max_list_entries) {
+LinearLayout MakeLinearLayout(uint32_t features, uint32_t max_rows, uint64_t max_list_entries,
+                              uint64_t max_nonzeros) {
   LinearLayout l;
   l.n_pad = (features + kFeatureBlock - 1) / kFeatureBlock * kFeatureBlock;
   if (l.n_pad == 0) l.n_pad = kFeatureBlock;
+  l.sparse = max_nonzeros > 0;
   l.x_offset = 0;
-  l.y_offset = Align8(uint64_t{max_rows} * l.n_pad);
+  if (l.sparse) {
+    l.col_offset = Align8((uint64_t{max_rows} + 2) * 4);
+    l.val_offset = l.col_offset + Align8(max_nonzeros * 4 + 8);
+    l.y_offset = l.val_offset + Align8(max_nonzeros + 8);
+  } else {
+    l.y_offset = Align8(uint64_t{max_rows} * l.n_pad);
+  }
   l.w_offset = l.y_offset + Align8(max_rows);
   l.v_offset = l.w_offset + l.model_bytes();
   l.g_offset = l.v_offset + l.model_bytes();
@@ -205,9 +342,15 @@ namespace {
 
 int32_t ReferenceDerivative(const QuantizedShard& shard, std::span<const int32_t> model, uint32_t r,
                             const LinearKernelArgs& a) {
-  const int8_t* x = shard.x.data() + uint64_t{r} * shard.n_pad;
   int64_t z = a.fit_bias ? static_cast<int64_t>(model[shard.n_pad]) << fixed::kFeatureFracBits : 0;
-  for (uint32_t j = 0; j < shard.n_pad; ++j) z += static_cast<int64_t>(x[j]) * model[j];
+  if (shard.sparse) {
+    for (uint32_t k = shard.row_ptr[r]; k < shard.row_ptr[r + 1]; ++k) {
+      z += static_cast<int64_t>(shard.val[k]) * model[shard.col[k]];
+    }
+  } else {
+    const int8_t* x = shard.x.data() + uint64_t{r} * shard.n_pad;
+    for (uint32_t j = 0; j < shard.n_pad; ++j) z += static_cast<int64_t>(x[j]) * model[j];
+  }
   const int64_t z24 = fixed::ShiftTowardZero(z, fixed::kFeatureFracBits);
   const int y = shard.y[r];
   const auto loss = a.loss == 0 ? LossKind::kLogistic : LossKind::kHinge;
@@ -222,8 +365,12 @@ std::vector<int64_t> ReferenceGradient(const QuantizedShard& shard, std::span<co
   std::vector<int64_t> g(shard.n_pad + 1, 0);
   for (uint32_t r : rows) {
     const int64_t d = ReferenceDerivative(shard, model, r, args);
-    const int8_t* x = shard.x.data() + uint64_t{r} * shard.n_pad;
-    for (uint32_t j = 0; j < shard.n_pad; ++j) g[j] += d * x[j];
+    if (shard.sparse) {
+      for (uint32_t k = shard.row_ptr[r]; k < shard.row_ptr[r + 1]; ++k) g[shard.col[k]] += d * shard.val[k];
+    } else {
+      const int8_t* x = shard.x.data() + uint64_t{r} * shard.n_pad;
+      for (uint32_t j = 0; j < shard.n_pad; ++j) g[j] += d * x[j];
+    }
     g[shard.n_pad] += d << fixed::kFeatureFracBits;
   }
   return g;

@@ -22,11 +22,6 @@ PimBackend::PimBackend(ThreadPool& pool, PimBackendOptions options) : pool_(pool
 PimBackend::~PimBackend() = default;
 
 void PimBackend::Setup(const Dataset& train, const TrainConfig& config) {
-  if (train.is_sparse()) {
-    throw ConfigError("--backend",
-                      "the PIM backend trains on dense data only so far: add --storage dense, or use "
-                      "--backend cpu for sparse data");
-  }
   profile_ = pim::MakeProfile(options_.profile);
   if (!options_.profile_overrides.empty()) pim::ApplyOverrides(profile_, options_.profile_overrides);
   if (config.workers > static_cast<int>(profile_.num_dpus)) {
@@ -44,11 +39,16 @@ void PimBackend::Setup(const Dataset& train, const TrainConfig& config) {
   shard_begin_.clear();
   shard_rows_.clear();
   uint32_t max_rows = 0;
+  uint64_t max_nonzeros = 0;
   for (const Shard& s : shards) {
     shard_begin_.push_back(s.begin);
     shard_rows_.push_back(s.size());
     max_rows = std::max(max_rows, s.size());
+    if (train.is_sparse()) {
+      max_nonzeros = std::max(max_nonzeros, train.csr().row_ptr[s.end] - train.csr().row_ptr[s.begin]);
+    }
   }
+  if (train.is_sparse()) max_nonzeros = std::max<uint64_t>(max_nonzeros, 1);
   const uint64_t batch = config.batch;
   const uint64_t rows_per_step = std::min<uint64_t>(batch, max_rows);
   if (rows_per_step > pimbackend::kMaxRowsPerStep) {
@@ -62,7 +62,7 @@ void PimBackend::Setup(const Dataset& train, const TrainConfig& config) {
   const uint64_t slots = (batch + 1) / 2 * 2;
   const uint64_t epoch_steps = (max_rows + batch - 1) / batch;
   max_list_entries_ = std::max({slots, epoch_steps * slots, uint64_t(config.local_steps) * slots}) + 2;
-  layout_ = pimbackend::MakeLinearLayout(features_, max_rows, max_list_entries_);
+  layout_ = pimbackend::MakeLinearLayout(features_, max_rows, max_list_entries_, max_nonzeros);
   if (layout_.end > profile_.mram_bytes) {
     throw ConfigError(
         "--dpus", StrCat("each DPU would need ", layout_.end >> 20, " MiB of MRAM for ", max_rows, " rows of ",
@@ -77,12 +77,30 @@ void PimBackend::Setup(const Dataset& train, const TrainConfig& config) {
   std::vector<std::vector<int8_t>> buffers(num_dpus_, std::vector<int8_t>(data_bytes, 0));
   std::vector<fixed::Saturation> sat(num_dpus_);
   pool_.ParallelFor(num_dpus_, [&](size_t k) {
-    const float* values = train.dense_values().data();
+    int8_t* buffer = buffers[k].data();
+    if (train.is_sparse()) {
+      const CsrMatrix& m = train.csr();
+      const uint64_t first = m.row_ptr[shard_begin_[k]];
+      auto* row_ptr = reinterpret_cast<uint32_t*>(buffer + layout_.x_offset);
+      auto* cols = reinterpret_cast<uint32_t*>(buffer + layout_.col_offset);
+      int8_t* vals = buffer + layout_.val_offset;
+      for (uint32_t r = 0; r <= shard_rows_[k]; ++r) {
+        row_ptr[r] = static_cast<uint32_t>(m.row_ptr[shard_begin_[k] + r] - first);
+      }
+      for (uint64_t e = first; e < m.row_ptr[shard_begin_[k] + shard_rows_[k]]; ++e) {
+        cols[e - first] = m.col[e];
+        vals[e - first] = fixed::QuantizeFeature(m.val[e], sat[k]);
+      }
+    } else {
+      const float* values = train.dense_values().data();
+      for (uint32_t r = 0; r < shard_rows_[k]; ++r) {
+        const uint64_t row = shard_begin_[k] + r;
+        int8_t* out = buffer + layout_.x_offset + uint64_t{r} * layout_.n_pad;
+        for (uint32_t j = 0; j < features_; ++j) out[j] = fixed::QuantizeFeature(values[row * features_ + j], sat[k]);
+      }
+    }
     for (uint32_t r = 0; r < shard_rows_[k]; ++r) {
-      const uint64_t row = shard_begin_[k] + r;
-      int8_t* out = buffers[k].data() + layout_.x_offset + uint64_t{r} * layout_.n_pad;
-      for (uint32_t j = 0; j < features_; ++j) out[j] = fixed::QuantizeFeature(values[row * features_ + j], sat[k]);
-      buffers[k][layout_.y_offset + r] = train.labels()[row] > 0 ? 1 : -1;
+      buffer[layout_.y_offset + r] = train.labels()[shard_begin_[k] + r] > 0 ? 1 : -1;
     }
   });
   quantization_saturations_ = 0;
@@ -119,6 +137,9 @@ LinearKernelArgs PimBackend::BaseArgs(uint32_t dpu) const {
   a.g_offset = layout_.g_offset;
   a.list_offset = layout_.list_offset;
   a.sigmoid_offset = layout_.sigmoid_offset;
+  a.sparse = layout_.sparse ? 1 : 0;
+  a.col_offset = layout_.col_offset;
+  a.val_offset = layout_.val_offset;
   return a;
 }
 

@@ -12,8 +12,15 @@
 // those blocks of the step's rows). Two barriers per *step* instead of two per *sample*; each row is read twice
 // from MRAM (once per phase).
 //
-// MRAM heap layout (LinearLayout): X rows x n_pad int8 | Y rows int8 | W (n_pad + 8) int32 (bias at n_pad) |
-// V same | G (n_pad + 8) int64 | row lists (uint32, kNoRow = padding) | sigmoid table (kSigmoidEntries int32).
+// Sparse rows (CSR, int8 values) use the same phases: phase A gathers w[col] with one 8-byte DMA per non-zero
+// (as PIM-Opt's Criteo kernels); phase B scatters d_i x_ij into the int64 sums G in MRAM, tasklet t taking the
+// columns with col % T == t (no two tasklets touch the same sum: no race, unlike PIM-Opt Q10), then sweeps the
+// whole model once per step (the L2 / proximal decay touches every weight, as in PIM-Opt: cost grows with the
+// model size, not with the non-zeros) and clears G for the next step.
+//
+// MRAM heap layout (LinearLayout): dense X rows x n_pad int8, or sparse row pointers (rows + 1) uint32, columns
+// nnz uint32, values nnz int8 | Y rows int8 | W (n_pad + 8) int32 (bias at n_pad) | V same | G (n_pad + 8) int64 |
+// row lists (uint32, kNoRow = padding) | sigmoid table (kSigmoidEntries int32).
 #pragma once
 
 #include <cstdint>
@@ -38,30 +45,38 @@ struct LinearKernelArgs {
   uint32_t steps = 1;
   uint32_t slots_per_step = 0;  // row-list entries per step (valid rows first, then kNoRow)
   uint32_t fit_bias = 1;
-  uint32_t pad = 0;
+  uint32_t sparse = 0;
   uint64_t lr_weight_q32 = 0;  // lr * worker weight, Q0.32 (modes 1, 2; divided by the step's row count)
   uint64_t decay_q32 = 0;      // lr * l2 (mode 1) or lr * rho (mode 2), Q0.32
   int32_t positive_weight_q24 = 1 << 24;
   int32_t negative_weight_q24 = 1 << 24;
   uint64_t x_offset = 0, y_offset = 0, w_offset = 0, v_offset = 0, g_offset = 0, list_offset = 0, sigmoid_offset = 0;
+  uint64_t col_offset = 0, val_offset = 0;  // sparse: x_offset holds the row pointers
 };
 
 struct LinearLayout {
   uint32_t n_pad = 0;
+  bool sparse = false;
   uint64_t x_offset = 0, y_offset = 0, w_offset = 0, v_offset = 0, g_offset = 0, list_offset = 0, sigmoid_offset = 0,
            end = 0;
+  uint64_t col_offset = 0, val_offset = 0;  // sparse: x_offset holds the row pointers
   uint64_t model_bytes() const { return (uint64_t{n_pad} + 8) * 4; }
   uint64_t gradient_bytes() const { return (uint64_t{n_pad} + 8) * 8; }
 };
-// Offsets for `max_rows` rows of `features` features and row lists of up to `max_list_entries` entries.
-LinearLayout MakeLinearLayout(uint32_t features, uint32_t max_rows, uint64_t max_list_entries);
+// Offsets for `max_rows` rows of `features` features and row lists of up to `max_list_entries` entries; sparse when
+// `max_nonzeros` > 0 (the most non-zeros of any DPU's shard).
+LinearLayout MakeLinearLayout(uint32_t features, uint32_t max_rows, uint64_t max_list_entries,
+                              uint64_t max_nonzeros = 0);
 
 std::shared_ptr<pim::Kernel> MakeLinearKernel();
 
 // ---- host-side reference: the same fixed-point math, plainly sequential ----
 struct QuantizedShard {
   uint32_t n_pad = 0;
-  std::vector<int8_t> x;  // rows x n_pad
+  std::vector<int8_t> x;  // dense: rows x n_pad
+  bool sparse = false;    // sparse: CSR below
+  std::vector<uint32_t> row_ptr, col;
+  std::vector<int8_t> val;
   std::vector<int8_t> y;  // +1 / -1
   uint32_t rows() const { return static_cast<uint32_t>(y.size()); }
 };

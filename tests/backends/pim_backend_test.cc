@@ -254,7 +254,7 @@ TEST(PimBackend, RejectsWhatItCannotRun) {
   expect_flag(dense, many, {}, "--dpus");
   expect_flag(dense, c, {"pim-opt", "", 30, 0}, "--tasklets");
   TrainConfig big_batch = c;
-  big_batch.algorithm = AlgorithmKind::kGaSgd;
+  big_batch.algorithm = AlgorithmKind::kMbSgd;
   big_batch.workers = 1;
   big_batch.batch = 2000;
   expect_flag(testing::SmallDense(3000, 10), big_batch, {}, "--batch");

@@ -50,7 +50,10 @@ void PimBackend::Setup(const Dataset& train, const TrainConfig& config) {
   }
   if (train.is_sparse()) max_nonzeros = std::max<uint64_t>(max_nonzeros, 1);
   const uint64_t batch = config.batch;
-  const uint64_t rows_per_step = std::min<uint64_t>(batch, max_rows);
+  // GA-SGD spreads a global batch over the DPUs (checked per step in GradientStep); the others give one DPU up to
+  // `batch` rows per step.
+  const uint64_t rows_per_step =
+      config.algorithm == AlgorithmKind::kGaSgd ? 0 : std::min<uint64_t>(batch, max_rows);
   if (rows_per_step > pimbackend::kMaxRowsPerStep) {
     throw ConfigError("--batch",
                       StrCat("a DPU can take at most ", pimbackend::kMaxRowsPerStep,

@@ -101,14 +101,16 @@ std::string JoinArgs(int argc, char** argv) {
 struct TrainFlags {
   std::string data, test, model = "lr", algo = "mbsgd", backend = "cpu", out, report, liblinear_out;
   std::string lr_schedule = "constant", class_weights, scale = "none", profile = "pim-opt", profile_set;
-  uint32_t dpus = 0, tasklets = 16;
+  uint32_t dpus = 0, tasklets = 16, project_dpus = 0;
+  uint64_t project_rows_per_dpu = 0;
   DataFlags data_flags;
   int workers = 1, threads = 0, epochs = 10, local_steps = 1, local_epochs = 1;
   uint64_t batch = 0, seed = 1;
   double lr = 0.1, lr_decay = 0, reg = 1e-5, l1 = 0, rho = 0.01, test_fraction = 0;
   bool no_bias = false, no_shuffle = false, quiet = false, no_train_metrics = false;
   CLI::Option *workers_opt, *batch_opt, *rho_opt, *local_epochs_opt, *local_steps_opt, *l1_opt, *test_opt,
-      *test_fraction_opt, *lr_decay_opt, *dpus_opt, *tasklets_opt, *profile_opt, *profile_set_opt;
+      *test_fraction_opt, *lr_decay_opt, *dpus_opt, *tasklets_opt, *profile_opt, *profile_set_opt, *project_dpus_opt,
+      *project_rows_opt;
 };
 
 void AddTrainCommand(CLI::App& app, TrainFlags& f) {
@@ -128,6 +130,10 @@ void AddTrainCommand(CLI::App& app, TrainFlags& f) {
                                   "upmem-2524, future-fpu, future-wide)")
                       ->capture_default_str();
   f.profile_set_opt = cmd->add_option("--profile-set", f.profile_set, "pim: profile overrides, field=value,...");
+  f.project_dpus_opt = cmd->add_option("--project-dpus", f.project_dpus,
+                                       "pim: extrapolate the modeled epoch time to this many DPUs (weak scaling)");
+  f.project_rows_opt = cmd->add_option("--project-rows-per-dpu", f.project_rows_per_dpu,
+                                       "pim: extrapolate the modeled epoch time to this many rows per DPU");
   f.workers_opt = cmd->add_option("--workers", f.workers, "K workers = K data shards (ga, ma, admm)");
   cmd->add_option("--threads", f.threads, "host threads (0 = all cores); never changes results")->capture_default_str();
   cmd->add_option("--epochs", f.epochs, "global epochs")->capture_default_str();
@@ -179,7 +185,8 @@ TrainConfig BuildTrainConfig(const TrainFlags& f) {
       throw ConfigError("--dpus", StrCat(AlgorithmName(c.algorithm), " runs on one DPU; use ga, ma or admm for more"));
     }
   } else {
-    for (CLI::Option* o : {f.dpus_opt, f.tasklets_opt, f.profile_opt, f.profile_set_opt}) {
+    for (CLI::Option* o :
+         {f.dpus_opt, f.tasklets_opt, f.profile_opt, f.profile_set_opt, f.project_dpus_opt, f.project_rows_opt}) {
       if (o->count()) throw ConfigError(o->get_name(), "only meaningful with --backend pim");
     }
   }
@@ -310,6 +317,33 @@ int RunTrain(const TrainFlags& f, const std::string& command_line) {
   RunInfo info{command_line, f.backend, pool.NumThreads(), &train, test ? &*test : nullptr, load_seconds};
   nlohmann::json report = BuildReport(info, config, result);
   for (const auto& [key, value] : backend.Counters()) report["backend_counters"][key] = value;
+  if (f.backend == "pim" && (f.project_dpus_opt->count() || f.project_rows_opt->count())) {
+    const auto& pim_backend = static_cast<const PimBackend&>(backend);
+    const uint32_t dpus = f.project_dpus_opt->count() ? f.project_dpus : static_cast<uint32_t>(config.workers);
+    const uint64_t rows =
+        f.project_rows_opt->count() ? f.project_rows_per_dpu : (train.num_rows() + config.workers - 1) / config.workers;
+    if (dpus == 0 || rows == 0) throw ConfigError("--project-dpus", "projection targets must be positive");
+    const PimProjection p = pim_backend.Project(dpus, rows, config.epochs);
+    report["projection"] = {{"dpus", p.dpus},
+                            {"rows_per_dpu", p.rows_per_dpu},
+                            {"extrapolated",
+                             "every field: kernel times scaled by rows per DPU, synchronizations "
+                             "by the algorithm's sync count, transfers re-modeled at the target "
+                             "DPU count, host reduction scaled linearly (see pim_backend.h)"},
+                            {"modeled_epoch_s", p.epoch_s},
+                            {"modeled_cpu_to_dpu_s", p.cpu_to_dpu_s},
+                            {"modeled_dpu_kernel_s", p.kernel_s},
+                            {"modeled_launch_overhead_s", p.launch_overhead_s},
+                            {"modeled_dpu_to_cpu_s", p.dpu_to_cpu_s},
+                            {"host_reduction_s", p.host_reduction_s},
+                            {"cpu_to_dpu_bytes", p.cpu_to_dpu_bytes},
+                            {"dpu_to_cpu_bytes", p.dpu_to_cpu_bytes}};
+    std::printf(
+        "projection to %u DPUs x %llu rows/DPU (extrapolated): %.3f s/epoch = CPU->DPU %.3f + kernel %.3f "
+        "+ launch %.3f + DPU->CPU %.3f + host %.3f; %.3g bytes moved\n",
+        p.dpus, static_cast<unsigned long long>(p.rows_per_dpu), p.epoch_s, p.cpu_to_dpu_s, p.kernel_s,
+        p.launch_overhead_s, p.dpu_to_cpu_s, p.host_reduction_s, p.cpu_to_dpu_bytes + p.dpu_to_cpu_bytes);
+  }
   if (!f.out.empty()) {
     WriteModel(result.model, f.out, StrCat("trained by: ", command_line, "\nconfig: ", ConfigToJson(config).dump()));
   }

@@ -253,11 +253,6 @@ TEST(PimBackend, RejectsWhatItCannotRun) {
   many.workers = 3000;
   expect_flag(dense, many, {}, "--dpus");
   expect_flag(dense, c, {"pim-opt", "", 30, 0}, "--tasklets");
-  TrainConfig big_batch = c;
-  big_batch.algorithm = AlgorithmKind::kMbSgd;
-  big_batch.workers = 1;
-  big_batch.batch = 2000;
-  expect_flag(testing::SmallDense(3000, 10), big_batch, {}, "--batch");
   EXPECT_THROW(PimBackend(pool, {"cray", "", 16, 0}).Setup(dense, c), ConfigError);
 }
 

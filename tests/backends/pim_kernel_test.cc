@@ -140,5 +140,36 @@ TEST(PimLinearKernel, LocalStepModesAreBitIdenticalToTheReference) {
   }
 }
 
+TEST(PimLinearKernel, StepsLargerThanOneWramChunkAreBitIdentical) {
+  // 2,500 rows in one step: three chunks of at most kMaxRowsPerStep rows, sums collected in MRAM.
+  for (uint32_t mode : {0u, 1u}) {
+    const Fixture f = Make(64, 200, 40 + mode, 2600);
+    LinearKernelArgs a = ArgsFor(f, mode, 0, 64);
+    a.steps = 1;
+    a.slots_per_step = 2500;
+    a.lr_weight_q32 = fixed::ToScale(0.5, "lr");
+    a.decay_q32 = fixed::ToScale(0.01, "decay");
+    std::vector<uint32_t> list;
+    Rng rng(mode + 1);
+    for (uint32_t i = 0; i < 2500; ++i) list.push_back(static_cast<uint32_t>(rng.Below(64)));
+    pim::PimSystem system(pim::MakeProfile("pim-opt"), 1);
+    pim::DpuSet set = Upload(system, f, a, list);
+    set.Launch();
+    if (mode == 0) {
+      std::vector<int64_t> g(f.shard.n_pad + 8);
+      set.CopyFrom(0, pim::kMramHeapSymbol, f.layout.g_offset, g.data(), 8 * g.size());
+      const auto expected = ReferenceGradient(f.shard, f.model, list, a);
+      for (uint32_t j = 0; j <= f.shard.n_pad; ++j) ASSERT_EQ(g[j], expected[j]) << j;
+    } else {
+      std::vector<int32_t> model(f.shard.n_pad + 8);
+      set.CopyFrom(0, pim::kMramHeapSymbol, f.layout.w_offset, model.data(), 4 * model.size());
+      std::vector<int32_t> expected = f.model;
+      fixed::Saturation sat;
+      ReferenceLocalSteps(f.shard, expected, f.v, {list}, a, sat);
+      for (uint32_t j = 0; j <= f.shard.n_pad; ++j) ASSERT_EQ(model[j], expected[j]) << j;
+    }
+  }
+}
+
 }  // namespace
 }  // namespace pimopt::pimbackend

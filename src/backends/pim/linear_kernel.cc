@@ -66,67 +66,81 @@ class LinearKernel final : public pim::Kernel {
       ClearSums(t, a, buf);  // the host read the previous step's sums; start from zero
       t.BarrierWait();
     }
+    const uint32_t blocks = a.n_pad / kFeatureBlock;
+    const uint32_t bias_owner = t.nr_tasklets() - 1;
     for (uint32_t step = 0; step < a.steps; ++step) {
-      if (t.me() == 0) LoadRowList(t, a, step, rows, count);
-      t.BarrierWait();
-      const uint32_t n = *count;
-      if (n == 0) continue;
-      // Phase A: scores and derivatives, one row per tasklet at a time.
-      t.MramRead(a.w_offset + uint64_t{a.n_pad} * 4, buf.word, 8);
-      const int32_t bias = static_cast<int32_t>(buf.word[0] & 0xFFFFFFFF);
-      for (uint32_t i = t.me(); i < n; i += t.nr_tasklets()) {
-        const uint32_t r = rows[i];
-        int64_t z = a.fit_bias ? static_cast<int64_t>(bias) << fixed::kFeatureFracBits : 0;
-        z += a.sparse ? SparseDot(t, a, buf, r) : DenseDot(t, a, buf, r);
-        d[i] = RowDerivative(t, a, buf, r, fixed::ShiftTowardZero(z, fixed::kFeatureFracBits));
+      // A step's rows are processed in chunks of at most kMaxRowsPerStep (the WRAM arrays); the sums of all
+      // chunks collect in G in MRAM, so a step may have any number of rows.
+      uint32_t step_rows = 0;
+      int64_t bias_sum = 0;  // bias owner only
+      for (uint32_t chunk = 0;; ++chunk) {
+        if (t.me() == 0) LoadRowList(t, a, step, chunk, rows, count);
+        t.BarrierWait();
+        const uint32_t n = *count;
+        if (n == 0) break;
+        // Phase A: scores and derivatives, one row per tasklet at a time.
+        t.MramRead(a.w_offset + uint64_t{a.n_pad} * 4, buf.word, 8);
+        const int32_t bias = static_cast<int32_t>(buf.word[0] & 0xFFFFFFFF);
+        for (uint32_t i = t.me(); i < n; i += t.nr_tasklets()) {
+          const uint32_t r = rows[i];
+          int64_t z = a.fit_bias ? static_cast<int64_t>(bias) << fixed::kFeatureFracBits : 0;
+          z += a.sparse ? SparseDot(t, a, buf, r) : DenseDot(t, a, buf, r);
+          d[i] = RowDerivative(t, a, buf, r, fixed::ShiftTowardZero(z, fixed::kFeatureFracBits));
+        }
+        t.BarrierWait();
+        // Phase B: add this chunk's d_i x_i to G.
+        if (a.sparse) {
+          SparseScatter(t, a, buf, rows, d, n);
+        } else {
+          for (uint32_t b = t.me(); b < blocks; b += t.nr_tasklets()) DenseAccumulate(t, a, buf, rows, d, n, b, chunk);
+        }
+        if (t.me() == bias_owner) {
+          for (uint32_t i = 0; i < n; ++i) bias_sum += d[i];
+          t.Charge(Op::kWramLoad, n);
+          t.Charge(Op::kInt64Add, n);
+        }
+        step_rows += n;
+        t.BarrierWait();  // the next chunk overwrites the row list and the derivatives
+        if (n < kMaxRowsPerStep) break;
       }
-      t.BarrierWait();
-      // Phase B: G = sum_i d_i x_i, then output (mode 0) or update (modes 1, 2).
-      const uint64_t scale = a.mode == 0 ? 0 : a.lr_weight_q32 / n;
+      if (step_rows == 0) continue;
+      // Output (mode 0) or update (modes 1, 2) from the sums.
+      const uint64_t scale = a.mode == 0 ? 0 : a.lr_weight_q32 / step_rows;
       if (a.mode != 0) t.Charge(Op::kInt64Div, 1);
-      if (a.sparse) {
-        SparseScatter(t, a, buf, rows, d, n);
-        if (t.me() == t.nr_tasklets() - 1) UpdateBias(t, a, buf, d, n, scale, saturation);
-        if (a.mode != 0) {
-          t.BarrierWait();  // all sums are in MRAM
-          for (uint32_t b = t.me(); b < a.n_pad / kFeatureBlock; b += t.nr_tasklets()) {
-            t.MramRead(a.g_offset + uint64_t{b} * kFeatureBlock * 8, buf.acc, 8 * kFeatureBlock);
-            UpdateBlock(t, a, buf, b, scale, saturation);
+      if (t.me() == bias_owner) UpdateBias(t, a, buf, bias_sum, scale, saturation);
+      if (a.mode != 0) {
+        for (uint32_t b = t.me(); b < blocks; b += t.nr_tasklets()) {
+          t.MramRead(a.g_offset + uint64_t{b} * kFeatureBlock * 8, buf.acc, 8 * kFeatureBlock);
+          UpdateBlock(t, a, buf, b, scale, saturation);
+          if (a.sparse) {  // the scatter of the next step adds to G: clear it (dense chunks overwrite it)
             std::fill(buf.acc, buf.acc + kFeatureBlock, 0);
             t.MramWrite(buf.acc, a.g_offset + uint64_t{b} * kFeatureBlock * 8, 8 * kFeatureBlock);
             t.Charge(Op::kWramStore, kFeatureBlock);
           }
         }
-      } else {
-        const uint32_t blocks = a.n_pad / kFeatureBlock;
-        for (uint32_t b = t.me(); b <= blocks; b += t.nr_tasklets()) {
-          if (b == blocks) {
-            UpdateBias(t, a, buf, d, n, scale, saturation);
-            continue;
-          }
-          DenseAccumulate(t, a, buf, rows, d, n, b);
-          if (a.mode == 0) {
-            t.MramWrite(buf.acc, a.g_offset + uint64_t{b} * kFeatureBlock * 8, 8 * kFeatureBlock);
-          } else {
-            UpdateBlock(t, a, buf, b, scale, saturation);
-          }
-        }
       }
-      t.BarrierWait();  // the next step's phase A reads the updated model
+      t.BarrierWait();  // the next step reads the updated model
     }
     t.Wram<uint64_t>("saturations")[t.me()] += saturation.events;  // accumulates over launches
   }
 
  private:
-  static void LoadRowList(Tasklet& t, const LinearKernelArgs& a, uint32_t step, uint32_t* rows, uint32_t* count) {
-    const uint64_t base = a.list_offset + uint64_t{step} * a.slots_per_step * 4;
-    const uint64_t bytes = Align8(uint64_t{a.slots_per_step} * 4);
+  static void LoadRowList(Tasklet& t, const LinearKernelArgs& a, uint32_t step, uint32_t chunk, uint32_t* rows,
+                          uint32_t* count) {
+    const uint64_t first = uint64_t{chunk} * kMaxRowsPerStep;
+    if (first >= a.slots_per_step) {
+      *count = 0;
+      return;
+    }
+    const uint64_t entries = std::min<uint64_t>(kMaxRowsPerStep, a.slots_per_step - first);
+    const uint64_t base = a.list_offset + (uint64_t{step} * a.slots_per_step + first) * 4;
+    const uint64_t bytes = Align8(entries * 4);
     for (uint64_t done = 0; done < bytes; done += 2048) {
       t.MramRead(base + done, reinterpret_cast<uint8_t*>(rows) + done,
                  static_cast<uint32_t>(std::min<uint64_t>(2048, bytes - done)));
     }
     uint32_t n = 0;
-    while (n < a.slots_per_step && rows[n] != kNoRow) ++n;
+    while (n < entries && rows[n] != kNoRow) ++n;
     *count = n;
     t.Charge(Op::kWramLoad, n + 1);
     t.Charge(Op::kBranch, n + 1);
@@ -213,9 +227,15 @@ class LinearKernel final : public pim::Kernel {
     return fixed::ApplyClassWeight(fixed::DerivativeFromSigmoid(loss, sigma, z24, y), weight);
   }
 
+  // Adds this chunk's sums of feature block b to G (the first chunk of a step writes them).
   static void DenseAccumulate(Tasklet& t, const LinearKernelArgs& a, Buffers& buf, const uint32_t* rows,
-                              const int32_t* d, uint32_t n, uint32_t b) {
-    std::fill(buf.acc, buf.acc + kFeatureBlock, 0);
+                              const int32_t* d, uint32_t n, uint32_t b, uint32_t chunk) {
+    const uint64_t g_address = a.g_offset + uint64_t{b} * kFeatureBlock * 8;
+    if (chunk == 0) {
+      std::fill(buf.acc, buf.acc + kFeatureBlock, 0);
+    } else {
+      t.MramRead(g_address, buf.acc, 8 * kFeatureBlock);
+    }
     for (uint32_t i = 0; i < n; ++i) {
       t.MramRead(a.x_offset + uint64_t{rows[i]} * a.n_pad + uint64_t{b} * kFeatureBlock, buf.x, kFeatureBlock);
       const int64_t di = d[i];
@@ -226,11 +246,12 @@ class LinearKernel final : public pim::Kernel {
     ChargeProducts(t, uint64_t{n} * kFeatureBlock);
     t.Charge(Op::kWramStore, uint64_t{n} * kFeatureBlock);
     t.Charge(Op::kBranch, uint64_t{n} * kFeatureBlock);
+    t.MramWrite(buf.acc, g_address, 8 * kFeatureBlock);
   }
 
   // G[col] += d_i x_ij for the non-zeros of the step's rows whose column this tasklet owns (col % T == me).
-  static void SparseScatter(Tasklet& t, const LinearKernelArgs& a, Buffers& buf, const uint32_t* rows,
-                            const int32_t* d, uint32_t n) {
+  static void SparseScatter(Tasklet& t, const LinearKernelArgs& a, Buffers& buf, const uint32_t* rows, const int32_t* d,
+                            uint32_t n) {
     for (uint32_t i = 0; i < n; ++i) {
       const auto [begin, end] = RowRange(t, a, buf, rows[i]);
       for (uint32_t k = begin; k < end; k += kSparseWindow) {
@@ -282,13 +303,9 @@ class LinearKernel final : public pim::Kernel {
   }
 
   // The bias: G_b = sum_i d_i (in G's unit), output (mode 0) or update (modes 1, 2; no L2 on the bias).
-  static void UpdateBias(Tasklet& t, const LinearKernelArgs& a, Buffers& buf, const int32_t* d, uint32_t n,
-                         uint64_t scale, fixed::Saturation& saturation) {
-    int64_t g = 0;
-    for (uint32_t i = 0; i < n; ++i) g += d[i];
-    t.Charge(Op::kWramLoad, n);
-    t.Charge(Op::kInt64Add, n);
-    g <<= fixed::kFeatureFracBits;  // Q.24 -> Q.31, the unit of G
+  static void UpdateBias(Tasklet& t, const LinearKernelArgs& a, Buffers& buf, int64_t d_sum, uint64_t scale,
+                         fixed::Saturation& saturation) {
+    const int64_t g = d_sum << fixed::kFeatureFracBits;  // Q.24 -> Q.31, the unit of G
     if (a.mode == 0) {
       buf.word[0] = g;
       t.MramWrite(buf.word, a.g_offset + uint64_t{a.n_pad} * 8, 8);
@@ -312,8 +329,7 @@ class LinearKernel final : public pim::Kernel {
 
 }  // namespace
 
-LinearLayout MakeLinearLayout(uint32_t features, uint32_t max_rows, uint64_t max_list_entries,
-                              uint64_t max_nonzeros) {
+LinearLayout MakeLinearLayout(uint32_t features, uint32_t max_rows, uint64_t max_list_entries, uint64_t max_nonzeros) {
   LinearLayout l;
   l.n_pad = (features + kFeatureBlock - 1) / kFeatureBlock * kFeatureBlock;
   if (l.n_pad == 0) l.n_pad = kFeatureBlock;

@@ -50,16 +50,6 @@ void PimBackend::Setup(const Dataset& train, const TrainConfig& config) {
   }
   if (train.is_sparse()) max_nonzeros = std::max<uint64_t>(max_nonzeros, 1);
   const uint64_t batch = config.batch;
-  // GA-SGD spreads a global batch over the DPUs (checked per step in GradientStep); the others give one DPU up to
-  // `batch` rows per step.
-  const uint64_t rows_per_step =
-      config.algorithm == AlgorithmKind::kGaSgd ? 0 : std::min<uint64_t>(batch, max_rows);
-  if (rows_per_step > pimbackend::kMaxRowsPerStep) {
-    throw ConfigError("--batch",
-                      StrCat("a DPU can take at most ", pimbackend::kMaxRowsPerStep,
-                             " rows per step (its WRAM holds their derivatives); this run gives a DPU up to ",
-                             rows_per_step, ": use a smaller --batch or more --dpus"));
-  }
   // Row lists: GA/MB-SGD send one step (at most min(batch, rows) rows), local SGD sends up to an epoch of steps
   // (ceil(rows / batch)) or H steps, each `slots` entries (the batch rounded up to even for 8-byte transfers).
   const uint64_t slots = (batch + 1) / 2 * 2;
@@ -122,6 +112,8 @@ void PimBackend::Setup(const Dataset& train, const TrainConfig& config) {
   to_dpu_s_ = from_dpu_s_ = kernel_s_ = compute_s_ = dma_s_ = sync_s_ = launch_s_ = 0;
   energy_j_ = emulation_wall_s_ = host_reduce_s_ = 0;
   syncs_ = 0;
+  launches_ = 0;
+  transfer_counts_.clear();
 }
 
 LinearKernelArgs PimBackend::BaseArgs(uint32_t dpu) const {
@@ -151,6 +143,7 @@ void PimBackend::PushArgs(const std::vector<LinearKernelArgs>& args) {
     dpus_->PrepareXfer(k, const_cast<LinearKernelArgs*>(&args[k]), sizeof(LinearKernelArgs));
   }
   to_dpu_s_ += dpus_->PushXfer(pim::XferDirection::kToDpu, "args", 0, sizeof(LinearKernelArgs));
+  RecordTransfer(TransferKind::kPushArgs, sizeof(LinearKernelArgs));
 }
 
 void PimBackend::PushRowLists(const std::vector<std::vector<uint32_t>>& lists, uint32_t entries) {
@@ -161,12 +154,14 @@ void PimBackend::PushRowLists(const std::vector<std::vector<uint32_t>>& lists, u
     dpus_->PrepareXfer(k, const_cast<uint32_t*>(lists[k].data()), lists[k].size() * 4);
   }
   to_dpu_s_ += dpus_->PushXfer(pim::XferDirection::kToDpu, pim::kMramHeapSymbol, layout_.list_offset, bytes);
+  RecordTransfer(TransferKind::kPushRows, bytes);
 }
 
 void PimBackend::BroadcastModel(const std::vector<int32_t>& model) {
   std::vector<int32_t> padded(layout_.n_pad + 8, 0);
   std::copy(model.begin(), model.end(), padded.begin());
   to_dpu_s_ += dpus_->BroadcastTo(pim::kMramHeapSymbol, layout_.w_offset, padded.data(), layout_.model_bytes());
+  RecordTransfer(TransferKind::kBroadcastModel, layout_.model_bytes());
 }
 
 void PimBackend::PullModels() {
@@ -174,11 +169,13 @@ void PimBackend::PullModels() {
   for (uint32_t k = 0; k < num_dpus_; ++k) dpus_->PrepareXfer(k, buffers[k].data(), layout_.model_bytes());
   from_dpu_s_ +=
       dpus_->PushXfer(pim::XferDirection::kFromDpu, pim::kMramHeapSymbol, layout_.w_offset, layout_.model_bytes());
+  RecordTransfer(TransferKind::kPullModels, layout_.model_bytes());
   for (uint32_t k = 0; k < num_dpus_; ++k) std::copy_n(buffers[k].begin(), layout_.n_pad + 1, local_[k].begin());
 }
 
 void PimBackend::Launch() {
   const pim::LaunchStats s = dpus_->Launch();
+  ++launches_;
   const double f = profile_.dpu_frequency_hz;
   kernel_s_ += s.kernel_s;
   launch_s_ += s.overhead_s;
@@ -198,10 +195,6 @@ void PimBackend::GradientStep(std::span<const std::span<const uint32_t>> worker_
     batch_rows += rows.size();
   }
   slots = (slots + 1) / 2 * 2;
-  if (slots > pimbackend::kMaxRowsPerStep) {
-    throw ConfigError("--batch", StrCat("a DPU received ", slots, " rows in one step (at most ",
-                                        pimbackend::kMaxRowsPerStep, "): use a smaller --batch or more --dpus"));
-  }
   std::vector<std::vector<uint32_t>> lists(num_dpus_, std::vector<uint32_t>(slots, kNoRow));
   std::vector<LinearKernelArgs> args(num_dpus_);
   for (uint32_t k = 0; k < num_dpus_; ++k) {
@@ -219,6 +212,7 @@ void PimBackend::GradientStep(std::span<const std::span<const uint32_t>> worker_
   for (uint32_t k = 0; k < num_dpus_; ++k) dpus_->PrepareXfer(k, grads[k].data(), layout_.gradient_bytes());
   from_dpu_s_ +=
       dpus_->PushXfer(pim::XferDirection::kFromDpu, pim::kMramHeapSymbol, layout_.g_offset, layout_.gradient_bytes());
+  RecordTransfer(TransferKind::kPullGradients, layout_.gradient_bytes());
   // Host: 64-bit sums in DPU order, then the fixed-point step.
   const auto t0 = Clock::now();
   const uint64_t scale = fixed::ToScale(lr / static_cast<double>(batch_rows), "--lr");
@@ -273,6 +267,7 @@ void PimBackend::LocalSgd(const LocalSgdRequest& req) {
     }
     to_dpu_s_ +=
         dpus_->PushXfer(pim::XferDirection::kToDpu, pim::kMramHeapSymbol, layout_.v_offset, layout_.model_bytes());
+    RecordTransfer(TransferKind::kPushTargets, layout_.model_bytes());
   }
   PushRowLists(lists, static_cast<uint32_t>(entries));
   PushArgs(args);
@@ -398,6 +393,53 @@ std::map<std::string, double> PimBackend::Counters() const {
     c["dpu_saturations"] = static_cast<double>(total);
   }
   return c;
+}
+
+void PimBackend::RecordTransfer(TransferKind kind, uint64_t bytes_per_dpu) {
+  ++transfer_counts_[{kind, bytes_per_dpu}];
+}
+
+PimProjection PimBackend::Project(uint32_t target_dpus, uint64_t target_rows_per_dpu, int epochs) const {
+  PIMOPT_CHECK(dpus_ && epochs > 0);
+  PimProjection p;
+  p.dpus = target_dpus;
+  p.rows_per_dpu = target_rows_per_dpu;
+  const double run_rows = static_cast<double>(data_->num_rows()) / num_dpus_;
+  // Per-DPU work grows with the rows each DPU holds (weak scaling): every kernel's time.
+  const double row_factor = static_cast<double>(target_rows_per_dpu) / run_rows;
+  // Synchronizations per epoch grow with the rows per DPU: MA-SGD and the one-DPU algorithms take steps over a
+  // DPU's rows; GA-SGD keeps the rows per DPU per step (B/K) of this run, i.e. its global batch grows with the DPU
+  // count (PIM-Opt's weak scaling: 262,144 / 2,048 = 128 rows per DPU per step); ADMM synchronizes once per epoch.
+  double sync_factor = row_factor;
+  if (config_.algorithm == AlgorithmKind::kAdmm) sync_factor = 1;
+  const double per_epoch = 1.0 / epochs;
+  p.kernel_s = kernel_s_ * per_epoch * row_factor;
+  p.launch_overhead_s =
+      static_cast<double>(launches_) * per_epoch * sync_factor * pim::ModelLaunchOverheadSeconds(profile_, target_dpus);
+  for (const auto& [key, count] : transfer_counts_) {
+    const auto [kind, bytes] = key;
+    // Row lists grow with the rows per step (local SGD launches cover an epoch of the DPU's rows).
+    const uint64_t projected_bytes = kind == TransferKind::kPushRows
+                                         ? static_cast<uint64_t>(bytes * std::max(1.0, row_factor / sync_factor))
+                                         : bytes;
+    const double n = static_cast<double>(count) * per_epoch * sync_factor;
+    if (kind == TransferKind::kBroadcastModel) {
+      p.cpu_to_dpu_s += n * pim::ModelBroadcastSeconds(profile_, target_dpus, projected_bytes);
+      p.cpu_to_dpu_bytes += n * target_dpus * projected_bytes;
+    } else if (kind == TransferKind::kPullModels || kind == TransferKind::kPullGradients) {
+      p.dpu_to_cpu_s +=
+          n * pim::ModelParallelTransferSeconds(profile_, pim::XferDirection::kFromDpu, target_dpus, projected_bytes);
+      p.dpu_to_cpu_bytes += n * target_dpus * projected_bytes;
+    } else {
+      p.cpu_to_dpu_s +=
+          n * pim::ModelParallelTransferSeconds(profile_, pim::XferDirection::kToDpu, target_dpus, projected_bytes);
+      p.cpu_to_dpu_bytes += n * target_dpus * projected_bytes;
+    }
+  }
+  // Host reduction: measured on this host, linear in the number of DPU vectors reduced.
+  p.host_reduction_s = host_reduce_s_ * per_epoch * sync_factor * target_dpus / num_dpus_;
+  p.epoch_s = p.kernel_s + p.launch_overhead_s + p.cpu_to_dpu_s + p.dpu_to_cpu_s + p.host_reduction_s;
+  return p;
 }
 
 }  // namespace pimopt

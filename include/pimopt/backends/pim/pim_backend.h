@@ -22,6 +22,21 @@ namespace pimopt {
 
 class ThreadPool;
 
+// One epoch of this run extrapolated to another DPU count and rows per DPU (weak scaling), from what the run
+// measured: kernel times scale with the rows per DPU; the number of synchronizations scales as each algorithm's
+// sync count does (MA-SGD and GA-SGD with the rows per DPU - GA-SGD keeping this run's rows per DPU per step, i.e. a
+// global batch proportional to the DPU count - ADMM constant); every transfer is
+// re-evaluated by the transfer model at the target DPU count with the same bytes per DPU; launch overheads at the
+// target rank count; the host reduction (measured on this host) linearly in DPUs x syncs. Extrapolated, not run:
+// every field.
+struct PimProjection {
+  uint32_t dpus = 0;
+  uint64_t rows_per_dpu = 0;
+  double epoch_s = 0;
+  double cpu_to_dpu_s = 0, kernel_s = 0, launch_overhead_s = 0, dpu_to_cpu_s = 0, host_reduction_s = 0;
+  double cpu_to_dpu_bytes = 0, dpu_to_cpu_bytes = 0;
+};
+
 struct PimBackendOptions {
   std::string profile = "pim-opt";
   std::string profile_overrides;  // "field=value,..." (pim::ApplyOverrides)
@@ -44,8 +59,12 @@ class PimBackend final : public IBackend {
   std::map<std::string, double> PhaseSeconds() const override;
   TrafficCounters Traffic() const override;
   std::map<std::string, double> Counters() const override;
+  // Per-epoch modeled time of this run (`epochs` epochs done) projected to `target_dpus` x `target_rows_per_dpu`.
+  PimProjection Project(uint32_t target_dpus, uint64_t target_rows_per_dpu, int epochs) const;
 
  private:
+  enum class TransferKind { kPushArgs, kPushRows, kBroadcastModel, kPushTargets, kPullModels, kPullGradients };
+  void RecordTransfer(TransferKind kind, uint64_t bytes_per_dpu);
   void PushRowLists(const std::vector<std::vector<uint32_t>>& per_dpu_lists, uint32_t slots);
   void PushArgs(const std::vector<pimbackend::LinearKernelArgs>& args);
   void BroadcastModel(const std::vector<int32_t>& model);
@@ -76,6 +95,8 @@ class PimBackend final : public IBackend {
   double to_dpu_s_ = 0, from_dpu_s_ = 0, kernel_s_ = 0, compute_s_ = 0, dma_s_ = 0, sync_s_ = 0, launch_s_ = 0;
   double energy_j_ = 0, emulation_wall_s_ = 0, host_reduce_s_ = 0, quantization_saturations_ = 0;
   uint64_t syncs_ = 0;
+  uint64_t launches_ = 0;
+  std::map<std::pair<TransferKind, uint64_t>, uint64_t> transfer_counts_;  // training transfers by kind and size
 };
 
 }  // namespace pimopt

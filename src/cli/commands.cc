@@ -100,7 +100,8 @@ std::string JoinArgs(int argc, char** argv) {
 // ---------------------------------------------------------------- train
 struct TrainFlags {
   std::string data, test, model = "lr", algo = "mbsgd", backend = "cpu", out, report, liblinear_out;
-  std::string lr_schedule = "constant", class_weights, scale = "none", profile = "pim-opt", profile_set;
+  std::string lr_schedule = "constant", class_weights, scale = "none", profile = "pim-opt", profile_set,
+              sigmoid = "table";
   uint32_t dpus = 0, tasklets = 16, project_dpus = 0;
   uint64_t project_rows_per_dpu = 0;
   DataFlags data_flags;
@@ -110,7 +111,7 @@ struct TrainFlags {
   bool no_bias = false, no_shuffle = false, quiet = false, no_train_metrics = false;
   CLI::Option *workers_opt, *batch_opt, *rho_opt, *local_epochs_opt, *local_steps_opt, *l1_opt, *test_opt,
       *test_fraction_opt, *lr_decay_opt, *dpus_opt, *tasklets_opt, *profile_opt, *profile_set_opt, *project_dpus_opt,
-      *project_rows_opt;
+      *project_rows_opt, *sigmoid_opt;
 };
 
 void AddTrainCommand(CLI::App& app, TrainFlags& f) {
@@ -130,6 +131,9 @@ void AddTrainCommand(CLI::App& app, TrainFlags& f) {
                                   "upmem-2524, future-fpu, future-wide)")
                       ->capture_default_str();
   f.profile_set_opt = cmd->add_option("--profile-set", f.profile_set, "pim: profile overrides, field=value,...");
+  f.sigmoid_opt = cmd->add_option("--sigmoid", f.sigmoid,
+                                  "pim, lr: table (fixed-point lookup) | float (PIM-Opt's software-float exp)")
+                      ->capture_default_str();
   f.project_dpus_opt = cmd->add_option("--project-dpus", f.project_dpus,
                                        "pim: extrapolate the modeled epoch time to this many DPUs (weak scaling)");
   f.project_rows_opt = cmd->add_option("--project-rows-per-dpu", f.project_rows_per_dpu,
@@ -185,8 +189,8 @@ TrainConfig BuildTrainConfig(const TrainFlags& f) {
       throw ConfigError("--dpus", StrCat(AlgorithmName(c.algorithm), " runs on one DPU; use ga, ma or admm for more"));
     }
   } else {
-    for (CLI::Option* o :
-         {f.dpus_opt, f.tasklets_opt, f.profile_opt, f.profile_set_opt, f.project_dpus_opt, f.project_rows_opt}) {
+    for (CLI::Option* o : {f.dpus_opt, f.tasklets_opt, f.profile_opt, f.profile_set_opt, f.project_dpus_opt,
+                           f.project_rows_opt, f.sigmoid_opt}) {
       if (o->count()) throw ConfigError(o->get_name(), "only meaningful with --backend pim");
     }
   }
@@ -301,6 +305,10 @@ int RunTrain(const TrainFlags& f, const std::string& command_line) {
     pim_options.profile_overrides = f.profile_set;
     pim_options.tasklets = f.tasklets;
     pim_options.host_threads = f.threads;
+    if (f.sigmoid != "table" && f.sigmoid != "float") {
+      throw ConfigError("--sigmoid", StrCat("unknown sigmoid '", f.sigmoid, "' (use table or float)"));
+    }
+    pim_options.sigmoid_float = f.sigmoid == "float";
     backend_owner = std::make_unique<PimBackend>(pool, pim_options);
   } else {
     backend_owner = std::make_unique<CpuBackend>(pool);

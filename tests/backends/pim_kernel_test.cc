@@ -140,6 +140,36 @@ TEST(PimLinearKernel, LocalStepModesAreBitIdenticalToTheReference) {
   }
 }
 
+TEST(PimLinearKernel, SoftwareFloatSigmoidIsBitIdenticalAndCostsMore) {
+  const Fixture f = Make(64, 200, 77, 6 * 12);
+  double cycles[2];
+  for (uint32_t sigmoid_float : {0u, 1u}) {
+    LinearKernelArgs a = ArgsFor(f, 1, 0, 64);
+    a.sigmoid_float = sigmoid_float;
+    a.steps = 6;
+    a.slots_per_step = 12;
+    a.lr_weight_q32 = fixed::ToScale(0.37, "lr");
+    std::vector<std::vector<uint32_t>> steps;
+    std::vector<uint32_t> list;
+    for (uint32_t s = 0; s < 6; ++s) {
+      std::vector<uint32_t> rows;
+      for (uint32_t i = 0; i < 12; ++i) rows.push_back((s * 12 + i * 5) % 64);
+      steps.push_back(rows);
+      list.insert(list.end(), rows.begin(), rows.end());
+    }
+    pim::PimSystem system(pim::MakeProfile("pim-opt"), 1);
+    pim::DpuSet set = Upload(system, f, a, list);
+    cycles[sigmoid_float] = set.Launch().slowest.total;
+    std::vector<int32_t> model(f.shard.n_pad + 8);
+    set.CopyFrom(0, pim::kMramHeapSymbol, f.layout.w_offset, model.data(), 4 * model.size());
+    std::vector<int32_t> expected = f.model;
+    fixed::Saturation sat;
+    ReferenceLocalSteps(f.shard, expected, f.v, steps, a, sat);
+    for (uint32_t j = 0; j <= f.shard.n_pad; ++j) ASSERT_EQ(model[j], expected[j]) << sigmoid_float << " " << j;
+  }
+  EXPECT_GT(cycles[1], cycles[0]);  // a double division per row costs 2,183 issue slots
+}
+
 TEST(PimLinearKernel, StepsLargerThanOneWramChunkAreBitIdentical) {
   // 2,500 rows in one step: three chunks of at most kMaxRowsPerStep rows, sums collected in MRAM.
   for (uint32_t mode : {0u, 1u}) {

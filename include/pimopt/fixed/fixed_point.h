@@ -14,6 +14,7 @@
 #pragma once
 
 #include <array>
+#include <cmath>
 #include <cstdint>
 
 #include "pimopt/model/loss.h"
@@ -76,6 +77,11 @@ inline int32_t Sigmoid(int64_t z_q24) {
   if (index < 0) return 0;
   if (index >= kSigmoidEntries) return 1 << kModelFracBits;
   return SigmoidTable()[static_cast<size_t>(index)];
+}
+// sigma(z) the way PIM-Opt computes it: in software floating point, 2^24 / (1 + expf(-z)) (Q.24, rounded).
+inline int32_t SigmoidFloat(int64_t z_q24) {
+  const float z = static_cast<float>(z_q24) / static_cast<float>(1 << kModelFracBits);
+  return static_cast<int32_t>(std::nearbyint(static_cast<double>(1 << kModelFracBits) / (1.0 + std::exp(-z))));
 }
 // Derivative with sigma already looked up (the DPU reads its table from MRAM).
 inline int32_t DerivativeFromSigmoid(LossKind loss, int32_t sigma, int64_t z_q24, int y) {

@@ -210,7 +210,18 @@ class LinearKernel final : public pim::Kernel {
     t.MramRead(a.y_offset + (r & ~7u), buf.word, 8);
     const int y = reinterpret_cast<const int8_t*>(buf.word)[r & 7];
     int32_t sigma = 0;
-    if (loss == LossKind::kLogistic) {
+    if (loss == LossKind::kLogistic && a.sigmoid_float) {
+      // PIM-Opt (pimopt-reference.md 2.6): expf from a range-reduced lookup table in MRAM (one 8-byte DMA),
+      // ldexpf, 1 + e, a double-precision division, conversions: all software floating point.
+      sigma = fixed::SigmoidFloat(z24);
+      t.MramRead(a.sigmoid_offset, buf.word, 8);  // stands for the exp table entry
+      t.Charge(Op::kFloatConvert, 3);
+      t.Charge(Op::kFloatMul, 2);
+      t.Charge(Op::kFloatAdd, 1);
+      t.Charge(Op::kDoubleDiv, 1);
+      t.Charge(Op::kInt32Add, 12);
+      t.Charge(Op::kInt32Shift, 6);
+    } else if (loss == LossKind::kLogistic) {
       const int64_t index = fixed::SigmoidIndex(z24);
       if (index >= fixed::kSigmoidEntries) {
         sigma = 1 << kModelFracBits;
@@ -370,8 +381,10 @@ int32_t ReferenceDerivative(const QuantizedShard& shard, std::span<const int32_t
   const int64_t z24 = fixed::ShiftTowardZero(z, fixed::kFeatureFracBits);
   const int y = shard.y[r];
   const auto loss = a.loss == 0 ? LossKind::kLogistic : LossKind::kHinge;
-  return fixed::ApplyClassWeight(fixed::Derivative(loss, z24, y),
-                                 y > 0 ? a.positive_weight_q24 : a.negative_weight_q24);
+  const int32_t d = a.sigmoid_float && loss == LossKind::kLogistic
+                        ? fixed::DerivativeFromSigmoid(loss, fixed::SigmoidFloat(z24), z24, y)
+                        : fixed::Derivative(loss, z24, y);
+  return fixed::ApplyClassWeight(d, y > 0 ? a.positive_weight_q24 : a.negative_weight_q24);
 }
 
 }  // namespace

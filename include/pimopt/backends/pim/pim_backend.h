@@ -42,6 +42,7 @@ struct PimBackendOptions {
   std::string profile_overrides;  // "field=value,..." (pim::ApplyOverrides)
   uint32_t tasklets = 16;
   int host_threads = 0;
+  bool sigmoid_float = false;  // LR: PIM-Opt's software-float sigmoid instead of the fixed-point table
 };
 
 class PimBackend final : public IBackend {

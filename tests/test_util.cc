@@ -9,6 +9,7 @@
 
 #include "pimopt/backends/cpu/cpu_backend.h"
 #include "pimopt/core/thread_pool.h"
+#include "pimopt/data/sources.h"
 #include "pimopt/data/synthetic.h"
 
 namespace pimopt::testing {
@@ -78,6 +79,16 @@ Dataset SmallSparse(uint64_t rows, uint64_t features, uint64_t seed, uint64_t fi
   p.seed = seed;
   p.first_row = first_row;
   return GenerateSparse(p);
+}
+
+const Dataset& FashionMnistTrain() {
+  static const Dataset data = LoadDataset("fashion-mnist", {});
+  return data;
+}
+
+const Dataset& FashionMnistTest() {
+  static const Dataset data = *LoadCompanionTestSet("fashion-mnist", {});
+  return data;
 }
 
 TrainResult TrainCpu(const Dataset& train, const TrainConfig& config, int threads, const Dataset* test) {

@@ -32,6 +32,10 @@ std::vector<std::string> TempLeftovers(const std::string& dir);
 Dataset SmallDense(uint64_t rows = 2000, uint64_t features = 20, uint64_t seed = 7, uint64_t first_row = 0);
 Dataset SmallSparse(uint64_t rows = 4000, uint64_t features = 1 << 12, uint64_t seed = 7, uint64_t first_row = 0);
 
+// The built-in fashion-mnist train and test sets, loaded once per test program.
+const Dataset& FashionMnistTrain();
+const Dataset& FashionMnistTest();
+
 // Runs training on the CPU backend with the given number of threads.
 TrainResult TrainCpu(const Dataset& train, const TrainConfig& config, int threads = 2, const Dataset* test = nullptr);
 

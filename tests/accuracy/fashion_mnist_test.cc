@@ -37,25 +37,11 @@ TrainConfig ConfigFor(const Case& c) {
   return config;
 }
 
-class FashionMnist : public ::testing::TestWithParam<Case> {
- protected:
-  static void SetUpTestSuite() {
-    train_ = new Dataset(LoadDataset("fashion-mnist", {}));
-    test_ = new Dataset(*LoadCompanionTestSet("fashion-mnist", {}));
-  }
-  static void TearDownTestSuite() {
-    delete train_;
-    delete test_;
-  }
-  static Dataset* train_;
-  static Dataset* test_;
-};
-Dataset* FashionMnist::train_ = nullptr;
-Dataset* FashionMnist::test_ = nullptr;
+class FashionMnist : public ::testing::TestWithParam<Case> {};
 
 TEST_P(FashionMnist, WithinOnePointOfLiblinear) {
   const Case c = GetParam();
-  const TrainResult r = testing::TrainCpu(*train_, ConfigFor(c), 2, test_);
+  const TrainResult r = testing::TrainCpu(testing::FashionMnistTrain(), ConfigFor(c), 2, &testing::FashionMnistTest());
   const double accuracy = r.epochs.back().test->accuracy;
   RecordProperty("test_accuracy", std::to_string(accuracy));
   EXPECT_GE(accuracy, kLiblinearAccuracy - 0.01) << c.name;

@@ -20,21 +20,7 @@ struct Case {
   double lr;
 };
 
-class PimParity : public ::testing::TestWithParam<Case> {
- protected:
-  static void SetUpTestSuite() {
-    train_ = new Dataset(LoadDataset("fashion-mnist", {}));
-    test_ = new Dataset(*LoadCompanionTestSet("fashion-mnist", {}));
-  }
-  static void TearDownTestSuite() {
-    delete train_;
-    delete test_;
-  }
-  static Dataset* train_;
-  static Dataset* test_;
-};
-Dataset* PimParity::train_ = nullptr;
-Dataset* PimParity::test_ = nullptr;
+class PimParity : public ::testing::TestWithParam<Case> {};
 
 TEST_P(PimParity, WithinOnePointOfTheCpuBackend) {
   const Case c = GetParam();
@@ -55,8 +41,10 @@ TEST_P(PimParity, WithinOnePointOfTheCpuBackend) {
   options.eval_pool = &pool;
   CpuBackend cpu(pool);
   PimBackend pim(pool, {});
-  const double cpu_acc = Train(*train_, test_, config, cpu, options).epochs.back().test->accuracy;
-  const TrainResult r = Train(*train_, test_, config, pim, options);
+  const double cpu_acc = Train(testing::FashionMnistTrain(), &testing::FashionMnistTest(), config, cpu, options)
+                             .epochs.back()
+                             .test->accuracy;
+  const TrainResult r = Train(testing::FashionMnistTrain(), &testing::FashionMnistTest(), config, pim, options);
   const double pim_acc = r.epochs.back().test->accuracy;
   RecordProperty("cpu_accuracy", std::to_string(cpu_acc));
   RecordProperty("pim_accuracy", std::to_string(pim_acc));

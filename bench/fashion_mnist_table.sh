@@ -1,13 +1,17 @@
 #!/usr/bin/env bash
 # Trains every algorithm on fashion-mnist with the documented hyper-parameters (the same as
 # tests/accuracy/fashion_mnist_test.cc) and prints one table row per run.
-# Usage: bench/fashion_mnist_table.sh [lr|svm|both] [--liblinear] [extra pimopt train flags...]
+# Usage: bench/fashion_mnist_table.sh [lr|svm|both] [--liblinear] [--pim DPUS] [extra pimopt train flags...]
+# --pim DPUS adds GA-SGD, MA-SGD and ADMM on the emulated UPMEM system with DPUS DPUs (fixed point), with the
+# modeled seconds per epoch of the PIM machine.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 models=${1:-both}
 shift || true
 with_liblinear=0
 if [[ "${1:-}" == "--liblinear" ]]; then with_liblinear=1; shift; fi
+pim_dpus=0
+if [[ "${1:-}" == "--pim" ]]; then pim_dpus=$2; shift 2; fi
 [[ "$models" == both ]] && models="lr svm"
 bin=build/pimopt
 common=(--data fashion-mnist --epochs 10 --reg 1e-5 --lr-schedule inverse-sqrt --lr-decay 1 --seed 1 -q)
@@ -18,15 +22,31 @@ declare -A flags=(
   [ma]="--algo ma --workers 8 --batch 16 --lr 0.05"
   [admm]="--algo admm --workers 8 --batch 16 --lr 0.05 --rho 0.01"
 )
-printf "%-6s %-6s %-8s %9s %9s %9s %10s\n" model algo workers train_acc test_acc test_auc "s/epoch"
+# On many DPUs GA-SGD needs a global batch of at least one row per DPU.
+declare -A pim_flags=(
+  [ga]="--algo ga --batch 4096 --lr 0.1"
+  [ma]="--algo ma --batch 16 --lr 0.05"
+  [admm]="--algo admm --batch 16 --lr 0.05 --rho 0.01"
+)
+printf "%-6s %-6s %-8s %-8s %9s %9s %9s %10s %16s\n" model algo backend workers train_acc test_acc test_auc "s/epoch" \
+  "modeled_s/epoch"
 for model in $models; do
   for algo in sgd mbsgd ga ma admm; do
     # shellcheck disable=SC2086
     line=$("$bin" train "${common[@]}" --model "$model" ${flags[$algo]} "$@" | tail -n 1)
     workers=$(grep -o -- '--workers [0-9]*' <<<"${flags[$algo]}" | awk '{print $2}' || true)
     awk -v m="$model" -v a="$algo" -v k="${workers:-1}" \
-      '{printf "%-6s %-6s %-8s %9s %9s %9s %10s\n", m, a, k, $3, $4, $5, $7}' <<<"$line"
+      '{printf "%-6s %-6s %-8s %-8s %9s %9s %9s %10s %16s\n", m, a, "cpu", k, $3, $4, $5, $7, "-"}' <<<"$line"
   done
+  if [[ $pim_dpus != 0 ]]; then
+    for algo in ga ma admm; do
+      # shellcheck disable=SC2086
+      line=$("$bin" train "${common[@]}" --model "$model" ${pim_flags[$algo]} --backend pim --dpus "$pim_dpus" \
+        "$@" | tail -n 1)
+      awk -v m="$model" -v a="$algo" -v k="$pim_dpus" \
+        '{printf "%-6s %-6s %-8s %-8s %9s %9s %9s %10s %16s\n", m, a, "pim", k, $3, $4, $5, $7, $8}' <<<"$line"
+    done
+  fi
 done
 if [[ $with_liblinear == 1 ]]; then
   tmp=$(mktemp -d)

@@ -101,7 +101,7 @@ std::string JoinArgs(int argc, char** argv) {
 struct TrainFlags {
   std::string data, test, model = "lr", algo = "mbsgd", backend = "cpu", out, report, liblinear_out;
   std::string lr_schedule = "constant", class_weights, scale = "none", profile = "pim-opt", profile_set,
-              sigmoid = "table";
+              sigmoid = "table", tasklet_split = "samples";
   uint32_t dpus = 0, tasklets = 16, project_dpus = 0;
   uint64_t project_rows_per_dpu = 0;
   DataFlags data_flags;
@@ -111,7 +111,7 @@ struct TrainFlags {
   bool no_bias = false, no_shuffle = false, quiet = false, no_train_metrics = false;
   CLI::Option *workers_opt, *batch_opt, *rho_opt, *local_epochs_opt, *local_steps_opt, *l1_opt, *test_opt,
       *test_fraction_opt, *lr_decay_opt, *dpus_opt, *tasklets_opt, *profile_opt, *profile_set_opt, *project_dpus_opt,
-      *project_rows_opt, *sigmoid_opt;
+      *project_rows_opt, *sigmoid_opt, *tasklet_split_opt;
 };
 
 void AddTrainCommand(CLI::App& app, TrainFlags& f) {
@@ -134,6 +134,11 @@ void AddTrainCommand(CLI::App& app, TrainFlags& f) {
   f.sigmoid_opt = cmd->add_option("--sigmoid", f.sigmoid,
                                   "pim, lr: table (fixed-point lookup) | float (PIM-Opt's software-float exp)")
                       ->capture_default_str();
+  f.tasklet_split_opt =
+      cmd->add_option("--tasklet-split", f.tasklet_split,
+                      "pim, dense: samples (each tasklet whole rows, 2 barriers per step) | features (PIM-Opt: "
+                      "each tasklet part of every row, 2 barriers per row)")
+          ->capture_default_str();
   f.project_dpus_opt = cmd->add_option("--project-dpus", f.project_dpus,
                                        "pim: extrapolate the modeled epoch time to this many DPUs (weak scaling)");
   f.project_rows_opt = cmd->add_option("--project-rows-per-dpu", f.project_rows_per_dpu,
@@ -190,7 +195,7 @@ TrainConfig BuildTrainConfig(const TrainFlags& f) {
     }
   } else {
     for (CLI::Option* o : {f.dpus_opt, f.tasklets_opt, f.profile_opt, f.profile_set_opt, f.project_dpus_opt,
-                           f.project_rows_opt, f.sigmoid_opt}) {
+                           f.project_rows_opt, f.sigmoid_opt, f.tasklet_split_opt}) {
       if (o->count()) throw ConfigError(o->get_name(), "only meaningful with --backend pim");
     }
   }
@@ -309,6 +314,10 @@ int RunTrain(const TrainFlags& f, const std::string& command_line) {
       throw ConfigError("--sigmoid", StrCat("unknown sigmoid '", f.sigmoid, "' (use table or float)"));
     }
     pim_options.sigmoid_float = f.sigmoid == "float";
+    if (f.tasklet_split != "samples" && f.tasklet_split != "features") {
+      throw ConfigError("--tasklet-split", StrCat("unknown split '", f.tasklet_split, "' (use samples or features)"));
+    }
+    pim_options.feature_split = f.tasklet_split == "features";
     backend_owner = std::make_unique<PimBackend>(pool, pim_options);
   } else {
     backend_owner = std::make_unique<CpuBackend>(pool);

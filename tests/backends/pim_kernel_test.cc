@@ -170,6 +170,43 @@ TEST(PimLinearKernel, SoftwareFloatSigmoidIsBitIdenticalAndCostsMore) {
   EXPECT_GT(cycles[1], cycles[0]);  // a double division per row costs 2,183 issue slots
 }
 
+TEST(PimLinearKernel, PimOptFeatureSplitIsBitIdenticalAndPaysBarriersPerSample) {
+  const Fixture f = Make(64, 2000, 91, 1100);  // 16 feature blocks: every tasklet has work in the feature split
+  double sync[2], total[2];
+  for (uint32_t mode : {0u, 1u}) {
+    for (uint32_t split : {0u, 1u}) {
+      LinearKernelArgs a = ArgsFor(f, mode, 1, 64);
+      a.feature_split = split;
+      a.steps = 1;
+      a.slots_per_step = 1100;  // two chunks
+      a.lr_weight_q32 = fixed::ToScale(0.25, "lr");
+      a.decay_q32 = fixed::ToScale(0.001, "decay");
+      std::vector<uint32_t> list;
+      for (uint32_t i = 0; i < 1100; ++i) list.push_back((i * 7) % 64);
+      pim::PimSystem system(pim::MakeProfile("pim-opt"), 1);
+      pim::DpuSet set = Upload(system, f, a, list);
+      const pim::LaunchStats stats = set.Launch();
+      sync[split] = stats.slowest.sync;
+      total[split] = stats.slowest.total;
+      if (mode == 0) {
+        std::vector<int64_t> g(f.shard.n_pad + 8);
+        set.CopyFrom(0, pim::kMramHeapSymbol, f.layout.g_offset, g.data(), 8 * g.size());
+        const auto expected = ReferenceGradient(f.shard, f.model, list, a);
+        for (uint32_t j = 0; j <= f.shard.n_pad; ++j) ASSERT_EQ(g[j], expected[j]) << split << " " << j;
+      } else {
+        std::vector<int32_t> model(f.shard.n_pad + 8);
+        set.CopyFrom(0, pim::kMramHeapSymbol, f.layout.w_offset, model.data(), 4 * model.size());
+        std::vector<int32_t> expected = f.model;
+        fixed::Saturation sat;
+        ReferenceLocalSteps(f.shard, expected, f.v, {list}, a, sat);
+        for (uint32_t j = 0; j <= f.shard.n_pad; ++j) ASSERT_EQ(model[j], expected[j]) << split << " " << j;
+      }
+    }
+    EXPECT_GT(sync[1], 100 * sync[0]);  // two barriers per sample instead of per chunk
+    EXPECT_GT(total[1], total[0]);
+  }
+}
+
 TEST(PimLinearKernel, StepsLargerThanOneWramChunkAreBitIdentical) {
   // 2,500 rows in one step: three chunks of at most kMaxRowsPerStep rows, sums collected in MRAM.
   for (uint32_t mode : {0u, 1u}) {

@@ -187,6 +187,9 @@ TEST_F(Cli, BadFlagsNameTheFlag) {
   ExpectBadInput(TrainArgs(train) + " --backend pim --algo ma --dpus 4 --workers 8", "contradicts --workers");
   ExpectBadInput(TrainArgs(train) + " --backend pim --algo ma --dpus 4 --tasklets 40", "--tasklets");
   ExpectBadInput(TrainArgs(train) + " --backend pim --algo ma --dpus 4 --profile-set colour=1", "--profile-set");
+  ExpectBadInput(TrainArgs(train) + " --backend pim --algo ma --dpus 4 --tasklet-split rows", "--tasklet-split");
+  ExpectBadInput(TrainArgs(train) + " --backend pim --algo ma --dpus 4 --sigmoid cubic", "--sigmoid");
+  ExpectBadInput(TrainArgs(train) + " --sigmoid float", "--sigmoid: only meaningful with --backend pim");
   ExpectBadInput(TrainArgs(train) + " --test " + test + " --test-fraction 0.2", "--test-fraction");
   ExpectBadInput(TrainArgs(train) + " --class-weights 15", "--class-weights");
   ExpectBadInput(TrainArgs(train) + " --scale zscore", "--scale");

@@ -40,6 +40,7 @@ class LinearKernel final : public pim::Kernel {
                          {"rows", 4 * kMaxRowsPerStep},
                          {"d", 4 * kMaxRowsPerStep},
                          {"count", 8},
+                         {"partials", 8 * 24},
                          {"saturations", 8 * 24}};
     return spec;
   }
@@ -78,9 +79,23 @@ class LinearKernel final : public pim::Kernel {
         t.BarrierWait();
         const uint32_t n = *count;
         if (n == 0) break;
-        // Phase A: scores and derivatives, one row per tasklet at a time.
         t.MramRead(a.w_offset + uint64_t{a.n_pad} * 4, buf.word, 8);
         const int32_t bias = static_cast<int32_t>(buf.word[0] & 0xFFFFFFFF);
+        if (a.feature_split) {
+          // PIM-Opt's split (pimopt-reference.md 3.1): every tasklet takes its feature blocks of each sample; two
+          // barriers per sample; G is read-modified-written in MRAM per sample.
+          FeatureSplitChunk(t, a, buf, rows, d, n, bias, chunk);
+          if (t.me() == bias_owner) {
+            for (uint32_t i = 0; i < n; ++i) bias_sum += d[i];
+            t.Charge(Op::kWramLoad, n);
+            t.Charge(Op::kInt64Add, n);
+          }
+          step_rows += n;
+          t.BarrierWait();
+          if (n < kMaxRowsPerStep) break;
+          continue;
+        }
+        // Phase A: scores and derivatives, one row per tasklet at a time.
         for (uint32_t i = t.me(); i < n; i += t.nr_tasklets()) {
           const uint32_t r = rows[i];
           int64_t z = a.fit_bias ? static_cast<int64_t>(bias) << fixed::kFeatureFracBits : 0;
@@ -236,6 +251,52 @@ class LinearKernel final : public pim::Kernel {
     t.Charge(Op::kWramStore, 1);
     const int32_t weight = y > 0 ? a.positive_weight_q24 : a.negative_weight_q24;
     return fixed::ApplyClassWeight(fixed::DerivativeFromSigmoid(loss, sigma, z24, y), weight);
+  }
+
+  // PIM-Opt's work split for one chunk of dense rows: per sample, each tasklet's feature blocks give a partial
+  // score (barrier), tasklet 0 finishes the score and the derivative (barrier), each tasklet adds d x to its blocks
+  // of G in MRAM.
+  static void FeatureSplitChunk(Tasklet& t, const LinearKernelArgs& a, Buffers& buf, const uint32_t* rows, int32_t* d,
+                                uint32_t n, int32_t bias, uint32_t chunk) {
+    auto* partials = t.Wram<int64_t>("partials");
+    const uint32_t blocks = a.n_pad / kFeatureBlock;
+    for (uint32_t i = 0; i < n; ++i) {
+      const uint32_t r = rows[i];
+      int64_t z = 0;
+      for (uint32_t b = t.me(); b < blocks; b += t.nr_tasklets()) {
+        t.MramRead(a.x_offset + uint64_t{r} * a.n_pad + uint64_t{b} * kFeatureBlock, buf.x, kFeatureBlock);
+        t.MramRead(a.w_offset + uint64_t{b} * kFeatureBlock * 4, buf.w, 4 * kFeatureBlock);
+        for (uint32_t j = 0; j < kFeatureBlock; ++j) z += static_cast<int64_t>(buf.x[j]) * buf.w[j];
+        t.Charge(Op::kWramLoad, 2 * kFeatureBlock);
+        ChargeProducts(t, kFeatureBlock);
+        t.Charge(Op::kBranch, kFeatureBlock);
+      }
+      partials[t.me()] = z;
+      t.BarrierWait();
+      if (t.me() == 0) {
+        int64_t total = a.fit_bias ? static_cast<int64_t>(bias) << fixed::kFeatureFracBits : 0;
+        for (uint32_t k = 0; k < t.nr_tasklets(); ++k) total += partials[k];
+        t.Charge(Op::kInt64Add, t.nr_tasklets());
+        d[i] = RowDerivative(t, a, buf, r, fixed::ShiftTowardZero(total, fixed::kFeatureFracBits));
+      }
+      t.BarrierWait();
+      const int64_t di = d[i];
+      for (uint32_t b = t.me(); b < blocks; b += t.nr_tasklets()) {
+        const uint64_t g_address = a.g_offset + uint64_t{b} * kFeatureBlock * 8;
+        if (chunk == 0 && i == 0) {
+          std::fill(buf.acc, buf.acc + kFeatureBlock, 0);
+        } else {
+          t.MramRead(g_address, buf.acc, 8 * kFeatureBlock);
+        }
+        t.MramRead(a.x_offset + uint64_t{r} * a.n_pad + uint64_t{b} * kFeatureBlock, buf.x, kFeatureBlock);
+        for (uint32_t j = 0; j < kFeatureBlock; ++j) buf.acc[j] += di * buf.x[j];
+        t.Charge(Op::kWramLoad, 2 * kFeatureBlock);
+        ChargeProducts(t, kFeatureBlock);
+        t.Charge(Op::kWramStore, kFeatureBlock);
+        t.Charge(Op::kBranch, kFeatureBlock);
+        t.MramWrite(buf.acc, g_address, 8 * kFeatureBlock);
+      }
+    }
   }
 
   // Adds this chunk's sums of feature block b to G (the first chunk of a step writes them).

@@ -134,6 +134,7 @@ LinearKernelArgs PimBackend::BaseArgs(uint32_t dpu) const {
   a.sigmoid_offset = layout_.sigmoid_offset;
   a.sparse = layout_.sparse ? 1 : 0;
   a.sigmoid_float = options_.sigmoid_float ? 1 : 0;
+  a.feature_split = options_.feature_split && !layout_.sparse ? 1 : 0;
   a.col_offset = layout_.col_offset;
   a.val_offset = layout_.val_offset;
   return a;

@@ -49,7 +49,7 @@ struct LinearKernelArgs {
   uint64_t lr_weight_q32 = 0;  // lr * worker weight, Q0.32 (modes 1, 2; divided by the step's row count)
   uint64_t decay_q32 = 0;      // lr * l2 (mode 1) or lr * rho (mode 2), Q0.32
   uint32_t sigmoid_float = 0;  // 1: PIM-Opt's software-float sigmoid; 0: the fixed-point table
-  uint32_t pad = 0;
+  uint32_t feature_split = 0;  // 1 (dense only): PIM-Opt's per-sample feature split over tasklets
   int32_t positive_weight_q24 = 1 << 24;
   int32_t negative_weight_q24 = 1 << 24;
   uint64_t x_offset = 0, y_offset = 0, w_offset = 0, v_offset = 0, g_offset = 0, list_offset = 0, sigmoid_offset = 0;

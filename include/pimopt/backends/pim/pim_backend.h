@@ -43,6 +43,7 @@ struct PimBackendOptions {
   uint32_t tasklets = 16;
   int host_threads = 0;
   bool sigmoid_float = false;  // LR: PIM-Opt's software-float sigmoid instead of the fixed-point table
+  bool feature_split = false;  // dense data: PIM-Opt's tasklet split (features of each sample, 2 barriers/sample)
 };
 
 class PimBackend final : public IBackend {

@@ -1,8 +1,10 @@
 #include <chrono>
 #include <cmath>
 
+#include "pimopt/algorithms/checkpoint.h"
 #include "pimopt/algorithms/train.h"
 #include "pimopt/core/error.h"
+#include "pimopt/data/file_util.h"
 
 namespace pimopt {
 
@@ -125,7 +127,23 @@ TrainResult Train(const Dataset& train, const Dataset* test, const TrainConfig& 
   backend.Setup(train, config);
 
   TrainResult result;
-  for (int epoch = 0; epoch < config.epochs; ++epoch) {
+  const uint64_t fingerprint = options.checkpoint_path.empty() ? 0 : RunFingerprint(config, train, backend.name());
+  int first_epoch = 0;
+  if (options.resume && !options.checkpoint_path.empty() && FileExists(options.checkpoint_path)) {
+    const Checkpoint checkpoint = ReadCheckpoint(options.checkpoint_path);
+    if (checkpoint.fingerprint != fingerprint || checkpoint.backend != backend.name()) {
+      throw InputError(StrCat(options.checkpoint_path,
+                              ": the checkpoint belongs to another run (configuration, data or backend differ)"));
+    }
+    if (checkpoint.epochs_done >= config.epochs) {
+      throw ConfigError("--epochs", StrCat("the checkpoint already holds ", checkpoint.epochs_done,
+                                           " epochs; raise --epochs to train further"));
+    }
+    backend.RestoreState(checkpoint.state);
+    first_epoch = checkpoint.epochs_done;
+    result.resumed_from_epoch = first_epoch;
+  }
+  for (int epoch = first_epoch; epoch < config.epochs; ++epoch) {
     EpochRecord record;
     record.epoch = epoch + 1;
     record.lr = config.LearningRate(epoch);
@@ -161,6 +179,11 @@ TrainResult Train(const Dataset& train, const Dataset* test, const TrainConfig& 
     result.eval_seconds += record.eval_seconds;
     if (options.on_epoch) options.on_epoch(record);
     result.epochs.push_back(std::move(record));
+    const int done = epoch + 1;
+    if (!options.checkpoint_path.empty() && options.checkpoint_every > 0 &&
+        (done % options.checkpoint_every == 0 || done == config.epochs)) {
+      WriteCheckpoint({fingerprint, done, backend.name(), backend.SaveState()}, options.checkpoint_path);
+    }
   }
   result.model.positive_label_value = train.positive_label_value;
   result.model.negative_label_value = train.negative_label_value;

@@ -99,7 +99,9 @@ std::string JoinArgs(int argc, char** argv) {
 
 // ---------------------------------------------------------------- train
 struct TrainFlags {
-  std::string data, test, model = "lr", algo = "mbsgd", backend = "cpu", out, report, liblinear_out;
+  std::string data, test, model = "lr", algo = "mbsgd", backend = "cpu", out, report, liblinear_out, checkpoint;
+  int checkpoint_every = 1;
+  bool resume = false;
   std::string lr_schedule = "constant", class_weights, scale = "none", profile = "pim-opt", profile_set,
               sigmoid = "table", tasklet_split = "samples";
   uint32_t dpus = 0, tasklets = 16, project_dpus = 0;
@@ -170,6 +172,10 @@ void AddTrainCommand(CLI::App& app, TrainFlags& f) {
   cmd->add_option("--out", f.out, "write the trained model here (pimopt text format)");
   cmd->add_option("--liblinear-out", f.liblinear_out, "also write the model in LIBLINEAR's format");
   cmd->add_option("--report", f.report, "write the JSON report here");
+  cmd->add_option("--checkpoint", f.checkpoint,
+                  "write the training state here (atomically) every --checkpoint-every epochs");
+  cmd->add_option("--checkpoint-every", f.checkpoint_every, "epochs between checkpoints")->capture_default_str();
+  cmd->add_flag("--resume", f.resume, "continue from --checkpoint if it exists (same run: config, data, backend)");
   cmd->add_flag("--no-train-metrics", f.no_train_metrics, "evaluate the training set only after the last epoch");
   cmd->add_flag("--quiet,-q", f.quiet, "print only the final summary");
   AddDataFlags(cmd, f.data_flags);
@@ -271,6 +277,9 @@ int RunTrain(const TrainFlags& f, const std::string& command_line) {
   CheckOutputPath(f.out, "--out");
   CheckOutputPath(f.report, "--report");
   CheckOutputPath(f.liblinear_out, "--liblinear-out");
+  CheckOutputPath(f.checkpoint, "--checkpoint");
+  if (f.resume && f.checkpoint.empty()) throw ConfigError("--resume", "needs --checkpoint FILE");
+  if (f.checkpoint_every < 1) throw ConfigError("--checkpoint-every", "must be at least 1");
   const SourceOptions source = f.data_flags.Options();
 
   ThreadPool pool(f.threads);
@@ -326,6 +335,9 @@ int RunTrain(const TrainFlags& f, const std::string& command_line) {
   TrainOptions options;
   options.eval_pool = &pool;
   options.evaluate_train = !f.no_train_metrics;
+  options.checkpoint_path = f.checkpoint;
+  options.checkpoint_every = f.checkpoint.empty() ? 0 : f.checkpoint_every;
+  options.resume = f.resume;
   options.on_epoch = [&](const EpochRecord& r) {
     if (!f.quiet) std::cout << FormatEpochLine(r) << std::endl;
   };
@@ -334,13 +346,14 @@ int RunTrain(const TrainFlags& f, const std::string& command_line) {
   RunInfo info{command_line, f.backend, pool.NumThreads(), &train, test ? &*test : nullptr, load_seconds};
   nlohmann::json report = BuildReport(info, config, result);
   for (const auto& [key, value] : backend.Counters()) report["backend_counters"][key] = value;
+  report["resumed_from_epoch"] = result.resumed_from_epoch;
   if (f.backend == "pim" && (f.project_dpus_opt->count() || f.project_rows_opt->count())) {
     const auto& pim_backend = static_cast<const PimBackend&>(backend);
     const uint32_t dpus = f.project_dpus_opt->count() ? f.project_dpus : static_cast<uint32_t>(config.workers);
     const uint64_t rows =
         f.project_rows_opt->count() ? f.project_rows_per_dpu : (train.num_rows() + config.workers - 1) / config.workers;
     if (dpus == 0 || rows == 0) throw ConfigError("--project-dpus", "projection targets must be positive");
-    const PimProjection p = pim_backend.Project(dpus, rows, config.epochs);
+    const PimProjection p = pim_backend.Project(dpus, rows, static_cast<int>(result.epochs.size()));
     report["projection"] = {{"dpus", p.dpus},
                             {"rows_per_dpu", p.rows_per_dpu},
                             {"extrapolated",
@@ -378,8 +391,8 @@ int RunTrain(const TrainFlags& f, const std::string& command_line) {
   if (pim) {
     const auto& phases = result.phase_seconds;
     char buf[96];
-    std::snprintf(buf, sizeof(buf), "  %15.4f  %19.4f", phases.at("modeled_total") / config.epochs,
-                  phases.at("host_reduction") / config.epochs);
+    std::snprintf(buf, sizeof(buf), "  %15.4f  %19.4f", phases.at("modeled_total") / static_cast<double>(result.epochs.size()),
+                  phases.at("host_reduction") / static_cast<double>(result.epochs.size()));
     modeled = buf;
   }
   std::printf(
@@ -389,7 +402,7 @@ int RunTrain(const TrainFlags& f, const std::string& command_line) {
       last.test
           ? fmt(config.objective.loss == LossKind::kLogistic ? last.test->log_loss : last.test->hinge_loss).c_str()
           : "-",
-      result.train_seconds / config.epochs, modeled.c_str());
+      result.train_seconds / static_cast<double>(result.epochs.size()), modeled.c_str());
   return 0;
 }
 

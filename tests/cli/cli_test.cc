@@ -114,6 +114,37 @@ TEST_F(Cli, PimBackendReportsModeledPhasesAndCounters) {
   EXPECT_GT(j["final"]["test"]["accuracy"].get<double>(), 0.8);
 }
 
+TEST_F(Cli, KilledRunResumesFromTheLastCheckpointToTheSameModel) {
+  const std::string ckpt = dir.Path("run.ckpt"), resumed = dir.Path("resumed.model"), full = dir.Path("full.model");
+  const std::string args =
+      "train --data dense:rows=40000,features=2000,seed=5 --algo sgd --lr 0.001 --epochs 40 -q "
+      "--no-train-metrics";
+  // SIGKILL the run once its first checkpoint exists (it is then a few epochs in, or writing another checkpoint).
+  const std::string kill_script = "bash -c '" + std::string(PIMOPT_BINARY) + " " + args + " --checkpoint " + ckpt +
+                                  " > /dev/null 2>&1 & pid=$!; for i in $(seq 1500); do [ -f " + ckpt +
+                                  " ] && break; sleep 0.02; done; sleep 0.2; kill -9 $pid; wait $pid; echo status=$?'";
+  FILE* pipe = popen(kill_script.c_str(), "r");
+  char buf[256] = {};
+  const size_t got = fread(buf, 1, sizeof(buf) - 1, pipe);
+  pclose(pipe);
+  ASSERT_NE(std::string(buf, got).find("status=137"), std::string::npos)
+      << std::string(buf, got) << " (the run ended before the kill)";
+  ASSERT_TRUE(std::filesystem::exists(ckpt));
+  const RunResult r = RunPimopt(args + " --checkpoint " + ckpt + " --resume --out " + resumed + " --report " +
+                                dir.Path("resumed.json"));
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  const auto j = nlohmann::json::parse(testing::ReadText(dir.Path("resumed.json")));
+  EXPECT_GE(j["resumed_from_epoch"].get<int>(), 1);
+  EXPECT_LT(j["resumed_from_epoch"].get<int>(), 40);
+  ASSERT_EQ(RunPimopt(args + " --out " + full).exit_code, 0);
+  auto weights = [](const std::string& path) {
+    const std::string t = testing::ReadText(path);
+    return t.substr(t.find("loss "));  // skip the comment lines that record the command line
+  };
+  EXPECT_EQ(weights(resumed), weights(full));
+  ExpectBadInput(TrainArgs(train) + " --resume", "--resume: needs --checkpoint");
+}
+
 TEST_F(Cli, SameSeedSameModelFileWhateverTheThreads) {
   const std::string a = dir.Path("a.model"), b = dir.Path("b.model");
   ASSERT_EQ(

@@ -14,6 +14,7 @@
 #include <memory>
 #include <span>
 #include <string>
+#include <vector>
 
 #include "pimopt/algorithms/schedule.h"
 #include "pimopt/algorithms/train_config.h"
@@ -52,6 +53,12 @@ struct TrafficCounters {
   uint64_t syncs = 0;
 };
 
+// A backend's training state (models, duals) as opaque 32-bit words, for checkpoints. Restoring it after Setup
+// with the same data and configuration continues training exactly where SaveState left it.
+struct BackendState {
+  std::vector<std::vector<uint32_t>> vectors;
+};
+
 class IBackend {
  public:
   virtual ~IBackend() = default;
@@ -84,6 +91,10 @@ class IBackend {
   virtual TrafficCounters Traffic() const = 0;
   // Backend-specific measurements for the report (e.g. modeled energy, fixed-point saturation events).
   virtual std::map<std::string, double> Counters() const { return {}; }
+
+  // Checkpointing (after Setup): the state that the next verbs depend on.
+  virtual BackendState SaveState() = 0;
+  virtual void RestoreState(const BackendState& state) = 0;
 };
 
 }  // namespace pimopt

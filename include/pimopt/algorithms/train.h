@@ -35,12 +35,18 @@ struct TrainResult {
   double eval_seconds = 0;
   std::map<std::string, double> phase_seconds;
   TrafficCounters traffic;
+  int resumed_from_epoch = 0;  // epochs done before this run (restored from a checkpoint)
 };
 
 struct TrainOptions {
   bool evaluate_train = true;  // compute train-set metrics every epoch (else only after the last)
   ThreadPool* eval_pool = nullptr;
   std::function<void(const EpochRecord&)> on_epoch;  // progress callback
+  // Checkpoints: write the state to `checkpoint_path` every `checkpoint_every` epochs (and after the last); with
+  // `resume`, continue from that file when it exists (it must come from the same run).
+  std::string checkpoint_path;
+  int checkpoint_every = 0;
+  bool resume = false;
 };
 
 TrainResult Train(const Dataset& train, const Dataset* test, const TrainConfig& config, IBackend& backend,

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstring>
 
 #include "pimopt/core/error.h"
 #include "pimopt/core/thread_pool.h"
@@ -317,6 +318,37 @@ AdmmResiduals CpuBackend::AdmmConsensus(double rho) {
   CountSync(false, true);
   AddPhase("reduce_and_update", t0);
   return res;
+}
+
+namespace {
+std::vector<uint32_t> Words(const std::vector<float>& v) {
+  std::vector<uint32_t> w(v.size());
+  std::memcpy(w.data(), v.data(), 4 * v.size());
+  return w;
+}
+void FromWords(const std::vector<uint32_t>& w, std::vector<float>& v) {
+  PIMOPT_CHECK(w.size() == v.size(), "checkpoint vector of the wrong size");
+  std::memcpy(v.data(), w.data(), 4 * v.size());
+}
+}  // namespace
+
+BackendState CpuBackend::SaveState() {
+  // Global model, then every worker's local model, then every ADMM dual (float bit patterns).
+  BackendState state;
+  state.vectors.push_back(Words(global_));
+  for (const auto& x : local_) state.vectors.push_back(Words(x));
+  for (const auto& u : dual_) state.vectors.push_back(Words(u));
+  return state;
+}
+
+void CpuBackend::RestoreState(const BackendState& state) {
+  if (state.vectors.size() != 1 + local_.size() + dual_.size()) {
+    throw InputError("checkpoint: it holds the state of a different number of workers or algorithm");
+  }
+  size_t i = 0;
+  FromWords(state.vectors[i++], global_);
+  for (auto& x : local_) FromWords(state.vectors[i++], x);
+  for (auto& u : dual_) FromWords(state.vectors[i++], u);
 }
 
 LinearModel CpuBackend::ExportModel() const {

@@ -107,6 +107,7 @@ void PimBackend::Setup(const Dataset& train, const TrainConfig& config) {
   local_.assign(num_dpus_, std::vector<int32_t>(layout_.n_pad + 1, 0));
   dual_.assign(config.algorithm == AlgorithmKind::kAdmm ? num_dpus_ : 0, std::vector<int32_t>(layout_.n_pad + 1, 0));
   saturation_ = {};
+  checkpoint_to_dpu_bytes_ = checkpoint_from_dpu_bytes_ = 0;
   setup_to_dpu_bytes_ = dpus_->stats().to_dpu_bytes;
   setup_to_dpu_s_ = dpus_->stats().to_dpu_s;
   to_dpu_s_ = from_dpu_s_ = kernel_s_ = compute_s_ = dma_s_ = sync_s_ = launch_s_ = 0;
@@ -366,9 +367,9 @@ std::map<std::string, double> PimBackend::PhaseSeconds() const {
 
 TrafficCounters PimBackend::Traffic() const {
   TrafficCounters t;
-  if (dpus_) {
-    t.to_workers_bytes = dpus_->stats().to_dpu_bytes - setup_to_dpu_bytes_;  // training traffic only
-    t.from_workers_bytes = dpus_->stats().from_dpu_bytes;
+  if (dpus_) {  // training traffic only
+    t.to_workers_bytes = dpus_->stats().to_dpu_bytes - setup_to_dpu_bytes_ - checkpoint_to_dpu_bytes_;
+    t.from_workers_bytes = dpus_->stats().from_dpu_bytes - checkpoint_from_dpu_bytes_;
   }
   t.syncs = syncs_;
   return t;
@@ -395,6 +396,45 @@ std::map<std::string, double> PimBackend::Counters() const {
     c["dpu_saturations"] = static_cast<double>(total);
   }
   return c;
+}
+
+BackendState PimBackend::SaveState() {
+  // The host's model, every DPU's local model (pulled now), every ADMM dual.
+  std::vector<std::vector<int32_t>> buffers(num_dpus_, std::vector<int32_t>(layout_.n_pad + 8));
+  for (uint32_t k = 0; k < num_dpus_; ++k) dpus_->PrepareXfer(k, buffers[k].data(), layout_.model_bytes());
+  dpus_->PushXfer(pim::XferDirection::kFromDpu, pim::kMramHeapSymbol, layout_.w_offset, layout_.model_bytes());
+  checkpoint_from_dpu_bytes_ += uint64_t{num_dpus_} * layout_.model_bytes();
+  auto words = [](const int32_t* begin, size_t n) { return std::vector<uint32_t>(begin, begin + n); };
+  BackendState state;
+  state.vectors.push_back(words(global_.data(), global_.size()));
+  for (const auto& x : buffers) state.vectors.push_back(words(x.data(), layout_.n_pad + 1));
+  for (const auto& u : dual_) state.vectors.push_back(words(u.data(), u.size()));
+  return state;
+}
+
+void PimBackend::RestoreState(const BackendState& state) {
+  if (state.vectors.size() != 1 + num_dpus_ + dual_.size()) {
+    throw InputError("checkpoint: it holds the state of a different number of DPUs or algorithm");
+  }
+  for (const auto& v : state.vectors) {
+    if (v.size() != layout_.n_pad + 1) throw InputError("checkpoint: a model of the wrong size");
+  }
+  size_t i = 0;
+  auto load = [&](std::vector<int32_t>& out) {
+    const auto& v = state.vectors[i++];
+    out.assign(v.begin(), v.end());
+  };
+  load(global_);
+  std::vector<std::vector<int32_t>> buffers(num_dpus_, std::vector<int32_t>(layout_.n_pad + 8, 0));
+  for (uint32_t k = 0; k < num_dpus_; ++k) {
+    const auto& v = state.vectors[i++];
+    std::copy(v.begin(), v.end(), buffers[k].begin());
+    std::copy(v.begin(), v.end(), local_[k].begin());
+    dpus_->PrepareXfer(k, buffers[k].data(), layout_.model_bytes());
+  }
+  dpus_->PushXfer(pim::XferDirection::kToDpu, pim::kMramHeapSymbol, layout_.w_offset, layout_.model_bytes());
+  checkpoint_to_dpu_bytes_ += uint64_t{num_dpus_} * layout_.model_bytes();
+  for (auto& u : dual_) load(u);
 }
 
 void PimBackend::RecordTransfer(TransferKind kind, uint64_t bytes_per_dpu) {

@@ -32,6 +32,8 @@ class CpuBackend final : public IBackend {
   LinearModel ExportModel() const override;
   std::map<std::string, double> PhaseSeconds() const override { return phase_seconds_; }
   TrafficCounters Traffic() const override { return traffic_; }
+  BackendState SaveState() override;
+  void RestoreState(const BackendState& state) override;
 
  private:
   using Clock = std::chrono::steady_clock;

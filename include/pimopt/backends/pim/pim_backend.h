@@ -61,6 +61,8 @@ class PimBackend final : public IBackend {
   std::map<std::string, double> PhaseSeconds() const override;
   TrafficCounters Traffic() const override;
   std::map<std::string, double> Counters() const override;
+  BackendState SaveState() override;  // pulls the local models from the DPUs (not counted in the phase times)
+  void RestoreState(const BackendState& state) override;
   // Per-epoch modeled time of this run (`epochs` epochs done) projected to `target_dpus` x `target_rows_per_dpu`.
   PimProjection Project(uint32_t target_dpus, uint64_t target_rows_per_dpu, int epochs) const;
 
@@ -92,6 +94,7 @@ class PimBackend final : public IBackend {
   std::vector<std::vector<int32_t>> dual_;   // u_k (ADMM)
   fixed::Saturation saturation_;             // host-side narrowing
   uint64_t setup_to_dpu_bytes_ = 0;          // the one-time data push, excluded from training traffic
+  uint64_t checkpoint_to_dpu_bytes_ = 0, checkpoint_from_dpu_bytes_ = 0;  // checkpoints, excluded too
   double setup_to_dpu_s_ = 0;
   // Modeled seconds of the PIM machine, and real host seconds.
   double to_dpu_s_ = 0, from_dpu_s_ = 0, kernel_s_ = 0, compute_s_ = 0, dma_s_ = 0, sync_s_ = 0, launch_s_ = 0;

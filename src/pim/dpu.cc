@@ -393,7 +393,6 @@ DpuLaunchResult Dpu::Launch(Kernel& kernel) {
   for (uint32_t k = 0; k < tasklets_; ++k) {
     Tasklet& t = tasklets[k];
     t.dpu_ = this;
-    t.run_ = &runs[k];
     t.id_ = k;
     t.num_tasklets_ = tasklets_;
     t.dpu_index_ = index_;

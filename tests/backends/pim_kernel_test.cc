@@ -59,12 +59,11 @@ pim::DpuSet Upload(pim::PimSystem& system, const Fixture& f, const LinearKernelA
   return set;
 }
 
-LinearKernelArgs ArgsFor(const Fixture& f, uint32_t mode, uint32_t loss, uint32_t rows) {
+LinearKernelArgs ArgsFor(const Fixture& f, uint32_t mode, uint32_t loss) {
   LinearKernelArgs a;
   a.mode = mode;
   a.loss = loss;
   a.n_pad = f.shard.n_pad;
-  a.rows = rows;
   a.x_offset = f.layout.x_offset;
   a.y_offset = f.layout.y_offset;
   a.w_offset = f.layout.w_offset;
@@ -78,7 +77,7 @@ LinearKernelArgs ArgsFor(const Fixture& f, uint32_t mode, uint32_t loss, uint32_
 TEST(PimLinearKernel, GradientModeIsBitIdenticalToTheReference) {
   for (uint32_t loss : {0u, 1u}) {
     const Fixture f = Make(40, 300, 3 + loss, 64);
-    LinearKernelArgs a = ArgsFor(f, 0, loss, 40);
+    LinearKernelArgs a = ArgsFor(f, 0, loss);
     a.positive_weight_q24 = 15 << 24;
     a.negative_weight_q24 = 1 << 23;
     const std::vector<uint32_t> list = {3, 17, 0, 39, 22, 5, 5, 11, 30};
@@ -105,7 +104,7 @@ TEST(PimLinearKernel, LocalStepModesAreBitIdenticalToTheReference) {
     for (uint32_t loss : {0u, 1u}) {
       for (uint32_t fit_bias : {0u, 1u}) {
         const Fixture f = Make(64, 200, 10 * mode + loss, 6 * 12);
-        LinearKernelArgs a = ArgsFor(f, mode, loss, 64);
+        LinearKernelArgs a = ArgsFor(f, mode, loss);
         a.fit_bias = fit_bias;
         a.steps = 6;
         a.slots_per_step = 12;
@@ -144,7 +143,7 @@ TEST(PimLinearKernel, SoftwareFloatSigmoidIsBitIdenticalAndCostsMore) {
   const Fixture f = Make(64, 200, 77, 6 * 12);
   double cycles[2];
   for (uint32_t sigmoid_float : {0u, 1u}) {
-    LinearKernelArgs a = ArgsFor(f, 1, 0, 64);
+    LinearKernelArgs a = ArgsFor(f, 1, 0);
     a.sigmoid_float = sigmoid_float;
     a.steps = 6;
     a.slots_per_step = 12;
@@ -175,7 +174,7 @@ TEST(PimLinearKernel, PimOptFeatureSplitIsBitIdenticalAndPaysBarriersPerSample) 
   double sync[2], total[2];
   for (uint32_t mode : {0u, 1u}) {
     for (uint32_t split : {0u, 1u}) {
-      LinearKernelArgs a = ArgsFor(f, mode, 1, 64);
+      LinearKernelArgs a = ArgsFor(f, mode, 1);
       a.feature_split = split;
       a.steps = 1;
       a.slots_per_step = 1100;  // two chunks
@@ -211,7 +210,7 @@ TEST(PimLinearKernel, StepsLargerThanOneWramChunkAreBitIdentical) {
   // 2,500 rows in one step: three chunks of at most kMaxRowsPerStep rows, sums collected in MRAM.
   for (uint32_t mode : {0u, 1u}) {
     const Fixture f = Make(64, 200, 40 + mode, 2600);
-    LinearKernelArgs a = ArgsFor(f, mode, 0, 64);
+    LinearKernelArgs a = ArgsFor(f, mode, 0);
     a.steps = 1;
     a.slots_per_step = 2500;
     a.lr_weight_q32 = fixed::ToScale(0.5, "lr");

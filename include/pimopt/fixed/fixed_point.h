@@ -63,6 +63,13 @@ inline int64_t MulScale(int64_t v, uint64_t scale) {
   return static_cast<int64_t>(p >= 0 ? p >> kScaleFracBits : -((-p) >> kScaleFracBits));
 }
 
+// One SGD coordinate update: x - (G * scale) / 2^32 / 2^7 - decay_base * decay / 2^32, all toward zero, where G is a
+// gradient sum in Q.31 and x, decay_base in Q.24 (not yet saturated). Used by the DPU kernel, its host reference and
+// the host's GA-SGD step.
+inline int64_t SgdUpdate(int64_t x, int64_t g_q31, uint64_t scale_q32, int64_t decay_base, uint64_t decay_q32) {
+  return x - ShiftTowardZero(MulScale(g_q31, scale_q32), kFeatureFracBits) - MulScale(decay_base, decay_q32);
+}
+
 // sigma(z) for z in [-8, 8) in steps of 1/64, nearest entry, Q.24; below -8 -> 0, at or above 8 -> 1.
 inline constexpr int kSigmoidEntries = 1024;
 const std::array<int32_t, kSigmoidEntries>& SigmoidTable();

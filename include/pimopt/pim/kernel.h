@@ -78,7 +78,6 @@ void RegisterKernel(const std::string& name, KernelFactory factory);
 std::unique_ptr<Kernel> CreateKernel(const std::string& name);
 
 class Dpu;
-struct TaskletRun;
 
 class Tasklet {
  public:
@@ -117,7 +116,6 @@ class Tasklet {
  private:
   friend class Dpu;
   Dpu* dpu_ = nullptr;
-  TaskletRun* run_ = nullptr;
   uint32_t id_ = 0;
   uint32_t num_tasklets_ = 0;
   uint32_t dpu_index_ = 0;

@@ -12,12 +12,6 @@ namespace {
 
 uint64_t Align8(uint64_t v) { return (v + 7) / 8 * 8; }
 
-// Update of one model coordinate: x - (G * scale) / 2^32 / 2^7 - decay term, saturated.
-inline int64_t UpdatedCoordinate(int64_t x, int64_t g_q31, uint64_t scale_q32, int64_t decay_base, uint64_t decay_q32) {
-  const int64_t delta = fixed::ShiftTowardZero(fixed::MulScale(g_q31, scale_q32), fixed::kFeatureFracBits);
-  return x - delta - fixed::MulScale(decay_base, decay_q32);
-}
-
 // Per-tasklet WRAM buffers.
 struct Buffers {
   int8_t* x;      // a block of a dense row, or a window of sparse values
@@ -360,7 +354,7 @@ class LinearKernel final : public pim::Kernel {
     if (a.mode == 2) t.MramRead(a.v_offset + uint64_t{b} * kFeatureBlock * 4, buf.v, 4 * kFeatureBlock);
     for (uint32_t j = 0; j < kFeatureBlock; ++j) {
       const int64_t base = a.mode == 2 ? int64_t{buf.w[j]} - buf.v[j] : int64_t{buf.w[j]};
-      buf.w[j] = fixed::SaturateModel(UpdatedCoordinate(buf.w[j], buf.acc[j], scale, base, a.decay_q32), saturation);
+      buf.w[j] = fixed::SaturateModel(fixed::SgdUpdate(buf.w[j], buf.acc[j], scale, base, a.decay_q32), saturation);
     }
     // Per feature: the step and the decay multiplies (a shift when the factor is a power of two, else a software
     // 64-bit multiply), shifts, adds, saturation checks, loads and a store.
@@ -390,7 +384,7 @@ class LinearKernel final : public pim::Kernel {
       t.MramRead(a.v_offset + uint64_t{a.n_pad} * 4, buf.word + 1, 8);
       base = int64_t{old} - static_cast<int32_t>(buf.word[1] & 0xFFFFFFFF);
     }
-    int32_t updated = fixed::SaturateModel(UpdatedCoordinate(old, g, scale, base, a.decay_q32), saturation);
+    int32_t updated = fixed::SaturateModel(fixed::SgdUpdate(old, g, scale, base, a.decay_q32), saturation);
     if (!a.fit_bias) updated = 0;
     buf.word[0] = static_cast<uint32_t>(updated);
     t.MramWrite(buf.word, a.w_offset + uint64_t{a.n_pad} * 4, 8);
@@ -481,7 +475,7 @@ void ReferenceLocalSteps(const QuantizedShard& shard, std::vector<int32_t>& mode
       } else if (!is_bias) {
         base = model[j];
       }
-      model[j] = fixed::SaturateModel(UpdatedCoordinate(model[j], g[j], scale, base, args.decay_q32), saturation);
+      model[j] = fixed::SaturateModel(fixed::SgdUpdate(model[j], g[j], scale, base, args.decay_q32), saturation);
     }
     if (!args.fit_bias) model[shard.n_pad] = 0;
   }

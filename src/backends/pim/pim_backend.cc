@@ -117,11 +117,10 @@ void PimBackend::Setup(const Dataset& train, const TrainConfig& config) {
   transfer_counts_.clear();
 }
 
-LinearKernelArgs PimBackend::BaseArgs(uint32_t dpu) const {
+LinearKernelArgs PimBackend::BaseArgs() const {
   LinearKernelArgs a;
   a.loss = config_.objective.loss == LossKind::kLogistic ? 0 : 1;
   a.n_pad = layout_.n_pad;
-  a.rows = shard_rows_[dpu];
   a.fit_bias = config_.objective.fit_bias ? 1 : 0;
   fixed::Saturation ignored;
   a.positive_weight_q24 = fixed::ToModel(config_.objective.positive_weight, ignored);
@@ -199,10 +198,9 @@ void PimBackend::GradientStep(std::span<const std::span<const uint32_t>> worker_
   }
   slots = (slots + 1) / 2 * 2;
   std::vector<std::vector<uint32_t>> lists(num_dpus_, std::vector<uint32_t>(slots, kNoRow));
-  std::vector<LinearKernelArgs> args(num_dpus_);
+  std::vector<LinearKernelArgs> args(num_dpus_, BaseArgs());
   for (uint32_t k = 0; k < num_dpus_; ++k) {
     for (size_t i = 0; i < worker_rows[k].size(); ++i) lists[k][i] = LocalRow(k, worker_rows[k][i]);
-    args[k] = BaseArgs(k);
     args[k].mode = 0;
     args[k].steps = 1;
     args[k].slots_per_step = slots;
@@ -226,9 +224,8 @@ void PimBackend::GradientStep(std::span<const std::span<const uint32_t>> worker_
     for (size_t j = b * kReduceBlock; j < std::min(total, (b + 1) * kReduceBlock); ++j) {
       int64_t g = 0;
       for (uint32_t k = 0; k < num_dpus_; ++k) g += grads[k][j];
-      const int64_t delta = fixed::ShiftTowardZero(fixed::MulScale(g, scale), fixed::kFeatureFracBits);
-      const int64_t shrink = j < layout_.n_pad ? fixed::MulScale(global_[j], decay) : 0;
-      global_[j] = fixed::SaturateModel(global_[j] - delta - shrink, sat[b]);
+      const int64_t decay_base = j < layout_.n_pad ? global_[j] : 0;  // no L2 on the bias
+      global_[j] = fixed::SaturateModel(fixed::SgdUpdate(global_[j], g, scale, decay_base, decay), sat[b]);
     }
   });
   for (const auto& s : sat) saturation_.events += s.events;
@@ -245,13 +242,12 @@ void PimBackend::LocalSgd(const LocalSgdRequest& req) {
     throw InternalError(StrCat("row list of ", entries, " entries exceeds the MRAM region of ", max_list_entries_));
   }
   std::vector<std::vector<uint32_t>> lists(num_dpus_, std::vector<uint32_t>(entries + 2, kNoRow));
-  std::vector<LinearKernelArgs> args(num_dpus_);
+  std::vector<LinearKernelArgs> args(num_dpus_, BaseArgs());
   for (uint32_t k = 0; k < num_dpus_; ++k) {
     for (uint64_t s = 0; s < req.num_steps; ++s) {
       const auto rows = req.plan->LocalBatch(static_cast<int>(k), req.first_step + s);
       for (size_t i = 0; i < rows.size(); ++i) lists[k][s * slots + i] = LocalRow(k, rows[i]);
     }
-    args[k] = BaseArgs(k);
     args[k].mode = req.proximal ? 2 : 1;
     args[k].steps = static_cast<uint32_t>(req.num_steps);
     args[k].slots_per_step = slots;

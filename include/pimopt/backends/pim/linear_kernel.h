@@ -39,9 +39,9 @@ inline constexpr uint32_t kNoRow = 0xFFFFFFFFu;
 
 struct LinearKernelArgs {
   uint32_t mode = 0;
-  uint32_t loss = 0;   // 0 logistic, 1 hinge
-  uint32_t n_pad = 0;  // features per row in MRAM (a multiple of kFeatureBlock)
-  uint32_t rows = 0;   // rows resident on this DPU
+  uint32_t loss = 0;      // 0 logistic, 1 hinge
+  uint32_t n_pad = 0;     // features per row in MRAM (a multiple of kFeatureBlock)
+  uint32_t reserved = 0;  // keeps the 64-bit fields below 8-byte aligned without implicit padding
   uint32_t steps = 1;
   uint32_t slots_per_step = 0;  // row-list entries per step (valid rows first, then kNoRow)
   uint32_t fit_bias = 1;

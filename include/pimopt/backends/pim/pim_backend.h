@@ -74,7 +74,7 @@ class PimBackend final : public IBackend {
   void BroadcastModel(const std::vector<int32_t>& model);
   void PullModels();
   void Launch();
-  pimbackend::LinearKernelArgs BaseArgs(uint32_t dpu) const;
+  pimbackend::LinearKernelArgs BaseArgs() const;
   uint32_t LocalRow(uint32_t dpu, uint32_t global_row) const { return global_row - shard_begin_[dpu]; }
 
   ThreadPool& pool_;

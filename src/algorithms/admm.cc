@@ -34,15 +34,16 @@ class Admm final : public Algorithm {
           "--rho", StrCat("lr * rho = ", config.lr * config.rho, " must be < 1 (the proximal step would overshoot)"));
     }
   }
-  EpochInfo RunEpoch(IBackend& backend, const TrainConfig& config, uint64_t train_rows, int epoch) override {
-    const auto shards = MakeShards(train_rows, config.workers);
+  EpochInfo RunEpoch(IBackend& backend, const TrainConfig& config, const Partition& part, int epoch) override {
+    const auto shards = LocalShards(part);
+    const uint64_t max_batches = MaxShardBatches(part.total_rows, config.workers, config.batch);
     uint64_t steps = 0;
     for (int t = 0; t < config.local_epochs; ++t) {
       const uint64_t pass = static_cast<uint64_t>(epoch) * config.local_epochs + t;
-      const ShardPlan plan(shards, config.batch, config.seed, pass, config.shuffle);
+      const ShardPlan plan(shards, config.batch, config.seed, pass, config.shuffle, part.first_worker);
       LocalSgdRequest request;
       request.plan = &plan;
-      request.num_steps = plan.max_batches();
+      request.num_steps = max_batches;
       request.lr = config.LearningRate(epoch);
       request.proximal = true;
       backend.LocalSgd(request);

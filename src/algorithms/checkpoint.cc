@@ -12,7 +12,7 @@ namespace pimopt {
 namespace {
 
 constexpr char kMagic[8] = {'P', 'I', 'M', 'O', 'P', 'T', 'C', 'K'};
-constexpr uint32_t kVersion = 1;
+constexpr uint32_t kVersion = 2;
 
 template <typename T>
 void Put(std::string& out, T v) {
@@ -55,23 +55,37 @@ uint64_t Hash(uint64_t h, double v) {
 
 }  // namespace
 
-uint64_t RunFingerprint(const TrainConfig& c, const Dataset& train, const std::string& backend) {
+uint64_t RunFingerprint(const TrainConfig& c, const Dataset& local_train, const Partition& part, Communicator& comm,
+                        const std::string& backend) {
   uint64_t h = Mix64(0x636b7074ULL);
   for (double v :
        {double(static_cast<int>(c.algorithm)), double(static_cast<int>(c.objective.loss)), c.objective.l2,
         c.objective.l1, c.objective.positive_weight, c.objective.negative_weight, double(c.objective.fit_bias),
         double(c.workers), double(c.batch), c.lr, double(static_cast<int>(c.schedule)), c.lr_decay,
         double(c.local_steps), c.rho, double(c.local_epochs), double(c.shuffle), double(c.seed),
-        double(train.num_rows()), double(train.num_features())}) {
+        double(part.total_rows), double(local_train.num_features())}) {
     h = Hash(h, v);
   }
-  const auto labels = train.labels();
-  h = Checksum64({reinterpret_cast<const uint8_t*>(labels.data()), labels.size() * sizeof(float)}, h);
+  // The labels, as a sum over rows of a hash of (global row, label): independent of how rows are split over
+  // processes. Summed as two 32-bit halves in 64-bit integers (exact for any row count below 2^31).
+  int64_t halves[2] = {0, 0};
+  const auto labels = local_train.labels();
+  for (size_t i = 0; i < labels.size(); ++i) {
+    const uint64_t m = Mix64(((part.first_row + i) << 1) | (labels[i] > 0 ? 1 : 0));
+    halves[0] += static_cast<int64_t>(m >> 32);
+    halves[1] += static_cast<int64_t>(m & 0xffffffffULL);
+  }
+  comm.AllreduceSum(halves);
+  h = Mix64(h ^ ((static_cast<uint64_t>(halves[0]) << 32) + static_cast<uint64_t>(halves[1])));
   for (char ch : backend) h = Mix64(h ^ static_cast<uint8_t>(ch));
   return h;
 }
 
-void WriteCheckpoint(const Checkpoint& c, const std::string& path) {
+uint64_t RunFingerprint(const TrainConfig& config, const Dataset& train, const std::string& backend) {
+  return RunFingerprint(config, train, Partition::Whole(train.num_rows(), config.workers), SingleProcess(), backend);
+}
+
+std::string SerializeCheckpoint(const Checkpoint& c) {
   std::string body;
   Put<uint32_t>(body, kVersion);
   Put<uint32_t>(body, 0);
@@ -79,49 +93,72 @@ void WriteCheckpoint(const Checkpoint& c, const std::string& path) {
   Put<int32_t>(body, c.epochs_done);
   Put<uint32_t>(body, static_cast<uint32_t>(c.backend.size()));
   body += c.backend;
-  Put<uint32_t>(body, static_cast<uint32_t>(c.state.vectors.size()));
-  for (const auto& v : c.state.vectors) {
+  auto put_vector = [&](const std::vector<uint32_t>& v) {
     Put<uint64_t>(body, v.size());
     body.append(reinterpret_cast<const char*>(v.data()), v.size() * 4);
+  };
+  Put<uint32_t>(body, static_cast<uint32_t>(c.state.shared.size()));
+  for (const auto& v : c.state.shared) put_vector(v);
+  const size_t per_worker = c.state.per_worker.empty() ? 0 : c.state.per_worker[0].size();
+  Put<uint32_t>(body, static_cast<uint32_t>(c.state.per_worker.size()));
+  Put<uint32_t>(body, static_cast<uint32_t>(per_worker));
+  for (const auto& vectors : c.state.per_worker) {
+    PIMOPT_CHECK(vectors.size() == per_worker, "workers with different state shapes");
+    for (const auto& v : vectors) put_vector(v);
   }
   const uint64_t checksum = Checksum64({reinterpret_cast<const uint8_t*>(body.data()), body.size()});
-  AtomicFileWriter writer(path, /*binary=*/true);
-  writer.stream().write(kMagic, 8);
-  writer.stream().write(body.data(), static_cast<std::streamsize>(body.size()));
-  writer.stream().write(reinterpret_cast<const char*>(&checksum), 8);
-  writer.Commit();
+  std::string out(kMagic, 8);
+  out += body;
+  Put<uint64_t>(out, checksum);
+  return out;
 }
 
-Checkpoint ReadCheckpoint(const std::string& path) {
-  const std::string bytes = ReadFileToString(path);
+Checkpoint ParseCheckpoint(const std::string& bytes, const std::string& name) {
   if (bytes.size() < 8 + 8 || std::memcmp(bytes.data(), kMagic, 8) != 0) {
-    throw ParseError(path, "not a pimopt checkpoint (wrong magic or truncated)");
+    throw ParseError(name, "not a pimopt checkpoint (wrong magic or truncated)");
   }
   const std::string body = bytes.substr(8, bytes.size() - 16);
   uint64_t stored;
   std::memcpy(&stored, bytes.data() + bytes.size() - 8, 8);
   if (Checksum64({reinterpret_cast<const uint8_t*>(body.data()), body.size()}) != stored) {
-    throw ParseError(path, "checksum mismatch: the checkpoint is truncated or corrupt");
+    throw ParseError(name, "checksum mismatch: the checkpoint is truncated or corrupt");
   }
-  Reader in(body, path);
+  Reader in(body, name);
   const auto version = in.Get<uint32_t>();
-  if (version != kVersion) throw ParseError(path, StrCat("unsupported checkpoint version ", version));
+  if (version != kVersion) throw ParseError(name, StrCat("unsupported checkpoint version ", version));
   in.Get<uint32_t>();
   Checkpoint c;
   c.fingerprint = in.Get<uint64_t>();
   c.epochs_done = in.Get<int32_t>();
   const auto name_length = in.Get<uint32_t>();
   c.backend.assign(in.Take(name_length), name_length);
-  const auto count = in.Get<uint32_t>();
-  for (uint32_t i = 0; i < count; ++i) {
+  auto get_vector = [&] {
     const auto words = in.Get<uint64_t>();
     in.Need(words * 4);
     std::vector<uint32_t> v(words);
     std::memcpy(v.data(), in.Take(words * 4), words * 4);
-    c.state.vectors.push_back(std::move(v));
+    return v;
+  };
+  const auto shared = in.Get<uint32_t>();
+  for (uint32_t i = 0; i < shared; ++i) c.state.shared.push_back(get_vector());
+  const auto workers = in.Get<uint32_t>();
+  const auto per_worker = in.Get<uint32_t>();
+  in.Need(uint64_t{workers} * per_worker * 8);  // each vector at least has its length
+  c.state.per_worker.resize(workers);
+  for (auto& vectors : c.state.per_worker) {
+    for (uint32_t i = 0; i < per_worker; ++i) vectors.push_back(get_vector());
   }
-  if (in.pos() != body.size()) throw ParseError(path, "trailing bytes in checkpoint");
+  if (in.pos() != body.size()) throw ParseError(name, "trailing bytes in checkpoint");
   return c;
 }
+
+void WriteCheckpoint(const Checkpoint& c, const std::string& path) {
+  const std::string bytes = SerializeCheckpoint(c);
+  AtomicFileWriter writer(path, /*binary=*/true);
+  writer.stream().write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
+  writer.Commit();
+}
+
+Checkpoint ReadCheckpoint(const std::string& path) { return ParseCheckpoint(ReadFileToString(path), path); }
 
 }  // namespace pimopt

@@ -1,5 +1,8 @@
 #include <chrono>
 #include <cmath>
+#include <cstring>
+#include <exception>
+#include <optional>
 
 #include "pimopt/algorithms/checkpoint.h"
 #include "pimopt/algorithms/train.h"
@@ -117,49 +120,197 @@ std::unique_ptr<Algorithm> MakeAlgorithm(AlgorithmKind kind) {
   throw InternalError("unknown algorithm kind");
 }
 
+namespace {
+
+// Copies a vector's bytes into / out of a byte buffer (for gathers).
+template <typename T>
+void AppendBytes(std::vector<std::byte>& out, std::span<const T> values) {
+  const auto bytes = std::as_bytes(values);
+  out.insert(out.end(), bytes.begin(), bytes.end());
+}
+
+// Rank 0 gathers every rank's workers' state (in rank order = global worker order) into one BackendState.
+BackendState GatherState(BackendState local, Communicator& comm, int total_workers) {
+  if (comm.size() == 1) return local;
+  std::vector<std::byte> bytes;
+  for (const auto& vectors : local.per_worker) {
+    for (const auto& v : vectors) {
+      const uint64_t words = v.size();
+      AppendBytes(bytes, std::span<const uint64_t>(&words, 1));
+      AppendBytes(bytes, std::span<const uint32_t>(v));
+    }
+  }
+  const size_t per_worker = local.per_worker.empty() ? 0 : local.per_worker[0].size();
+  const std::vector<std::byte> all = comm.Gather(bytes, 0);
+  if (comm.rank() != 0) return {};
+  BackendState state;
+  state.shared = std::move(local.shared);
+  state.per_worker.resize(total_workers);
+  size_t pos = 0;
+  for (auto& vectors : state.per_worker) {
+    for (size_t i = 0; i < per_worker; ++i) {
+      uint64_t words;
+      PIMOPT_CHECK(pos + 8 <= all.size(), "gathered state is short");
+      std::memcpy(&words, all.data() + pos, 8);
+      pos += 8;
+      PIMOPT_CHECK(pos + 4 * words <= all.size(), "gathered state is short");
+      std::vector<uint32_t> v(words);
+      std::memcpy(v.data(), all.data() + pos, 4 * words);
+      pos += 4 * words;
+      vectors.push_back(std::move(v));
+    }
+  }
+  PIMOPT_CHECK(pos == all.size(), "gathered state has trailing bytes");
+  return state;
+}
+
+// Rank 0 reads the checkpoint (if it exists) and every rank gets it; an error on rank 0 is raised on every rank.
+std::optional<Checkpoint> ReadCheckpointOnRoot(const std::string& path, Communicator& comm) {
+  std::string bytes, error;
+  std::exception_ptr failure;
+  int32_t status = 0;  // 0: no file, 1: read, 2: error
+  if (comm.rank() == 0 && FileExists(path)) {
+    try {
+      bytes = ReadFileToString(path);
+      ParseCheckpoint(bytes, path);  // validate before sending
+      status = 1;
+    } catch (const Error& e) {
+      status = 2;
+      error = e.what();
+      failure = std::current_exception();
+    }
+  }
+  comm.BroadcastValue(status, 0);
+  if (status == 0) return std::nullopt;
+  if (status == 2) {
+    comm.BroadcastString(error, 0);
+    if (failure) std::rethrow_exception(failure);
+    throw InputError(error);
+  }
+  comm.BroadcastString(bytes, 0);
+  return ParseCheckpoint(bytes, path);
+}
+
+}  // namespace
+
+Metrics EvaluateAcross(const LinearModel& model, const Dataset& local, const Objective& objective, ThreadPool* pool,
+                       Communicator& comm) {
+  if (comm.size() == 1) return Evaluate(model, local, objective, pool);
+  const std::vector<float> scores = ComputeScores(model, local, pool);
+  // Each rank sends [uint64 rows | scores | labels | weights]; rank 0 rebuilds the arrays in rank (= row) order.
+  std::vector<std::byte> bytes;
+  const uint64_t rows = local.num_rows();
+  AppendBytes(bytes, std::span<const uint64_t>(&rows, 1));
+  AppendBytes(bytes, std::span<const float>(scores));
+  AppendBytes(bytes, local.labels());
+  std::vector<float> weights(rows);
+  for (size_t i = 0; i < rows; ++i) weights[i] = local.weight(i);
+  AppendBytes(bytes, std::span<const float>(weights));
+  const std::vector<std::byte> all = comm.Gather(bytes, 0);
+  Metrics m;
+  if (comm.rank() == 0) {
+    std::vector<float> s, l, w;
+    for (size_t pos = 0; pos < all.size();) {
+      uint64_t n;
+      PIMOPT_CHECK(pos + 8 <= all.size());
+      std::memcpy(&n, all.data() + pos, 8);
+      pos += 8;
+      PIMOPT_CHECK(pos + 12 * n <= all.size());
+      for (std::vector<float>* out : {&s, &l, &w}) {
+        const size_t at = out->size();
+        out->resize(at + n);
+        std::memcpy(out->data() + at, all.data() + pos, 4 * n);
+        pos += 4 * n;
+      }
+    }
+    m = MetricsOfScores(s, l, w, model, objective);
+  }
+  comm.BroadcastValue(m, 0);
+  return m;
+}
+
 TrainResult Train(const Dataset& train, const Dataset* test, const TrainConfig& config, IBackend& backend,
                   const TrainOptions& options) {
   using Clock = std::chrono::steady_clock;
-  if (train.num_rows() == 0) throw InputError("training set is empty");
-  config.Validate(train.num_rows());
+  Communicator& comm = options.comm ? *options.comm : SingleProcess();
+  const uint64_t total_rows = comm.SumU64(train.num_rows());
+  if (total_rows == 0) throw InputError("training set is empty");
+  config.Validate(total_rows);
   auto algorithm = MakeAlgorithm(config.algorithm);
-  algorithm->Validate(config, train.num_rows());
-  backend.Setup(train, config);
+  algorithm->Validate(config, total_rows);
+  if (comm.size() > 1 && !algorithm->distributable()) {
+    throw ConfigError("--algo", StrCat(AlgorithmName(config.algorithm),
+                                       " has one worker and runs in one process; under mpirun use ga, ma or admm"));
+  }
+  const Partition part = Partition::ForRank(total_rows, config.workers, comm.rank(), comm.size());
+  if (part.local_rows != train.num_rows()) {
+    throw InternalError(
+        StrCat("rank ", comm.rank(), " holds ", train.num_rows(), " training rows; its part is ", part.local_rows));
+  }
+  backend.Setup(train, config, part, comm);
 
   TrainResult result;
-  const uint64_t fingerprint = options.checkpoint_path.empty() ? 0 : RunFingerprint(config, train, backend.name());
+  result.partition = part;
+  const uint64_t fingerprint =
+      options.checkpoint_path.empty() ? 0 : RunFingerprint(config, train, part, comm, backend.name());
   int first_epoch = 0;
-  if (options.resume && !options.checkpoint_path.empty() && FileExists(options.checkpoint_path)) {
-    const Checkpoint checkpoint = ReadCheckpoint(options.checkpoint_path);
-    if (checkpoint.fingerprint != fingerprint || checkpoint.backend != backend.name()) {
-      throw InputError(StrCat(options.checkpoint_path,
-                              ": the checkpoint belongs to another run (configuration, data or backend differ)"));
+  if (options.resume && !options.checkpoint_path.empty()) {
+    if (std::optional<Checkpoint> checkpoint = ReadCheckpointOnRoot(options.checkpoint_path, comm)) {
+      if (checkpoint->fingerprint != fingerprint || checkpoint->backend != backend.name()) {
+        throw InputError(StrCat(options.checkpoint_path,
+                                ": the checkpoint belongs to another run (configuration, data or backend differ)"));
+      }
+      if (checkpoint->epochs_done >= config.epochs) {
+        throw ConfigError("--epochs", StrCat("the checkpoint already holds ", checkpoint->epochs_done,
+                                             " epochs; raise --epochs to train further"));
+      }
+      if (checkpoint->state.per_worker.size() != static_cast<size_t>(config.workers)) {
+        throw InputError(StrCat(options.checkpoint_path, ": the checkpoint holds ", checkpoint->state.per_worker.size(),
+                                " workers' state, the run has ", config.workers));
+      }
+      BackendState mine;
+      mine.shared = std::move(checkpoint->state.shared);
+      for (int k = 0; k < part.local_workers; ++k) {
+        mine.per_worker.push_back(std::move(checkpoint->state.per_worker[part.first_worker + k]));
+      }
+      backend.RestoreState(mine);
+      first_epoch = checkpoint->epochs_done;
+      result.resumed_from_epoch = first_epoch;
     }
-    if (checkpoint.epochs_done >= config.epochs) {
-      throw ConfigError("--epochs", StrCat("the checkpoint already holds ", checkpoint.epochs_done,
-                                           " epochs; raise --epochs to train further"));
-    }
-    backend.RestoreState(checkpoint.state);
-    first_epoch = checkpoint.epochs_done;
-    result.resumed_from_epoch = first_epoch;
   }
+  double mpi_seconds = 0;
+  uint64_t mpi_bytes = 0;
   for (int epoch = first_epoch; epoch < config.epochs; ++epoch) {
     EpochRecord record;
     record.epoch = epoch + 1;
     record.lr = config.LearningRate(epoch);
     const auto phases_before = backend.PhaseSeconds();
     const TrafficCounters traffic_before = backend.Traffic();
+    const CommStats comm_before = comm.stats();
     const auto t0 = Clock::now();
-    record.info = algorithm->RunEpoch(backend, config, train.num_rows(), epoch);
+    record.info = algorithm->RunEpoch(backend, config, part, epoch);
     const auto t1 = Clock::now();
+    const CommStats comm_after = comm.stats();
     for (const auto& [phase, seconds] : backend.PhaseSeconds()) {
       const auto it = phases_before.find(phase);
       record.phase_seconds[phase] = seconds - (it == phases_before.end() ? 0.0 : it->second);
     }
     const TrafficCounters traffic_after = backend.Traffic();
-    record.traffic.to_workers_bytes = traffic_after.to_workers_bytes - traffic_before.to_workers_bytes;
-    record.traffic.from_workers_bytes = traffic_after.from_workers_bytes - traffic_before.from_workers_bytes;
+    int64_t sums[3] = {static_cast<int64_t>(traffic_after.to_workers_bytes - traffic_before.to_workers_bytes),
+                       static_cast<int64_t>(traffic_after.from_workers_bytes - traffic_before.from_workers_bytes),
+                       static_cast<int64_t>(comm_after.sent_bytes - comm_before.sent_bytes)};
+    if (comm.size() > 1) {
+      record.phase_seconds["mpi_comm"] = comm_after.seconds - comm_before.seconds;
+      mpi_seconds += comm_after.seconds - comm_before.seconds;
+      comm.AllreduceSum(sums);
+    }
+    record.traffic.to_workers_bytes = static_cast<uint64_t>(sums[0]);
+    record.traffic.from_workers_bytes = static_cast<uint64_t>(sums[1]);
+    record.traffic.mpi_bytes = static_cast<uint64_t>(sums[2]);
     record.traffic.syncs = traffic_after.syncs - traffic_before.syncs;
+    mpi_bytes += record.traffic.mpi_bytes;
+    result.traffic.to_workers_bytes += record.traffic.to_workers_bytes;
+    result.traffic.from_workers_bytes += record.traffic.from_workers_bytes;
     result.model = backend.ExportModel();
     for (float w : result.model.weights) {
       if (!std::isfinite(w)) {
@@ -169,9 +320,9 @@ TrainResult Train(const Dataset& train, const Dataset* test, const TrainConfig& 
     }
     const bool last = epoch + 1 == config.epochs;
     if (options.evaluate_train || last) {
-      record.train = Evaluate(result.model, train, config.objective, options.eval_pool);
+      record.train = EvaluateAcross(result.model, train, config.objective, options.eval_pool, comm);
     }
-    if (test) record.test = Evaluate(result.model, *test, config.objective, options.eval_pool);
+    if (test) record.test = EvaluateAcross(result.model, *test, config.objective, options.eval_pool, comm);
     const auto t2 = Clock::now();
     record.train_seconds = std::chrono::duration<double>(t1 - t0).count();
     record.eval_seconds = std::chrono::duration<double>(t2 - t1).count();
@@ -182,13 +333,20 @@ TrainResult Train(const Dataset& train, const Dataset* test, const TrainConfig& 
     const int done = epoch + 1;
     if (!options.checkpoint_path.empty() && options.checkpoint_every > 0 &&
         (done % options.checkpoint_every == 0 || done == config.epochs)) {
-      WriteCheckpoint({fingerprint, done, backend.name(), backend.SaveState()}, options.checkpoint_path);
+      BackendState state = GatherState(backend.SaveState(), comm, config.workers);
+      if (comm.rank() == 0) {
+        WriteCheckpoint({fingerprint, done, backend.name(), std::move(state)}, options.checkpoint_path);
+      }
+      comm.Barrier();  // every rank returns after the checkpoint exists
     }
+    if (options.after_epoch) options.after_epoch(done);
   }
   result.model.positive_label_value = train.positive_label_value;
   result.model.negative_label_value = train.negative_label_value;
   result.phase_seconds = backend.PhaseSeconds();
-  result.traffic = backend.Traffic();
+  if (comm.size() > 1) result.phase_seconds["mpi_comm"] = mpi_seconds;
+  result.traffic.syncs = backend.Traffic().syncs;
+  result.traffic.mpi_bytes = mpi_bytes;
   return result;
 }
 

@@ -32,17 +32,23 @@ class GaSgd final : public Algorithm {
                                           ") rows so that workers get rows to work on"));
     }
   }
-  EpochInfo RunEpoch(IBackend& backend, const TrainConfig& config, uint64_t train_rows, int epoch) override {
-    const GlobalBatchPlan plan(train_rows, config.batch, config.seed, epoch, config.shuffle);
-    const std::vector<Shard> shards = MakeShards(train_rows, config.workers);
+  EpochInfo RunEpoch(IBackend& backend, const TrainConfig& config, const Partition& part, int epoch) override {
+    const GlobalBatchPlan plan(part.total_rows, config.batch, config.seed, epoch, config.shuffle);
+    const std::vector<Shard> shards = MakeShards(part.total_rows, config.workers);
     const double lr = config.LearningRate(epoch);
-    std::vector<std::vector<uint32_t>> rows(config.workers);
-    std::vector<std::span<const uint32_t>> slices(config.workers);
+    // This process's workers only, with local row indices (a process holds rows [first_row, first_row + local)).
+    std::vector<std::vector<uint32_t>> rows(part.local_workers);
+    std::vector<std::span<const uint32_t>> slices(part.local_workers);
+    const uint32_t first_row = static_cast<uint32_t>(part.first_row);
     for (uint64_t t = 0; t < plan.num_batches(); ++t) {
       for (auto& r : rows) r.clear();
-      for (uint32_t row : plan.Batch(t)) rows[ShardOf(shards, row)].push_back(row);  // keeps batch order
-      for (int k = 0; k < config.workers; ++k) slices[k] = rows[k];
-      backend.GradientStep(slices, lr);
+      const auto batch = plan.Batch(t);
+      for (uint32_t row : batch) {  // keeps batch order
+        const int k = ShardOf(shards, row) - part.first_worker;
+        if (k >= 0 && k < part.local_workers) rows[k].push_back(row - first_row);
+      }
+      for (int k = 0; k < part.local_workers; ++k) slices[k] = rows[k];
+      backend.GradientStep(slices, batch.size(), lr);
     }
     return {plan.num_batches(), plan.num_batches(), std::nullopt};
   }

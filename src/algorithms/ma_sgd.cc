@@ -24,10 +24,11 @@ class MaSgd final : public Algorithm {
   void Validate(const TrainConfig& config, uint64_t train_rows) const override {
     ValidateLocalBatch(config, train_rows);
   }
-  EpochInfo RunEpoch(IBackend& backend, const TrainConfig& config, uint64_t train_rows, int epoch) override {
-    const ShardPlan plan(MakeShards(train_rows, config.workers), config.batch, config.seed,
-                         static_cast<uint64_t>(epoch), config.shuffle);
-    const uint64_t steps = plan.max_batches();
+  EpochInfo RunEpoch(IBackend& backend, const TrainConfig& config, const Partition& part, int epoch) override {
+    const ShardPlan plan(LocalShards(part), config.batch, config.seed, static_cast<uint64_t>(epoch), config.shuffle,
+                         part.first_worker);
+    // Every process runs the same number of rounds: the longest shard's batch count over all workers.
+    const uint64_t steps = MaxShardBatches(part.total_rows, config.workers, config.batch);
     const uint64_t h = static_cast<uint64_t>(config.local_steps);
     const uint64_t rounds = (steps + h - 1) / h;
     LocalSgdRequest request;

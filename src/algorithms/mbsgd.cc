@@ -23,13 +23,15 @@ class MbSgd final : public Algorithm {
     }
     ValidateGlobalBatch(config, train_rows);
   }
-  EpochInfo RunEpoch(IBackend& backend, const TrainConfig& config, uint64_t train_rows, int epoch) override {
+  bool distributable() const override { return false; }
+  EpochInfo RunEpoch(IBackend& backend, const TrainConfig& config, const Partition& part, int epoch) override {
+    const uint64_t train_rows = part.total_rows;
     // The one worker walks the global batch plan: a shard plan of one shard visits the same permutation.
     const GlobalBatchPlan plan(train_rows, config.batch, config.seed, epoch, config.shuffle);
     const double lr = config.LearningRate(epoch);
     for (uint64_t t = 0; t < plan.num_batches(); ++t) {
       const std::span<const uint32_t> batch = plan.Batch(t);
-      backend.GradientStep(std::span<const std::span<const uint32_t>>(&batch, 1), lr);
+      backend.GradientStep(std::span<const std::span<const uint32_t>>(&batch, 1), batch.size(), lr);
     }
     return {plan.num_batches(), 0, std::nullopt};
   }

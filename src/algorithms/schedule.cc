@@ -32,6 +32,11 @@ std::vector<Shard> MakeShards(uint64_t num_rows, int num_workers) {
   return shards;
 }
 
+uint64_t MaxShardBatches(uint64_t num_rows, int num_workers, uint64_t local_batch) {
+  const uint64_t largest = (num_rows + num_workers - 1) / num_workers;  // MakeShards' sizes differ by at most 1
+  return (largest + local_batch - 1) / local_batch;
+}
+
 int ShardOf(const std::vector<Shard>& shards, uint32_t row) {
   const auto it =
       std::upper_bound(shards.begin(), shards.end(), row, [](uint32_t r, const Shard& s) { return r < s.end; });
@@ -39,12 +44,13 @@ int ShardOf(const std::vector<Shard>& shards, uint32_t row) {
   return static_cast<int>(it - shards.begin());
 }
 
-ShardPlan::ShardPlan(std::vector<Shard> shards, uint64_t local_batch, uint64_t seed, uint64_t pass, bool shuffle)
+ShardPlan::ShardPlan(std::vector<Shard> shards, uint64_t local_batch, uint64_t seed, uint64_t pass, bool shuffle,
+                     int first_worker)
     : shards_(std::move(shards)), batch_(local_batch), orders_(shards_.size()) {
   PIMOPT_CHECK(local_batch > 0);
   for (size_t k = 0; k < shards_.size(); ++k) {
     PIMOPT_CHECK(shards_[k].size() > 0, "empty shard");
-    auto local = Permutation(shards_[k].size(), StreamSeed(seed, kShardStream, pass, k), shuffle);
+    auto local = Permutation(shards_[k].size(), StreamSeed(seed, kShardStream, pass, first_worker + k), shuffle);
     for (auto& r : local) r += shards_[k].begin;
     orders_[k] = std::move(local);
   }

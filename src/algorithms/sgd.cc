@@ -20,7 +20,9 @@ class Sgd final : public Algorithm {
     if (config.workers != 1) throw ConfigError("--workers", "sgd runs on one worker; use ga, ma or admm for K > 1");
     if (config.batch != 1) throw ConfigError("--batch", "sgd uses batch 1; use mbsgd for larger batches");
   }
-  EpochInfo RunEpoch(IBackend& backend, const TrainConfig& config, uint64_t train_rows, int epoch) override {
+  bool distributable() const override { return false; }
+  EpochInfo RunEpoch(IBackend& backend, const TrainConfig& config, const Partition& part, int epoch) override {
+    const uint64_t train_rows = part.total_rows;
     const ShardPlan plan(MakeShards(train_rows, 1), 1, config.seed, static_cast<uint64_t>(epoch), config.shuffle);
     LocalSgdRequest request;
     request.plan = &plan;

@@ -5,6 +5,7 @@
 #include <limits>
 #include <numeric>
 
+#include "pimopt/core/error.h"
 #include "pimopt/core/thread_pool.h"
 
 namespace pimopt {
@@ -53,11 +54,17 @@ double RocAuc(std::span<const float> scores, std::span<const float> labels) {
 }
 
 Metrics Evaluate(const LinearModel& model, const Dataset& data, const Objective& objective, ThreadPool* pool) {
-  Metrics m;
-  m.rows = data.num_rows();
-  if (m.rows == 0) return m;
+  if (data.num_rows() == 0) return {};
   const std::vector<float> scores = ComputeScores(model, data, pool);
-  const auto labels = data.labels();
+  return MetricsOfScores(scores, data.labels(), data.weights(), model, objective);
+}
+
+Metrics MetricsOfScores(std::span<const float> scores, std::span<const float> labels, std::span<const float> weights,
+                        const LinearModel& model, const Objective& objective) {
+  PIMOPT_CHECK(scores.size() == labels.size() && (weights.empty() || weights.size() == labels.size()));
+  Metrics m;
+  m.rows = scores.size();
+  if (m.rows == 0) return m;
   double correct = 0, log_loss = 0, hinge = 0, weighted = 0;
   const LossKind own = model.loss;
   for (size_t i = 0; i < m.rows; ++i) {
@@ -67,7 +74,8 @@ Metrics Evaluate(const LinearModel& model, const Dataset& data, const Objective&
     const double hl = LossValue(LossKind::kHinge, z, y);
     log_loss += ll;
     hinge += hl;
-    weighted += data.weight(i) * objective.ClassWeight(labels[i]) * (own == LossKind::kLogistic ? ll : hl);
+    const double w = weights.empty() ? 1.0 : weights[i];
+    weighted += w * objective.ClassWeight(labels[i]) * (own == LossKind::kLogistic ? ll : hl);
   }
   const double n = static_cast<double>(m.rows);
   m.accuracy = correct / n;

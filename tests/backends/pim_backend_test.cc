@@ -153,8 +153,8 @@ TEST(PimBackend, GaStepMatchesTheReferenceBitForBit) {
   backend.Setup(data, c);
   const std::vector<std::vector<uint32_t>> rows = {{1, 7, 30}, {80, 81}, {199, 150, 140, 133}};
   std::vector<std::span<const uint32_t>> spans(rows.begin(), rows.end());
-  backend.GradientStep(spans, c.lr);
-  backend.GradientStep(spans, c.lr);  // a second step starts from a non-zero model
+  backend.GradientStep(spans, 9, c.lr);
+  backend.GradientStep(spans, 9, c.lr);  // a second step starts from a non-zero model
   const LinearModel got = backend.ExportModel();
 
   const auto shards = Quantize(data, c.workers);

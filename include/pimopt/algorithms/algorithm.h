@@ -6,6 +6,7 @@
 #include <optional>
 
 #include "pimopt/algorithms/backend.h"
+#include "pimopt/algorithms/communicator.h"
 #include "pimopt/algorithms/train_config.h"
 
 namespace pimopt {
@@ -22,7 +23,11 @@ class Algorithm {
   virtual AlgorithmKind kind() const = 0;
   // Algorithm-specific checks of the configuration (beyond TrainConfig::Validate); throws ConfigError.
   virtual void Validate(const TrainConfig& config, uint64_t train_rows) const = 0;
-  virtual EpochInfo RunEpoch(IBackend& backend, const TrainConfig& config, uint64_t train_rows, int epoch) = 0;
+  // One epoch over this process's part of the run (Partition::Whole for a single process). The plans are built
+  // over all N rows and W workers; the backend receives only this process's workers, with local row indices.
+  virtual EpochInfo RunEpoch(IBackend& backend, const TrainConfig& config, const Partition& part, int epoch) = 0;
+  // False for algorithms with a single worker (SGD, MB-SGD): they cannot be spread over processes.
+  virtual bool distributable() const { return true; }
 };
 
 // Shared checks: a global batch must fit the training set; a local batch must fit the smallest shard.

@@ -7,6 +7,9 @@
 // - Each verb is one phase of a distributed algorithm; a backend may run its workers on threads, DPUs or ranks,
 //   but the result must not depend on how many threads run them: per-worker work is sequential, and
 //   reductions combine workers in worker order.
+// - Under MPI a backend holds only its process's workers (Partition) and their rows; its reductions go through
+//   the Communicator, either exactly (integers) or as an ordered fold in global worker order, so the result does
+//   not depend on how many processes share the workers either.
 // - Verbs are called from one thread (the coordinator's).
 #pragma once
 
@@ -16,6 +19,7 @@
 #include <string>
 #include <vector>
 
+#include "pimopt/algorithms/communicator.h"
 #include "pimopt/algorithms/schedule.h"
 #include "pimopt/algorithms/train_config.h"
 #include "pimopt/data/dataset.h"
@@ -51,12 +55,16 @@ struct TrafficCounters {
   uint64_t to_workers_bytes = 0;
   uint64_t from_workers_bytes = 0;
   uint64_t syncs = 0;
+  uint64_t mpi_bytes = 0;  // bytes sent over MPI by all ranks (filled by the coordinator; 0 for one process)
 };
 
 // A backend's training state (models, duals) as opaque 32-bit words, for checkpoints. Restoring it after Setup
-// with the same data and configuration continues training exactly where SaveState left it.
+// with the same data and configuration continues training exactly where SaveState left it. `shared` holds what
+// every process has (the global model); `per_worker[k]` worker k's vectors (its local model, dual), for this
+// process's workers in order; under MPI the checkpoint gathers them into global worker order.
 struct BackendState {
-  std::vector<std::vector<uint32_t>> vectors;
+  std::vector<std::vector<uint32_t>> shared;
+  std::vector<std::vector<std::vector<uint32_t>>> per_worker;
 };
 
 class IBackend {
@@ -64,13 +72,20 @@ class IBackend {
   virtual ~IBackend() = default;
   virtual std::string name() const = 0;
 
-  // Binds the training set (which must outlive the backend's use) and the run configuration; zeroes all models.
-  virtual void Setup(const Dataset& train, const TrainConfig& config) = 0;
+  // Binds this process's rows of the training set (`local_train`, which must outlive the backend's use: the rows
+  // of part.local_workers' shards), its part of the run and the communicator (which must outlive the backend);
+  // zeroes all models.
+  virtual void Setup(const Dataset& local_train, const TrainConfig& config, const Partition& part,
+                     Communicator& comm) = 0;
+  // A single process holding the whole training set.
+  void Setup(const Dataset& train, const TrainConfig& config) {
+    Setup(train, config, Partition::Whole(train.num_rows(), config.workers), SingleProcess());
+  }
 
-  // GA-SGD / MB-SGD step: worker k computes the loss-gradient sum over worker_rows[k] at the global model; the
-  // backend sums them in worker order and updates the global model:
-  //   w <- w - lr (G / n_batch + l2 w),  b <- b - lr G_b / n_batch,   n_batch = total rows.
-  virtual void GradientStep(std::span<const std::span<const uint32_t>> worker_rows, double lr) = 0;
+  // GA-SGD / MB-SGD step: worker k computes the loss-gradient sum over worker_rows[k] (local row indices, one
+  // list per local worker) at the global model; the backend sums them in global worker order and updates:
+  //   w <- w - lr (G / n_batch + l2 w),  b <- b - lr G_b / n_batch,   n_batch = batch_rows (over all workers).
+  virtual void GradientStep(std::span<const std::span<const uint32_t>> worker_rows, uint64_t batch_rows, double lr) = 0;
 
   // Local SGD on every worker (see LocalSgdRequest).
   virtual void LocalSgd(const LocalSgdRequest& request) = 0;

@@ -38,12 +38,17 @@ struct Shard {
 
 // Balanced contiguous shards of [0, num_rows).
 std::vector<Shard> MakeShards(uint64_t num_rows, int num_workers);
+// The most local batches of any of the balanced shards (the number of local steps in one pass).
+uint64_t MaxShardBatches(uint64_t num_rows, int num_workers, uint64_t local_batch);
 // The index of the shard holding `row` (binary search over MakeShards' output).
 int ShardOf(const std::vector<Shard>& shards, uint32_t row);
 
 class ShardPlan {
  public:
-  ShardPlan(std::vector<Shard> shards, uint64_t local_batch, uint64_t seed, uint64_t pass, bool shuffle);
+  // `shards` may be a process's part of the workers (rebased to its rows); `first_worker` is the global index of
+  // shards[0]'s worker, which seeds its visiting order, so a part's plan equals the whole plan's workers.
+  ShardPlan(std::vector<Shard> shards, uint64_t local_batch, uint64_t seed, uint64_t pass, bool shuffle,
+            int first_worker = 0);
   int num_workers() const { return static_cast<int>(shards_.size()); }
   uint64_t batches(int k) const { return (shards_[k].size() + batch_ - 1) / batch_; }
   uint64_t max_batches() const;

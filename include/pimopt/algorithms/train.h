@@ -24,8 +24,10 @@ struct EpochRecord {
   std::optional<Metrics> test;
   double train_seconds = 0;  // host wall time of this epoch's training (evaluation excluded)
   double eval_seconds = 0;
-  std::map<std::string, double> phase_seconds;  // the backend's phase times spent in this epoch
-  TrafficCounters traffic;                      // host <-> worker traffic of this epoch
+  // The backend's phase times spent in this epoch (rank 0's under MPI), plus "mpi_comm": seconds in MPI
+  // collectives during training (not evaluation), excluded from the backend's phases.
+  std::map<std::string, double> phase_seconds;
+  TrafficCounters traffic;  // host <-> worker traffic of this epoch, summed over ranks; MPI bytes
 };
 
 struct TrainResult {
@@ -36,6 +38,7 @@ struct TrainResult {
   std::map<std::string, double> phase_seconds;
   TrafficCounters traffic;
   int resumed_from_epoch = 0;  // epochs done before this run (restored from a checkpoint)
+  Partition partition;         // this process's part of the run
 };
 
 struct TrainOptions {
@@ -47,9 +50,19 @@ struct TrainOptions {
   std::string checkpoint_path;
   int checkpoint_every = 0;
   bool resume = false;
+  // The processes of the run (nullptr: this process alone). Under MPI, `train` is this rank's part of the
+  // training set (Partition::ForRank of the total row count) and `test` its EvaluationSlice of the test set;
+  // metrics are computed over all ranks' rows (rank 0 gathers the scores) and are the same on every rank.
+  Communicator* comm = nullptr;
+  // Test hook: called after each epoch's checkpoint (e.g. to kill a rank); nullptr in normal runs.
+  std::function<void(int epoch)> after_epoch;
 };
 
 TrainResult Train(const Dataset& train, const Dataset* test, const TrainConfig& config, IBackend& backend,
                   const TrainOptions& options = {});
+
+// Metrics over all ranks' rows of a dataset split over `comm` (rank order = row order); every rank gets them.
+Metrics EvaluateAcross(const LinearModel& model, const Dataset& local, const Objective& objective, ThreadPool* pool,
+                       Communicator& comm);
 
 }  // namespace pimopt

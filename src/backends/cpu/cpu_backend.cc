@@ -21,8 +21,9 @@ constexpr float kMinScale = 1e-5f;  // sparse local SGD: fold the scale back int
 
 CpuBackend::CpuBackend(ThreadPool& pool) : pool_(pool) {}
 
-void CpuBackend::AddPhase(const char* phase, Clock::time_point since) {
-  phase_seconds_[phase] += std::chrono::duration<double>(Clock::now() - since).count();
+void CpuBackend::AddPhase(const char* phase, const PhaseStart& since) {
+  const double comm_s = comm_->stats().seconds - since.comm_s;
+  phase_seconds_[phase] += std::chrono::duration<double>(Clock::now() - since.time).count() - comm_s;
 }
 
 void CpuBackend::CountSync(bool push, bool pull) {
@@ -36,10 +37,11 @@ void CpuBackend::CountSync(bool push, bool pull) {
 }
 
 template <typename Fn>
-void CpuBackend::ForFeatureBlocks(Fn&& fn) {
-  const size_t total = n_ + 1;
+void CpuBackend::ForFeatureBlocks(Fn&& fn, size_t begin, size_t end) {
+  end = std::min(end, n_ + 1);
+  const size_t total = end - begin;
   const size_t blocks = (total + kFeatureBlock - 1) / kFeatureBlock;
-  auto task = [&](size_t b) { fn(b * kFeatureBlock, std::min(total, (b + 1) * kFeatureBlock)); };
+  auto task = [&](size_t b) { fn(begin + b * kFeatureBlock, std::min(end, begin + (b + 1) * kFeatureBlock)); };
   if (static_cast<double>(total) * workers_ < kParallelWork) {
     for (size_t b = 0; b < blocks; ++b) task(b);
   } else {
@@ -47,11 +49,16 @@ void CpuBackend::ForFeatureBlocks(Fn&& fn) {
   }
 }
 
-void CpuBackend::Setup(const Dataset& train, const TrainConfig& config) {
+void CpuBackend::Setup(const Dataset& train, const TrainConfig& config, const Partition& part, Communicator& comm) {
+  PIMOPT_CHECK(part.local_rows == train.num_rows() && part.total_workers == config.workers,
+               "the training rows do not match the partition");
   data_ = &train;
   config_ = config;
+  part_ = part;
+  comm_ = &comm;
   n_ = train.num_features();
-  workers_ = config.workers;
+  workers_ = part.local_workers;
+  reduced_.assign(config.algorithm == AlgorithmKind::kAdmm ? 2 * (n_ + 1) : n_ + 1, 0.0f);
   global_.assign(n_ + 1, 0.0f);
   local_.assign(workers_, std::vector<float>(n_ + 1, 0.0f));
   dual_.assign(config.algorithm == AlgorithmKind::kAdmm ? workers_ : 0, std::vector<float>(n_ + 1, 0.0f));
@@ -59,22 +66,22 @@ void CpuBackend::Setup(const Dataset& train, const TrainConfig& config) {
   scratch_.assign(workers_, std::vector<float>(n_ + 1, 0.0f));
   derivs_.assign(workers_, {});
   shard_sizes_.clear();
-  for (const Shard& s : MakeShards(train.num_rows(), workers_)) shard_sizes_.push_back(s.size());
+  for (const Shard& s : LocalShards(part)) shard_sizes_.push_back(s.size());
   phase_seconds_.clear();
   traffic_ = {};
 }
 
-void CpuBackend::GradientStep(std::span<const std::span<const uint32_t>> worker_rows, double lr) {
-  const auto t0 = Clock::now();
+void CpuBackend::GradientStep(std::span<const std::span<const uint32_t>> worker_rows, uint64_t batch_rows, double lr) {
+  const auto t0 = StartPhase();
   const int k_count = static_cast<int>(worker_rows.size());
   PIMOPT_CHECK(k_count >= 1 && k_count <= workers_);
   const Dataset& data = *data_;
   const Objective& obj = config_.objective;
   const float* w = global_.data();
-  uint64_t batch_rows = 0;
-  for (auto rows : worker_rows) batch_rows += rows.size();
-  PIMOPT_CHECK(batch_rows > 0);
-  const bool parallel = static_cast<double>(batch_rows) * static_cast<double>(n_) >= kParallelWork;
+  uint64_t local_rows = 0;
+  for (auto rows : worker_rows) local_rows += rows.size();
+  PIMOPT_CHECK(batch_rows > 0 && local_rows <= batch_rows);
+  const bool parallel = static_cast<double>(local_rows) * static_cast<double>(n_) >= kParallelWork;
 
   // Per-row loss derivative at the global model, weighted.
   auto derivative = [&](auto access, uint32_t r) {
@@ -138,21 +145,30 @@ void CpuBackend::GradientStep(std::span<const std::span<const uint32_t>> worker_
   }
   const std::vector<std::vector<float>>& sums = data.is_sparse() ? scratch_ : partials_;
   AddPhase("worker_compute", t0);
-  const auto t1 = Clock::now();
+  const auto t1 = StartPhase();
 
-  // Host: add the partial sums in order and step.
+  // Host: add the partial sums in global (worker, chunk) order, then step.
+  std::span<float> g(reduced_.data(), n_ + 1);
+  std::fill(g.begin(), g.end(), 0.0f);
+  comm_->OrderedSum(g, [&](std::span<float> chunk, size_t offset) {
+    ForFeatureBlocks(
+        [&](size_t begin, size_t end) {
+          for (size_t j = begin; j < end; ++j) {
+            float v = chunk[j - offset];
+            for (size_t t = 0; t < num_partials; ++t) v += sums[t][j];
+            chunk[j - offset] = v;
+          }
+        },
+        offset, offset + chunk.size());
+  });
   const float scale = static_cast<float>(lr / static_cast<double>(batch_rows));
   const float decay = static_cast<float>(1.0 - lr * obj.l2);
   ForFeatureBlocks([&](size_t begin, size_t end) {
     float* gw = global_.data();
-    for (size_t j = begin; j < end; ++j) {
-      float g = sums[0][j];
-      for (size_t t = 1; t < num_partials; ++t) g += sums[t][j];
-      gw[j] = (j < n_ ? decay * gw[j] : gw[j]) - scale * g;
-    }
+    for (size_t j = begin; j < end; ++j) gw[j] = (j < n_ ? decay * gw[j] : gw[j]) - scale * g[j];
   });
   if (!obj.fit_bias) global_[n_] = 0.0f;
-  if (k_count > 1) CountSync(true, true);
+  if (part_.total_workers > 1) CountSync(true, true);
   AddPhase("reduce_and_update", t1);
 }
 
@@ -163,7 +179,8 @@ void CpuBackend::RunLocalDense(int k, const LocalSgdRequest& req) {
   float* g = scratch_[k].data();
   const float* shift = req.proximal ? shift_[k].data() : nullptr;
   const double decay = req.proximal ? config_.rho : obj.l2;
-  const double weight = req.proximal ? static_cast<double>(workers_) * shard_sizes_[k] / data.num_rows() : 1.0;
+  const double weight =
+      req.proximal ? static_cast<double>(part_.total_workers) * shard_sizes_[k] / part_.total_rows : 1.0;
   const float lr = static_cast<float>(req.lr);
   const float keep = static_cast<float>(1.0 - req.lr * decay);
   const DenseRows access{data.dense_values().data(), n_};
@@ -200,7 +217,8 @@ void CpuBackend::RunLocalSparse(int k, const LocalSgdRequest& req) {
   float* y = scratch_[k].data();  // x = shift + s * y on the weights; the bias x[n_] is kept directly
   const float* shift = req.proximal ? shift_[k].data() : nullptr;
   const double decay = req.proximal ? config_.rho : obj.l2;
-  const double weight = req.proximal ? static_cast<double>(workers_) * shard_sizes_[k] / data.num_rows() : 1.0;
+  const double weight =
+      req.proximal ? static_cast<double>(part_.total_workers) * shard_sizes_[k] / part_.total_rows : 1.0;
   const float lr = static_cast<float>(req.lr);
   const float keep = static_cast<float>(1.0 - req.lr * decay);
   const SparseRows access{data.csr().row_ptr.data(), data.csr().col.data(), data.csr().val.data()};
@@ -237,7 +255,7 @@ void CpuBackend::RunLocalSparse(int k, const LocalSgdRequest& req) {
 }
 
 void CpuBackend::LocalSgd(const LocalSgdRequest& req) {
-  const auto t0 = Clock::now();
+  const auto t0 = StartPhase();
   PIMOPT_CHECK(req.plan && req.plan->num_workers() == workers_);
   PIMOPT_CHECK(!req.proximal || !dual_.empty(), "proximal steps need an ADMM setup");
   auto worker = [&](size_t k) {
@@ -261,37 +279,62 @@ void CpuBackend::LocalSgd(const LocalSgdRequest& req) {
 }
 
 void CpuBackend::AverageLocalModels() {
-  const auto t0 = Clock::now();
-  const float inv = 1.0f / static_cast<float>(workers_);
+  const auto t0 = StartPhase();
+  const float inv = 1.0f / static_cast<float>(part_.total_workers);
+  std::span<float> sum(reduced_.data(), n_ + 1);
+  std::fill(sum.begin(), sum.end(), 0.0f);
+  comm_->OrderedSum(sum, [&](std::span<float> chunk, size_t offset) {
+    ForFeatureBlocks(
+        [&](size_t begin, size_t end) {
+          for (size_t j = begin; j < end; ++j) {
+            float v = chunk[j - offset];
+            for (int k = 0; k < workers_; ++k) v += local_[k][j];
+            chunk[j - offset] = v;
+          }
+        },
+        offset, offset + chunk.size());
+  });
   ForFeatureBlocks([&](size_t begin, size_t end) {
-    for (size_t j = begin; j < end; ++j) {
-      float sum = 0;
-      for (int k = 0; k < workers_; ++k) sum += local_[k][j];
-      global_[j] = sum * inv;
-    }
+    for (size_t j = begin; j < end; ++j) global_[j] = sum[j] * inv;
   });
   CountSync(false, true);
   AddPhase("reduce", t0);
 }
 
 AdmmResiduals CpuBackend::AdmmConsensus(double rho) {
-  const auto t0 = Clock::now();
+  const auto t0 = StartPhase();
   PIMOPT_CHECK(!dual_.empty(), "AdmmConsensus needs an ADMM setup");
   const Objective& obj = config_.objective;
-  const float inv = 1.0f / static_cast<float>(workers_);
+  const float inv = 1.0f / static_cast<float>(part_.total_workers);
   const float threshold = static_cast<float>(obj.l1 / rho);
   const float shrink = static_cast<float>(rho / (rho + obj.l2));
-  const size_t blocks = (n_ + 1 + kFeatureBlock - 1) / kFeatureBlock;
+  // One ordered fold of [sum_k x_k | sum_k u_k].
+  const size_t m = n_ + 1;
+  std::fill(reduced_.begin(), reduced_.end(), 0.0f);
+  comm_->OrderedSum(reduced_, [&](std::span<float> chunk, size_t offset) {
+    const size_t end = offset + chunk.size();
+    auto fold = [&](const std::vector<std::vector<float>>& vectors, size_t shift) {
+      const size_t lo = std::max(offset, shift), hi = std::min(end, shift + m);
+      if (lo >= hi) return;
+      ForFeatureBlocks(
+          [&](size_t begin, size_t stop) {
+            for (size_t j = begin; j < stop; ++j) {
+              float v = chunk[j + shift - offset];
+              for (int k = 0; k < workers_; ++k) v += vectors[k][j];
+              chunk[j + shift - offset] = v;
+            }
+          },
+          lo - shift, hi - shift);
+    };
+    fold(local_, 0);
+    fold(dual_, m);
+  });
+  const size_t blocks = (m + kFeatureBlock - 1) / kFeatureBlock;
   std::vector<double> primal(blocks, 0.0), dual(blocks, 0.0);
   ForFeatureBlocks([&](size_t begin, size_t end) {
     const size_t b = begin / kFeatureBlock;
     for (size_t j = begin; j < end; ++j) {
-      float xs = 0, us = 0;
-      for (int k = 0; k < workers_; ++k) {
-        xs += local_[k][j];
-        us += dual_[k][j];
-      }
-      const float a = (xs + us) * inv;
+      const float a = (reduced_[j] + reduced_[m + j]) * inv;
       float z = a;
       if (j < n_) {
         const float mag = std::fabs(a) - threshold;
@@ -313,8 +356,8 @@ AdmmResiduals CpuBackend::AdmmConsensus(double rho) {
     p += primal[b];
     d += dual[b];
   }
-  res.primal = std::sqrt(p);
-  res.dual = rho * std::sqrt(static_cast<double>(workers_)) * std::sqrt(d);
+  res.primal = std::sqrt(comm_->SumInRankOrder(p));  // this process's workers' share, summed over processes
+  res.dual = rho * std::sqrt(static_cast<double>(part_.total_workers)) * std::sqrt(d);
   CountSync(false, true);
   AddPhase("reduce_and_update", t0);
   return res;
@@ -333,22 +376,27 @@ void FromWords(const std::vector<uint32_t>& w, std::vector<float>& v) {
 }  // namespace
 
 BackendState CpuBackend::SaveState() {
-  // Global model, then every worker's local model, then every ADMM dual (float bit patterns).
+  // The global model; per worker its local model, then its ADMM dual (float bit patterns).
   BackendState state;
-  state.vectors.push_back(Words(global_));
-  for (const auto& x : local_) state.vectors.push_back(Words(x));
-  for (const auto& u : dual_) state.vectors.push_back(Words(u));
+  state.shared.push_back(Words(global_));
+  for (int k = 0; k < workers_; ++k) {
+    auto& vectors = state.per_worker.emplace_back();
+    vectors.push_back(Words(local_[k]));
+    if (!dual_.empty()) vectors.push_back(Words(dual_[k]));
+  }
   return state;
 }
 
 void CpuBackend::RestoreState(const BackendState& state) {
-  if (state.vectors.size() != 1 + local_.size() + dual_.size()) {
-    throw InputError("checkpoint: it holds the state of a different number of workers or algorithm");
+  const size_t per_worker = dual_.empty() ? 1 : 2;
+  bool fits = state.shared.size() == 1 && state.per_worker.size() == local_.size();
+  for (const auto& v : state.per_worker) fits = fits && v.size() == per_worker;
+  if (!fits) throw InputError("checkpoint: it holds the state of a different number of workers or algorithm");
+  FromWords(state.shared[0], global_);
+  for (int k = 0; k < workers_; ++k) {
+    FromWords(state.per_worker[k][0], local_[k]);
+    if (!dual_.empty()) FromWords(state.per_worker[k][1], dual_[k]);
   }
-  size_t i = 0;
-  FromWords(state.vectors[i++], global_);
-  for (auto& x : local_) FromWords(state.vectors[i++], x);
-  for (auto& u : dual_) FromWords(state.vectors[i++], u);
 }
 
 LinearModel CpuBackend::ExportModel() const {

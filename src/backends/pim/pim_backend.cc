@@ -21,12 +21,18 @@ constexpr size_t kReduceBlock = 4096;  // coordinates per host-reduction task
 PimBackend::PimBackend(ThreadPool& pool, PimBackendOptions options) : pool_(pool), options_(std::move(options)) {}
 PimBackend::~PimBackend() = default;
 
-void PimBackend::Setup(const Dataset& train, const TrainConfig& config) {
+double PimBackend::HostSecondsSince(Clock::time_point t0, double comm_s0) const {
+  return Since(t0) - (comm_->stats().seconds - comm_s0);
+}
+
+void PimBackend::Setup(const Dataset& train, const TrainConfig& config, const Partition& part, Communicator& comm) {
+  PIMOPT_CHECK(part.local_rows == train.num_rows() && part.total_workers == config.workers,
+               "the training rows do not match the partition");
   profile_ = pim::MakeProfile(options_.profile);
   if (!options_.profile_overrides.empty()) pim::ApplyOverrides(profile_, options_.profile_overrides);
-  if (config.workers > static_cast<int>(profile_.num_dpus)) {
-    throw ConfigError("--dpus",
-                      StrCat(config.workers, " DPUs requested; profile '", profile_.name, "' has ", profile_.num_dpus));
+  if (part.local_workers > static_cast<int>(profile_.num_dpus)) {
+    throw ConfigError("--dpus", StrCat(part.local_workers, " DPUs requested", part.distributed() ? " per process" : "",
+                                       "; profile '", profile_.name, "' has ", profile_.num_dpus));
   }
   if (options_.tasklets == 0 || options_.tasklets > profile_.max_tasklets) {
     throw ConfigError("--tasklets", StrCat("must be in 1..", profile_.max_tasklets));
@@ -34,8 +40,10 @@ void PimBackend::Setup(const Dataset& train, const TrainConfig& config) {
   data_ = &train;
   config_ = config;
   features_ = static_cast<uint32_t>(train.num_features());
-  num_dpus_ = static_cast<uint32_t>(config.workers);
-  const auto shards = MakeShards(train.num_rows(), config.workers);
+  part_ = part;
+  comm_ = &comm;
+  num_dpus_ = static_cast<uint32_t>(part.local_workers);
+  const auto shards = LocalShards(part);
   shard_begin_.clear();
   shard_rows_.clear();
   uint32_t max_rows = 0;
@@ -188,14 +196,10 @@ void PimBackend::Launch() {
   emulation_wall_s_ += s.host_wall_s;
 }
 
-void PimBackend::GradientStep(std::span<const std::span<const uint32_t>> worker_rows, double lr) {
-  PIMOPT_CHECK(worker_rows.size() == num_dpus_);
+void PimBackend::GradientStep(std::span<const std::span<const uint32_t>> worker_rows, uint64_t batch_rows, double lr) {
+  PIMOPT_CHECK(worker_rows.size() == num_dpus_ && batch_rows > 0);
   uint32_t slots = 2;
-  uint64_t batch_rows = 0;
-  for (auto rows : worker_rows) {
-    slots = std::max<uint32_t>(slots, static_cast<uint32_t>(rows.size()));
-    batch_rows += rows.size();
-  }
+  for (auto rows : worker_rows) slots = std::max<uint32_t>(slots, static_cast<uint32_t>(rows.size()));
   slots = (slots + 1) / 2 * 2;
   std::vector<std::vector<uint32_t>> lists(num_dpus_, std::vector<uint32_t>(slots, kNoRow));
   std::vector<LinearKernelArgs> args(num_dpus_, BaseArgs());
@@ -214,23 +218,30 @@ void PimBackend::GradientStep(std::span<const std::span<const uint32_t>> worker_
   from_dpu_s_ +=
       dpus_->PushXfer(pim::XferDirection::kFromDpu, pim::kMramHeapSymbol, layout_.g_offset, layout_.gradient_bytes());
   RecordTransfer(TransferKind::kPullGradients, layout_.gradient_bytes());
-  // Host: 64-bit sums in DPU order, then the fixed-point step.
+  // Host: exact 64-bit sums over the DPUs (and over processes), then the fixed-point step.
   const auto t0 = Clock::now();
+  const double comm_s0 = comm_->stats().seconds;
   const uint64_t scale = fixed::ToScale(lr / static_cast<double>(batch_rows), "--lr");
   const uint64_t decay = fixed::ToScale(lr * config_.objective.l2, "--reg");
   const size_t total = layout_.n_pad + 1;
   std::vector<fixed::Saturation> sat((total + kReduceBlock - 1) / kReduceBlock);
+  std::vector<int64_t> sums(total, 0);
   pool_.ParallelFor(sat.size(), [&](size_t b) {
     for (size_t j = b * kReduceBlock; j < std::min(total, (b + 1) * kReduceBlock); ++j) {
-      int64_t g = 0;
-      for (uint32_t k = 0; k < num_dpus_; ++k) g += grads[k][j];
+      for (uint32_t k = 0; k < num_dpus_; ++k) sums[j] += grads[k][j];
+    }
+  });
+  comm_->AllreduceSum(sums);
+  pool_.ParallelFor(sat.size(), [&](size_t b) {
+    for (size_t j = b * kReduceBlock; j < std::min(total, (b + 1) * kReduceBlock); ++j) {
+      const int64_t g = sums[j];
       const int64_t decay_base = j < layout_.n_pad ? global_[j] : 0;  // no L2 on the bias
       global_[j] = fixed::SaturateModel(fixed::SgdUpdate(global_[j], g, scale, decay_base, decay), sat[b]);
     }
   });
   for (const auto& s : sat) saturation_.events += s.events;
   if (!config_.objective.fit_bias) global_[layout_.n_pad] = 0;
-  host_reduce_s_ += Since(t0);
+  host_reduce_s_ += HostSecondsSince(t0, comm_s0);
   ++syncs_;
 }
 
@@ -251,7 +262,8 @@ void PimBackend::LocalSgd(const LocalSgdRequest& req) {
     args[k].mode = req.proximal ? 2 : 1;
     args[k].steps = static_cast<uint32_t>(req.num_steps);
     args[k].slots_per_step = slots;
-    const double weight = req.proximal ? static_cast<double>(num_dpus_) * shard_rows_[k] / data_->num_rows() : 1.0;
+    const double weight =
+        req.proximal ? static_cast<double>(part_.total_workers) * shard_rows_[k] / part_.total_rows : 1.0;
     args[k].lr_weight_q32 = fixed::ToScale(req.lr * weight, "--lr");
     args[k].decay_q32 = fixed::ToScale(req.lr * (req.proximal ? config_.rho : config_.objective.l2), "--lr");
   }
@@ -276,40 +288,51 @@ void PimBackend::LocalSgd(const LocalSgdRequest& req) {
 void PimBackend::AverageLocalModels() {
   PullModels();
   const auto t0 = Clock::now();
+  const double comm_s0 = comm_->stats().seconds;
   const size_t total = layout_.n_pad + 1;
-  pool_.ParallelFor((total + kReduceBlock - 1) / kReduceBlock, [&](size_t b) {
+  const size_t blocks = (total + kReduceBlock - 1) / kReduceBlock;
+  std::vector<int64_t> sums(total, 0);
+  pool_.ParallelFor(blocks, [&](size_t b) {
     for (size_t j = b * kReduceBlock; j < std::min(total, (b + 1) * kReduceBlock); ++j) {
-      int64_t sum = 0;
-      for (uint32_t k = 0; k < num_dpus_; ++k) sum += local_[k][j];
-      global_[j] = static_cast<int32_t>(sum / static_cast<int64_t>(num_dpus_));  // toward zero
+      for (uint32_t k = 0; k < num_dpus_; ++k) sums[j] += local_[k][j];
     }
   });
-  host_reduce_s_ += Since(t0);
+  comm_->AllreduceSum(sums);
+  const int64_t all_dpus = part_.total_workers;
+  pool_.ParallelFor(blocks, [&](size_t b) {
+    for (size_t j = b * kReduceBlock; j < std::min(total, (b + 1) * kReduceBlock); ++j) {
+      global_[j] = static_cast<int32_t>(sums[j] / all_dpus);  // toward zero
+    }
+  });
+  host_reduce_s_ += HostSecondsSince(t0, comm_s0);
   ++syncs_;
 }
 
 AdmmResiduals PimBackend::AdmmConsensus(double rho) {
   PullModels();
   const auto t0 = Clock::now();
+  const double comm_s0 = comm_->stats().seconds;
   const Objective& obj = config_.objective;
   fixed::Saturation ignored;
   const int64_t threshold = fixed::ToModel(obj.l1 / rho, ignored);
   const uint64_t shrink = fixed::ToScale(rho / (rho + obj.l2), "--rho");
-  const int64_t k_count = num_dpus_;
+  const int64_t k_count = part_.total_workers;
   const size_t total = layout_.n_pad + 1;
   const size_t blocks = (total + kReduceBlock - 1) / kReduceBlock;
   std::vector<double> primal_parts(blocks, 0.0), dual_parts(blocks, 0.0);
   std::vector<fixed::Saturation> sat(blocks);
+  std::vector<int64_t> sums(total, 0);  // sum_k x_k + sum_k u_k over all DPUs of all processes (exact)
+  pool_.ParallelFor(blocks, [&](size_t blk) {
+    for (size_t j = blk * kReduceBlock; j < std::min(total, (blk + 1) * kReduceBlock); ++j) {
+      for (uint32_t k = 0; k < num_dpus_; ++k) sums[j] += int64_t{local_[k][j]} + dual_[k][j];
+    }
+  });
+  comm_->AllreduceSum(sums);
   pool_.ParallelFor(blocks, [&](size_t blk) {
     double& primal = primal_parts[blk];
     double& dual = dual_parts[blk];
     for (size_t j = blk * kReduceBlock; j < std::min(total, (blk + 1) * kReduceBlock); ++j) {
-      int64_t sx = 0, su = 0;
-      for (uint32_t k = 0; k < num_dpus_; ++k) {
-        sx += local_[k][j];
-        su += dual_[k][j];
-      }
-      const int64_t a = (sx + su) / k_count;
+      const int64_t a = sums[j] / k_count;
       int64_t z = a;
       if (j < layout_.n_pad) {
         const int64_t magnitude = std::max<int64_t>(0, (a < 0 ? -a : a) - threshold);
@@ -332,9 +355,10 @@ AdmmResiduals PimBackend::AdmmConsensus(double rho) {
     dual += dual_parts[blk];
     saturation_.events += sat[blk].events;
   }
-  host_reduce_s_ += Since(t0);
+  primal = comm_->SumInRankOrder(primal);  // this process's DPUs' share, summed over processes
+  host_reduce_s_ += HostSecondsSince(t0, comm_s0);
   ++syncs_;
-  return {std::sqrt(primal), rho * std::sqrt(static_cast<double>(num_dpus_)) * std::sqrt(dual)};
+  return {std::sqrt(primal), rho * std::sqrt(static_cast<double>(k_count)) * std::sqrt(dual)};
 }
 
 LinearModel PimBackend::ExportModel() const {
@@ -402,35 +426,38 @@ BackendState PimBackend::SaveState() {
   checkpoint_from_dpu_bytes_ += uint64_t{num_dpus_} * layout_.model_bytes();
   auto words = [](const int32_t* begin, size_t n) { return std::vector<uint32_t>(begin, begin + n); };
   BackendState state;
-  state.vectors.push_back(words(global_.data(), global_.size()));
-  for (const auto& x : buffers) state.vectors.push_back(words(x.data(), layout_.n_pad + 1));
-  for (const auto& u : dual_) state.vectors.push_back(words(u.data(), u.size()));
+  state.shared.push_back(words(global_.data(), global_.size()));
+  for (uint32_t k = 0; k < num_dpus_; ++k) {
+    auto& vectors = state.per_worker.emplace_back();
+    vectors.push_back(words(buffers[k].data(), layout_.n_pad + 1));
+    if (!dual_.empty()) vectors.push_back(words(dual_[k].data(), dual_[k].size()));
+  }
   return state;
 }
 
 void PimBackend::RestoreState(const BackendState& state) {
-  if (state.vectors.size() != 1 + num_dpus_ + dual_.size()) {
-    throw InputError("checkpoint: it holds the state of a different number of DPUs or algorithm");
-  }
-  for (const auto& v : state.vectors) {
+  const size_t per_worker = dual_.empty() ? 1 : 2;
+  bool fits = state.shared.size() == 1 && state.per_worker.size() == num_dpus_;
+  for (const auto& vectors : state.per_worker) fits = fits && vectors.size() == per_worker;
+  if (!fits) throw InputError("checkpoint: it holds the state of a different number of DPUs or algorithm");
+  auto check = [&](const std::vector<uint32_t>& v) {
     if (v.size() != layout_.n_pad + 1) throw InputError("checkpoint: a model of the wrong size");
-  }
-  size_t i = 0;
-  auto load = [&](std::vector<int32_t>& out) {
-    const auto& v = state.vectors[i++];
-    out.assign(v.begin(), v.end());
   };
-  load(global_);
+  check(state.shared[0]);
+  for (const auto& vectors : state.per_worker) {
+    for (const auto& v : vectors) check(v);
+  }
+  global_.assign(state.shared[0].begin(), state.shared[0].end());
   std::vector<std::vector<int32_t>> buffers(num_dpus_, std::vector<int32_t>(layout_.n_pad + 8, 0));
   for (uint32_t k = 0; k < num_dpus_; ++k) {
-    const auto& v = state.vectors[i++];
+    const auto& v = state.per_worker[k][0];
     std::copy(v.begin(), v.end(), buffers[k].begin());
     std::copy(v.begin(), v.end(), local_[k].begin());
     dpus_->PrepareXfer(k, buffers[k].data(), layout_.model_bytes());
+    if (!dual_.empty()) dual_[k].assign(state.per_worker[k][1].begin(), state.per_worker[k][1].end());
   }
   dpus_->PushXfer(pim::XferDirection::kToDpu, pim::kMramHeapSymbol, layout_.w_offset, layout_.model_bytes());
   checkpoint_to_dpu_bytes_ += uint64_t{num_dpus_} * layout_.model_bytes();
-  for (auto& u : dual_) load(u);
 }
 
 void PimBackend::RecordTransfer(TransferKind kind, uint64_t bytes_per_dpu) {

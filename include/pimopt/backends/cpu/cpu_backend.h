@@ -24,8 +24,9 @@ class CpuBackend final : public IBackend {
   explicit CpuBackend(ThreadPool& pool);
 
   std::string name() const override { return "cpu"; }
-  void Setup(const Dataset& train, const TrainConfig& config) override;
-  void GradientStep(std::span<const std::span<const uint32_t>> worker_rows, double lr) override;
+  using IBackend::Setup;
+  void Setup(const Dataset& local_train, const TrainConfig& config, const Partition& part, Communicator& comm) override;
+  void GradientStep(std::span<const std::span<const uint32_t>> worker_rows, uint64_t batch_rows, double lr) override;
   void LocalSgd(const LocalSgdRequest& request) override;
   void AverageLocalModels() override;
   AdmmResiduals AdmmConsensus(double rho) override;
@@ -37,10 +38,17 @@ class CpuBackend final : public IBackend {
 
  private:
   using Clock = std::chrono::steady_clock;
-  void AddPhase(const char* phase, Clock::time_point since);
-  // Runs fn(begin, end) over fixed blocks of the n+1 model coordinates.
+  // A phase's start: host time and the communicator's seconds so far (phases exclude MPI time, which the
+  // coordinator reports as a phase of its own).
+  struct PhaseStart {
+    Clock::time_point time;
+    double comm_s;
+  };
+  PhaseStart StartPhase() const { return {Clock::now(), comm_->stats().seconds}; }
+  void AddPhase(const char* phase, const PhaseStart& since);
+  // Runs fn(begin, end) over fixed blocks of the model coordinates [begin, end) (default: all n+1).
   template <typename Fn>
-  void ForFeatureBlocks(Fn&& fn);
+  void ForFeatureBlocks(Fn&& fn, size_t begin = 0, size_t end = SIZE_MAX);
   void RunLocalDense(int k, const LocalSgdRequest& request);
   void RunLocalSparse(int k, const LocalSgdRequest& request);
   void CountSync(bool push, bool pull);
@@ -48,8 +56,11 @@ class CpuBackend final : public IBackend {
   ThreadPool& pool_;
   const Dataset* data_ = nullptr;
   TrainConfig config_;
-  size_t n_ = 0;  // features; every model vector has n_ + 1 entries, the bias last
-  int workers_ = 1;
+  size_t n_ = 0;     // features; every model vector has n_ + 1 entries, the bias last
+  int workers_ = 1;  // this process's workers (Partition::local_workers)
+  Partition part_;
+  Communicator* comm_ = &SingleProcess();
+  std::vector<float> reduced_;               // the ordered sum of a reduction
   std::vector<float> global_;                // the host's model (for ADMM: z)
   std::vector<std::vector<float>> local_;    // x_k
   std::vector<std::vector<float>> dual_;     // u_k (ADMM)

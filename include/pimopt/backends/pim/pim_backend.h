@@ -8,6 +8,7 @@
 // are counted and reported.
 #pragma once
 
+#include <chrono>
 #include <map>
 #include <memory>
 #include <string>
@@ -52,8 +53,9 @@ class PimBackend final : public IBackend {
   ~PimBackend() override;
 
   std::string name() const override { return "pim"; }
-  void Setup(const Dataset& train, const TrainConfig& config) override;
-  void GradientStep(std::span<const std::span<const uint32_t>> worker_rows, double lr) override;
+  using IBackend::Setup;
+  void Setup(const Dataset& local_train, const TrainConfig& config, const Partition& part, Communicator& comm) override;
+  void GradientStep(std::span<const std::span<const uint32_t>> worker_rows, uint64_t batch_rows, double lr) override;
   void LocalSgd(const LocalSgdRequest& request) override;
   void AverageLocalModels() override;
   AdmmResiduals AdmmConsensus(double rho) override;
@@ -85,7 +87,11 @@ class PimBackend final : public IBackend {
   const Dataset* data_ = nullptr;
   TrainConfig config_;
   uint32_t features_ = 0;
-  uint32_t num_dpus_ = 0;
+  uint32_t num_dpus_ = 0;  // this process's DPUs (Partition::local_workers); each process emulates its own
+  Partition part_;
+  Communicator* comm_ = &SingleProcess();
+  // Host reduction time since `t0` without the MPI time spent in it (reported by the coordinator).
+  double HostSecondsSince(std::chrono::steady_clock::time_point t0, double comm_s0) const;
   pimbackend::LinearLayout layout_;
   uint64_t max_list_entries_ = 0;
   std::vector<uint32_t> shard_begin_, shard_rows_;

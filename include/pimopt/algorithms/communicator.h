@@ -1,0 +1,113 @@
+// How one training run is split over processes, and the collectives those processes use.
+//
+// A run has W workers (TrainConfig::workers) over N training rows; worker k owns the contiguous shard
+// MakeShards(N, W)[k]. With P processes (MPI ranks), rank r runs the workers [W r / P, W (r+1) / P) and holds
+// exactly their rows, a contiguous slice of the training set (Partition). A single process is the case P = 1.
+//
+// Determinism across process counts: every reduction the backends make is either exact (integer sums) or an
+// ordered left fold over workers in global worker order (OrderedSum), so P ranks x K workers give, bit for bit,
+// the model of one process with P*K workers. OrderedSum is a pipelined chain: rank 0 folds its workers into the
+// accumulator and passes it on in chunks, each rank continues the fold, and the last rank broadcasts the result.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "pimopt/algorithms/schedule.h"
+
+namespace pimopt {
+
+// The part of the run that this process holds.
+struct Partition {
+  uint64_t total_rows = 0;  // N, the whole training set
+  int total_workers = 1;    // W
+  int rank = 0;
+  int ranks = 1;
+  int first_worker = 0;  // global index of this process's worker 0
+  int local_workers = 1;
+  uint64_t first_row = 0;  // global index of this process's row 0
+  uint64_t local_rows = 0;
+
+  static Partition ForRank(uint64_t total_rows, int total_workers, int rank, int ranks);
+  static Partition Whole(uint64_t total_rows, int total_workers) { return ForRank(total_rows, total_workers, 0, 1); }
+  bool distributed() const { return ranks > 1; }
+};
+
+// The shards of this process's workers, rebased to its local rows.
+std::vector<Shard> LocalShards(const Partition& part);
+
+// The rows [begin, end) of an evaluation set of `total_rows` rows that rank `rank` of `ranks` holds (balanced
+// contiguous slices, in rank order).
+struct RowRange {
+  uint64_t begin = 0;
+  uint64_t end = 0;
+};
+RowRange EvaluationSlice(uint64_t total_rows, int rank, int ranks);
+
+// Time and bytes of this process's collectives (wall clock of the calls; bytes this process sent and received).
+struct CommStats {
+  double seconds = 0;
+  uint64_t sent_bytes = 0;
+  uint64_t received_bytes = 0;
+  uint64_t calls = 0;
+};
+
+class Communicator {
+ public:
+  virtual ~Communicator() = default;
+  virtual int rank() const = 0;
+  virtual int size() const = 0;
+
+  // Continues a left fold over all ranks in rank order: `fold_local(chunk, offset)` adds this rank's
+  // contributions, in its worker order, to acc[offset, offset + chunk.size()) (elementwise, so chunks are
+  // independent). The caller zero-fills acc on every rank; afterwards every rank holds the final acc.
+  using FoldFn = std::function<void(std::span<float> chunk, size_t offset)>;
+  virtual void OrderedSum(std::span<float> acc, const FoldFn& fold_local) = 0;
+  // Elementwise sums (exact: integers).
+  virtual void AllreduceSum(std::span<int64_t> values) = 0;
+  // Elementwise min / max of floats (exact).
+  virtual void AllreduceMin(std::span<float> values) = 0;
+  virtual void AllreduceMax(std::span<float> values) = 0;
+  // The sum of one double per rank, added in rank order (the same value on every rank).
+  virtual double SumInRankOrder(double local) = 0;
+  // Copies root's bytes to every rank; `bytes` must have the same size everywhere.
+  virtual void Broadcast(std::span<std::byte> bytes, int root) = 0;
+  // Root receives every rank's bytes concatenated in rank order (the sizes may differ); others get {}.
+  virtual std::vector<std::byte> Gather(std::span<const std::byte> local, int root) = 0;
+  virtual void Barrier() = 0;
+
+  virtual CommStats stats() const = 0;
+
+  // Helpers on top of the verbs.
+  void BroadcastString(std::string& text, int root);
+  template <typename T>
+  void BroadcastValue(T& value, int root) {
+    Broadcast(std::as_writable_bytes(std::span<T>(&value, 1)), root);
+  }
+  uint64_t SumU64(uint64_t local);
+};
+
+// The communicator of a single process (P = 1): every collective is a local no-op or copy.
+class LocalCommunicator final : public Communicator {
+ public:
+  int rank() const override { return 0; }
+  int size() const override { return 1; }
+  void OrderedSum(std::span<float> acc, const FoldFn& fold_local) override { fold_local(acc, 0); }
+  void AllreduceSum(std::span<int64_t>) override {}
+  void AllreduceMin(std::span<float>) override {}
+  void AllreduceMax(std::span<float>) override {}
+  double SumInRankOrder(double local) override { return local; }
+  void Broadcast(std::span<std::byte>, int) override {}
+  std::vector<std::byte> Gather(std::span<const std::byte> local, int) override { return {local.begin(), local.end()}; }
+  void Barrier() override {}
+  CommStats stats() const override { return {}; }
+};
+
+// A process-wide LocalCommunicator for single-process callers.
+Communicator& SingleProcess();
+
+}  // namespace pimopt

@@ -27,6 +27,11 @@
 #include "pimopt/pim/profile.h"
 #include "report.h"
 
+#ifdef PIMOPT_HAVE_MPI
+#include "pimopt/backends/mpi/mpi_communicator.h"
+#endif
+#include <csignal>
+
 namespace pimopt::cli {
 namespace {
 
@@ -125,7 +130,9 @@ void AddTrainCommand(CLI::App& app, TrainFlags& f) {
       cmd->add_option("--test-fraction", f.test_fraction, "hold out this fraction of --data as test set");
   cmd->add_option("--model", f.model, "lr (logistic regression) | svm (linear SVM, hinge loss)")->capture_default_str();
   cmd->add_option("--algo", f.algo, "sgd | mbsgd | ga | ma | admm")->capture_default_str();
-  cmd->add_option("--backend", f.backend, "cpu | pim (the emulated UPMEM system; mpi: planned)")->capture_default_str();
+  cmd->add_option("--backend", f.backend,
+                  "cpu | pim (the emulated UPMEM system); under mpirun each rank runs this backend on its workers")
+      ->capture_default_str();
   f.dpus_opt = cmd->add_option("--dpus", f.dpus, "pim: DPUs = workers (ga, ma, admm; sgd and mbsgd use 1)");
   f.tasklets_opt = cmd->add_option("--tasklets", f.tasklets, "pim: tasklets per DPU")->capture_default_str();
   f.profile_opt = cmd->add_option("--profile", f.profile,
@@ -257,11 +264,37 @@ TrainConfig BuildTrainConfig(const TrainFlags& f) {
   return c;
 }
 
-int RunTrain(const TrainFlags& f, const std::string& command_line) {
+// Under MPI: the test hook PIMOPT_TEST_KILL_RANK=RANK:EPOCH makes that rank SIGKILL itself after that epoch (its
+// checkpoint, if any, written), so tests can check that a dead rank ends the job instead of hanging it.
+std::function<void(int)> KillHook(const Communicator& comm) {
+  const char* spec = std::getenv("PIMOPT_TEST_KILL_RANK");
+  if (spec == nullptr) return nullptr;
+  int rank = -1, epoch = -1;
+  if (std::sscanf(spec, "%d:%d", &rank, &epoch) != 2) {
+    throw ConfigError("PIMOPT_TEST_KILL_RANK", StrCat("'", spec, "' is not RANK:EPOCH"));
+  }
+  if (rank != comm.rank()) return nullptr;
+  return [epoch](int done) {
+    if (done == epoch) std::raise(SIGKILL);
+  };
+}
+
+// This rank's rows [begin, end) of a whole dataset, as its own Dataset.
+Dataset SliceRows(const Dataset& whole, uint64_t begin, uint64_t end) {
+  std::vector<uint32_t> rows(end - begin);
+  for (uint64_t i = begin; i < end; ++i) rows[i - begin] = static_cast<uint32_t>(i);
+  Dataset part = whole.SelectRows(rows);
+  part.source = whole.source;
+  return part;
+}
+
+int RunTrain(const TrainFlags& f, const std::string& command_line, Communicator& comm) {
   TrainConfig config = BuildTrainConfig(f);
   if (f.backend != "cpu" && f.backend != "pim") {
     if (f.backend == "mpi") {
-      throw ConfigError("--backend", "backend 'mpi' is not available in this version (cpu or pim)");
+      throw ConfigError("--backend",
+                        "there is no 'mpi' backend: start pimopt under mpirun with --backend cpu or pim, e.g. "
+                        "'mpirun -np 4 pimopt train --backend cpu ...' (each rank runs that backend on its workers)");
     }
     throw ConfigError("--backend", StrCat("unknown backend '", f.backend, "' (use cpu or pim)"));
   }
@@ -282,35 +315,91 @@ int RunTrain(const TrainFlags& f, const std::string& command_line) {
   if (f.checkpoint_every < 1) throw ConfigError("--checkpoint-every", "must be at least 1");
   const SourceOptions source = f.data_flags.Options();
 
+  const bool distributed = comm.size() > 1;
+  const bool talk = !f.quiet && comm.rank() == 0;
+  if (distributed && !MakeAlgorithm(config.algorithm)->distributable()) {
+    throw ConfigError("--algo", StrCat(AlgorithmName(config.algorithm),
+                                       " has one worker and runs in one process; under mpirun use ga, ma or admm"));
+  }
+  if (distributed && (f.project_dpus_opt->count() || f.project_rows_opt->count())) {
+    throw ConfigError("--project-dpus", "projection runs in one process (not under mpirun)");
+  }
+
   ThreadPool pool(f.threads);
   const auto load_start = Clock::now();
-  Dataset train = LoadDataset(f.data, source, &pool);
+  Dataset train;
   std::optional<Dataset> test;
-  if (f.test_opt->count()) {
-    test = LoadDataset(f.test, source, &pool);
-  } else if (f.test_fraction_opt->count()) {
-    TrainTest split = SplitTrainTest(train, f.test_fraction, config.seed);
-    train = std::move(split.train);
-    test = std::move(split.test);
+  if (!distributed) {
+    train = LoadDataset(f.data, source, &pool);
+    if (f.test_opt->count()) {
+      test = LoadDataset(f.test, source, &pool);
+    } else if (f.test_fraction_opt->count()) {
+      TrainTest split = SplitTrainTest(train, f.test_fraction, config.seed);
+      train = std::move(split.train);
+      test = std::move(split.test);
+    } else {
+      test = LoadCompanionTestSet(f.data, source, &pool);
+    }
   } else {
-    test = LoadCompanionTestSet(f.data, source, &pool);
+    // Each rank holds only its rows. A binary cache is read slice by slice (seeking to the rank's rows); other
+    // sources are parsed whole by every rank and then cut (convert them once with 'pimopt convert' to avoid it).
+    const bool binary_train = IsBinaryDatasetFile(f.data) && !f.test_fraction_opt->count();
+    if (binary_train) {
+      const BinaryDatasetInfo info = ReadBinaryDatasetInfo(f.data);
+      const Partition part = Partition::ForRank(info.rows, config.workers, comm.rank(), comm.size());
+      train =
+          ApplyStorageChoice(ReadBinaryDatasetRows(f.data, part.first_row, part.first_row + part.local_rows), source);
+    } else {
+      if (talk) {
+        std::cout << "note: every rank parses " << f.data << " whole and keeps its rows; convert it to a binary "
+                  << "cache ('pimopt convert IN OUT.bin') so that each rank reads only its rows\n";
+      }
+      Dataset whole = LoadDataset(f.data, source, &pool);
+      if (f.test_fraction_opt->count()) {
+        TrainTest split = SplitTrainTest(whole, f.test_fraction, config.seed);
+        whole = std::move(split.train);
+        test = std::move(split.test);
+      } else if (!f.test_opt->count()) {
+        test = LoadCompanionTestSet(f.data, source, &pool);
+      }
+      const Partition part = Partition::ForRank(whole.num_rows(), config.workers, comm.rank(), comm.size());
+      train = SliceRows(whole, part.first_row, part.first_row + part.local_rows);
+    }
+    if (f.test_opt->count() && IsBinaryDatasetFile(f.test)) {
+      const RowRange r = EvaluationSlice(ReadBinaryDatasetInfo(f.test).rows, comm.rank(), comm.size());
+      test = ApplyStorageChoice(ReadBinaryDatasetRows(f.test, r.begin, r.end), source);
+    } else {
+      if (f.test_opt->count()) test = LoadDataset(f.test, source, &pool);
+      if (test) {
+        const RowRange r = EvaluationSlice(test->num_rows(), comm.rank(), comm.size());
+        test = SliceRows(*test, r.begin, r.end);
+      }
+    }
   }
   if (f.scale == "minmax") {
-    const FeatureScaler scaler = FeatureScaler::Fit(train);
+    // Ranges over all ranks' rows (min / max are exact in any order): the same scaler as one process fits.
+    FeatureRanges ranges = FeatureRanges::Of(train);
+    comm.AllreduceMin(ranges.lo);
+    comm.AllreduceMax(ranges.hi);
+    const FeatureScaler scaler = FeatureScaler::FromRanges(ranges);
     scaler.Apply(train);
     if (test) scaler.Apply(*test);
   }
   const double load_seconds = Since(load_start);
 
-  if (!f.quiet) {
+  if (talk) {
     std::cout << "pimopt train: " << AlgorithmName(config.algorithm) << " " << ModelName(config.objective.loss)
               << " on " << train.source << " (" << train.num_rows() << " x " << train.num_features() << ", "
               << (train.is_sparse() ? "sparse" : "dense") << ")";
     if (test) std::cout << ", test " << test->source << " (" << test->num_rows() << " rows)";
     std::cout << "\n  backend " << f.backend << ", workers " << config.workers << ", threads " << pool.NumThreads()
               << ", batch " << config.batch << ", lr " << config.lr << ", reg " << config.objective.l2 << ", epochs "
-              << config.epochs << ", seed " << config.seed << "\n"
-              << EpochHeader() << std::endl;
+              << config.epochs << ", seed " << config.seed << "\n";
+    if (distributed) {
+      std::cout << "  mpi: " << comm.size() << " ranks, about " << config.workers / comm.size() << " workers and "
+                << train.num_rows() << " training rows each (rank 0's count shown above)\n";
+    }
+    std::cout << EpochHeader() << std::endl;
   }
   std::unique_ptr<IBackend> backend_owner;
   if (f.backend == "pim") {
@@ -338,8 +427,10 @@ int RunTrain(const TrainFlags& f, const std::string& command_line) {
   options.checkpoint_path = f.checkpoint;
   options.checkpoint_every = f.checkpoint.empty() ? 0 : f.checkpoint_every;
   options.resume = f.resume;
+  options.comm = &comm;
+  options.after_epoch = KillHook(comm);
   options.on_epoch = [&](const EpochRecord& r) {
-    if (!f.quiet) std::cout << FormatEpochLine(r) << std::endl;
+    if (talk) std::cout << FormatEpochLine(r) << std::endl;
   };
   TrainResult result = Train(train, test ? &*test : nullptr, config, backend, options);
 
@@ -347,6 +438,21 @@ int RunTrain(const TrainFlags& f, const std::string& command_line) {
   nlohmann::json report = BuildReport(info, config, result);
   for (const auto& [key, value] : backend.Counters()) report["backend_counters"][key] = value;
   report["resumed_from_epoch"] = result.resumed_from_epoch;
+  if (distributed) {
+    const double epochs = static_cast<double>(result.epochs.size());
+    report["mpi"] = {{"ranks", comm.size()},
+                     {"training_rows_total", result.partition.total_rows},
+                     {"rank0_workers", result.partition.local_workers},
+                     {"rank0_training_rows", result.partition.local_rows},
+                     {"mpi_comm_s", result.phase_seconds["mpi_comm"]},
+                     {"mpi_comm_s_per_epoch", result.phase_seconds["mpi_comm"] / epochs},
+                     {"mpi_bytes", result.traffic.mpi_bytes},
+                     {"mpi_bytes_per_epoch", static_cast<double>(result.traffic.mpi_bytes) / epochs},
+                     {"note",
+                      "mpi_bytes: sent by all ranks; mpi_comm_s: rank 0's wall time in MPI calls during training "
+                      "(including waiting for other ranks); phases and modeled times are rank 0's"}};
+  }
+  if (comm.rank() != 0) return 0;  // rank 0 writes the outputs and prints the summary
   if (f.backend == "pim" && (f.project_dpus_opt->count() || f.project_rows_opt->count())) {
     const auto& pim_backend = static_cast<const PimBackend&>(backend);
     const uint32_t dpus = f.project_dpus_opt->count() ? f.project_dpus : static_cast<uint32_t>(config.workers);
@@ -374,6 +480,12 @@ int RunTrain(const TrainFlags& f, const std::string& command_line) {
         p.dpus, static_cast<unsigned long long>(p.rows_per_dpu), p.epoch_s, p.cpu_to_dpu_s, p.kernel_s,
         p.launch_overhead_s, p.dpu_to_cpu_s, p.host_reduction_s, p.cpu_to_dpu_bytes + p.dpu_to_cpu_bytes);
   }
+  if (distributed && talk) {
+    const double epochs = static_cast<double>(result.epochs.size());
+    std::printf("mpi: %d ranks, %.4f s/epoch in MPI calls (rank 0), %.4g bytes/epoch sent over MPI (all ranks)\n",
+                comm.size(), result.phase_seconds["mpi_comm"] / epochs,
+                static_cast<double>(result.traffic.mpi_bytes) / epochs);
+  }
   if (!f.out.empty()) {
     WriteModel(result.model, f.out, StrCat("trained by: ", command_line, "\nconfig: ", ConfigToJson(config).dump()));
   }
@@ -391,7 +503,8 @@ int RunTrain(const TrainFlags& f, const std::string& command_line) {
   if (pim) {
     const auto& phases = result.phase_seconds;
     char buf[96];
-    std::snprintf(buf, sizeof(buf), "  %15.4f  %19.4f", phases.at("modeled_total") / static_cast<double>(result.epochs.size()),
+    std::snprintf(buf, sizeof(buf), "  %15.4f  %19.4f",
+                  phases.at("modeled_total") / static_cast<double>(result.epochs.size()),
                   phases.at("host_reduction") / static_cast<double>(result.epochs.size()));
     modeled = buf;
   }
@@ -532,10 +645,50 @@ int RunInfoCommand(const std::string& spec, const DataFlags& flags) {
   return 0;
 }
 
+bool LaunchedUnderMpi() {
+  for (const char* name : {"OMPI_COMM_WORLD_SIZE", "PMIX_RANK", "PMI_RANK"}) {
+    if (std::getenv(name) != nullptr) return true;
+  }
+  return false;
+}
+
+// `pimopt train` started by mpirun: every rank runs RunTrain with the MPI communicator. An error on any rank is
+// printed with its rank and ends the whole job (MPI_Abort), so no rank waits forever in a collective.
+int RunTrainUnderMpi(int argc, char** argv, const TrainFlags& flags) {
+#ifdef PIMOPT_HAVE_MPI
+  MpiSession session(&argc, &argv);
+  MpiCommunicator comm;
+  int code = 0;
+  std::string message;
+  try {
+    code = RunTrain(flags, JoinArgs(argc, argv), comm);
+  } catch (const InputError& e) {
+    code = 2;
+    message = StrCat("error: ", e.what());
+  } catch (const std::bad_alloc&) {
+    code = 1;
+    message = "error: out of memory";
+  } catch (const std::exception& e) {
+    code = 1;
+    message = StrCat("internal error: ", e.what());
+  }
+  if (code != 0) {
+    std::cerr << "pimopt (rank " << comm.rank() << " of " << comm.size() << "): " << message << std::endl;
+    if (comm.size() > 1) MpiSession::Abort(code);
+  }
+  return code;
+#else
+  (void)argc, (void)argv, (void)flags;
+  std::cerr << "pimopt: error: started by mpirun, but this pimopt was built without MPI (install libopenmpi-dev "
+               "and rebuild)\n";
+  return 2;
+#endif
+}
+
 }  // namespace
 
 int RunCli(int argc, char** argv) {
-  CLI::App app{"pimopt: distributed optimization of linear classifiers (CPU backend; PIM and MPI planned)"};
+  CLI::App app{"pimopt: distributed optimization of linear classifiers on CPUs, an emulated UPMEM PIM system and MPI"};
   app.require_subcommand(1);
   app.set_version_flag("--version", "pimopt 0.1.0");
   TrainFlags train;
@@ -601,8 +754,9 @@ int RunCli(int argc, char** argv) {
     std::cerr << "pimopt: error: " << e.what() << "\n(run 'pimopt --help' or 'pimopt COMMAND --help')\n";
     return 2;
   }
+  if (app.got_subcommand("train") && LaunchedUnderMpi()) return RunTrainUnderMpi(argc, argv, train);
   try {
-    if (app.got_subcommand("train")) return RunTrain(train, JoinArgs(argc, argv));
+    if (app.got_subcommand("train")) return RunTrain(train, JoinArgs(argc, argv), SingleProcess());
     if (app.got_subcommand("predict")) return RunPredict(predict);
     if (app.got_subcommand("gen")) return RunGen(gen_kind, gen);
     if (app.got_subcommand("convert")) return RunConvert(convert);

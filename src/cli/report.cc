@@ -72,7 +72,8 @@ json BuildReport(const RunInfo& info, const TrainConfig& config, const TrainResu
     e["phases_seconds"] = std::move(phases);
     e["traffic"] = json{{"host_to_workers_bytes", r.traffic.to_workers_bytes},
                         {"workers_to_host_bytes", r.traffic.from_workers_bytes},
-                        {"syncs", r.traffic.syncs}};
+                        {"syncs", r.traffic.syncs},
+                        {"mpi_bytes", r.traffic.mpi_bytes}};
     if (r.info.residuals) {
       e["admm_primal_residual"] = Number(r.info.residuals->primal);
       e["admm_dual_residual"] = Number(r.info.residuals->dual);
@@ -98,7 +99,8 @@ json BuildReport(const RunInfo& info, const TrainConfig& config, const TrainResu
                         {"phases_seconds", std::move(phases)}};
   report["traffic"] = json{{"host_to_workers_bytes", result.traffic.to_workers_bytes},
                            {"workers_to_host_bytes", result.traffic.from_workers_bytes},
-                           {"syncs", result.traffic.syncs}};
+                           {"syncs", result.traffic.syncs},
+                           {"mpi_bytes", result.traffic.mpi_bytes}};
   return report;
 }
 

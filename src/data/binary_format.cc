@@ -102,8 +102,11 @@ bool IsBinaryDatasetFile(const std::string& path) {
   return in && std::memcmp(magic, kBinaryMagic, 8) == 0;
 }
 
-Dataset ReadBinaryDataset(const std::string& path) {
-  std::ifstream in(path, std::ios::binary | std::ios::ate);
+namespace {
+
+// Opens a binary dataset and validates its header against the file size; leaves `in` after the header.
+Header OpenBinary(const std::string& path, std::ifstream& in) {
+  in.open(path, std::ios::binary | std::ios::ate);
   if (!in) throw InputError(StrCat(path, ": cannot open: ", std::strerror(errno)));
   const uint64_t file_size = static_cast<uint64_t>(in.tellg());
   in.seekg(0);
@@ -131,6 +134,78 @@ Dataset ReadBinaryDataset(const std::string& path) {
     throw ParseError(path, StrCat("truncated: header declares ", expected, " bytes, file holds ", file_size));
   }
   if (file_size > expected) throw ParseError(path, "trailing bytes after the declared payload");
+  return h;
+}
+
+}  // namespace
+
+BinaryDatasetInfo ReadBinaryDatasetInfo(const std::string& path) {
+  std::ifstream in;
+  const Header h = OpenBinary(path, in);
+  return {h.rows, h.features, (h.flags & 1u) != 0, (h.flags & 2u) != 0};
+}
+
+Dataset ReadBinaryDatasetRows(const std::string& path, uint64_t begin, uint64_t end) {
+  std::ifstream in;
+  const Header h = OpenBinary(path, in);
+  if (begin > end || end > h.rows) {
+    throw InputError(StrCat(path, ": rows [", begin, ", ", end, ") are outside its ", h.rows, " rows"));
+  }
+  const bool sparse = h.flags & 1u, weighted = h.flags & 2u;
+  const uint64_t rows = end - begin;
+  auto get_at = [&](uint64_t offset, void* dst, uint64_t bytes) {
+    in.seekg(static_cast<std::streamoff>(offset));
+    in.read(static_cast<char*>(dst), static_cast<std::streamsize>(bytes));
+    if (!in) throw ParseError(path, "read failed");
+  };
+  uint64_t offset = sizeof(Header);
+  std::vector<float> labels(rows);
+  get_at(offset + 4 * begin, labels.data(), 4 * rows);
+  offset += 4 * h.rows;
+  std::vector<float> weights;
+  if (weighted) {
+    weights.resize(rows);
+    get_at(offset + 4 * begin, weights.data(), 4 * rows);
+    offset += 4 * h.rows;
+  }
+  Dataset data;
+  if (sparse) {
+    CsrMatrix m;
+    m.row_ptr.resize(rows + 1);
+    get_at(offset + 8 * begin, m.row_ptr.data(), 8 * (rows + 1));
+    const uint64_t first = m.row_ptr[0], last = m.row_ptr[rows];
+    if (first > last || last > h.stored)
+      throw ParseError(path, StrCat("row_ptr of rows [", begin, ", ", end, ") is corrupt"));
+    for (auto& p : m.row_ptr) p -= first;  // CheckCsr rejects a non-monotone row_ptr (which wrapped around)
+    const uint64_t entries = last - first;
+    m.col.resize(entries);
+    m.val.resize(entries);
+    offset += 8 * (h.rows + 1);
+    get_at(offset + 4 * first, m.col.data(), 4 * entries);
+    get_at(offset + 4 * h.stored + 4 * first, m.val.data(), 4 * entries);
+    if (const std::string problem = CheckCsr(m, rows, h.features); !problem.empty()) {
+      throw ParseError(path, StrCat("rows [", begin, ", ", end, "): ", problem));
+    }
+    data = Dataset::FromCsr(h.features, std::move(m), std::move(labels));
+  } else {
+    std::vector<float> values(rows * h.features);
+    get_at(offset + 4 * begin * h.features, values.data(), 4 * rows * h.features);
+    data = Dataset::FromDense(h.features, std::move(values), std::move(labels));
+  }
+  for (float y : data.labels()) {
+    if (y != 1.0f && y != -1.0f) throw ParseError(path, StrCat("label ", y, " is not +1/-1 (corrupt file?)"));
+  }
+  if (weighted) data.set_weights(std::move(weights));
+  data.positive_label_value = h.positive_label;
+  data.negative_label_value = h.negative_label;
+  data.source = path;
+  return data;
+}
+
+Dataset ReadBinaryDataset(const std::string& path) {
+  std::ifstream in;
+  const Header h = OpenBinary(path, in);
+  const bool sparse = h.flags & 1u, weighted = h.flags & 2u;
 
   auto get = [&](void* dst, uint64_t bytes) {
     in.read(static_cast<char*>(dst), static_cast<std::streamsize>(bytes));

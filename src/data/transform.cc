@@ -26,28 +26,39 @@ Dataset ShuffleRows(const Dataset& data, uint64_t seed) {
   return data.SelectRows(order);
 }
 
-FeatureScaler FeatureScaler::Fit(const Dataset& data) {
-  FeatureScaler s;
+FeatureRanges FeatureRanges::Of(const Dataset& data) {
+  FeatureRanges r;
   const size_t n = data.num_features();
-  if (data.is_sparse()) {
-    std::vector<float> max_abs(n, 0.0f);
+  r.sparse = data.is_sparse();
+  if (r.sparse) {
+    r.lo.assign(n, 0.0f);
+    r.hi.assign(n, 0.0f);
     const CsrMatrix& m = data.csr();
-    for (size_t k = 0; k < m.col.size(); ++k) max_abs[m.col[k]] = std::max(max_abs[m.col[k]], std::fabs(m.val[k]));
-    s.offset_.assign(n, 0.0f);
-    s.scale_.resize(n);
-    for (size_t j = 0; j < n; ++j) s.scale_[j] = max_abs[j] > 0 ? 1.0f / max_abs[j] : 1.0f;
+    for (size_t k = 0; k < m.col.size(); ++k) r.hi[m.col[k]] = std::max(r.hi[m.col[k]], std::fabs(m.val[k]));
   } else {
-    std::vector<float> lo(n, INFINITY), hi(n, -INFINITY);
+    r.lo.assign(n, INFINITY);
+    r.hi.assign(n, -INFINITY);
     for (size_t i = 0; i < data.num_rows(); ++i) {
       const float* x = data.dense_row(i);
       for (size_t j = 0; j < n; ++j) {
-        lo[j] = std::min(lo[j], x[j]);
-        hi[j] = std::max(hi[j], x[j]);
+        r.lo[j] = std::min(r.lo[j], x[j]);
+        r.hi[j] = std::max(r.hi[j], x[j]);
       }
     }
-    s.offset_ = lo;
-    s.scale_.resize(n);
-    for (size_t j = 0; j < n; ++j) s.scale_[j] = hi[j] > lo[j] ? 1.0f / (hi[j] - lo[j]) : 0.0f;
+  }
+  return r;
+}
+
+FeatureScaler FeatureScaler::FromRanges(const FeatureRanges& r) {
+  FeatureScaler s;
+  const size_t n = r.hi.size();
+  s.scale_.resize(n);
+  if (r.sparse) {
+    s.offset_.assign(n, 0.0f);
+    for (size_t j = 0; j < n; ++j) s.scale_[j] = r.hi[j] > 0 ? 1.0f / r.hi[j] : 1.0f;
+  } else {
+    s.offset_ = r.lo;
+    for (size_t j = 0; j < n; ++j) s.scale_[j] = r.hi[j] > r.lo[j] ? 1.0f / (r.hi[j] - r.lo[j]) : 0.0f;
   }
   return s;
 }

@@ -4,8 +4,67 @@
 
 #include <set>
 
+#include "pimopt/algorithms/communicator.h"
+#include "pimopt/core/error.h"
+
 namespace pimopt {
 namespace {
+
+TEST(Partition, RanksTakeContiguousWorkersAndTheirRows) {
+  for (int ranks : {1, 2, 3, 4}) {
+    for (int workers : {4, 6, 7}) {
+      const auto shards = MakeShards(1001, workers);
+      int next_worker = 0;
+      uint64_t next_row = 0;
+      for (int r = 0; r < ranks; ++r) {
+        const Partition p = Partition::ForRank(1001, workers, r, ranks);
+        EXPECT_EQ(p.first_worker, next_worker);
+        EXPECT_EQ(p.first_row, next_row);
+        EXPECT_GE(p.local_workers, workers / ranks);
+        EXPECT_LE(p.local_workers, (workers + ranks - 1) / ranks);
+        const auto local = LocalShards(p);
+        ASSERT_EQ(local.size(), static_cast<size_t>(p.local_workers));
+        for (int k = 0; k < p.local_workers; ++k) {  // the global shards, rebased to the rank's rows
+          EXPECT_EQ(local[k].begin + p.first_row, shards[p.first_worker + k].begin);
+          EXPECT_EQ(local[k].end + p.first_row, shards[p.first_worker + k].end);
+        }
+        EXPECT_EQ(local.back().end, p.local_rows);
+        next_worker += p.local_workers;
+        next_row += p.local_rows;
+      }
+      EXPECT_EQ(next_worker, workers);
+      EXPECT_EQ(next_row, 1001u);
+    }
+  }
+  EXPECT_THROW(Partition::ForRank(100, 2, 0, 3), ConfigError);  // fewer workers than ranks
+}
+
+TEST(Partition, EvaluationSlicesCoverTheRowsInOrder) {
+  uint64_t next = 0;
+  for (int r = 0; r < 3; ++r) {
+    const RowRange range = EvaluationSlice(10, r, 3);
+    EXPECT_EQ(range.begin, next);
+    next = range.end;
+  }
+  EXPECT_EQ(next, 10u);
+}
+
+TEST(ShardPlan, APartsPlanEqualsTheWholePlansWorkers) {
+  const auto all = MakeShards(503, 5);
+  const ShardPlan whole(all, 7, 11, 3, true);
+  const Partition p = Partition::ForRank(503, 5, 1, 2);  // workers 2..4
+  const ShardPlan part(LocalShards(p), 7, 11, 3, true, p.first_worker);
+  ASSERT_EQ(part.num_workers(), 3);
+  for (int k = 0; k < 3; ++k) {
+    for (uint64_t step = 0; step < 12; ++step) {
+      const auto a = whole.LocalBatch(p.first_worker + k, step);
+      const auto b = part.LocalBatch(k, step);
+      ASSERT_EQ(a.size(), b.size());
+      for (size_t i = 0; i < a.size(); ++i) EXPECT_EQ(a[i], b[i] + p.first_row);
+    }
+  }
+  EXPECT_EQ(MaxShardBatches(503, 5, 7), whole.max_batches());
+}
 
 TEST(GlobalBatchPlan, VisitsEveryRowOnceInBatchesOfB) {
   const GlobalBatchPlan plan(1003, 64, 9, 2, true);

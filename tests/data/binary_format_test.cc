@@ -39,6 +39,36 @@ TEST(BinaryFormat, DenseAndSparseRoundTripExactly) {
   EXPECT_TRUE(IsBinaryDatasetFile(dir.Path("s.bin")));
 }
 
+TEST(BinaryFormat, RowSlicesEqualTheRowsOfTheWholeFile) {
+  testing::TempDir dir;
+  const Dataset dense = testing::SmallDense(300, 17);
+  WriteBinaryDataset(dense, dir.Path("d.bin"));
+  Dataset sparse = ParseLibsvm("1 1:0.5 9:2\n0 3:1\n1\n0 2:4 4:1 9:1\n1 1:1\n", "x");
+  sparse.set_weights({1.0f, 2.0f, 0.5f, 3.0f, 1.5f});
+  WriteBinaryDataset(sparse, dir.Path("s.bin"));
+  auto rows = [](uint32_t begin, uint32_t end) {
+    std::vector<uint32_t> r;
+    for (uint32_t i = begin; i < end; ++i) r.push_back(i);
+    return r;
+  };
+  for (auto [begin, end] : {std::pair<uint32_t, uint32_t>{0, 300}, {0, 1}, {17, 145}, {299, 300}, {40, 40}}) {
+    const Dataset slice = ReadBinaryDatasetRows(dir.Path("d.bin"), begin, end);
+    ExpectSame(dense.SelectRows(rows(begin, end)), slice);
+  }
+  for (auto [begin, end] : {std::pair<uint32_t, uint32_t>{0, 5}, {1, 3}, {2, 3}, {3, 5}}) {
+    const Dataset slice = ReadBinaryDatasetRows(dir.Path("s.bin"), begin, end);
+    const Dataset want = sparse.SelectRows(rows(begin, end));
+    ExpectSame(want, slice);
+    EXPECT_EQ(std::vector<float>(slice.weights().begin(), slice.weights().end()),
+              std::vector<float>(want.weights().begin(), want.weights().end()));
+  }
+  const BinaryDatasetInfo info = ReadBinaryDatasetInfo(dir.Path("s.bin"));
+  EXPECT_EQ(info.rows, 5u);
+  EXPECT_EQ(info.features, 9u);
+  EXPECT_TRUE(info.sparse && info.weighted);
+  EXPECT_THROW(ReadBinaryDatasetRows(dir.Path("s.bin"), 2, 6), InputError);
+}
+
 class BinaryCorruption : public ::testing::Test {
  protected:
   void SetUp() override {

@@ -48,6 +48,23 @@ TEST(Scaler, MinMaxFittedOnTrainAppliedToTest) {
   EXPECT_FLOAT_EQ(test.dense_row(0)[0], 2.0f);   // outside the train range stays outside
 }
 
+TEST(Scaler, RangesOfPartsCombineToTheWholeFit) {
+  // Under MPI each rank fits ranges on its rows and the ranks take elementwise min / max: the same scaler.
+  for (const Dataset& data : {testing::SmallDense(120, 9), testing::SmallDense(120, 9).ToSparse()}) {
+    std::vector<uint32_t> first, second;
+    for (uint32_t i = 0; i < 120; ++i) (i < 50 ? first : second).push_back(i);
+    FeatureRanges a = FeatureRanges::Of(data.SelectRows(first));
+    const FeatureRanges b = FeatureRanges::Of(data.SelectRows(second));
+    for (size_t j = 0; j < a.lo.size(); ++j) {
+      a.lo[j] = std::min(a.lo[j], b.lo[j]);
+      a.hi[j] = std::max(a.hi[j], b.hi[j]);
+    }
+    const FeatureScaler whole = FeatureScaler::Fit(data), merged = FeatureScaler::FromRanges(a);
+    EXPECT_EQ(whole.offset(), merged.offset());
+    EXPECT_EQ(whole.scale(), merged.scale());
+  }
+}
+
 TEST(Scaler, SparseKeepsZerosAndDividesByMaxAbs) {
   Dataset d = ParseLibsvm("1 1:2 2:-4\n-1 1:1\n", "x");
   FeatureScaler::Fit(d).Apply(d);

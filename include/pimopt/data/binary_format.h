@@ -32,6 +32,18 @@ uint64_t Checksum64(std::span<const uint8_t> bytes, uint64_t seed = 0);
 
 void WriteBinaryDataset(const Dataset& data, const std::string& path);
 Dataset ReadBinaryDataset(const std::string& path);
+// The header of a binary dataset (validated against the file's size).
+struct BinaryDatasetInfo {
+  uint64_t rows = 0;
+  uint64_t features = 0;
+  bool sparse = false;
+  bool weighted = false;
+};
+BinaryDatasetInfo ReadBinaryDatasetInfo(const std::string& path);
+// Reads only the rows [begin, end) (for one MPI rank): seeks to them, so the cost is that of the slice. The
+// header, sizes, labels and the slice's CSR structure are checked; the whole-payload checksum is not (it would
+// need the whole file: `pimopt info FILE` or a single-process read checks it).
+Dataset ReadBinaryDatasetRows(const std::string& path, uint64_t begin, uint64_t end);
 // True if the file starts with the binary magic.
 bool IsBinaryDatasetFile(const std::string& path);
 

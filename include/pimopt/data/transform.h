@@ -20,9 +20,18 @@ Dataset ShuffleRows(const Dataset& data, uint64_t seed);
 // Per-feature scaling fitted on one dataset and applied to others (so the test set uses the train set's
 // ranges). Dense data: min-max to [0,1] ((x - min) / (max - min); constant features become 0). Sparse data:
 // divide by max |x| so zeros stay zeros and sparsity is kept.
+// Per-feature ranges of a dataset, combinable over parts (elementwise min of `lo`, max of `hi`): dense data
+// min / max, sparse data 0 / max |x|.
+struct FeatureRanges {
+  std::vector<float> lo, hi;
+  bool sparse = false;
+  static FeatureRanges Of(const Dataset& data);
+};
+
 class FeatureScaler {
  public:
-  static FeatureScaler Fit(const Dataset& data);
+  static FeatureScaler Fit(const Dataset& data) { return FromRanges(FeatureRanges::Of(data)); }
+  static FeatureScaler FromRanges(const FeatureRanges& ranges);
   void Apply(Dataset& data) const;
   const std::vector<float>& offset() const { return offset_; }
   const std::vector<float>& scale() const { return scale_; }

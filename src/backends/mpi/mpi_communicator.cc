@@ -1,0 +1,197 @@
+#include "pimopt/backends/mpi/mpi_communicator.h"
+
+#include <mpi.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdlib>
+
+#include "pimopt/core/error.h"
+
+namespace pimopt {
+namespace {
+
+constexpr size_t kChainChunkFloats = 64 * 1024;           // 256 KiB per pipelined chain message
+constexpr uint64_t kMaxMessageBytes = uint64_t{1} << 30;  // MPI counts are int: split larger messages
+constexpr int kForwardTag = 11, kBackwardTag = 12;
+
+void Check(int rc, const char* what) {
+  if (rc != MPI_SUCCESS) {
+    char text[MPI_MAX_ERROR_STRING];
+    int length = 0;
+    MPI_Error_string(rc, text, &length);
+    throw InternalError(StrCat("MPI ", what, " failed: ", std::string(text, length)));
+  }
+}
+
+class Timer {
+ public:
+  explicit Timer(CommStats& stats) : stats_(stats), t0_(std::chrono::steady_clock::now()) {}
+  ~Timer() {
+    stats_.seconds += std::chrono::duration<double>(std::chrono::steady_clock::now() - t0_).count();
+    ++stats_.calls;
+  }
+
+ private:
+  CommStats& stats_;
+  std::chrono::steady_clock::time_point t0_;
+};
+
+}  // namespace
+
+MpiSession::MpiSession(int* argc, char*** argv) { Check(MPI_Init(argc, argv), "MPI_Init"); }
+
+MpiSession::~MpiSession() {
+  int finalized = 0;
+  MPI_Finalized(&finalized);
+  if (!finalized) MPI_Finalize();
+}
+
+void MpiSession::Abort(int code) {
+  MPI_Abort(MPI_COMM_WORLD, code);
+  std::_Exit(code);  // MPI_Abort does not return; this keeps [[noreturn]] honest
+}
+
+MpiCommunicator::MpiCommunicator() {
+  int initialized = 0;
+  MPI_Initialized(&initialized);
+  PIMOPT_CHECK(initialized, "MPI is not initialized");
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank_);
+  MPI_Comm_size(MPI_COMM_WORLD, &size_);
+}
+
+void MpiCommunicator::CountAllreduce(uint64_t bytes) {
+  stats_.sent_bytes += 2 * bytes * static_cast<uint64_t>(size_ - 1) / static_cast<uint64_t>(size_);
+  stats_.received_bytes += 2 * bytes * static_cast<uint64_t>(size_ - 1) / static_cast<uint64_t>(size_);
+}
+
+void MpiCommunicator::OrderedSum(std::span<float> acc, const FoldFn& fold_local) {
+  Timer timer(stats_);
+  const size_t n = acc.size();
+  const size_t chunks = std::max<size_t>(1, (n + kChainChunkFloats - 1) / kChainChunkFloats);
+  auto chunk = [&](size_t c) {
+    const size_t begin = c * kChainChunkFloats;
+    return acc.subspan(begin, std::min(n, begin + kChainChunkFloats) - begin);
+  };
+  const int prev = rank_ - 1, next = rank_ + 1;
+  // Forward chain: receive chunk c from the previous rank (the next one is already posted), fold, pass on.
+  std::vector<MPI_Request> sends;
+  MPI_Request pending = MPI_REQUEST_NULL;
+  auto post_receive = [&](size_t c, int from, int tag) {
+    const auto part = chunk(c);
+    Check(MPI_Irecv(part.data(), static_cast<int>(part.size()), MPI_FLOAT, from, tag, MPI_COMM_WORLD, &pending),
+          "MPI_Irecv");
+  };
+  auto send = [&](size_t c, int to, int tag) {
+    const auto part = chunk(c);
+    sends.emplace_back();
+    Check(MPI_Isend(part.data(), static_cast<int>(part.size()), MPI_FLOAT, to, tag, MPI_COMM_WORLD, &sends.back()),
+          "MPI_Isend");
+    stats_.sent_bytes += 4 * part.size();
+  };
+  if (prev >= 0) post_receive(0, prev, kForwardTag);
+  for (size_t c = 0; c < chunks; ++c) {
+    if (prev >= 0) {
+      Check(MPI_Wait(&pending, MPI_STATUS_IGNORE), "MPI_Wait");
+      stats_.received_bytes += 4 * chunk(c).size();
+      if (c + 1 < chunks) post_receive(c + 1, prev, kForwardTag);
+    }
+    fold_local(chunk(c), c * kChainChunkFloats);
+    if (next < size_) send(c, next, kForwardTag);
+  }
+  Check(MPI_Waitall(static_cast<int>(sends.size()), sends.data(), MPI_STATUSES_IGNORE), "MPI_Waitall");
+  sends.clear();
+  // Backward chain: the last rank holds the result; pass it down to rank 0.
+  if (size_ > 1) {
+    if (next < size_) post_receive(0, next, kBackwardTag);
+    for (size_t c = 0; c < chunks; ++c) {
+      if (next < size_) {
+        Check(MPI_Wait(&pending, MPI_STATUS_IGNORE), "MPI_Wait");
+        stats_.received_bytes += 4 * chunk(c).size();
+        if (c + 1 < chunks) post_receive(c + 1, next, kBackwardTag);
+      }
+      if (prev >= 0) send(c, prev, kBackwardTag);
+    }
+    Check(MPI_Waitall(static_cast<int>(sends.size()), sends.data(), MPI_STATUSES_IGNORE), "MPI_Waitall");
+  }
+}
+
+void MpiCommunicator::AllreduceSum(std::span<int64_t> values) {
+  Timer timer(stats_);
+  for (size_t at = 0; at < values.size(); at += kMaxMessageBytes / 8) {
+    const size_t count = std::min(values.size() - at, static_cast<size_t>(kMaxMessageBytes / 8));
+    Check(
+        MPI_Allreduce(MPI_IN_PLACE, values.data() + at, static_cast<int>(count), MPI_INT64_T, MPI_SUM, MPI_COMM_WORLD),
+        "MPI_Allreduce");
+  }
+  CountAllreduce(8 * values.size());
+}
+
+void MpiCommunicator::AllreduceMin(std::span<float> values) {
+  Timer timer(stats_);
+  Check(MPI_Allreduce(MPI_IN_PLACE, values.data(), static_cast<int>(values.size()), MPI_FLOAT, MPI_MIN, MPI_COMM_WORLD),
+        "MPI_Allreduce");
+  CountAllreduce(4 * values.size());
+}
+
+void MpiCommunicator::AllreduceMax(std::span<float> values) {
+  Timer timer(stats_);
+  Check(MPI_Allreduce(MPI_IN_PLACE, values.data(), static_cast<int>(values.size()), MPI_FLOAT, MPI_MAX, MPI_COMM_WORLD),
+        "MPI_Allreduce");
+  CountAllreduce(4 * values.size());
+}
+
+double MpiCommunicator::SumInRankOrder(double local) {
+  Timer timer(stats_);
+  std::vector<double> all(size_);
+  Check(MPI_Allgather(&local, 1, MPI_DOUBLE, all.data(), 1, MPI_DOUBLE, MPI_COMM_WORLD), "MPI_Allgather");
+  stats_.sent_bytes += 8 * static_cast<uint64_t>(size_ - 1);
+  stats_.received_bytes += 8 * static_cast<uint64_t>(size_ - 1);
+  double sum = 0;
+  for (double v : all) sum += v;
+  return sum;
+}
+
+void MpiCommunicator::Broadcast(std::span<std::byte> bytes, int root) {
+  Timer timer(stats_);
+  for (size_t at = 0; at < bytes.size(); at += kMaxMessageBytes) {
+    const size_t count = std::min<size_t>(bytes.size() - at, kMaxMessageBytes);
+    Check(MPI_Bcast(bytes.data() + at, static_cast<int>(count), MPI_BYTE, root, MPI_COMM_WORLD), "MPI_Bcast");
+  }
+  if (rank_ != (root + size_ - 1) % size_) stats_.sent_bytes += bytes.size();
+  if (rank_ != root) stats_.received_bytes += bytes.size();
+}
+
+std::vector<std::byte> MpiCommunicator::Gather(std::span<const std::byte> local, int root) {
+  Timer timer(stats_);
+  if (local.size() > kMaxMessageBytes) {
+    throw InternalError(StrCat("MPI gather of ", local.size(), " bytes from one rank exceeds the 1 GiB message limit"));
+  }
+  int mine = static_cast<int>(local.size());
+  std::vector<int> counts(rank_ == root ? size_ : 0), offsets(rank_ == root ? size_ : 0);
+  Check(MPI_Gather(&mine, 1, MPI_INT, counts.data(), 1, MPI_INT, root, MPI_COMM_WORLD), "MPI_Gather");
+  std::vector<std::byte> all;
+  if (rank_ == root) {
+    uint64_t total = 0;
+    for (int r = 0; r < size_; ++r) {
+      if (total > static_cast<uint64_t>(INT32_MAX)) throw InternalError("MPI gather exceeds 2 GiB at the root");
+      offsets[r] = static_cast<int>(total);
+      total += static_cast<uint64_t>(counts[r]);
+    }
+    all.resize(total);
+    stats_.received_bytes += total - local.size();
+  } else {
+    stats_.sent_bytes += local.size();
+  }
+  Check(MPI_Gatherv(local.data(), mine, MPI_BYTE, all.data(), counts.data(), offsets.data(), MPI_BYTE, root,
+                    MPI_COMM_WORLD),
+        "MPI_Gatherv");
+  return all;
+}
+
+void MpiCommunicator::Barrier() {
+  Timer timer(stats_);
+  Check(MPI_Barrier(MPI_COMM_WORLD), "MPI_Barrier");
+}
+
+}  // namespace pimopt

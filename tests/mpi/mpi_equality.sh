@@ -1,0 +1,65 @@
+#!/usr/bin/env bash
+# A run on P MPI ranks must give, bit for bit, the model (and metrics) of one process with the same number of
+# workers: GA-SGD, MA-SGD and ADMM; LR and SVM; dense and sparse data; the given backend.
+# Usage: mpi_equality.sh PIMOPT MPIRUN RANKS BACKEND WORKERS
+set -euo pipefail
+pimopt=$1 mpirun=$2 ranks=$3 backend=$4 workers=$5
+export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_rmaps_base_oversubscribe=1
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+cd "$work"
+
+"$pimopt" gen dense --out dense.bin --rows 1200 --features 40 --separation 0.2 --seed 3 >/dev/null
+"$pimopt" gen dense --out dense_test.bin --rows 300 --features 40 --separation 0.2 --seed 3 --first-row 1200 >/dev/null
+"$pimopt" gen sparse --out sparse.bin --rows 1500 --features 3000 --seed 4 >/dev/null
+"$pimopt" gen sparse --out sparse.svm --rows 600 --features 3000 --seed 5 >/dev/null
+
+# Strips the comment lines (they name the command line) so that only the model itself is compared.
+model_of() { grep -v '^#' "$1"; }
+final_metrics() { python3 -c "import json,sys; r=json.load(open(sys.argv[1])); e=r['epochs'][-1]; \
+print(e['train']['accuracy'], e['train']['auc'], e['train']['objective'], (e.get('test') or {}).get('auc'))" "$1"; }
+
+failures=0
+check() {  # name, then the train arguments
+  local name=$1
+  shift
+  "$pimopt" train "$@" --backend "$backend" --workers "$workers" --threads 2 -q --out one.model --report one.json \
+    >one.log 2>&1 || { echo "FAIL $name: single process failed"; cat one.log; failures=$((failures + 1)); return; }
+  if ! timeout 300 "$mpirun" -np "$ranks" --oversubscribe "$pimopt" train "$@" --backend "$backend" \
+    --workers "$workers" --threads 1 -q --out many.model --report many.json >many.log 2>&1; then
+    echo "FAIL $name: mpirun -np $ranks failed"
+    cat many.log
+    failures=$((failures + 1))
+    return
+  fi
+  if ! cmp -s <(model_of one.model) <(model_of many.model); then
+    echo "FAIL $name: the $ranks-rank model differs from the single-process model"
+    diff <(model_of one.model) <(model_of many.model) | head -6
+    failures=$((failures + 1))
+  elif [[ "$(final_metrics one.json)" != "$(final_metrics many.json)" ]]; then
+    echo "FAIL $name: metrics differ: $(final_metrics one.json) vs $(final_metrics many.json)"
+    failures=$((failures + 1))
+  else
+    python3 -c "import json,sys; m=json.load(open(sys.argv[1]))['mpi']; assert m['ranks']==int(sys.argv[2]) \
+and m['mpi_bytes']>0, m" many.json "$ranks" || { echo "FAIL $name: no MPI traffic reported"; failures=$((failures + 1)); }
+    echo "ok   $name"
+  fi
+}
+
+for algo in ga ma admm; do
+  for model in lr svm; do
+    extra=()
+    [[ $algo == admm ]] && extra=(--rho 0.05)
+    check "$algo $model dense (binary slices, minmax scaling, test set)" --data dense.bin --test dense_test.bin \
+      --scale minmax --algo "$algo" --model "$model" --batch 32 --epochs 3 --lr 0.2 "${extra[@]}"
+    check "$algo $model sparse (binary slices)" --data sparse.bin --algo "$algo" --model "$model" --batch 32 \
+      --epochs 2 --lr 0.5 "${extra[@]}"
+  done
+done
+check "ma lr sparse LIBSVM text (parsed whole, cut per rank; held-out fraction)" --data sparse.svm \
+  --test-fraction 0.25 --algo ma --local-steps 3 --batch 16 --epochs 2
+if ((failures)); then
+  echo "$failures configuration(s) differ"
+  exit 1
+fi
+echo "all configurations: $ranks ranks == one process, bit for bit ($backend backend, $workers workers)"

@@ -9,11 +9,20 @@ Writes bench/out/mpi_scaling.csv and .json and prints a table.
 Each rank runs with --threads 1. On a 2-core machine 4 ranks are oversubscribed, so their times measure the
 protocol's overhead, not a speed-up; bytes and sync counts are exact at any rank count.
 
-Usage: python3 bench/mpi_scaling.py [--pimopt build/pimopt] [--ranks 1 2 4] [--epochs 2]
+Then projects the epoch time to 16, 32 and 64 nodes (weak scaling: every node keeps the 1-rank bench's rows) from
+the measured 1-rank compute time, the exact bytes and syncs per epoch and the chain's cost model (docs/mpi.md):
+  t_sync(P) = 2 * (P - 1 + V/c) * (alpha + c/B),  V = bytes one rank sends per direction, c = chunk bytes,
+and, for comparison, a tree all-reduce (what exact integer sums allow: the PIM backend's MPI_Allreduce):
+  t_tree(P) = 2 * log2(P) * alpha + 2 * (P - 1)/P * V/B.
+Link bandwidth B and latency alpha are assumptions (printed), not measurements.
+
+Usage: python3 bench/mpi_scaling.py [--pimopt build/pimopt] [--ranks 1 2 4] [--epochs 3]
+       python3 bench/mpi_scaling.py --project-only   (re-print the projection from bench/out/mpi_scaling.json)
 """
 import argparse
 import csv
 import json
+import math
 import os
 import shutil
 import subprocess
@@ -48,9 +57,13 @@ def main():
     parser.add_argument("--pimopt", default=os.path.join(ROOT, "build", "pimopt"))
     parser.add_argument("--ranks", type=int, nargs="+", default=[1, 2, 4])
     parser.add_argument("--workers", type=int, default=4)
-    parser.add_argument("--epochs", type=int, default=2)
+    parser.add_argument("--epochs", type=int, default=3)
     parser.add_argument("--backend", default="cpu")
+    parser.add_argument("--project-only", action="store_true")
     args = parser.parse_args()
+    if args.project_only:
+        project(json.load(open(os.path.join(OUT, "mpi_scaling.json"))))
+        return
     mpirun = shutil.which("mpirun")
     if not mpirun:
         sys.exit("mpirun not found: run scripts/setup.sh")
@@ -67,7 +80,7 @@ def main():
             test_gen[gen.index("--rows") + 1] = str(int(n) // 5)
             run([args.pimopt, "gen", *test_gen, "--first-row", n, "--out", test])
         for algo, algo_args in ALGOS.items():
-            accuracy = None
+            reference = None
             for ranks in args.ranks:
                 report = os.path.join(OUT, f"mpi_{data}_{algo}_{ranks}.json")
                 cmd = [args.pimopt, "train", "--data", train, "--test", test, "--algo", algo, "--workers",
@@ -79,9 +92,10 @@ def main():
                 r = json.load(open(report))
                 epochs = r["epochs"]
                 acc = r["final"]["test"]["accuracy"]
-                if accuracy is not None and acc != accuracy:
-                    sys.exit(f"{data} {algo}: {ranks} ranks reached accuracy {acc}, 1 rank {accuracy}")
-                accuracy = acc
+                loss = r["final"]["test"]["log_loss"]
+                if reference is not None and (acc, loss) != reference:
+                    sys.exit(f"{data} {algo}: {ranks} ranks reached {(acc, loss)}, 1 rank {reference}")
+                reference = (acc, loss)
                 e = len(epochs)
                 mean = lambda f: sum(f(x) for x in epochs) / e
                 rows.append({
@@ -94,17 +108,50 @@ def main():
                     "mpi_bytes_per_epoch": mean(lambda x: x["traffic"]["mpi_bytes"]),
                     "syncs_per_epoch": mean(lambda x: x["syncs"]),
                     "test_accuracy": acc,
+                    "test_log_loss": loss,
                 })
                 x = rows[-1]
                 print(f"{data:6s} {algo:4s} ranks {ranks}: {x['s_per_epoch']:8.3f} s/epoch, mpi {x['mpi_comm_s_per_epoch']:7.3f} s, "
                       f"{x['mpi_bytes_per_epoch'] / 1e6:9.2f} MB/epoch over {x['syncs_per_epoch']:.0f} syncs, "
-                      f"compute(rank 0) {x['rank0_compute_s_per_epoch']:.3f} s, test acc {acc:.4f}", flush=True)
+                      f"compute(rank 0) {x['rank0_compute_s_per_epoch']:.3f} s, test acc {acc:.4f} loss {loss:.5f}", flush=True)
     with open(os.path.join(OUT, "mpi_scaling.csv"), "w", newline="") as f:
         w = csv.DictWriter(f, fieldnames=list(rows[0].keys()))
         w.writeheader()
         w.writerows(rows)
     json.dump(rows, open(os.path.join(OUT, "mpi_scaling.json"), "w"), indent=1)
     print(f"wrote {OUT}/mpi_scaling.csv and .json")
+    project(rows)
+
+
+def chunk_bytes(v, p):  # the ordered chain's message size (mpi_communicator.cc): clamp(n/P, 1024, 65536) floats
+    return 4 * min(max((v // 4) // p, 1024), 65536)
+
+
+def project(rows, alpha_s=5e-6, links_gbit=(25, 100), nodes=(16, 32, 64)):
+    print(f"\nprojection, weak scaling (each node keeps the 1-rank bench's rows; compute = measured 1-rank time):"
+          f"\nalpha = {alpha_s * 1e6:.0f} us per message, B = {' / '.join(str(b) for b in links_gbit)} Gbit/s (assumed)")
+    print(f"{'data':6s} {'algo':4s} {'syncs':>6s} {'V_bytes':>9s} {'compute_s':>9s} " +
+          " ".join(f"{f'P={p},{b}G':>11s}" for b in links_gbit for p in nodes) + f" {'P=64,25G,tree':>14s}")
+    for r in rows:
+        if r["ranks"] != 1:
+            continue
+        two = next((x for x in rows if x["data"] == r["data"] and x["algo"] == r["algo"] and x["ranks"] == 2), None)
+        if two is None:
+            continue
+        syncs = r["syncs_per_epoch"]
+        # Bytes one rank sends per direction and sync: at 2 ranks the chain sends V forward and V back.
+        v = two["mpi_bytes_per_epoch"] / syncs / 2
+        cells = []
+        for b in links_gbit:
+            bw = b * 1e9 / 8
+            for p in nodes:
+                c = min(chunk_bytes(v, p), v)
+                t_sync = 2 * (p - 1 + math.ceil(v / c)) * (alpha_s + c / bw)
+                cells.append(r["rank0_compute_s_per_epoch"] + syncs * t_sync)
+        bw, p = links_gbit[0] * 1e9 / 8, nodes[-1]
+        tree = r["rank0_compute_s_per_epoch"] + syncs * (2 * math.log2(p) * alpha_s + 2 * (p - 1) / p * v / bw)
+        print(f"{r['data']:6s} {r['algo']:4s} {syncs:6.0f} {v:9.0f} {r['rank0_compute_s_per_epoch']:9.3f} " +
+              " ".join(f"{c:11.3f}" for c in cells) + f" {tree:14.3f}")
 
 
 if __name__ == "__main__":

@@ -12,6 +12,7 @@ cd "$work"
 "$pimopt" gen dense --out dense.bin --rows 1200 --features 40 --separation 0.2 --seed 3 >/dev/null
 "$pimopt" gen dense --out dense_test.bin --rows 300 --features 40 --separation 0.2 --seed 3 --first-row 1200 >/dev/null
 "$pimopt" gen sparse --out sparse.bin --rows 1500 --features 3000 --seed 4 >/dev/null
+"$pimopt" gen sparse --out wide.bin --rows 800 --features 70000 --seed 6 >/dev/null
 "$pimopt" gen sparse --out sparse.svm --rows 600 --features 3000 --seed 5 >/dev/null
 
 # Strips the comment lines (they name the command line) so that only the model itself is compared.
@@ -56,6 +57,9 @@ for algo in ga ma admm; do
       --epochs 2 --lr 0.5 "${extra[@]}"
   done
 done
+# Wide enough that one process and one rank take different code paths (parallel vs inline reductions): the
+# results must not depend on it (this caught fused multiply-adds contracted in one path only).
+check "ga lr sparse wide (70,000 features)" --data wide.bin --algo ga --batch 64 --epochs 2 --lr 0.5
 check "ma lr sparse LIBSVM text (parsed whole, cut per rank; held-out fraction)" --data sparse.svm \
   --test-fraction 0.25 --algo ma --local-steps 3 --batch 16 --epochs 2
 if ((failures)); then

@@ -11,7 +11,10 @@
 namespace pimopt {
 namespace {
 
-constexpr size_t kChainChunkFloats = 64 * 1024;           // 256 KiB per pipelined chain message
+// The ordered chain's message size: about n / P floats (so the pipeline has about P chunks in flight and its fill
+// time (P - 1) * chunk / B stays near one vector's transfer time), between 4 KiB (per-message latency) and 256 KiB.
+constexpr size_t kMinChainChunkFloats = 1024;
+constexpr size_t kMaxChainChunkFloats = 64 * 1024;
 constexpr uint64_t kMaxMessageBytes = uint64_t{1} << 30;  // MPI counts are int: split larger messages
 constexpr int kForwardTag = 11, kBackwardTag = 12;
 
@@ -68,10 +71,12 @@ void MpiCommunicator::CountAllreduce(uint64_t bytes) {
 void MpiCommunicator::OrderedSum(std::span<float> acc, const FoldFn& fold_local) {
   Timer timer(stats_);
   const size_t n = acc.size();
-  const size_t chunks = std::max<size_t>(1, (n + kChainChunkFloats - 1) / kChainChunkFloats);
+  const size_t chunk_floats =
+      std::clamp<size_t>(n / static_cast<size_t>(size_), kMinChainChunkFloats, kMaxChainChunkFloats);
+  const size_t chunks = std::max<size_t>(1, (n + chunk_floats - 1) / chunk_floats);
   auto chunk = [&](size_t c) {
-    const size_t begin = c * kChainChunkFloats;
-    return acc.subspan(begin, std::min(n, begin + kChainChunkFloats) - begin);
+    const size_t begin = c * chunk_floats;
+    return acc.subspan(begin, std::min(n, begin + chunk_floats) - begin);
   };
   const int prev = rank_ - 1, next = rank_ + 1;
   // Forward chain: receive chunk c from the previous rank (the next one is already posted), fold, pass on.
@@ -96,7 +101,7 @@ void MpiCommunicator::OrderedSum(std::span<float> acc, const FoldFn& fold_local)
       stats_.received_bytes += 4 * chunk(c).size();
       if (c + 1 < chunks) post_receive(c + 1, prev, kForwardTag);
     }
-    fold_local(chunk(c), c * kChainChunkFloats);
+    fold_local(chunk(c), c * chunk_floats);
     if (next < size_) send(c, next, kForwardTag);
   }
   Check(MPI_Waitall(static_cast<int>(sends.size()), sends.data(), MPI_STATUSES_IGNORE), "MPI_Waitall");

@@ -4,9 +4,9 @@
 //
 // Collectives and their cost (bytes counted are those this rank sends; `seconds` is the wall time inside the
 // calls, so it includes waiting for slower ranks):
-// - OrderedSum of n floats: a pipelined chain 0 -> 1 -> ... -> P-1 (each rank continues the fold on 256 KiB
-//   chunks as they arrive) and a pipelined chain back P-1 -> ... -> 0 with the result. Every rank sends at most
-//   2 * 4n bytes; time ~ 2 (P - 1) alpha + 2 * 4n beta + the fold (chunks overlap: not (P - 1) * 4n beta).
+// - OrderedSum of n floats: a pipelined chain 0 -> 1 -> ... -> P-1 (each rank continues the fold on chunks of
+//   c = clamp(n/P, 1024, 65536) floats as they arrive) and a pipelined chain back P-1 -> ... -> 0 with the
+//   result. Every rank sends at most 2 * 4n bytes; time ~ 2 (P - 1 + n/c) (alpha + 4c beta) + the fold.
 // - AllreduceSum (int64), AllreduceMin/Max (float): MPI_Allreduce; counted as the ring algorithm's
 //   2 (P-1)/P * size bytes per rank (OpenMPI picks its own algorithm; that is the bandwidth lower bound).
 // - Broadcast: MPI_Bcast, counted as size bytes per rank but the last of a chain ((P-1)/P * size on average).

@@ -386,6 +386,7 @@ int RunTrain(const TrainFlags& f, const std::string& command_line, Communicator&
     if (test) scaler.Apply(*test);
   }
   const double load_seconds = Since(load_start);
+  const uint64_t total_train_rows = comm.SumU64(train.num_rows());
 
   if (talk) {
     std::cout << "pimopt train: " << AlgorithmName(config.algorithm) << " " << ModelName(config.objective.loss)
@@ -396,8 +397,10 @@ int RunTrain(const TrainFlags& f, const std::string& command_line, Communicator&
               << ", batch " << config.batch << ", lr " << config.lr << ", reg " << config.objective.l2 << ", epochs "
               << config.epochs << ", seed " << config.seed << "\n";
     if (distributed) {
-      std::cout << "  mpi: " << comm.size() << " ranks, about " << config.workers / comm.size() << " workers and "
-                << train.num_rows() << " training rows each (rank 0's count shown above)\n";
+      std::cout << "  mpi: " << comm.size() << " ranks; rank 0 holds " << train.num_rows()
+                << " training rows (shown above) of " << total_train_rows << " and "
+                << Partition::ForRank(total_train_rows, config.workers, 0, comm.size()).local_workers << " of "
+                << config.workers << " workers\n";
     }
     std::cout << EpochHeader() << std::endl;
   }

@@ -49,6 +49,22 @@ void CpuBackend::ForFeatureBlocks(Fn&& fn, size_t begin, size_t end) {
   }
 }
 
+void CpuBackend::FoldInto(std::span<float> chunk, size_t offset, const std::vector<std::vector<float>>& vectors,
+                          size_t count, size_t shift) {
+  const size_t m = n_ + 1;
+  const size_t lo = std::max(offset, shift), hi = std::min(offset + chunk.size(), shift + m);
+  if (lo >= hi) return;
+  ForFeatureBlocks(
+      [&](size_t begin, size_t end) {
+        for (size_t j = begin; j < end; ++j) {
+          float v = chunk[j + shift - offset];
+          for (size_t k = 0; k < count; ++k) v += vectors[k][j];  // worker order
+          chunk[j + shift - offset] = v;
+        }
+      },
+      lo - shift, hi - shift);
+}
+
 void CpuBackend::Setup(const Dataset& train, const TrainConfig& config, const Partition& part, Communicator& comm) {
   PIMOPT_CHECK(part.local_rows == train.num_rows() && part.total_workers == config.workers,
                "the training rows do not match the partition");
@@ -150,17 +166,7 @@ void CpuBackend::GradientStep(std::span<const std::span<const uint32_t>> worker_
   // Host: add the partial sums in global (worker, chunk) order, then step.
   std::span<float> g(reduced_.data(), n_ + 1);
   std::fill(g.begin(), g.end(), 0.0f);
-  comm_->OrderedSum(g, [&](std::span<float> chunk, size_t offset) {
-    ForFeatureBlocks(
-        [&](size_t begin, size_t end) {
-          for (size_t j = begin; j < end; ++j) {
-            float v = chunk[j - offset];
-            for (size_t t = 0; t < num_partials; ++t) v += sums[t][j];
-            chunk[j - offset] = v;
-          }
-        },
-        offset, offset + chunk.size());
-  });
+  comm_->OrderedSum(g, [&](std::span<float> chunk, size_t offset) { FoldInto(chunk, offset, sums, num_partials, 0); });
   const float scale = static_cast<float>(lr / static_cast<double>(batch_rows));
   const float decay = static_cast<float>(1.0 - lr * obj.l2);
   ForFeatureBlocks([&](size_t begin, size_t end) {
@@ -283,17 +289,7 @@ void CpuBackend::AverageLocalModels() {
   const float inv = 1.0f / static_cast<float>(part_.total_workers);
   std::span<float> sum(reduced_.data(), n_ + 1);
   std::fill(sum.begin(), sum.end(), 0.0f);
-  comm_->OrderedSum(sum, [&](std::span<float> chunk, size_t offset) {
-    ForFeatureBlocks(
-        [&](size_t begin, size_t end) {
-          for (size_t j = begin; j < end; ++j) {
-            float v = chunk[j - offset];
-            for (int k = 0; k < workers_; ++k) v += local_[k][j];
-            chunk[j - offset] = v;
-          }
-        },
-        offset, offset + chunk.size());
-  });
+  comm_->OrderedSum(sum, [&](std::span<float> chunk, size_t offset) { FoldInto(chunk, offset, local_, workers_, 0); });
   ForFeatureBlocks([&](size_t begin, size_t end) {
     for (size_t j = begin; j < end; ++j) global_[j] = sum[j] * inv;
   });
@@ -312,22 +308,8 @@ AdmmResiduals CpuBackend::AdmmConsensus(double rho) {
   const size_t m = n_ + 1;
   std::fill(reduced_.begin(), reduced_.end(), 0.0f);
   comm_->OrderedSum(reduced_, [&](std::span<float> chunk, size_t offset) {
-    const size_t end = offset + chunk.size();
-    auto fold = [&](const std::vector<std::vector<float>>& vectors, size_t shift) {
-      const size_t lo = std::max(offset, shift), hi = std::min(end, shift + m);
-      if (lo >= hi) return;
-      ForFeatureBlocks(
-          [&](size_t begin, size_t stop) {
-            for (size_t j = begin; j < stop; ++j) {
-              float v = chunk[j + shift - offset];
-              for (int k = 0; k < workers_; ++k) v += vectors[k][j];
-              chunk[j + shift - offset] = v;
-            }
-          },
-          lo - shift, hi - shift);
-    };
-    fold(local_, 0);
-    fold(dual_, m);
+    FoldInto(chunk, offset, local_, workers_, 0);
+    FoldInto(chunk, offset, dual_, workers_, m);
   });
   const size_t blocks = (m + kFeatureBlock - 1) / kFeatureBlock;
   std::vector<double> primal(blocks, 0.0), dual(blocks, 0.0);

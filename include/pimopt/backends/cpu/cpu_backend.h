@@ -49,6 +49,10 @@ class CpuBackend final : public IBackend {
   // Runs fn(begin, end) over fixed blocks of the model coordinates [begin, end) (default: all n+1).
   template <typename Fn>
   void ForFeatureBlocks(Fn&& fn, size_t begin = 0, size_t end = SIZE_MAX);
+  // One step of an ordered fold (Communicator::OrderedSum): adds vectors[0..count) in order to the chunk
+  // [offset, offset + chunk.size()) of an accumulator whose coordinates [shift, shift + n + 1) hold their sum.
+  void FoldInto(std::span<float> chunk, size_t offset, const std::vector<std::vector<float>>& vectors, size_t count,
+                size_t shift);
   void RunLocalDense(int k, const LocalSgdRequest& request);
   void RunLocalSparse(int k, const LocalSgdRequest& request);
   void CountSync(bool push, bool pull);

@@ -288,6 +288,23 @@ Dataset SliceRows(const Dataset& whole, uint64_t begin, uint64_t end) {
   return part;
 }
 
+// The storage choice (dense / sparse) for a dataset split over ranks, made once from all parts, so that every rank
+// and a single process holding the whole set store it alike (dense and sparse paths round differently).
+void AgreeOnStorage(Dataset& part, const SourceOptions& options, Communicator& comm) {
+  if (options.storage != StorageChoice::kAuto) {
+    part = ApplyStorageChoice(std::move(part), options);
+    return;
+  }
+  int64_t totals[3] = {part.is_sparse() ? 1 : 0, static_cast<int64_t>(part.num_rows()),
+                       static_cast<int64_t>(part.num_stored())};
+  comm.AllreduceSum(totals);
+  if (totals[0] == 0) return;  // dense everywhere: auto keeps dense data dense
+  const double cells = static_cast<double>(totals[1]) * static_cast<double>(part.num_features());
+  const bool dense =
+      cells > 0 && static_cast<double>(totals[2]) / cells >= options.dense_threshold && cells * 4 <= 8.0 * (1ull << 30);
+  if (dense) part = part.ToDense();
+}
+
 int RunTrain(const TrainFlags& f, const std::string& command_line, Communicator& comm) {
   TrainConfig config = BuildTrainConfig(f);
   if (f.backend != "cpu" && f.backend != "pim") {
@@ -341,14 +358,15 @@ int RunTrain(const TrainFlags& f, const std::string& command_line, Communicator&
       test = LoadCompanionTestSet(f.data, source, &pool);
     }
   } else {
-    // Each rank holds only its rows. A binary cache is read slice by slice (seeking to the rank's rows); other
-    // sources are parsed whole by every rank and then cut (convert them once with 'pimopt convert' to avoid it).
-    const bool binary_train = IsBinaryDatasetFile(f.data) && !f.test_fraction_opt->count();
-    if (binary_train) {
-      const BinaryDatasetInfo info = ReadBinaryDatasetInfo(f.data);
-      const Partition part = Partition::ForRank(info.rows, config.workers, comm.rank(), comm.size());
-      train =
-          ApplyStorageChoice(ReadBinaryDatasetRows(f.data, part.first_row, part.first_row + part.local_rows), source);
+    // Each rank holds only its rows. A binary cache is read slice by slice (seeking to the rank's rows) and a
+    // synthetic built-in generates only them; other sources are parsed whole by every rank and then cut (convert
+    // them once with 'pimopt convert' to avoid it).
+    const std::optional<uint64_t> train_rows = CountRowsCheaply(f.data);
+    const bool sliced = train_rows.has_value() && !f.test_fraction_opt->count();
+    if (sliced) {
+      const Partition part = Partition::ForRank(*train_rows, config.workers, comm.rank(), comm.size());
+      train = LoadRawRows(f.data, false, part.first_row, part.first_row + part.local_rows, &pool);
+      AgreeOnStorage(train, source, comm);
     } else {
       if (talk) {
         std::cout << "note: every rank parses " << f.data << " whole and keeps its rows; convert it to a binary "
@@ -359,21 +377,28 @@ int RunTrain(const TrainFlags& f, const std::string& command_line, Communicator&
         TrainTest split = SplitTrainTest(whole, f.test_fraction, config.seed);
         whole = std::move(split.train);
         test = std::move(split.test);
-      } else if (!f.test_opt->count()) {
-        test = LoadCompanionTestSet(f.data, source, &pool);
       }
       const Partition part = Partition::ForRank(whole.num_rows(), config.workers, comm.rank(), comm.size());
       train = SliceRows(whole, part.first_row, part.first_row + part.local_rows);
     }
-    if (f.test_opt->count() && IsBinaryDatasetFile(f.test)) {
-      const RowRange r = EvaluationSlice(ReadBinaryDatasetInfo(f.test).rows, comm.rank(), comm.size());
-      test = ApplyStorageChoice(ReadBinaryDatasetRows(f.test, r.begin, r.end), source);
-    } else {
-      if (f.test_opt->count()) test = LoadDataset(f.test, source, &pool);
-      if (test) {
-        const RowRange r = EvaluationSlice(test->num_rows(), comm.rank(), comm.size());
-        test = SliceRows(*test, r.begin, r.end);
+    // The test set: this rank's EvaluationSlice.
+    const std::string test_spec = f.test_opt->count() ? f.test : f.data;
+    const bool companion = !f.test_opt->count();
+    if (!f.test_fraction_opt->count()) {
+      if (const auto rows = CountRowsCheaply(test_spec, companion)) {
+        const RowRange r = EvaluationSlice(*rows, comm.rank(), comm.size());
+        test = LoadRawRows(test_spec, companion, r.begin, r.end, &pool);
+        AgreeOnStorage(*test, source, comm);
+      } else {
+        test = companion ? LoadCompanionTestSet(f.data, source, &pool) : LoadDataset(f.test, source, &pool);
+        if (test) {
+          const RowRange r = EvaluationSlice(test->num_rows(), comm.rank(), comm.size());
+          test = SliceRows(*test, r.begin, r.end);
+        }
       }
+    } else {
+      const RowRange r = EvaluationSlice(test->num_rows(), comm.rank(), comm.size());
+      test = SliceRows(*test, r.begin, r.end);
     }
   }
   if (f.scale == "minmax") {

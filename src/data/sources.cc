@@ -221,4 +221,40 @@ std::optional<Dataset> LoadCompanionTestSet(const std::string& spec, const Sourc
   return ApplyStorageChoice(std::move(d), options);
 }
 
+std::optional<uint64_t> CountRowsCheaply(const std::string& spec, bool companion_test) {
+  const std::string name = spec.substr(0, spec.find(':'));
+  if (name == "dense" || name == "sparse") {
+    const Synthetic s = ParseSynthetic(spec);
+    if (companion_test) return s.test_rows;
+    return name == "dense" ? s.dense.rows : s.sparse.rows;
+  }
+  if (!companion_test && !IsBuiltinName(spec) && IsBinaryDatasetFile(spec)) return ReadBinaryDatasetInfo(spec).rows;
+  return std::nullopt;
+}
+
+Dataset LoadRawRows(const std::string& spec, bool companion_test, uint64_t begin, uint64_t end, ThreadPool* pool) {
+  const std::string name = spec.substr(0, spec.find(':'));
+  const std::optional<uint64_t> rows = CountRowsCheaply(spec, companion_test);
+  PIMOPT_CHECK(rows.has_value(), "LoadRawRows needs a binary cache or a synthetic built-in");
+  if (begin > end || end > *rows) {
+    throw InputError(StrCat(spec, ": rows [", begin, ", ", end, ") are outside its ", *rows, " rows"));
+  }
+  if (name != "dense" && name != "sparse") return ReadBinaryDatasetRows(spec, begin, end);
+  Synthetic s = ParseSynthetic(spec);
+  // A synthetic row is a function of its row number: generate only [begin, end) (the test rows follow the train rows).
+  const uint64_t first = (companion_test ? (name == "dense" ? s.dense.rows : s.sparse.rows) : 0) + begin;
+  Dataset d;
+  if (name == "dense") {
+    s.dense.first_row = first;
+    s.dense.rows = end - begin;
+    d = GenerateDense(s.dense, pool);
+  } else {
+    s.sparse.first_row = first;
+    s.sparse.rows = end - begin;
+    d = GenerateSparse(s.sparse, pool);
+  }
+  d.source = companion_test ? StrCat(spec, " (test rows)") : spec;
+  return d;
+}
+
 }  // namespace pimopt

@@ -43,6 +43,40 @@ TEST(Sources, SyntheticNamesTakeParametersAndHaveTestRows) {
   EXPECT_EQ(s.num_features(), 1000u);
 }
 
+TEST(Sources, RowRangesOfBuiltinsAndCachesEqualTheWholeSets) {
+  // One MPI rank's rows, produced without the others, are exactly those rows of the whole set.
+  auto same_rows = [](const Dataset& whole, const Dataset& part, uint32_t begin) {
+    std::vector<uint32_t> rows(part.num_rows());
+    for (uint32_t i = 0; i < rows.size(); ++i) rows[i] = begin + i;
+    const Dataset want = whole.SelectRows(rows);
+    ASSERT_EQ(want.is_sparse(), part.is_sparse());
+    EXPECT_TRUE(std::equal(want.labels().begin(), want.labels().end(), part.labels().begin()));
+    if (want.is_sparse()) {
+      EXPECT_EQ(want.csr().row_ptr, part.csr().row_ptr);
+      EXPECT_EQ(want.csr().col, part.csr().col);
+      EXPECT_EQ(want.csr().val, part.csr().val);
+    } else {
+      EXPECT_TRUE(std::equal(want.dense_values().begin(), want.dense_values().end(), part.dense_values().begin()));
+    }
+  };
+  const SourceOptions options;
+  for (const std::string spec : {"dense:rows=300,features=20,test_rows=50", "sparse:rows=400,features=5000"}) {
+    ASSERT_EQ(CountRowsCheaply(spec), spec[0] == 'd' ? 300u : 400u);
+    const Dataset whole = LoadDataset(spec, options);
+    same_rows(whole, LoadRawRows(spec, false, 120, 250), 120);
+    const Dataset test = *LoadCompanionTestSet(spec, options);
+    ASSERT_EQ(CountRowsCheaply(spec, true), test.num_rows());
+    same_rows(test, LoadRawRows(spec, true, 10, 40), 10);
+  }
+  testing::TempDir dir;
+  const Dataset data = testing::SmallDense(90, 6);
+  WriteBinaryDataset(data, dir.Path("d.bin"));
+  EXPECT_EQ(CountRowsCheaply(dir.Path("d.bin")), 90u);
+  same_rows(data, LoadRawRows(dir.Path("d.bin"), false, 30, 61), 30);
+  EXPECT_FALSE(CountRowsCheaply("fashion-mnist").has_value());
+  EXPECT_THROW(LoadRawRows("dense:rows=10", false, 5, 11), InputError);
+}
+
 TEST(Sources, BadSpecsNameTheProblem) {
   EXPECT_THROW(LoadDataset("dense:rows=abc", {}), ConfigError);
   EXPECT_THROW(LoadDataset("dense:colour=3", {}), ConfigError);

@@ -60,6 +60,8 @@ done
 # Wide enough that one process and one rank take different code paths (parallel vs inline reductions): the
 # results must not depend on it (this caught fused multiply-adds contracted in one path only).
 check "ga lr sparse wide (70,000 features)" --data wide.bin --algo ga --batch 64 --epochs 2 --lr 0.5
+check "ma svm built-in sparse (each rank generates its rows; companion test set)" \
+  --data sparse:rows=900,features=4000,seed=2 --algo ma --batch 16 --epochs 2 --model svm
 check "ma lr sparse LIBSVM text (parsed whole, cut per rank; held-out fraction)" --data sparse.svm \
   --test-fraction 0.25 --algo ma --local-steps 3 --batch 16 --epochs 2
 if ((failures)); then

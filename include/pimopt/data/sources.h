@@ -41,6 +41,13 @@ Dataset LoadDataset(const std::string& spec, const SourceOptions& options, Threa
 // synthetic generator); nullopt for files.
 std::optional<Dataset> LoadCompanionTestSet(const std::string& spec, const SourceOptions& options,
                                             ThreadPool* pool = nullptr);
+// For reading a part of a dataset (one MPI rank's rows) without producing the rest: the row count of `spec` (or,
+// with companion_test, of its companion test set) when it is known without loading - a binary cache or a synthetic
+// built-in - else nullopt; and rows [begin, end) of it, before any storage choice (callers that split a dataset
+// must make one choice for all parts).
+std::optional<uint64_t> CountRowsCheaply(const std::string& spec, bool companion_test = false);
+Dataset LoadRawRows(const std::string& spec, bool companion_test, uint64_t begin, uint64_t end,
+                    ThreadPool* pool = nullptr);
 // Applies the storage choice (dense <-> sparse conversion).
 Dataset ApplyStorageChoice(Dataset data, const SourceOptions& options);
 

@@ -211,7 +211,7 @@ TEST_F(Cli, BadFlagsNameTheFlag) {
   ExpectBadInput(TrainArgs(train) + " --algo ma --l1 0.1", "--l1");
   ExpectBadInput(TrainArgs(train) + " --algo ga --rho 1", "--rho");
   ExpectBadInput(TrainArgs(train) + " --algo admm --local-steps 3", "--local-steps");
-  ExpectBadInput(TrainArgs(train) + " --backend mpi", "--backend");
+  ExpectBadInput(TrainArgs(train) + " --backend mpi", "--backend: there is no 'mpi' backend: start pimopt under mpirun");
   ExpectBadInput(TrainArgs(train) + " --dpus 64", "--dpus: only meaningful with --backend pim");
   ExpectBadInput(TrainArgs(train) + " --backend pim --profile cray", "unknown hardware profile 'cray'");
   ExpectBadInput(TrainArgs(train) + " --backend pim --algo sgd --dpus 4", "--dpus");

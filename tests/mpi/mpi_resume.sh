@@ -56,3 +56,13 @@ set -e
 ((rc == 2)) || { cat other.log; fail "a foreign checkpoint: exit $rc, expected 2"; }
 grep -q "belongs to another run" other.log || fail "a foreign checkpoint: no clear message"
 echo "ok   a checkpoint of another run is refused (exit 2)"
+
+# A single-worker algorithm is refused under mpirun, on every rank, with the flag named.
+set +e
+timeout 120 "$mpirun" -np 2 --oversubscribe "$pimopt" train --data data.bin --algo mbsgd --backend "$backend" -q \
+  >single.log 2>&1
+rc=$?
+set -e
+((rc == 2)) || { cat single.log; fail "mbsgd under mpirun: exit $rc, expected 2"; }
+grep -q -- "--algo: mbsgd has one worker" single.log || { cat single.log; fail "mbsgd under mpirun: no clear message"; }
+echo "ok   mbsgd under mpirun is refused (exit 2, names --algo)"

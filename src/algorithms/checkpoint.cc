@@ -1,6 +1,7 @@
 #include "pimopt/algorithms/checkpoint.h"
 
 #include <cstring>
+#include <string_view>
 
 #include "pimopt/core/atomic_file.h"
 #include "pimopt/core/error.h"
@@ -21,7 +22,7 @@ void Put(std::string& out, T v) {
 
 class Reader {
  public:
-  Reader(const std::string& bytes, const std::string& path) : bytes_(bytes), path_(path) {}
+  Reader(std::string_view bytes, const std::string& path) : bytes_(bytes), path_(path) {}
   template <typename T>
   T Get() {
     T v;
@@ -42,7 +43,7 @@ class Reader {
   size_t pos() const { return pos_; }
 
  private:
-  const std::string& bytes_;
+  std::string_view bytes_;
   const std::string& path_;
   size_t pos_ = 0;
 };
@@ -53,7 +54,44 @@ uint64_t Hash(uint64_t h, double v) {
   return Mix64(h ^ bits);
 }
 
+void PutVector(std::string& out, const std::vector<uint32_t>& v) {
+  Put<uint64_t>(out, v.size());
+  out.append(reinterpret_cast<const char*>(v.data()), v.size() * 4);
+}
+
+std::vector<uint32_t> GetVector(Reader& in) {
+  const auto words = in.Get<uint64_t>();
+  in.Need(words * 4);
+  std::vector<uint32_t> v(words);
+  std::memcpy(v.data(), in.Take(words * 4), words * 4);
+  return v;
+}
+
+WorkerStates GetWorkerStates(Reader& in, size_t workers, size_t per_worker) {
+  in.Need(uint64_t{workers} * per_worker * 8);  // each vector at least has its length
+  WorkerStates states(workers);
+  for (auto& vectors : states) {
+    for (size_t i = 0; i < per_worker; ++i) vectors.push_back(GetVector(in));
+  }
+  return states;
+}
+
 }  // namespace
+
+std::string EncodeWorkerStates(const WorkerStates& states) {
+  std::string out;
+  for (const auto& vectors : states) {
+    for (const auto& v : vectors) PutVector(out, v);
+  }
+  return out;
+}
+
+WorkerStates DecodeWorkerStates(std::string_view bytes, size_t workers, size_t per_worker, const std::string& name) {
+  Reader in(bytes, name);
+  WorkerStates states = GetWorkerStates(in, workers, per_worker);
+  if (in.pos() != bytes.size()) throw ParseError(name, "trailing bytes after the workers' state");
+  return states;
+}
 
 uint64_t RunFingerprint(const TrainConfig& c, const Dataset& local_train, const Partition& part, Communicator& comm,
                         const std::string& backend) {
@@ -81,10 +119,6 @@ uint64_t RunFingerprint(const TrainConfig& c, const Dataset& local_train, const 
   return h;
 }
 
-uint64_t RunFingerprint(const TrainConfig& config, const Dataset& train, const std::string& backend) {
-  return RunFingerprint(config, train, Partition::Whole(train.num_rows(), config.workers), SingleProcess(), backend);
-}
-
 std::string SerializeCheckpoint(const Checkpoint& c) {
   std::string body;
   Put<uint32_t>(body, kVersion);
@@ -93,19 +127,15 @@ std::string SerializeCheckpoint(const Checkpoint& c) {
   Put<int32_t>(body, c.epochs_done);
   Put<uint32_t>(body, static_cast<uint32_t>(c.backend.size()));
   body += c.backend;
-  auto put_vector = [&](const std::vector<uint32_t>& v) {
-    Put<uint64_t>(body, v.size());
-    body.append(reinterpret_cast<const char*>(v.data()), v.size() * 4);
-  };
   Put<uint32_t>(body, static_cast<uint32_t>(c.state.shared.size()));
-  for (const auto& v : c.state.shared) put_vector(v);
+  for (const auto& v : c.state.shared) PutVector(body, v);
   const size_t per_worker = c.state.per_worker.empty() ? 0 : c.state.per_worker[0].size();
   Put<uint32_t>(body, static_cast<uint32_t>(c.state.per_worker.size()));
   Put<uint32_t>(body, static_cast<uint32_t>(per_worker));
   for (const auto& vectors : c.state.per_worker) {
     PIMOPT_CHECK(vectors.size() == per_worker, "workers with different state shapes");
-    for (const auto& v : vectors) put_vector(v);
   }
+  body += EncodeWorkerStates(c.state.per_worker);
   const uint64_t checksum = Checksum64({reinterpret_cast<const uint8_t*>(body.data()), body.size()});
   std::string out(kMagic, 8);
   out += body;
@@ -132,22 +162,11 @@ Checkpoint ParseCheckpoint(const std::string& bytes, const std::string& name) {
   c.epochs_done = in.Get<int32_t>();
   const auto name_length = in.Get<uint32_t>();
   c.backend.assign(in.Take(name_length), name_length);
-  auto get_vector = [&] {
-    const auto words = in.Get<uint64_t>();
-    in.Need(words * 4);
-    std::vector<uint32_t> v(words);
-    std::memcpy(v.data(), in.Take(words * 4), words * 4);
-    return v;
-  };
   const auto shared = in.Get<uint32_t>();
-  for (uint32_t i = 0; i < shared; ++i) c.state.shared.push_back(get_vector());
+  for (uint32_t i = 0; i < shared; ++i) c.state.shared.push_back(GetVector(in));
   const auto workers = in.Get<uint32_t>();
   const auto per_worker = in.Get<uint32_t>();
-  in.Need(uint64_t{workers} * per_worker * 8);  // each vector at least has its length
-  c.state.per_worker.resize(workers);
-  for (auto& vectors : c.state.per_worker) {
-    for (uint32_t i = 0; i < per_worker; ++i) vectors.push_back(get_vector());
-  }
+  c.state.per_worker = GetWorkerStates(in, workers, per_worker);
   if (in.pos() != body.size()) throw ParseError(name, "trailing bytes in checkpoint");
   return c;
 }

@@ -132,35 +132,14 @@ void AppendBytes(std::vector<std::byte>& out, std::span<const T> values) {
 // Rank 0 gathers every rank's workers' state (in rank order = global worker order) into one BackendState.
 BackendState GatherState(BackendState local, Communicator& comm, int total_workers) {
   if (comm.size() == 1) return local;
-  std::vector<std::byte> bytes;
-  for (const auto& vectors : local.per_worker) {
-    for (const auto& v : vectors) {
-      const uint64_t words = v.size();
-      AppendBytes(bytes, std::span<const uint64_t>(&words, 1));
-      AppendBytes(bytes, std::span<const uint32_t>(v));
-    }
-  }
   const size_t per_worker = local.per_worker.empty() ? 0 : local.per_worker[0].size();
-  const std::vector<std::byte> all = comm.Gather(bytes, 0);
+  const std::string mine = EncodeWorkerStates(local.per_worker);
+  const std::vector<std::byte> all = comm.Gather(std::as_bytes(std::span<const char>(mine)), 0);
   if (comm.rank() != 0) return {};
   BackendState state;
   state.shared = std::move(local.shared);
-  state.per_worker.resize(total_workers);
-  size_t pos = 0;
-  for (auto& vectors : state.per_worker) {
-    for (size_t i = 0; i < per_worker; ++i) {
-      uint64_t words;
-      PIMOPT_CHECK(pos + 8 <= all.size(), "gathered state is short");
-      std::memcpy(&words, all.data() + pos, 8);
-      pos += 8;
-      PIMOPT_CHECK(pos + 4 * words <= all.size(), "gathered state is short");
-      std::vector<uint32_t> v(words);
-      std::memcpy(v.data(), all.data() + pos, 4 * words);
-      pos += 4 * words;
-      vectors.push_back(std::move(v));
-    }
-  }
-  PIMOPT_CHECK(pos == all.size(), "gathered state has trailing bytes");
+  state.per_worker = DecodeWorkerStates(std::string_view(reinterpret_cast<const char*>(all.data()), all.size()),
+                                        total_workers, per_worker, "the workers' state gathered over MPI ranks");
   return state;
 }
 

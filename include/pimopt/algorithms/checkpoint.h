@@ -15,6 +15,7 @@
 
 #include <cstdint>
 #include <string>
+#include <string_view>
 
 #include "pimopt/algorithms/backend.h"
 #include "pimopt/algorithms/communicator.h"
@@ -35,7 +36,12 @@ struct Checkpoint {
 // run. Collective: `local_train` is this process's part (`part`) of the training set.
 uint64_t RunFingerprint(const TrainConfig& config, const Dataset& local_train, const Partition& part,
                         Communicator& comm, const std::string& backend);
-uint64_t RunFingerprint(const TrainConfig& config, const Dataset& train, const std::string& backend);
+
+// Workers' state vectors (BackendState::per_worker) encoded as in the file, and back - also how ranks send theirs to
+// rank 0. Decoding expects exactly `workers` x `per_worker` vectors; else ParseError naming `name`.
+using WorkerStates = std::vector<std::vector<std::vector<uint32_t>>>;
+std::string EncodeWorkerStates(const WorkerStates& states);
+WorkerStates DecodeWorkerStates(std::string_view bytes, size_t workers, size_t per_worker, const std::string& name);
 
 std::string SerializeCheckpoint(const Checkpoint& checkpoint);
 // Throws ParseError naming `name` when the bytes are truncated, corrupt or of another version.

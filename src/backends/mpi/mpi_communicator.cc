@@ -78,47 +78,38 @@ void MpiCommunicator::OrderedSum(std::span<float> acc, const FoldFn& fold_local)
     const size_t begin = c * chunk_floats;
     return acc.subspan(begin, std::min(n, begin + chunk_floats) - begin);
   };
-  const int prev = rank_ - 1, next = rank_ + 1;
-  // Forward chain: receive chunk c from the previous rank (the next one is already posted), fold, pass on.
-  std::vector<MPI_Request> sends;
-  MPI_Request pending = MPI_REQUEST_NULL;
-  auto post_receive = [&](size_t c, int from, int tag) {
-    const auto part = chunk(c);
-    Check(MPI_Irecv(part.data(), static_cast<int>(part.size()), MPI_FLOAT, from, tag, MPI_COMM_WORLD, &pending),
-          "MPI_Irecv");
-  };
-  auto send = [&](size_t c, int to, int tag) {
-    const auto part = chunk(c);
-    sends.emplace_back();
-    Check(MPI_Isend(part.data(), static_cast<int>(part.size()), MPI_FLOAT, to, tag, MPI_COMM_WORLD, &sends.back()),
-          "MPI_Isend");
-    stats_.sent_bytes += 4 * part.size();
-  };
-  if (prev >= 0) post_receive(0, prev, kForwardTag);
-  for (size_t c = 0; c < chunks; ++c) {
-    if (prev >= 0) {
-      Check(MPI_Wait(&pending, MPI_STATUS_IGNORE), "MPI_Wait");
-      stats_.received_bytes += 4 * chunk(c).size();
-      if (c + 1 < chunks) post_receive(c + 1, prev, kForwardTag);
-    }
-    fold_local(chunk(c), c * chunk_floats);
-    if (next < size_) send(c, next, kForwardTag);
-  }
-  Check(MPI_Waitall(static_cast<int>(sends.size()), sends.data(), MPI_STATUSES_IGNORE), "MPI_Waitall");
-  sends.clear();
-  // Backward chain: the last rank holds the result; pass it down to rank 0.
-  if (size_ > 1) {
-    if (next < size_) post_receive(0, next, kBackwardTag);
+  // One pipelined pass along the chain: receive chunk c from `from` (the receive of c + 1 is posted before c is
+  // used), optionally fold into it, pass it on to `to`. A neighbour outside [0, size) means none.
+  auto pass = [&](int from, int to, int tag, bool fold) {
+    const bool receives = from >= 0 && from < size_, sends_on = to >= 0 && to < size_;
+    std::vector<MPI_Request> sends;
+    MPI_Request pending = MPI_REQUEST_NULL;
+    auto post_receive = [&](size_t c) {
+      const auto part = chunk(c);
+      Check(MPI_Irecv(part.data(), static_cast<int>(part.size()), MPI_FLOAT, from, tag, MPI_COMM_WORLD, &pending),
+            "MPI_Irecv");
+    };
+    if (receives) post_receive(0);
     for (size_t c = 0; c < chunks; ++c) {
-      if (next < size_) {
+      if (receives) {
         Check(MPI_Wait(&pending, MPI_STATUS_IGNORE), "MPI_Wait");
         stats_.received_bytes += 4 * chunk(c).size();
-        if (c + 1 < chunks) post_receive(c + 1, next, kBackwardTag);
+        if (c + 1 < chunks) post_receive(c + 1);
       }
-      if (prev >= 0) send(c, prev, kBackwardTag);
+      if (fold) fold_local(chunk(c), c * chunk_floats);
+      if (sends_on) {
+        const auto part = chunk(c);
+        sends.emplace_back();
+        Check(MPI_Isend(part.data(), static_cast<int>(part.size()), MPI_FLOAT, to, tag, MPI_COMM_WORLD, &sends.back()),
+              "MPI_Isend");
+        stats_.sent_bytes += 4 * part.size();
+      }
     }
     Check(MPI_Waitall(static_cast<int>(sends.size()), sends.data(), MPI_STATUSES_IGNORE), "MPI_Waitall");
-  }
+  };
+  // Forward: each rank continues the fold of the ranks before it. Backward: the last rank's result goes down to 0.
+  pass(rank_ - 1, rank_ + 1, kForwardTag, /*fold=*/true);
+  if (size_ > 1) pass(rank_ + 1, rank_ - 1, kBackwardTag, /*fold=*/false);
 }
 
 void MpiCommunicator::AllreduceSum(std::span<int64_t> values) {

@@ -25,6 +25,22 @@ double PimBackend::HostSecondsSince(Clock::time_point t0, double comm_s0) const 
   return Since(t0) - (comm_->stats().seconds - comm_s0);
 }
 
+template <typename T>
+std::vector<int64_t> PimBackend::SumOverAllDpus(size_t total, const std::vector<std::vector<T>>& vectors,
+                                                const std::vector<std::vector<int32_t>>* more) {
+  std::vector<int64_t> sums(total, 0);
+  pool_.ParallelFor((total + kReduceBlock - 1) / kReduceBlock, [&](size_t b) {
+    for (size_t j = b * kReduceBlock; j < std::min(total, (b + 1) * kReduceBlock); ++j) {
+      for (uint32_t k = 0; k < num_dpus_; ++k) sums[j] += vectors[k][j];
+      if (more) {
+        for (uint32_t k = 0; k < num_dpus_; ++k) sums[j] += (*more)[k][j];
+      }
+    }
+  });
+  comm_->AllreduceSum(sums);
+  return sums;
+}
+
 void PimBackend::Setup(const Dataset& train, const TrainConfig& config, const Partition& part, Communicator& comm) {
   PIMOPT_CHECK(part.local_rows == train.num_rows() && part.total_workers == config.workers,
                "the training rows do not match the partition");
@@ -225,13 +241,7 @@ void PimBackend::GradientStep(std::span<const std::span<const uint32_t>> worker_
   const uint64_t decay = fixed::ToScale(lr * config_.objective.l2, "--reg");
   const size_t total = layout_.n_pad + 1;
   std::vector<fixed::Saturation> sat((total + kReduceBlock - 1) / kReduceBlock);
-  std::vector<int64_t> sums(total, 0);
-  pool_.ParallelFor(sat.size(), [&](size_t b) {
-    for (size_t j = b * kReduceBlock; j < std::min(total, (b + 1) * kReduceBlock); ++j) {
-      for (uint32_t k = 0; k < num_dpus_; ++k) sums[j] += grads[k][j];
-    }
-  });
-  comm_->AllreduceSum(sums);
+  const std::vector<int64_t> sums = SumOverAllDpus(total, grads);
   pool_.ParallelFor(sat.size(), [&](size_t b) {
     for (size_t j = b * kReduceBlock; j < std::min(total, (b + 1) * kReduceBlock); ++j) {
       const int64_t g = sums[j];
@@ -291,13 +301,7 @@ void PimBackend::AverageLocalModels() {
   const double comm_s0 = comm_->stats().seconds;
   const size_t total = layout_.n_pad + 1;
   const size_t blocks = (total + kReduceBlock - 1) / kReduceBlock;
-  std::vector<int64_t> sums(total, 0);
-  pool_.ParallelFor(blocks, [&](size_t b) {
-    for (size_t j = b * kReduceBlock; j < std::min(total, (b + 1) * kReduceBlock); ++j) {
-      for (uint32_t k = 0; k < num_dpus_; ++k) sums[j] += local_[k][j];
-    }
-  });
-  comm_->AllreduceSum(sums);
+  const std::vector<int64_t> sums = SumOverAllDpus(total, local_);
   const int64_t all_dpus = part_.total_workers;
   pool_.ParallelFor(blocks, [&](size_t b) {
     for (size_t j = b * kReduceBlock; j < std::min(total, (b + 1) * kReduceBlock); ++j) {
@@ -321,13 +325,7 @@ AdmmResiduals PimBackend::AdmmConsensus(double rho) {
   const size_t blocks = (total + kReduceBlock - 1) / kReduceBlock;
   std::vector<double> primal_parts(blocks, 0.0), dual_parts(blocks, 0.0);
   std::vector<fixed::Saturation> sat(blocks);
-  std::vector<int64_t> sums(total, 0);  // sum_k x_k + sum_k u_k over all DPUs of all processes (exact)
-  pool_.ParallelFor(blocks, [&](size_t blk) {
-    for (size_t j = blk * kReduceBlock; j < std::min(total, (blk + 1) * kReduceBlock); ++j) {
-      for (uint32_t k = 0; k < num_dpus_; ++k) sums[j] += int64_t{local_[k][j]} + dual_[k][j];
-    }
-  });
-  comm_->AllreduceSum(sums);
+  const std::vector<int64_t> sums = SumOverAllDpus(total, local_, &dual_);  // sum_k x_k + sum_k u_k (exact)
   pool_.ParallelFor(blocks, [&](size_t blk) {
     double& primal = primal_parts[blk];
     double& dual = dual_parts[blk];

@@ -90,6 +90,11 @@ class PimBackend final : public IBackend {
   uint32_t num_dpus_ = 0;  // this process's DPUs (Partition::local_workers); each process emulates its own
   Partition part_;
   Communicator* comm_ = &SingleProcess();
+  // Exact int64 sums over this process's DPUs and then over all processes of the first `total` coordinates of
+  // vectors[k] (plus more[k], if given).
+  template <typename T>
+  std::vector<int64_t> SumOverAllDpus(size_t total, const std::vector<std::vector<T>>& vectors,
+                                      const std::vector<std::vector<int32_t>>* more = nullptr);
   // Host reduction time since `t0` without the MPI time spent in it (reported by the coordinator).
   double HostSecondsSince(std::chrono::steady_clock::time_point t0, double comm_s0) const;
   pimbackend::LinearLayout layout_;

@@ -1,5 +1,6 @@
 #include "test_util.h"
 
+#include <gtest/gtest.h>
 #include <unistd.h>
 #include <zlib.h>
 
@@ -97,6 +98,23 @@ TrainResult TrainCpu(const Dataset& train, const TrainConfig& config, int thread
   TrainOptions options;
   options.eval_pool = &pool;
   return Train(train, test, config, backend, options);
+}
+
+void ExpectSameData(const Dataset& a, const Dataset& b) {
+  ASSERT_EQ(a.storage(), b.storage());
+  EXPECT_EQ(a.num_rows(), b.num_rows());
+  EXPECT_EQ(a.num_features(), b.num_features());
+  EXPECT_TRUE(std::equal(a.labels().begin(), a.labels().end(), b.labels().begin(), b.labels().end()));
+  if (a.is_sparse()) {
+    EXPECT_EQ(a.csr().row_ptr, b.csr().row_ptr);
+    EXPECT_EQ(a.csr().col, b.csr().col);
+    EXPECT_EQ(a.csr().val, b.csr().val);
+  } else {
+    EXPECT_TRUE(
+        std::equal(a.dense_values().begin(), a.dense_values().end(), b.dense_values().begin(), b.dense_values().end()));
+  }
+  EXPECT_EQ(a.positive_label_value, b.positive_label_value);
+  EXPECT_EQ(a.negative_label_value, b.negative_label_value);
 }
 
 }  // namespace pimopt::testing

@@ -29,6 +29,9 @@ std::string ReadText(const std::string& path);
 std::vector<std::string> TempLeftovers(const std::string& dir);
 
 // Small linearly-separable-ish datasets from the synthetic generators.
+// EXPECTs that two datasets hold the same storage, shape, labels, values and original label values.
+void ExpectSameData(const Dataset& a, const Dataset& b);
+
 Dataset SmallDense(uint64_t rows = 2000, uint64_t features = 20, uint64_t seed = 7, uint64_t first_row = 0);
 Dataset SmallSparse(uint64_t rows = 4000, uint64_t features = 1 << 12, uint64_t seed = 7, uint64_t first_row = 0);
 

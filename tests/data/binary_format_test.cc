@@ -9,32 +9,18 @@
 namespace pimopt {
 namespace {
 
-void ExpectSame(const Dataset& a, const Dataset& b) {
-  ASSERT_EQ(a.storage(), b.storage());
-  EXPECT_EQ(a.num_rows(), b.num_rows());
-  EXPECT_EQ(a.num_features(), b.num_features());
-  EXPECT_TRUE(std::equal(a.labels().begin(), a.labels().end(), b.labels().begin()));
-  if (a.is_sparse()) {
-    EXPECT_EQ(a.csr().row_ptr, b.csr().row_ptr);
-    EXPECT_EQ(a.csr().col, b.csr().col);
-    EXPECT_EQ(a.csr().val, b.csr().val);
-  } else {
-    EXPECT_TRUE(std::equal(a.dense_values().begin(), a.dense_values().end(), b.dense_values().begin()));
-  }
-  EXPECT_EQ(a.positive_label_value, b.positive_label_value);
-  EXPECT_EQ(a.negative_label_value, b.negative_label_value);
-}
+using testing::ExpectSameData;
 
 TEST(BinaryFormat, DenseAndSparseRoundTripExactly) {
   testing::TempDir dir;
   const Dataset dense = testing::SmallDense(300, 17);
   WriteBinaryDataset(dense, dir.Path("d.bin"));
-  ExpectSame(dense, ReadBinaryDataset(dir.Path("d.bin")));
+  ExpectSameData(dense, ReadBinaryDataset(dir.Path("d.bin")));
   Dataset sparse = ParseLibsvm("1 1:0.5 9:2\n0 3:1\n1\n", "x");
   sparse.set_weights({1.0f, 2.0f, 0.5f});
   WriteBinaryDataset(sparse, dir.Path("s.bin"));
   const Dataset back = ReadBinaryDataset(dir.Path("s.bin"));
-  ExpectSame(sparse, back);
+  ExpectSameData(sparse, back);
   EXPECT_EQ(std::vector<float>(back.weights().begin(), back.weights().end()), (std::vector<float>{1, 2, 0.5f}));
   EXPECT_TRUE(IsBinaryDatasetFile(dir.Path("s.bin")));
 }
@@ -53,12 +39,12 @@ TEST(BinaryFormat, RowSlicesEqualTheRowsOfTheWholeFile) {
   };
   for (auto [begin, end] : {std::pair<uint32_t, uint32_t>{0, 300}, {0, 1}, {17, 145}, {299, 300}, {40, 40}}) {
     const Dataset slice = ReadBinaryDatasetRows(dir.Path("d.bin"), begin, end);
-    ExpectSame(dense.SelectRows(rows(begin, end)), slice);
+    ExpectSameData(dense.SelectRows(rows(begin, end)), slice);
   }
   for (auto [begin, end] : {std::pair<uint32_t, uint32_t>{0, 5}, {1, 3}, {2, 3}, {3, 5}}) {
     const Dataset slice = ReadBinaryDatasetRows(dir.Path("s.bin"), begin, end);
     const Dataset want = sparse.SelectRows(rows(begin, end));
-    ExpectSame(want, slice);
+    ExpectSameData(want, slice);
     EXPECT_EQ(std::vector<float>(slice.weights().begin(), slice.weights().end()),
               std::vector<float>(want.weights().begin(), want.weights().end()));
   }

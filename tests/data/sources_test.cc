@@ -48,16 +48,7 @@ TEST(Sources, RowRangesOfBuiltinsAndCachesEqualTheWholeSets) {
   auto same_rows = [](const Dataset& whole, const Dataset& part, uint32_t begin) {
     std::vector<uint32_t> rows(part.num_rows());
     for (uint32_t i = 0; i < rows.size(); ++i) rows[i] = begin + i;
-    const Dataset want = whole.SelectRows(rows);
-    ASSERT_EQ(want.is_sparse(), part.is_sparse());
-    EXPECT_TRUE(std::equal(want.labels().begin(), want.labels().end(), part.labels().begin()));
-    if (want.is_sparse()) {
-      EXPECT_EQ(want.csr().row_ptr, part.csr().row_ptr);
-      EXPECT_EQ(want.csr().col, part.csr().col);
-      EXPECT_EQ(want.csr().val, part.csr().val);
-    } else {
-      EXPECT_TRUE(std::equal(want.dense_values().begin(), want.dense_values().end(), part.dense_values().begin()));
-    }
+    testing::ExpectSameData(whole.SelectRows(rows), part);
   };
   const SourceOptions options;
   for (const std::string spec : {"dense:rows=300,features=20,test_rows=50", "sparse:rows=400,features=5000"}) {

@@ -162,16 +162,21 @@ class LinearKernel final : public pim::Kernel {
     t.Charge(Op::kInt64Add, count);
   }
 
+  // x_r . w over feature block b (DMA of the row's and the model's block, then the products).
+  static int64_t DenseDotBlock(Tasklet& t, const LinearKernelArgs& a, Buffers& buf, uint32_t r, uint32_t b) {
+    t.MramRead(a.x_offset + uint64_t{r} * a.n_pad + uint64_t{b} * kFeatureBlock, buf.x, kFeatureBlock);
+    t.MramRead(a.w_offset + uint64_t{b} * kFeatureBlock * 4, buf.w, 4 * kFeatureBlock);
+    int64_t z = 0;
+    for (uint32_t j = 0; j < kFeatureBlock; ++j) z += static_cast<int64_t>(buf.x[j]) * buf.w[j];
+    t.Charge(Op::kWramLoad, 2 * kFeatureBlock);
+    ChargeProducts(t, kFeatureBlock);
+    t.Charge(Op::kBranch, kFeatureBlock);
+    return z;
+  }
+
   static int64_t DenseDot(Tasklet& t, const LinearKernelArgs& a, Buffers& buf, uint32_t r) {
     int64_t z = 0;
-    for (uint32_t b = 0; b < a.n_pad / kFeatureBlock; ++b) {
-      t.MramRead(a.x_offset + uint64_t{r} * a.n_pad + uint64_t{b} * kFeatureBlock, buf.x, kFeatureBlock);
-      t.MramRead(a.w_offset + uint64_t{b} * kFeatureBlock * 4, buf.w, 4 * kFeatureBlock);
-      for (uint32_t j = 0; j < kFeatureBlock; ++j) z += static_cast<int64_t>(buf.x[j]) * buf.w[j];
-      t.Charge(Op::kWramLoad, 2 * kFeatureBlock);
-      ChargeProducts(t, kFeatureBlock);
-      t.Charge(Op::kBranch, kFeatureBlock);
-    }
+    for (uint32_t b = 0; b < a.n_pad / kFeatureBlock; ++b) z += DenseDotBlock(t, a, buf, r, b);
     return z;
   }
 
@@ -257,14 +262,7 @@ class LinearKernel final : public pim::Kernel {
     for (uint32_t i = 0; i < n; ++i) {
       const uint32_t r = rows[i];
       int64_t z = 0;
-      for (uint32_t b = t.me(); b < blocks; b += t.nr_tasklets()) {
-        t.MramRead(a.x_offset + uint64_t{r} * a.n_pad + uint64_t{b} * kFeatureBlock, buf.x, kFeatureBlock);
-        t.MramRead(a.w_offset + uint64_t{b} * kFeatureBlock * 4, buf.w, 4 * kFeatureBlock);
-        for (uint32_t j = 0; j < kFeatureBlock; ++j) z += static_cast<int64_t>(buf.x[j]) * buf.w[j];
-        t.Charge(Op::kWramLoad, 2 * kFeatureBlock);
-        ChargeProducts(t, kFeatureBlock);
-        t.Charge(Op::kBranch, kFeatureBlock);
-      }
+      for (uint32_t b = t.me(); b < blocks; b += t.nr_tasklets()) z += DenseDotBlock(t, a, buf, r, b);
       partials[t.me()] = z;
       t.BarrierWait();
       if (t.me() == 0) {

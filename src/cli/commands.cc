@@ -299,10 +299,10 @@ void AgreeOnStorage(Dataset& part, const SourceOptions& options, Communicator& c
                        static_cast<int64_t>(part.num_stored())};
   comm.AllreduceSum(totals);
   if (totals[0] == 0) return;  // dense everywhere: auto keeps dense data dense
-  const double cells = static_cast<double>(totals[1]) * static_cast<double>(part.num_features());
-  const bool dense =
-      cells > 0 && static_cast<double>(totals[2]) / cells >= options.dense_threshold && cells * 4 <= 8.0 * (1ull << 30);
-  if (dense) part = part.ToDense();
+  if (AutoStoresDense(static_cast<uint64_t>(totals[1]), part.num_features(), static_cast<uint64_t>(totals[2]),
+                      options)) {
+    part = part.ToDense();
+  }
 }
 
 int RunTrain(const TrainFlags& f, const std::string& command_line, Communicator& comm) {

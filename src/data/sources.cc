@@ -160,6 +160,11 @@ std::string FashionMnistDir() {
   return env && *env ? env : "/usr/share/datasets/fashion-mnist";
 }
 
+bool AutoStoresDense(uint64_t rows, uint64_t features, uint64_t stored, const SourceOptions& options) {
+  const double cells = static_cast<double>(rows) * static_cast<double>(features);
+  return cells > 0 && static_cast<double>(stored) / cells >= options.dense_threshold && cells * 4 <= 8.0 * (1ull << 30);
+}
+
 Dataset ApplyStorageChoice(Dataset data, const SourceOptions& options) {
   switch (options.storage) {
     case StorageChoice::kDense:
@@ -170,10 +175,8 @@ Dataset ApplyStorageChoice(Dataset data, const SourceOptions& options) {
     case StorageChoice::kSparse:
       return data.ToSparse();
     case StorageChoice::kAuto:
-      if (data.is_sparse() && data.num_rows() > 0 && data.num_features() > 0) {
-        const double cells = static_cast<double>(data.num_rows()) * static_cast<double>(data.num_features());
-        const double density = static_cast<double>(data.num_stored()) / cells;
-        if (density >= options.dense_threshold && cells * 4 <= 8.0 * (1ull << 30)) return data.ToDense();
+      if (data.is_sparse() && AutoStoresDense(data.num_rows(), data.num_features(), data.num_stored(), options)) {
+        return data.ToDense();
       }
       return data;
   }

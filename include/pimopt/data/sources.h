@@ -48,6 +48,9 @@ std::optional<Dataset> LoadCompanionTestSet(const std::string& spec, const Sourc
 std::optional<uint64_t> CountRowsCheaply(const std::string& spec, bool companion_test = false);
 Dataset LoadRawRows(const std::string& spec, bool companion_test, uint64_t begin, uint64_t end,
                     ThreadPool* pool = nullptr);
+// The automatic choice for sparse data of `rows` x `features` with `stored` non-zeros: dense when at least
+// options.dense_threshold of the entries are stored and the dense array fits in 8 GiB.
+bool AutoStoresDense(uint64_t rows, uint64_t features, uint64_t stored, const SourceOptions& options);
 // Applies the storage choice (dense <-> sparse conversion).
 Dataset ApplyStorageChoice(Dataset data, const SourceOptions& options);
 

@@ -7,7 +7,7 @@
 #include "pimopt/core/error.h"
 #include "pimopt/core/rng.h"
 #include "pimopt/data/binary_format.h"
-#include "pimopt/data/file_util.h"
+#include "pimopt/core/file_util.h"
 
 namespace pimopt {
 namespace {

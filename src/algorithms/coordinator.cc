@@ -7,7 +7,7 @@
 #include "pimopt/algorithms/checkpoint.h"
 #include "pimopt/algorithms/train.h"
 #include "pimopt/core/error.h"
-#include "pimopt/data/file_util.h"
+#include "pimopt/core/file_util.h"
 
 namespace pimopt {
 

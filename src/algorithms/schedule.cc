@@ -23,27 +23,6 @@ std::span<const uint32_t> GlobalBatchPlan::Batch(uint64_t t) const {
   return std::span<const uint32_t>(order_).subspan(begin, end - begin);
 }
 
-std::vector<Shard> MakeShards(uint64_t num_rows, int num_workers) {
-  std::vector<Shard> shards(num_workers);
-  for (int k = 0; k < num_workers; ++k) {
-    shards[k].begin = static_cast<uint32_t>(num_rows * k / num_workers);
-    shards[k].end = static_cast<uint32_t>(num_rows * (k + 1) / num_workers);
-  }
-  return shards;
-}
-
-uint64_t MaxShardBatches(uint64_t num_rows, int num_workers, uint64_t local_batch) {
-  const uint64_t largest = (num_rows + num_workers - 1) / num_workers;  // MakeShards' sizes differ by at most 1
-  return (largest + local_batch - 1) / local_batch;
-}
-
-int ShardOf(const std::vector<Shard>& shards, uint32_t row) {
-  const auto it =
-      std::upper_bound(shards.begin(), shards.end(), row, [](uint32_t r, const Shard& s) { return r < s.end; });
-  PIMOPT_CHECK(it != shards.end() && row >= it->begin, "row outside every shard");
-  return static_cast<int>(it - shards.begin());
-}
-
 ShardPlan::ShardPlan(std::vector<Shard> shards, uint64_t local_batch, uint64_t seed, uint64_t pass, bool shuffle,
                      int first_worker)
     : shards_(std::move(shards)), batch_(local_batch), orders_(shards_.size()) {

@@ -17,7 +17,7 @@
 #include "pimopt/core/error.h"
 #include "pimopt/core/thread_pool.h"
 #include "pimopt/data/binary_format.h"
-#include "pimopt/data/file_util.h"
+#include "pimopt/core/file_util.h"
 #include "pimopt/data/libsvm.h"
 #include "pimopt/data/sources.h"
 #include "pimopt/data/synthetic.h"
@@ -28,7 +28,7 @@
 #include "report.h"
 
 #ifdef PIMOPT_HAVE_MPI
-#include "pimopt/backends/mpi/mpi_communicator.h"
+#include "pimopt/collectives/mpi_communicator.h"
 #endif
 #include <csignal>
 

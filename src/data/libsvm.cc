@@ -1,7 +1,5 @@
 #include "pimopt/data/libsvm.h"
 
-#include <sys/stat.h>
-
 #include <cerrno>
 #include <charconv>
 #include <cmath>
@@ -11,44 +9,9 @@
 
 #include "pimopt/core/atomic_file.h"
 #include "pimopt/core/error.h"
-#include "pimopt/data/file_util.h"
+#include "pimopt/core/file_util.h"
 
 namespace pimopt {
-
-std::string ReadFileToString(const std::string& path) {
-  struct stat st;
-  if (::stat(path.c_str(), &st) == 0 && S_ISDIR(st.st_mode)) {
-    throw InputError(StrCat(path, ": is a directory, not a data file"));
-  }
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw InputError(StrCat(path, ": cannot open: ", std::strerror(errno)));
-  std::string text;
-  in.seekg(0, std::ios::end);
-  const auto size = in.tellg();
-  if (size < 0) throw InputError(StrCat(path, ": cannot determine file size"));
-  text.resize(static_cast<size_t>(size));
-  in.seekg(0);
-  in.read(text.data(), static_cast<std::streamsize>(text.size()));
-  if (!in) throw InputError(StrCat(path, ": read failed"));
-  return text;
-}
-
-bool FileExists(const std::string& path) {
-  struct stat st;
-  return ::stat(path.c_str(), &st) == 0;
-}
-
-std::string FormatFloat(float value) {
-  char buf[64];
-  auto res = std::to_chars(buf, buf + sizeof(buf), value);
-  return std::string(buf, res.ptr);
-}
-
-std::string FormatDouble(double value) {
-  char buf[64];
-  auto res = std::to_chars(buf, buf + sizeof(buf), value);
-  return std::string(buf, res.ptr);
-}
 
 namespace {
 

@@ -7,7 +7,7 @@
 
 #include "pimopt/core/error.h"
 #include "pimopt/data/binary_format.h"
-#include "pimopt/data/file_util.h"
+#include "pimopt/core/file_util.h"
 #include "pimopt/data/idx.h"
 #include "pimopt/data/libsvm.h"
 #include "pimopt/data/synthetic.h"

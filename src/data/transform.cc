@@ -21,11 +21,6 @@ TrainTest SplitTrainTest(const Dataset& data, double test_fraction, uint64_t see
   return {data.SelectRows(all.first(order.size() - num_test)), data.SelectRows(all.last(num_test))};
 }
 
-Dataset ShuffleRows(const Dataset& data, uint64_t seed) {
-  const auto order = Permutation(data.num_rows(), StreamSeed(seed, 0x73687566ULL /* "shuf" */));
-  return data.SelectRows(order);
-}
-
 FeatureRanges FeatureRanges::Of(const Dataset& data) {
   FeatureRanges r;
   const size_t n = data.num_features();

@@ -6,7 +6,7 @@
 
 #include "pimopt/core/atomic_file.h"
 #include "pimopt/core/error.h"
-#include "pimopt/data/file_util.h"
+#include "pimopt/core/file_util.h"
 
 namespace pimopt {
 

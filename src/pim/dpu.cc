@@ -3,8 +3,6 @@
 #include <algorithm>
 #include <bit>
 #include <cstring>
-#include <mutex>
-#include <unordered_map>
 
 #if defined(__SANITIZE_ADDRESS__)
 #include <sanitizer/asan_interface.h>
@@ -110,30 +108,6 @@ uint64_t AlignUp(uint64_t v, uint64_t a) { return (v + a - 1) / a * a; }
 struct TaskletAbort {};
 
 }  // namespace
-
-// ---------------------------------------------------------------- kernel registry
-namespace {
-std::mutex& RegistryMutex() {
-  static std::mutex m;
-  return m;
-}
-std::unordered_map<std::string, KernelFactory>& Registry() {
-  static std::unordered_map<std::string, KernelFactory> r;
-  return r;
-}
-}  // namespace
-
-void RegisterKernel(const std::string& name, KernelFactory factory) {
-  std::lock_guard<std::mutex> lock(RegistryMutex());
-  Registry()[name] = std::move(factory);
-}
-
-std::unique_ptr<Kernel> CreateKernel(const std::string& name) {
-  std::lock_guard<std::mutex> lock(RegistryMutex());
-  auto it = Registry().find(name);
-  if (it == Registry().end()) throw PimError(StrCat("no kernel named '", name, "' is registered"));
-  return it->second();
-}
 
 // ---------------------------------------------------------------- Tasklet
 int32_t Tasklet::Mul32(int32_t a, int32_t b) {

@@ -115,7 +115,6 @@ LaunchStats DpuSet::Launch() {
   stats_.energy_j += s.energy_j;
   stats_.host_wall_s += s.host_wall_s;
   ++stats_.launches;
-  last_launch_ = s;
   return s;
 }
 

@@ -4,7 +4,7 @@
 
 #include <set>
 
-#include "pimopt/algorithms/communicator.h"
+#include "pimopt/collectives/communicator.h"
 #include "pimopt/core/error.h"
 
 namespace pimopt {

@@ -6,7 +6,7 @@
 #include <optional>
 
 #include "pimopt/algorithms/backend.h"
-#include "pimopt/algorithms/communicator.h"
+#include "pimopt/collectives/communicator.h"
 #include "pimopt/algorithms/train_config.h"
 
 namespace pimopt {

@@ -19,7 +19,7 @@
 #include <string>
 #include <vector>
 
-#include "pimopt/algorithms/communicator.h"
+#include "pimopt/collectives/communicator.h"
 #include "pimopt/algorithms/schedule.h"
 #include "pimopt/algorithms/train_config.h"
 #include "pimopt/data/dataset.h"

@@ -18,7 +18,7 @@
 #include <string_view>
 
 #include "pimopt/algorithms/backend.h"
-#include "pimopt/algorithms/communicator.h"
+#include "pimopt/collectives/communicator.h"
 #include "pimopt/algorithms/train_config.h"
 #include "pimopt/data/dataset.h"
 

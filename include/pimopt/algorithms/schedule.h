@@ -7,7 +7,7 @@
 //   compute exactly MB-SGD's batch gradient: GA-SGD with K workers and batch B is MB-SGD with batch B, and no row
 //   ever moves between workers.
 //
-// ShardPlan (MA-SGD, ADMM): worker k owns the fixed contiguous shard [kN/K, (k+1)N/K) of the training rows (its
+// ShardPlan (MA-SGD, ADMM): worker k owns the fixed contiguous shard [kN/K, (k+1)N/K) of the training rows (MakeShards) (its
 //   local function f_k never changes, as consensus ADMM requires). In pass p (an epoch, or a local epoch of ADMM)
 //   it visits its shard in the order of a permutation seeded by (seed, p, k), in local batches of b rows; its
 //   local step s uses local batch (s mod batches_k) so workers with one row less wrap around.
@@ -16,6 +16,8 @@
 #include <cstdint>
 #include <span>
 #include <vector>
+
+#include "pimopt/collectives/partition.h"
 
 namespace pimopt {
 
@@ -29,19 +31,6 @@ class GlobalBatchPlan {
   uint64_t batch_;
   std::vector<uint32_t> order_;
 };
-
-struct Shard {
-  uint32_t begin = 0;
-  uint32_t end = 0;
-  uint32_t size() const { return end - begin; }
-};
-
-// Balanced contiguous shards of [0, num_rows).
-std::vector<Shard> MakeShards(uint64_t num_rows, int num_workers);
-// The most local batches of any of the balanced shards (the number of local steps in one pass).
-uint64_t MaxShardBatches(uint64_t num_rows, int num_workers, uint64_t local_batch);
-// The index of the shard holding `row` (binary search over MakeShards' output).
-int ShardOf(const std::vector<Shard>& shards, uint32_t row);
 
 class ShardPlan {
  public:

@@ -36,7 +36,6 @@ class Dataset {
   uint64_t CountNonZeros() const;
 
   std::span<const float> labels() const { return labels_; }
-  std::span<float> mutable_labels() { return labels_; }
   bool has_weights() const { return !weights_.empty(); }
   std::span<const float> weights() const { return weights_; }
   float weight(size_t row) const { return weights_.empty() ? 1.0f : weights_[row]; }

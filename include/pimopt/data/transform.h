@@ -15,7 +15,6 @@ struct TrainTest {
 
 // Shuffles rows with the seed, then puts the last round(test_fraction * rows) rows in the test set.
 TrainTest SplitTrainTest(const Dataset& data, double test_fraction, uint64_t seed);
-Dataset ShuffleRows(const Dataset& data, uint64_t seed);
 
 // Per-feature scaling fitted on one dataset and applied to others (so the test set uses the train set's
 // ranges). Dense data: min-max to [0,1] ((x - min) / (max - min); constant features become 0). Sparse data:

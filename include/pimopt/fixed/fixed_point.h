@@ -50,7 +50,6 @@ inline int32_t SaturateModel(int64_t v, Saturation& sat) {
 int8_t QuantizeFeature(float x, Saturation& sat);
 int32_t ToModel(double w, Saturation& sat);
 inline double FromModel(int64_t v) { return static_cast<double>(v) / (1 << kModelFracBits); }
-inline double FromFeature(int8_t q) { return q / 128.0; }
 
 // A real multiplier in Q0.32 (throws ConfigError naming `parameter` when negative, not finite or >= 2^31).
 uint64_t ToScale(double s, const char* parameter);

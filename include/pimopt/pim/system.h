@@ -95,7 +95,6 @@ class DpuSet {
   double BroadcastTo(std::string_view symbol, uint64_t offset, const void* source, uint64_t bytes);
 
   const SetStats& stats() const { return stats_; }
-  const LaunchStats& last_launch() const { return last_launch_; }
   // Host memory the emulated MRAM and WRAM actually occupy (MRAM is backed lazily, 64 KB pages on first write).
   uint64_t HostMemoryBytes() const;
 
@@ -107,7 +106,6 @@ class DpuSet {
   std::string kernel_name_;
   std::vector<std::pair<void*, uint64_t>> prepared_;
   SetStats stats_;
-  LaunchStats last_launch_;
 };
 
 // Owns a profile and the host threads that run the DPUs.

@@ -1,4 +1,4 @@
-// Small file helpers shared by the readers.
+// Small file and number-formatting helpers shared by the readers and writers of every module.
 #pragma once
 
 #include <string>

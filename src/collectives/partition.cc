@@ -1,9 +1,31 @@
-#include "pimopt/algorithms/communicator.h"
+#include "pimopt/collectives/partition.h"
 
-#include "pimopt/algorithms/schedule.h"
+#include <algorithm>
+
 #include "pimopt/core/error.h"
 
 namespace pimopt {
+
+std::vector<Shard> MakeShards(uint64_t num_rows, int num_workers) {
+  std::vector<Shard> shards(num_workers);
+  for (int k = 0; k < num_workers; ++k) {
+    shards[k].begin = static_cast<uint32_t>(num_rows * k / num_workers);
+    shards[k].end = static_cast<uint32_t>(num_rows * (k + 1) / num_workers);
+  }
+  return shards;
+}
+
+uint64_t MaxShardBatches(uint64_t num_rows, int num_workers, uint64_t local_batch) {
+  const uint64_t largest = (num_rows + num_workers - 1) / num_workers;  // MakeShards' sizes differ by at most 1
+  return (largest + local_batch - 1) / local_batch;
+}
+
+int ShardOf(const std::vector<Shard>& shards, uint32_t row) {
+  const auto it =
+      std::upper_bound(shards.begin(), shards.end(), row, [](uint32_t r, const Shard& s) { return r < s.end; });
+  PIMOPT_CHECK(it != shards.end() && row >= it->begin, "row outside every shard");
+  return static_cast<int>(it - shards.begin());
+}
 
 Partition Partition::ForRank(uint64_t total_rows, int total_workers, int rank, int ranks) {
   PIMOPT_CHECK(ranks >= 1 && rank >= 0 && rank < ranks);
@@ -38,24 +60,6 @@ std::vector<Shard> LocalShards(const Partition& part) {
 RowRange EvaluationSlice(uint64_t total_rows, int rank, int ranks) {
   PIMOPT_CHECK(ranks >= 1 && rank >= 0 && rank < ranks);
   return {total_rows * rank / ranks, total_rows * (rank + 1) / ranks};
-}
-
-void Communicator::BroadcastString(std::string& text, int root) {
-  uint64_t n = text.size();
-  BroadcastValue(n, root);
-  text.resize(n);
-  Broadcast(std::as_writable_bytes(std::span<char>(text.data(), text.size())), root);
-}
-
-uint64_t Communicator::SumU64(uint64_t local) {
-  int64_t v = static_cast<int64_t>(local);
-  AllreduceSum(std::span<int64_t>(&v, 1));
-  return static_cast<uint64_t>(v);
-}
-
-Communicator& SingleProcess() {
-  static LocalCommunicator local;
-  return local;
 }
 
 }  // namespace pimopt

@@ -1,8 +1,7 @@
-// How one training run is split over processes, and the collectives those processes use.
+// The collectives the processes of one training run use (how the run is split: partition.h).
 //
-// A run has W workers (TrainConfig::workers) over N training rows; worker k owns the contiguous shard
-// MakeShards(N, W)[k]. With P processes (MPI ranks), rank r runs the workers [W r / P, W (r+1) / P) and holds
-// exactly their rows, a contiguous slice of the training set (Partition). A single process is the case P = 1.
+// Implementations: LocalCommunicator (one process, below), InProcessGroup (P ranks as threads of one process, for
+// tests: in_process_communicator.h) and MpiCommunicator (MPI ranks: mpi_communicator.h).
 //
 // Determinism across process counts: every reduction the backends make is either exact (integer sums) or an
 // ordered left fold over workers in global worker order (OrderedSum), so P ranks x K workers give, bit for bit,
@@ -17,36 +16,9 @@
 #include <string>
 #include <vector>
 
-#include "pimopt/algorithms/schedule.h"
+#include "pimopt/collectives/partition.h"
 
 namespace pimopt {
-
-// The part of the run that this process holds.
-struct Partition {
-  uint64_t total_rows = 0;  // N, the whole training set
-  int total_workers = 1;    // W
-  int rank = 0;
-  int ranks = 1;
-  int first_worker = 0;  // global index of this process's worker 0
-  int local_workers = 1;
-  uint64_t first_row = 0;  // global index of this process's row 0
-  uint64_t local_rows = 0;
-
-  static Partition ForRank(uint64_t total_rows, int total_workers, int rank, int ranks);
-  static Partition Whole(uint64_t total_rows, int total_workers) { return ForRank(total_rows, total_workers, 0, 1); }
-  bool distributed() const { return ranks > 1; }
-};
-
-// The shards of this process's workers, rebased to its local rows.
-std::vector<Shard> LocalShards(const Partition& part);
-
-// The rows [begin, end) of an evaluation set of `total_rows` rows that rank `rank` of `ranks` holds (balanced
-// contiguous slices, in rank order).
-struct RowRange {
-  uint64_t begin = 0;
-  uint64_t end = 0;
-};
-RowRange EvaluationSlice(uint64_t total_rows, int rank, int ranks);
 
 // Time and bytes of this process's collectives (wall clock of the calls; bytes this process sent and received).
 struct CommStats {

@@ -1,4 +1,4 @@
-#include "pimopt/backends/mpi/mpi_communicator.h"
+#include "pimopt/collectives/mpi_communicator.h"
 
 #include <mpi.h>
 

@@ -1,6 +1,6 @@
-// The MPI backend: pimopt's Communicator over MPI_COMM_WORLD (OpenMPI). Each rank runs the cpu or pim backend on
-// its workers and its rows; the backends reduce through this communicator (see communicator.h for the
-// determinism argument).
+// pimopt's Communicator over MPI_COMM_WORLD (OpenMPI). It is not a backend: under mpirun each rank runs the cpu or
+// pim backend on its workers and its rows, and the backends reduce through this communicator (see communicator.h
+// for the determinism argument).
 //
 // Collectives and their cost (bytes counted are those this rank sends; `seconds` is the wall time inside the
 // calls, so it includes waiting for slower ranks):
@@ -15,7 +15,7 @@
 // other ranks and names the dead one; the CLI turns an exception on any rank into MPI_Abort with its message.
 #pragma once
 
-#include "pimopt/algorithms/communicator.h"
+#include "pimopt/collectives/communicator.h"
 
 namespace pimopt {
 

@@ -26,7 +26,6 @@ namespace {
 
 class Admm final : public Algorithm {
  public:
-  AlgorithmKind kind() const override { return AlgorithmKind::kAdmm; }
   void Validate(const TrainConfig& config, uint64_t train_rows) const override {
     ValidateLocalBatch(config, train_rows);
     if (config.lr * config.rho >= 1) {
@@ -56,6 +55,9 @@ class Admm final : public Algorithm {
 
 }  // namespace
 
-std::unique_ptr<Algorithm> MakeAdmm() { return std::make_unique<Admm>(); }
+PIMOPT_REGISTER_ALGORITHM(Admm, .name = "admm", .aliases = {}, .title = "consensus ADMM",
+                          .listing_order = 50, .distributed = true, .default_workers = 8,
+                          .batch_meaning = BatchMeaning::kLocalPerWorker, .default_batch = 16, .keeps_duals = true,
+                          .syncs = SyncScaling::kOncePerEpoch);
 
 }  // namespace pimopt

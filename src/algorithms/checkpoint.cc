@@ -97,7 +97,7 @@ uint64_t RunFingerprint(const TrainConfig& c, const Dataset& local_train, const 
                         const std::string& backend) {
   uint64_t h = Mix64(0x636b7074ULL);
   for (double v :
-       {double(static_cast<int>(c.algorithm)), double(static_cast<int>(c.objective.loss)), c.objective.l2,
+       {double(static_cast<int>(c.objective.loss)), c.objective.l2,
         c.objective.l1, c.objective.positive_weight, c.objective.negative_weight, double(c.objective.fit_bias),
         double(c.workers), double(c.batch), c.lr, double(static_cast<int>(c.schedule)), c.lr_decay,
         double(c.local_steps), c.rho, double(c.local_epochs), double(c.shuffle), double(c.seed),
@@ -116,6 +116,7 @@ uint64_t RunFingerprint(const TrainConfig& c, const Dataset& local_train, const 
   comm.AllreduceSum(halves);
   h = Mix64(h ^ ((static_cast<uint64_t>(halves[0]) << 32) + static_cast<uint64_t>(halves[1])));
   for (char ch : backend) h = Mix64(h ^ static_cast<uint8_t>(ch));
+  for (char ch : c.algorithm) h = Mix64(h ^ static_cast<uint8_t>(ch));
   return h;
 }
 

@@ -11,31 +11,6 @@
 
 namespace pimopt {
 
-AlgorithmKind ParseAlgorithmKind(const std::string& text) {
-  if (text == "sgd") return AlgorithmKind::kSgd;
-  if (text == "mbsgd" || text == "mb-sgd") return AlgorithmKind::kMbSgd;
-  if (text == "ga" || text == "ga-sgd") return AlgorithmKind::kGaSgd;
-  if (text == "ma" || text == "ma-sgd") return AlgorithmKind::kMaSgd;
-  if (text == "admm") return AlgorithmKind::kAdmm;
-  throw ConfigError("--algo", StrCat("unknown algorithm '", text, "' (use sgd, mbsgd, ga, ma or admm)"));
-}
-
-const char* AlgorithmName(AlgorithmKind kind) {
-  switch (kind) {
-    case AlgorithmKind::kSgd:
-      return "sgd";
-    case AlgorithmKind::kMbSgd:
-      return "mbsgd";
-    case AlgorithmKind::kGaSgd:
-      return "ga";
-    case AlgorithmKind::kMaSgd:
-      return "ma";
-    case AlgorithmKind::kAdmm:
-      return "admm";
-  }
-  return "?";
-}
-
 LrSchedule ParseLrSchedule(const std::string& text) {
   if (text == "constant") return LrSchedule::kConstant;
   if (text == "inverse") return LrSchedule::kInverse;
@@ -54,6 +29,8 @@ const char* LrScheduleName(LrSchedule s) {
   }
   return "?";
 }
+
+const AlgorithmTraits& TrainConfig::traits() const { return FindAlgorithm(algorithm); }
 
 double TrainConfig::LearningRate(int epoch) const {
   switch (schedule) {
@@ -104,20 +81,16 @@ void ValidateLocalBatch(const TrainConfig& config, uint64_t train_rows) {
   }
 }
 
-std::unique_ptr<Algorithm> MakeAlgorithm(AlgorithmKind kind) {
-  switch (kind) {
-    case AlgorithmKind::kSgd:
-      return MakeSgd();
-    case AlgorithmKind::kMbSgd:
-      return MakeMbSgd();
-    case AlgorithmKind::kGaSgd:
-      return MakeGaSgd();
-    case AlgorithmKind::kMaSgd:
-      return MakeMaSgd();
-    case AlgorithmKind::kAdmm:
-      return MakeAdmm();
+std::string DistributedAlgorithmNames() {
+  std::vector<std::string> names;
+  for (const AlgorithmTraits* t : RegisteredAlgorithms()) {
+    if (t->distributed) names.push_back(t->name);
   }
-  throw InternalError("unknown algorithm kind");
+  std::string text;
+  for (size_t i = 0; i < names.size(); ++i) {
+    text += (i == 0 ? "" : i + 1 == names.size() ? " or " : ", ") + names[i];
+  }
+  return text;
 }
 
 namespace {
@@ -217,9 +190,9 @@ TrainResult Train(const Dataset& train, const Dataset* test, const TrainConfig& 
   config.Validate(total_rows);
   auto algorithm = MakeAlgorithm(config.algorithm);
   algorithm->Validate(config, total_rows);
-  if (comm.size() > 1 && !algorithm->distributable()) {
-    throw ConfigError("--algo", StrCat(AlgorithmName(config.algorithm),
-                                       " has one worker and runs in one process; under mpirun use ga, ma or admm"));
+  if (comm.size() > 1 && !config.traits().distributed) {
+    throw ConfigError("--algo", StrCat(config.algorithm, " has one worker and runs in one process; under mpirun use ",
+                                       DistributedAlgorithmNames()));
   }
   const Partition part = Partition::ForRank(total_rows, config.workers, comm.rank(), comm.size());
   if (part.local_rows != train.num_rows()) {

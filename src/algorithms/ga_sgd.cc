@@ -24,7 +24,6 @@ namespace {
 
 class GaSgd final : public Algorithm {
  public:
-  AlgorithmKind kind() const override { return AlgorithmKind::kGaSgd; }
   void Validate(const TrainConfig& config, uint64_t train_rows) const override {
     ValidateGlobalBatch(config, train_rows);
     if (config.batch < static_cast<uint64_t>(config.workers)) {
@@ -56,6 +55,9 @@ class GaSgd final : public Algorithm {
 
 }  // namespace
 
-std::unique_ptr<Algorithm> MakeGaSgd() { return std::make_unique<GaSgd>(); }
+PIMOPT_REGISTER_ALGORITHM(GaSgd, .name = "ga", .aliases = {"ga-sgd"}, .title = "gradient-averaging SGD (GA-SGD)",
+                          .listing_order = 30, .distributed = true, .default_workers = 8,
+                          .batch_meaning = BatchMeaning::kGlobal, .default_batch = 64, .keeps_duals = false,
+                          .syncs = SyncScaling::kWithRowsPerWorker);
 
 }  // namespace pimopt

@@ -20,7 +20,6 @@ namespace {
 
 class MaSgd final : public Algorithm {
  public:
-  AlgorithmKind kind() const override { return AlgorithmKind::kMaSgd; }
   void Validate(const TrainConfig& config, uint64_t train_rows) const override {
     ValidateLocalBatch(config, train_rows);
   }
@@ -47,6 +46,9 @@ class MaSgd final : public Algorithm {
 
 }  // namespace
 
-std::unique_ptr<Algorithm> MakeMaSgd() { return std::make_unique<MaSgd>(); }
+PIMOPT_REGISTER_ALGORITHM(MaSgd, .name = "ma", .aliases = {"ma-sgd"}, .title = "model-averaging SGD (MA-SGD)",
+                          .listing_order = 40, .distributed = true, .default_workers = 8,
+                          .batch_meaning = BatchMeaning::kLocalPerWorker, .default_batch = 16, .keeps_duals = false,
+                          .syncs = SyncScaling::kWithRowsPerWorker);
 
 }  // namespace pimopt

@@ -16,14 +16,12 @@ namespace {
 
 class MbSgd final : public Algorithm {
  public:
-  AlgorithmKind kind() const override { return AlgorithmKind::kMbSgd; }
   void Validate(const TrainConfig& config, uint64_t train_rows) const override {
     if (config.workers != 1) {
       throw ConfigError("--workers", "mbsgd runs on one worker; ga is its K-worker form");
     }
     ValidateGlobalBatch(config, train_rows);
   }
-  bool distributable() const override { return false; }
   EpochInfo RunEpoch(IBackend& backend, const TrainConfig& config, const Partition& part, int epoch) override {
     const uint64_t train_rows = part.total_rows;
     // The one worker walks the global batch plan: a shard plan of one shard visits the same permutation.
@@ -39,6 +37,9 @@ class MbSgd final : public Algorithm {
 
 }  // namespace
 
-std::unique_ptr<Algorithm> MakeMbSgd() { return std::make_unique<MbSgd>(); }
+PIMOPT_REGISTER_ALGORITHM(MbSgd, .name = "mbsgd", .aliases = {"mb-sgd"}, .title = "mini-batch SGD (MB-SGD)",
+                          .listing_order = 20, .distributed = false, .default_workers = 1,
+                          .batch_meaning = BatchMeaning::kGlobal, .default_batch = 64, .keeps_duals = false,
+                          .syncs = SyncScaling::kWithRowsPerWorker);
 
 }  // namespace pimopt

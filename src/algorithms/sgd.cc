@@ -15,12 +15,10 @@ namespace {
 
 class Sgd final : public Algorithm {
  public:
-  AlgorithmKind kind() const override { return AlgorithmKind::kSgd; }
   void Validate(const TrainConfig& config, uint64_t) const override {
     if (config.workers != 1) throw ConfigError("--workers", "sgd runs on one worker; use ga, ma or admm for K > 1");
     if (config.batch != 1) throw ConfigError("--batch", "sgd uses batch 1; use mbsgd for larger batches");
   }
-  bool distributable() const override { return false; }
   EpochInfo RunEpoch(IBackend& backend, const TrainConfig& config, const Partition& part, int epoch) override {
     const uint64_t train_rows = part.total_rows;
     const ShardPlan plan(MakeShards(train_rows, 1), 1, config.seed, static_cast<uint64_t>(epoch), config.shuffle);
@@ -36,6 +34,9 @@ class Sgd final : public Algorithm {
 
 }  // namespace
 
-std::unique_ptr<Algorithm> MakeSgd() { return std::make_unique<Sgd>(); }
+PIMOPT_REGISTER_ALGORITHM(Sgd, .name = "sgd", .aliases = {}, .title = "stochastic gradient descent (SGD)",
+                          .listing_order = 10, .distributed = false, .default_workers = 1,
+                          .batch_meaning = BatchMeaning::kSingleRow, .default_batch = 1, .keeps_duals = false,
+                          .syncs = SyncScaling::kWithRowsPerWorker);
 
 }  // namespace pimopt

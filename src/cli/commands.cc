@@ -10,6 +10,7 @@
 #include <fstream>
 #include <iostream>
 
+#include "pimopt/algorithms/algorithm.h"
 #include "pimopt/algorithms/train.h"
 #include "pimopt/backends/cpu/cpu_backend.h"
 #include "pimopt/backends/pim/pim_backend.h"
@@ -190,21 +191,21 @@ void AddTrainCommand(CLI::App& app, TrainFlags& f) {
 
 TrainConfig BuildTrainConfig(const TrainFlags& f) {
   TrainConfig c;
-  c.algorithm = ParseAlgorithmKind(f.algo);
+  c.algorithm = FindAlgorithm(f.algo).name;
+  const AlgorithmTraits& traits = c.traits();
   c.objective.loss = ParseLossKind(f.model);
   c.objective.l2 = f.reg;
   c.objective.l1 = f.l1;
   c.objective.fit_bias = !f.no_bias;
-  const bool distributed = c.algorithm == AlgorithmKind::kGaSgd || c.algorithm == AlgorithmKind::kMaSgd ||
-                           c.algorithm == AlgorithmKind::kAdmm;
-  c.workers = f.workers_opt->count() ? f.workers : (distributed ? 8 : 1);
+  const bool distributed = traits.distributed;
+  c.workers = f.workers_opt->count() ? f.workers : traits.default_workers;
   if (f.backend == "pim") {
     if (f.dpus_opt->count() && f.workers_opt->count() && static_cast<int>(f.dpus) != f.workers) {
       throw ConfigError("--dpus", "contradicts --workers (on the pim backend every worker is a DPU)");
     }
     if (f.dpus_opt->count()) c.workers = static_cast<int>(f.dpus);
     if (!distributed && c.workers != 1) {
-      throw ConfigError("--dpus", StrCat(AlgorithmName(c.algorithm), " runs on one DPU; use ga, ma or admm for more"));
+      throw ConfigError("--dpus", StrCat(c.algorithm, " runs on one DPU; use ", DistributedAlgorithmNames(), " for more"));
     }
   } else {
     for (CLI::Option* o : {f.dpus_opt, f.tasklets_opt, f.profile_opt, f.profile_set_opt, f.project_dpus_opt,
@@ -212,22 +213,7 @@ TrainConfig BuildTrainConfig(const TrainFlags& f) {
       if (o->count()) throw ConfigError(o->get_name(), "only meaningful with --backend pim");
     }
   }
-  if (f.batch_opt->count()) {
-    c.batch = f.batch;
-  } else {
-    switch (c.algorithm) {
-      case AlgorithmKind::kSgd:
-        c.batch = 1;
-        break;
-      case AlgorithmKind::kMbSgd:
-      case AlgorithmKind::kGaSgd:
-        c.batch = 64;
-        break;
-      default:
-        c.batch = 16;
-        break;
-    }
-  }
+  c.batch = f.batch_opt->count() ? f.batch : traits.default_batch;
   c.epochs = f.epochs;
   c.lr = f.lr;
   c.schedule = ParseLrSchedule(f.lr_schedule);
@@ -249,12 +235,12 @@ TrainConfig BuildTrainConfig(const TrainFlags& f) {
     }
   }
   // Flags that only one algorithm reads are contradictions elsewhere.
-  if (c.algorithm != AlgorithmKind::kAdmm) {
+  if (c.algorithm != "admm") {
     if (f.l1_opt->count()) throw ConfigError("--l1", "L1 regularization is only available with --algo admm");
     if (f.rho_opt->count()) throw ConfigError("--rho", "only meaningful with --algo admm");
     if (f.local_epochs_opt->count()) throw ConfigError("--local-epochs", "only meaningful with --algo admm");
   }
-  if (c.algorithm != AlgorithmKind::kMaSgd && f.local_steps_opt->count()) {
+  if (c.algorithm != "ma" && f.local_steps_opt->count()) {
     throw ConfigError("--local-steps", "only meaningful with --algo ma");
   }
   if (c.schedule == LrSchedule::kConstant && f.lr_decay_opt->count() && f.lr_decay != 0) {
@@ -334,9 +320,9 @@ int RunTrain(const TrainFlags& f, const std::string& command_line, Communicator&
 
   const bool distributed = comm.size() > 1;
   const bool talk = !f.quiet && comm.rank() == 0;
-  if (distributed && !MakeAlgorithm(config.algorithm)->distributable()) {
-    throw ConfigError("--algo", StrCat(AlgorithmName(config.algorithm),
-                                       " has one worker and runs in one process; under mpirun use ga, ma or admm"));
+  if (distributed && !config.traits().distributed) {
+    throw ConfigError("--algo", StrCat(config.algorithm, " has one worker and runs in one process; under mpirun use ",
+                                       DistributedAlgorithmNames()));
   }
   if (distributed && (f.project_dpus_opt->count() || f.project_rows_opt->count())) {
     throw ConfigError("--project-dpus", "projection runs in one process (not under mpirun)");
@@ -414,7 +400,7 @@ int RunTrain(const TrainFlags& f, const std::string& command_line, Communicator&
   const uint64_t total_train_rows = comm.SumU64(train.num_rows());
 
   if (talk) {
-    std::cout << "pimopt train: " << AlgorithmName(config.algorithm) << " " << ModelName(config.objective.loss)
+    std::cout << "pimopt train: " << config.algorithm.c_str() << " " << ModelName(config.objective.loss)
               << " on " << train.source << " (" << train.num_rows() << " x " << train.num_features() << ", "
               << (train.is_sparse() ? "sparse" : "dense") << ")";
     if (test) std::cout << ", test " << test->source << " (" << test->num_rows() << " rows)";
@@ -537,7 +523,7 @@ int RunTrain(const TrainFlags& f, const std::string& command_line, Communicator&
     modeled = buf;
   }
   std::printf(
-      "%-8s %-5s %9s %9s %9s %9s %11.4f%s\n", AlgorithmName(config.algorithm), ModelName(config.objective.loss),
+      "%-8s %-5s %9s %9s %9s %9s %11.4f%s\n", config.algorithm.c_str(), ModelName(config.objective.loss),
       fmt(last.train.accuracy).c_str(), last.test ? fmt(last.test->accuracy).c_str() : "-",
       last.test ? fmt(last.test->auc).c_str() : "-",
       last.test

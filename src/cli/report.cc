@@ -3,6 +3,7 @@
 #include <cmath>
 #include <cstdio>
 
+#include "pimopt/algorithms/algorithm.h"
 #include "pimopt/core/atomic_file.h"
 
 namespace pimopt::cli {
@@ -14,15 +15,13 @@ json Number(double v) { return std::isfinite(v) ? json(v) : json(nullptr); }
 }  // namespace
 
 json ConfigToJson(const TrainConfig& c) {
-  return json{{"algorithm", AlgorithmName(c.algorithm)},
+  return json{{"algorithm", c.algorithm},
               {"model", ModelName(c.objective.loss)},
               {"loss", LossName(c.objective.loss)},
               {"workers", c.workers},
               {"epochs", c.epochs},
               {"batch", c.batch},
-              {"batch_meaning", c.algorithm == AlgorithmKind::kMaSgd || c.algorithm == AlgorithmKind::kAdmm
-                                    ? "local batch per worker"
-                                    : "global batch"},
+              {"batch_meaning", BatchMeaningText(c.traits().batch_meaning)},
               {"lr", c.lr},
               {"lr_schedule", LrScheduleName(c.schedule)},
               {"lr_decay", c.lr_decay},

@@ -11,7 +11,7 @@
 namespace pimopt {
 namespace {
 
-PimProjection RunAndProject(const Dataset& train, AlgorithmKind algo, uint64_t batch) {
+PimProjection RunAndProject(const Dataset& train, std::string algo, uint64_t batch) {
   TrainConfig c;
   c.algorithm = algo;
   c.objective.loss = LossKind::kLogistic;
@@ -33,9 +33,9 @@ PimProjection RunAndProject(const Dataset& train, AlgorithmKind algo, uint64_t b
 
 TEST(PimFindings, CriteoShapedLogisticRegressionAt2048Dpus) {
   const Dataset train = LoadDataset("sparse:rows=16384,features=1000000,seed=3", {});
-  const PimProjection ma = RunAndProject(train, AlgorithmKind::kMaSgd, 2048);
-  const PimProjection ga = RunAndProject(train, AlgorithmKind::kGaSgd, 4 * 128);
-  const PimProjection admm = RunAndProject(train, AlgorithmKind::kAdmm, 2048);
+  const PimProjection ma = RunAndProject(train, "ma", 2048);
+  const PimProjection ga = RunAndProject(train, "ga", 4 * 128);
+  const PimProjection admm = RunAndProject(train, "admm", 2048);
   auto bytes = [](const PimProjection& p) { return p.cpu_to_dpu_bytes + p.dpu_to_cpu_bytes; };
   auto modeled = [](const PimProjection& p) {
     return p.cpu_to_dpu_s + p.kernel_s + p.launch_overhead_s + p.dpu_to_cpu_s;

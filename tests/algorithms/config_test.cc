@@ -1,5 +1,6 @@
 #include <gtest/gtest.h>
 
+#include "pimopt/algorithms/algorithm.h"
 #include "pimopt/core/error.h"
 #include "test_util.h"
 
@@ -36,28 +37,28 @@ TEST(TrainConfigValidation, EveryRuleNamesItsFlag) {
   c.workers = 3;  // mbsgd is single-worker
   ExpectConfigError(c, "--workers");
   c = {};
-  c.algorithm = AlgorithmKind::kSgd;
+  c.algorithm = "sgd";
   c.batch = 8;
   ExpectConfigError(c, "--batch");
   c = {};
-  c.algorithm = AlgorithmKind::kGaSgd;
+  c.algorithm = "ga";
   c.workers = 8;
   c.batch = 4;
   ExpectConfigError(c, "--batch");
   c = {};
-  c.algorithm = AlgorithmKind::kMaSgd;
+  c.algorithm = "ma";
   c.workers = 10;
   c.batch = 200;  // shard of 100 rows
   ExpectConfigError(c, "--batch");
   c = {};
-  c.algorithm = AlgorithmKind::kAdmm;
+  c.algorithm = "admm";
   c.workers = 2;
   c.rho = 0;
   ExpectConfigError(c, "--rho");
   c.rho = 20;  // lr * rho >= 1
   ExpectConfigError(c, "--rho");
   c = {};
-  c.algorithm = AlgorithmKind::kGaSgd;
+  c.algorithm = "ga";
   c.workers = 5000;
   ExpectConfigError(c, "--workers");
   c = {};
@@ -98,6 +99,39 @@ TEST(Training, DivergenceIsReportedNotSilent) {
   c.lr = 1e10;
   c.epochs = 3;
   EXPECT_THROW(testing::TrainCpu(data, c), InputError);
+}
+
+}  // namespace
+}  // namespace pimopt
+
+namespace pimopt {
+namespace {
+
+TEST(AlgorithmRegistry, EveryAlgorithmRegistersItselfWithItsTraits) {
+  std::vector<std::string> names;
+  for (const AlgorithmTraits* t : RegisteredAlgorithms()) names.push_back(t->name);
+  EXPECT_EQ(names, (std::vector<std::string>{"sgd", "mbsgd", "ga", "ma", "admm"}));  // listing order
+  for (const AlgorithmTraits* t : RegisteredAlgorithms()) {
+    EXPECT_EQ(&FindAlgorithm(t->name), t);
+    for (const std::string& alias : t->aliases) EXPECT_EQ(&FindAlgorithm(alias), t) << alias;
+    EXPECT_NE(MakeAlgorithm(t->name), nullptr);
+    EXPECT_GE(t->default_batch, 1u);
+    EXPECT_EQ(t->default_workers > 1, t->distributed) << t->name;
+    EXPECT_FALSE(t->title.empty());
+  }
+  EXPECT_EQ(FindAlgorithm("ga-sgd").name, "ga");
+  EXPECT_EQ(FindAlgorithm("admm").batch_meaning, BatchMeaning::kLocalPerWorker);
+  EXPECT_TRUE(FindAlgorithm("admm").keeps_duals);
+  EXPECT_FALSE(FindAlgorithm("ma").keeps_duals);
+  EXPECT_EQ(FindAlgorithm("sgd").default_batch, 1u);
+  EXPECT_EQ(DistributedAlgorithmNames(), "ga, ma or admm");
+  try {
+    FindAlgorithm("newton");
+    FAIL() << "accepted an unknown algorithm";
+  } catch (const ConfigError& e) {
+    EXPECT_EQ(e.parameter(), "--algo");
+    EXPECT_NE(std::string(e.what()).find("use sgd, mbsgd, ga, ma, admm"), std::string::npos) << e.what();
+  }
 }
 
 }  // namespace

@@ -21,14 +21,14 @@ double MaxAbs(const LinearModel& a) {
 
 void ExpectGaEqualsMb(const Dataset& data, LossKind loss, int workers, uint64_t batch) {
   TrainConfig mb;
-  mb.algorithm = AlgorithmKind::kMbSgd;
+  mb.algorithm = "mbsgd";
   mb.objective.loss = loss;
   mb.objective.l2 = 1e-3;
   mb.batch = batch;
   mb.lr = 0.2;
   mb.epochs = 3;
   TrainConfig ga = mb;
-  ga.algorithm = AlgorithmKind::kGaSgd;
+  ga.algorithm = "ga";
   ga.workers = workers;
   const TrainResult a = testing::TrainCpu(data, mb), b = testing::TrainCpu(data, ga);
   ASSERT_GT(MaxAbs(a.model), 0.1);

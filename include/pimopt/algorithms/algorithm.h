@@ -1,13 +1,17 @@
 // An algorithm's coordinator: the loop structure of one epoch, written once against IBackend. One file per
-// algorithm in src/algorithms/, each opening with the math it implements.
+// algorithm in src/algorithms/, each opening with the math it implements and registering itself by name with its
+// traits (PIMOPT_REGISTER_ALGORITHM): nothing outside that file switches on which algorithm runs.
 #pragma once
 
+#include <functional>
 #include <memory>
 #include <optional>
+#include <string>
+#include <vector>
 
 #include "pimopt/algorithms/backend.h"
-#include "pimopt/collectives/communicator.h"
 #include "pimopt/algorithms/train_config.h"
+#include "pimopt/collectives/communicator.h"
 
 namespace pimopt {
 
@@ -17,28 +21,65 @@ struct EpochInfo {
   std::optional<AdmmResiduals> residuals;
 };
 
+// What --batch counts for an algorithm.
+enum class BatchMeaning {
+  kSingleRow,       // always 1 (SGD)
+  kGlobal,          // rows per global step, over all workers (MB-SGD, GA-SGD)
+  kLocalPerWorker,  // rows per local step of each worker (MA-SGD, ADMM)
+};
+const char* BatchMeaningText(BatchMeaning meaning);  // "one row", "global batch", "local batch per worker"
+
+// How an algorithm's synchronizations per epoch grow when each worker holds more rows (for projections).
+enum class SyncScaling {
+  kWithRowsPerWorker,  // a sync per local batch or per global batch (SGD, MB-SGD, GA-SGD, MA-SGD)
+  kOncePerEpoch,       // one consensus step per epoch (ADMM)
+};
+
+// What the rest of pimopt may know about an algorithm, declared by the algorithm itself.
+struct AlgorithmTraits {
+  std::string name;                  // the registry name and --algo value
+  std::vector<std::string> aliases;  // also accepted by --algo
+  std::string title;                 // for people: "gradient-averaging SGD (GA-SGD)"
+  int listing_order = 0;             // where it appears in lists and --help
+  bool distributed = false;          // K workers, spread over MPI ranks; false: exactly one worker, one process
+  int default_workers = 1;
+  BatchMeaning batch_meaning = BatchMeaning::kGlobal;
+  uint64_t default_batch = 64;
+  // Worker state, which backends allocate and checkpoints hold: the local model x_k, and with duals the scaled
+  // ADMM dual u_k (whose presence also makes LocalSgd's proximal mode and AdmmConsensus available).
+  bool keeps_duals = false;
+  SyncScaling syncs = SyncScaling::kWithRowsPerWorker;
+};
+
 class Algorithm {
  public:
   virtual ~Algorithm() = default;
-  virtual AlgorithmKind kind() const = 0;
   // Algorithm-specific checks of the configuration (beyond TrainConfig::Validate); throws ConfigError.
   virtual void Validate(const TrainConfig& config, uint64_t train_rows) const = 0;
   // One epoch over this process's part of the run (Partition::Whole for a single process). The plans are built
   // over all N rows and W workers; the backend receives only this process's workers, with local row indices.
   virtual EpochInfo RunEpoch(IBackend& backend, const TrainConfig& config, const Partition& part, int epoch) = 0;
-  // False for algorithms with a single worker (SGD, MB-SGD): they cannot be spread over processes.
-  virtual bool distributable() const { return true; }
 };
 
 // Shared checks: a global batch must fit the training set; a local batch must fit the smallest shard.
 void ValidateGlobalBatch(const TrainConfig& config, uint64_t train_rows);
 void ValidateLocalBatch(const TrainConfig& config, uint64_t train_rows);
 
-std::unique_ptr<Algorithm> MakeSgd();
-std::unique_ptr<Algorithm> MakeMbSgd();
-std::unique_ptr<Algorithm> MakeGaSgd();
-std::unique_ptr<Algorithm> MakeMaSgd();
-std::unique_ptr<Algorithm> MakeAdmm();
-std::unique_ptr<Algorithm> MakeAlgorithm(AlgorithmKind kind);
+// ---- the registry (src/algorithms/registry.cc)
+using AlgorithmFactory = std::function<std::unique_ptr<Algorithm>()>;
+// Registers an algorithm (from a static initializer in its own file); returns true.
+bool RegisterAlgorithm(AlgorithmTraits traits, AlgorithmFactory factory);
+// The algorithm named `name` or one of its aliases; ConfigError naming --algo (with the known names) otherwise.
+const AlgorithmTraits& FindAlgorithm(const std::string& name);
+// Every registered algorithm, in listing order.
+std::vector<const AlgorithmTraits*> RegisteredAlgorithms();
+std::unique_ptr<Algorithm> MakeAlgorithm(const std::string& name);
+// The distributed algorithms' names for messages: "ga, ma or admm".
+std::string DistributedAlgorithmNames();
+
+#define PIMOPT_REGISTER_ALGORITHM(Class, ...)                                    \
+  [[maybe_unused]] static const bool pimopt_algorithm_registered_##Class =      \
+      ::pimopt::RegisterAlgorithm(::pimopt::AlgorithmTraits{__VA_ARGS__},       \
+                                  [] { return std::make_unique<Class>(); })
 
 }  // namespace pimopt

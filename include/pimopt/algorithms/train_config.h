@@ -8,16 +8,14 @@
 
 namespace pimopt {
 
-enum class AlgorithmKind { kSgd, kMbSgd, kGaSgd, kMaSgd, kAdmm };
+struct AlgorithmTraits;
 enum class LrSchedule { kConstant, kInverse, kInverseSqrt };
 
-AlgorithmKind ParseAlgorithmKind(const std::string& text);  // sgd | mbsgd | ga | ma | admm
-const char* AlgorithmName(AlgorithmKind kind);
 LrSchedule ParseLrSchedule(const std::string& text);  // constant | inverse | inverse-sqrt
 const char* LrScheduleName(LrSchedule schedule);
 
 struct TrainConfig {
-  AlgorithmKind algorithm = AlgorithmKind::kMbSgd;
+  std::string algorithm = "mbsgd";  // a registered algorithm name (algorithm.h)
   Objective objective;
   int workers = 1;  // K: data shards / workers (SGD and MB-SGD: 1)
   int epochs = 10;
@@ -31,6 +29,8 @@ struct TrainConfig {
   bool shuffle = true;    // reshuffle the visiting order every epoch
   uint64_t seed = 1;
 
+  // The traits the algorithm declared (ConfigError naming --algo for an unknown name).
+  const AlgorithmTraits& traits() const;
   // Learning rate of epoch e (0-based).
   double LearningRate(int epoch) const;
   // Throws ConfigError naming the offending flag. `train_rows` is the size of the training set.

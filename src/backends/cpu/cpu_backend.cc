@@ -4,6 +4,7 @@
 #include <cmath>
 #include <cstring>
 
+#include "pimopt/algorithms/algorithm.h"
 #include "pimopt/core/error.h"
 #include "pimopt/core/thread_pool.h"
 
@@ -74,11 +75,12 @@ void CpuBackend::Setup(const Dataset& train, const TrainConfig& config, const Pa
   comm_ = &comm;
   n_ = train.num_features();
   workers_ = part.local_workers;
-  reduced_.assign(config.algorithm == AlgorithmKind::kAdmm ? 2 * (n_ + 1) : n_ + 1, 0.0f);
+  const bool duals = config.traits().keeps_duals;
+  reduced_.assign(duals ? 2 * (n_ + 1) : n_ + 1, 0.0f);
   global_.assign(n_ + 1, 0.0f);
   local_.assign(workers_, std::vector<float>(n_ + 1, 0.0f));
-  dual_.assign(config.algorithm == AlgorithmKind::kAdmm ? workers_ : 0, std::vector<float>(n_ + 1, 0.0f));
-  shift_.assign(config.algorithm == AlgorithmKind::kAdmm ? workers_ : 0, std::vector<float>(n_ + 1, 0.0f));
+  dual_.assign(duals ? workers_ : 0, std::vector<float>(n_ + 1, 0.0f));
+  shift_.assign(duals ? workers_ : 0, std::vector<float>(n_ + 1, 0.0f));
   scratch_.assign(workers_, std::vector<float>(n_ + 1, 0.0f));
   derivs_.assign(workers_, {});
   shard_sizes_.clear();

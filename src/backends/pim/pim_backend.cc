@@ -4,6 +4,7 @@
 #include <chrono>
 #include <cmath>
 
+#include "pimopt/algorithms/algorithm.h"
 #include "pimopt/core/error.h"
 #include "pimopt/core/thread_pool.h"
 
@@ -129,7 +130,7 @@ void PimBackend::Setup(const Dataset& train, const TrainConfig& config, const Pa
 
   global_.assign(layout_.n_pad + 1, 0);
   local_.assign(num_dpus_, std::vector<int32_t>(layout_.n_pad + 1, 0));
-  dual_.assign(config.algorithm == AlgorithmKind::kAdmm ? num_dpus_ : 0, std::vector<int32_t>(layout_.n_pad + 1, 0));
+  dual_.assign(config.traits().keeps_duals ? num_dpus_ : 0, std::vector<int32_t>(layout_.n_pad + 1, 0));
   saturation_ = {};
   checkpoint_to_dpu_bytes_ = checkpoint_from_dpu_bytes_ = 0;
   setup_to_dpu_bytes_ = dpus_->stats().to_dpu_bytes;
@@ -474,7 +475,7 @@ PimProjection PimBackend::Project(uint32_t target_dpus, uint64_t target_rows_per
   // DPU's rows; GA-SGD keeps the rows per DPU per step (B/K) of this run, i.e. its global batch grows with the DPU
   // count (PIM-Opt's weak scaling: 262,144 / 2,048 = 128 rows per DPU per step); ADMM synchronizes once per epoch.
   double sync_factor = row_factor;
-  if (config_.algorithm == AlgorithmKind::kAdmm) sync_factor = 1;
+  if (config_.traits().syncs == SyncScaling::kOncePerEpoch) sync_factor = 1;
   const double per_epoch = 1.0 / epochs;
   p.kernel_s = kernel_s_ * per_epoch * row_factor;
   p.launch_overhead_s =

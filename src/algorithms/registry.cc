@@ -1,0 +1,85 @@
+// The algorithm registry: every algorithm file registers its name, traits and factory (PIMOPT_REGISTER_ALGORITHM).
+// The library is linked whole (CMake WHOLE_ARCHIVE), so no registration is dropped by the linker.
+#include <algorithm>
+#include <map>
+#include <mutex>
+
+#include "pimopt/algorithms/algorithm.h"
+#include "pimopt/core/error.h"
+
+namespace pimopt {
+namespace {
+
+struct Entry {
+  AlgorithmTraits traits;
+  AlgorithmFactory factory;
+};
+
+std::map<std::string, Entry>& Entries() {
+  static std::map<std::string, Entry> entries;
+  return entries;
+}
+
+std::mutex& RegistryMutex() {
+  static std::mutex m;
+  return m;
+}
+
+const Entry* Lookup(const std::string& name) {
+  for (const auto& [key, entry] : Entries()) {
+    if (key == name) return &entry;
+    const auto& aliases = entry.traits.aliases;
+    if (std::find(aliases.begin(), aliases.end(), name) != aliases.end()) return &entry;
+  }
+  return nullptr;
+}
+
+}  // namespace
+
+const char* BatchMeaningText(BatchMeaning meaning) {
+  switch (meaning) {
+    case BatchMeaning::kSingleRow:
+      return "one row";
+    case BatchMeaning::kGlobal:
+      return "global batch";
+    case BatchMeaning::kLocalPerWorker:
+      return "local batch per worker";
+  }
+  return "?";
+}
+
+bool RegisterAlgorithm(AlgorithmTraits traits, AlgorithmFactory factory) {
+  std::lock_guard<std::mutex> lock(RegistryMutex());
+  PIMOPT_CHECK(Lookup(traits.name) == nullptr, "algorithm '", traits.name, "' registered twice");
+  for (const auto& alias : traits.aliases) PIMOPT_CHECK(Lookup(alias) == nullptr, "alias '", alias, "' taken");
+  const std::string name = traits.name;
+  Entries()[name] = Entry{std::move(traits), std::move(factory)};
+  return true;
+}
+
+std::vector<const AlgorithmTraits*> RegisteredAlgorithms() {
+  std::lock_guard<std::mutex> lock(RegistryMutex());
+  std::vector<const AlgorithmTraits*> all;
+  for (const auto& [name, entry] : Entries()) all.push_back(&entry.traits);
+  std::sort(all.begin(), all.end(),
+            [](const AlgorithmTraits* a, const AlgorithmTraits* b) { return a->listing_order < b->listing_order; });
+  return all;
+}
+
+const AlgorithmTraits& FindAlgorithm(const std::string& name) {
+  {
+    std::lock_guard<std::mutex> lock(RegistryMutex());
+    if (const Entry* entry = Lookup(name)) return entry->traits;
+  }
+  std::string known;
+  for (const AlgorithmTraits* t : RegisteredAlgorithms()) known += (known.empty() ? "" : ", ") + t->name;
+  throw ConfigError("--algo", StrCat("unknown algorithm '", name, "' (use ", known, ")"));
+}
+
+std::unique_ptr<Algorithm> MakeAlgorithm(const std::string& name) {
+  const std::string canonical = FindAlgorithm(name).name;
+  std::lock_guard<std::mutex> lock(RegistryMutex());
+  return Entries().at(canonical).factory();
+}
+
+}  // namespace pimopt

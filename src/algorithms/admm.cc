@@ -26,8 +26,10 @@ namespace {
 
 class Admm final : public Algorithm {
  public:
-  void Validate(const TrainConfig& config, uint64_t train_rows) const override {
+  void ValidateForData(const TrainConfig& config, uint64_t train_rows) const override {
     ValidateLocalBatch(config, train_rows);
+  }
+  void Validate(const TrainConfig& config) const override {
     if (config.lr * config.rho >= 1) {
       throw ConfigError(
           "--rho", StrCat("lr * rho = ", config.lr * config.rho, " must be < 1 (the proximal step would overshoot)"));

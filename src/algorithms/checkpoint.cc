@@ -13,7 +13,7 @@ namespace pimopt {
 namespace {
 
 constexpr char kMagic[8] = {'P', 'I', 'M', 'O', 'P', 'T', 'C', 'K'};
-constexpr uint32_t kVersion = 2;
+constexpr uint32_t kVersion = 3;
 
 template <typename T>
 void Put(std::string& out, T v) {
@@ -48,10 +48,14 @@ class Reader {
   size_t pos_ = 0;
 };
 
-uint64_t Hash(uint64_t h, double v) {
-  uint64_t bits;
-  std::memcpy(&bits, &v, 8);
-  return Mix64(h ^ bits);
+void PutString(std::string& out, std::string_view text) {
+  Put<uint32_t>(out, static_cast<uint32_t>(text.size()));
+  out.append(text);
+}
+
+std::string GetString(Reader& in) {
+  const auto length = in.Get<uint32_t>();
+  return std::string(in.Take(length), length);
 }
 
 void PutVector(std::string& out, const std::vector<uint32_t>& v) {
@@ -93,41 +97,100 @@ WorkerStates DecodeWorkerStates(std::string_view bytes, size_t workers, size_t p
   return states;
 }
 
-uint64_t RunFingerprint(const TrainConfig& c, const Dataset& local_train, const Partition& part, Communicator& comm,
-                        const std::string& backend) {
-  uint64_t h = Mix64(0x636b7074ULL);
-  for (double v :
-       {double(static_cast<int>(c.objective.loss)), c.objective.l2,
-        c.objective.l1, c.objective.positive_weight, c.objective.negative_weight, double(c.objective.fit_bias),
-        double(c.workers), double(c.batch), c.lr, double(static_cast<int>(c.schedule)), c.lr_decay,
-        double(c.local_steps), c.rho, double(c.local_epochs), double(c.shuffle), double(c.seed),
-        double(part.total_rows), double(local_train.num_features())}) {
-    h = Hash(h, v);
-  }
-  // The labels, as a sum over rows of a hash of (global row, label): independent of how rows are split over
-  // processes. Summed as two 32-bit halves in 64-bit integers (exact for any row count below 2^31).
+DataFingerprint FingerprintTrainingData(const Dataset& local_train, const Partition& part, Communicator& comm) {
+  // Per row: a hash chained over (global row, label, weight) and the row's non-zeros in column order (dense and
+  // sparse storage give the same value); rows are summed as two 32-bit halves in 64-bit integers, so the result
+  // does not depend on how rows are split over processes (exact below 2^31 rows).
   int64_t halves[2] = {0, 0};
   const auto labels = local_train.labels();
+  const size_t n = local_train.num_features();
+  auto value_bits = [](float v) {
+    uint32_t bits;
+    std::memcpy(&bits, &v, 4);
+    return uint64_t{bits};
+  };
   for (size_t i = 0; i < labels.size(); ++i) {
-    const uint64_t m = Mix64(((part.first_row + i) << 1) | (labels[i] > 0 ? 1 : 0));
+    uint64_t m = Mix64(((part.first_row + i) << 1) | (labels[i] > 0 ? 1 : 0));
+    if (local_train.has_weights()) m = Mix64(m ^ value_bits(local_train.weight(i)));
+    auto entry = [&](uint64_t col, float v) {
+      if (v != 0.0f) m = Mix64(m ^ ((col << 32) | value_bits(v)));
+    };
+    if (local_train.is_sparse()) {
+      const CsrMatrix& csr = local_train.csr();
+      for (uint64_t k = csr.row_ptr[i]; k < csr.row_ptr[i + 1]; ++k) entry(csr.col[k], csr.val[k]);
+    } else {
+      const float* row = local_train.dense_values().data() + i * n;
+      for (size_t j = 0; j < n; ++j) entry(j, row[j]);
+    }
     halves[0] += static_cast<int64_t>(m >> 32);
     halves[1] += static_cast<int64_t>(m & 0xffffffffULL);
   }
   comm.AllreduceSum(halves);
-  h = Mix64(h ^ ((static_cast<uint64_t>(halves[0]) << 32) + static_cast<uint64_t>(halves[1])));
-  for (char ch : backend) h = Mix64(h ^ static_cast<uint8_t>(ch));
-  for (char ch : c.algorithm) h = Mix64(h ^ static_cast<uint8_t>(ch));
-  return h;
+  DataFingerprint f;
+  f.rows = part.total_rows;
+  f.features = n;
+  f.content_hash = Mix64((static_cast<uint64_t>(halves[0]) << 32) + static_cast<uint64_t>(halves[1]));
+  return f;
+}
+
+OptionList TrainResumeOptions(const TrainConfig& config) {
+  OptionList options;
+  for (const auto& [name, value] : TrainParams().Describe(config, {ParamEffect::kResult, ParamEffect::kModeledTime})) {
+    if (!TrainParams().Get(name).info.may_change_on_resume) options.emplace_back(name, value);
+  }
+  return options;
+}
+
+std::string ResumeMismatch(const Checkpoint& saved, const RunIdentity& run, const std::string& backend) {
+  if (saved.backend != backend) {
+    return StrCat("it was written by the ", saved.backend, " backend; this run uses --backend ", backend);
+  }
+  auto find = [](const OptionList& list, const std::string& name) -> const std::string* {
+    for (const auto& [n, v] : list) {
+      if (n == name) return &v;
+    }
+    return nullptr;
+  };
+  for (const auto& [name, value] : run.options) {
+    const std::string* old = find(saved.identity.options, name);
+    if (old == nullptr) {
+      return StrCat("this run sets --", name, " ", value, ", which its run did not use");
+    }
+    if (*old != value) {
+      return StrCat("it was written with --", name, " ", *old, "; this run has --", name, " ", value);
+    }
+  }
+  for (const auto& [name, value] : saved.identity.options) {
+    if (find(run.options, name) == nullptr) {
+      return StrCat("it was written with --", name, " ", value, ", which this run does not use");
+    }
+  }
+  const DataFingerprint& a = saved.identity.data;
+  const DataFingerprint& b = run.data;
+  if (a.rows != b.rows || a.features != b.features) {
+    return StrCat("it was written for other training data (", a.rows, " rows x ", a.features,
+                  " features; this run: ", b.rows, " x ", b.features, ")");
+  }
+  if (a.content_hash != b.content_hash) {
+    return "it was written for other training data (the same shape, other labels or values)";
+  }
+  return "";
 }
 
 std::string SerializeCheckpoint(const Checkpoint& c) {
   std::string body;
   Put<uint32_t>(body, kVersion);
   Put<uint32_t>(body, 0);
-  Put<uint64_t>(body, c.fingerprint);
+  Put<uint64_t>(body, c.identity.data.rows);
+  Put<uint64_t>(body, c.identity.data.features);
+  Put<uint64_t>(body, c.identity.data.content_hash);
+  Put<uint32_t>(body, static_cast<uint32_t>(c.identity.options.size()));
+  for (const auto& [name, value] : c.identity.options) {
+    PutString(body, name);
+    PutString(body, value);
+  }
   Put<int32_t>(body, c.epochs_done);
-  Put<uint32_t>(body, static_cast<uint32_t>(c.backend.size()));
-  body += c.backend;
+  PutString(body, c.backend);
   Put<uint32_t>(body, static_cast<uint32_t>(c.state.shared.size()));
   for (const auto& v : c.state.shared) PutVector(body, v);
   const size_t per_worker = c.state.per_worker.empty() ? 0 : c.state.per_worker[0].size();
@@ -156,13 +219,23 @@ Checkpoint ParseCheckpoint(const std::string& bytes, const std::string& name) {
   }
   Reader in(body, name);
   const auto version = in.Get<uint32_t>();
-  if (version != kVersion) throw ParseError(name, StrCat("unsupported checkpoint version ", version));
+  if (version != kVersion) {
+    throw ParseError(name, StrCat("checkpoint format ", version, " (this pimopt reads format ", kVersion,
+                                  "): start afresh without --resume"));
+  }
   in.Get<uint32_t>();
   Checkpoint c;
-  c.fingerprint = in.Get<uint64_t>();
+  c.identity.data.rows = in.Get<uint64_t>();
+  c.identity.data.features = in.Get<uint64_t>();
+  c.identity.data.content_hash = in.Get<uint64_t>();
+  const auto options = in.Get<uint32_t>();
+  in.Need(uint64_t{options} * 8);  // each option at least has its two lengths
+  for (uint32_t i = 0; i < options; ++i) {
+    std::string option = GetString(in);
+    c.identity.options.emplace_back(std::move(option), GetString(in));
+  }
   c.epochs_done = in.Get<int32_t>();
-  const auto name_length = in.Get<uint32_t>();
-  c.backend.assign(in.Take(name_length), name_length);
+  c.backend = GetString(in);
   const auto shared = in.Get<uint32_t>();
   for (uint32_t i = 0; i < shared; ++i) c.state.shared.push_back(GetVector(in));
   const auto workers = in.Get<uint32_t>();

@@ -4,94 +4,13 @@
 #include <exception>
 #include <optional>
 
+#include "pimopt/algorithms/algorithm.h"
 #include "pimopt/algorithms/checkpoint.h"
 #include "pimopt/algorithms/train.h"
 #include "pimopt/core/error.h"
 #include "pimopt/core/file_util.h"
 
 namespace pimopt {
-
-LrSchedule ParseLrSchedule(const std::string& text) {
-  if (text == "constant") return LrSchedule::kConstant;
-  if (text == "inverse") return LrSchedule::kInverse;
-  if (text == "inverse-sqrt") return LrSchedule::kInverseSqrt;
-  throw ConfigError("--lr-schedule", StrCat("unknown schedule '", text, "' (use constant, inverse, inverse-sqrt)"));
-}
-
-const char* LrScheduleName(LrSchedule s) {
-  switch (s) {
-    case LrSchedule::kConstant:
-      return "constant";
-    case LrSchedule::kInverse:
-      return "inverse";
-    case LrSchedule::kInverseSqrt:
-      return "inverse-sqrt";
-  }
-  return "?";
-}
-
-const AlgorithmTraits& TrainConfig::traits() const { return FindAlgorithm(algorithm); }
-
-double TrainConfig::LearningRate(int epoch) const {
-  switch (schedule) {
-    case LrSchedule::kConstant:
-      return lr;
-    case LrSchedule::kInverse:
-      return lr / (1.0 + lr_decay * epoch);
-    case LrSchedule::kInverseSqrt:
-      return lr / std::sqrt(1.0 + lr_decay * epoch);
-  }
-  return lr;
-}
-
-void TrainConfig::Validate(uint64_t train_rows) const {
-  auto positive_finite = [](double v) { return std::isfinite(v) && v > 0; };
-  if (epochs < 1) throw ConfigError("--epochs", "must be at least 1");
-  if (workers < 1) throw ConfigError("--workers", "must be at least 1");
-  if (static_cast<uint64_t>(workers) > train_rows) {
-    throw ConfigError("--workers", StrCat(workers, " workers for only ", train_rows, " training rows"));
-  }
-  if (batch < 1) throw ConfigError("--batch", "must be at least 1");
-  if (!positive_finite(lr)) throw ConfigError("--lr", "must be a positive finite number");
-  if (!(std::isfinite(lr_decay) && lr_decay >= 0)) throw ConfigError("--lr-decay", "must be >= 0");
-  if (!(std::isfinite(objective.l2) && objective.l2 >= 0)) throw ConfigError("--reg", "must be >= 0");
-  if (!(std::isfinite(objective.l1) && objective.l1 >= 0)) throw ConfigError("--l1", "must be >= 0");
-  if (lr * objective.l2 >= 1) {
-    throw ConfigError("--lr", StrCat("lr * reg = ", lr * objective.l2, " must be < 1 (the L2 step would flip w)"));
-  }
-  if (!positive_finite(objective.positive_weight) || !positive_finite(objective.negative_weight)) {
-    throw ConfigError("--class-weights", "class weights must be positive finite numbers");
-  }
-  if (local_steps < 1) throw ConfigError("--local-steps", "must be at least 1");
-  if (local_epochs < 1) throw ConfigError("--local-epochs", "must be at least 1");
-  if (!positive_finite(rho)) throw ConfigError("--rho", "must be a positive finite number");
-}
-
-void ValidateGlobalBatch(const TrainConfig& config, uint64_t train_rows) {
-  if (config.batch > train_rows) {
-    throw ConfigError("--batch", StrCat("batch ", config.batch, " exceeds the ", train_rows, " training rows"));
-  }
-}
-
-void ValidateLocalBatch(const TrainConfig& config, uint64_t train_rows) {
-  const uint64_t smallest_shard = train_rows / config.workers;
-  if (config.batch > smallest_shard) {
-    throw ConfigError("--batch", StrCat("local batch ", config.batch, " exceeds the smallest shard (", smallest_shard,
-                                        " rows for ", config.workers, " workers)"));
-  }
-}
-
-std::string DistributedAlgorithmNames() {
-  std::vector<std::string> names;
-  for (const AlgorithmTraits* t : RegisteredAlgorithms()) {
-    if (t->distributed) names.push_back(t->name);
-  }
-  std::string text;
-  for (size_t i = 0; i < names.size(); ++i) {
-    text += (i == 0 ? "" : i + 1 == names.size() ? " or " : ", ") + names[i];
-  }
-  return text;
-}
 
 namespace {
 
@@ -181,36 +100,41 @@ Metrics EvaluateAcross(const LinearModel& model, const Dataset& local, const Obj
   return m;
 }
 
-TrainResult Train(const Dataset& train, const Dataset* test, const TrainConfig& config, IBackend& backend,
+TrainResult Train(const Dataset& train, const Dataset* test, const TrainConfig& requested, IBackend& backend,
                   const TrainOptions& options) {
   using Clock = std::chrono::steady_clock;
   Communicator& comm = options.comm ? *options.comm : SingleProcess();
-  const uint64_t total_rows = comm.SumU64(train.num_rows());
+  TrainConfig config = requested;
+  config.ResolveDefaults();
+  const uint64_t total_rows = options.partition ? options.partition->total_rows : comm.SumU64(train.num_rows());
   if (total_rows == 0) throw InputError("training set is empty");
   config.Validate(total_rows);
   auto algorithm = MakeAlgorithm(config.algorithm);
-  algorithm->Validate(config, total_rows);
-  if (comm.size() > 1 && !config.traits().distributed) {
-    throw ConfigError("--algo", StrCat(config.algorithm, " has one worker and runs in one process; under mpirun use ",
-                                       DistributedAlgorithmNames()));
-  }
-  const Partition part = Partition::ForRank(total_rows, config.workers, comm.rank(), comm.size());
-  if (part.local_rows != train.num_rows()) {
-    throw InternalError(
-        StrCat("rank ", comm.rank(), " holds ", train.num_rows(), " training rows; its part is ", part.local_rows));
+  config.CheckProcesses(comm.size());
+  const Partition part =
+      options.partition ? *options.partition : Partition::ForRank(total_rows, config.workers, comm.rank(), comm.size());
+  if (part.local_rows != train.num_rows() || part.rank != comm.rank() || part.ranks != comm.size() ||
+      part.total_workers != config.workers) {
+    throw InternalError(StrCat("rank ", comm.rank(), " of ", comm.size(), " holds ", train.num_rows(),
+                               " training rows; its part is rank ", part.rank, " of ", part.ranks, ", ",
+                               part.local_rows, " rows of ", part.total_workers, " workers"));
   }
   backend.Setup(train, config, part, comm);
 
   TrainResult result;
   result.partition = part;
-  const uint64_t fingerprint =
-      options.checkpoint_path.empty() ? 0 : RunFingerprint(config, train, part, comm, backend.name());
+  RunIdentity identity;
+  if (!options.checkpoint_path.empty()) {
+    identity.options = options.resume_options.empty() ? TrainResumeOptions(config) : options.resume_options;
+    identity.data = FingerprintTrainingData(train, part, comm);
+  }
   int first_epoch = 0;
   if (options.resume && !options.checkpoint_path.empty()) {
     if (std::optional<Checkpoint> checkpoint = ReadCheckpointOnRoot(options.checkpoint_path, comm)) {
-      if (checkpoint->fingerprint != fingerprint || checkpoint->backend != backend.name()) {
-        throw InputError(StrCat(options.checkpoint_path,
-                                ": the checkpoint belongs to another run (configuration, data or backend differ)"));
+      const std::string mismatch = ResumeMismatch(*checkpoint, identity, backend.name());
+      if (!mismatch.empty()) {
+        throw ConfigError("--resume", StrCat(options.checkpoint_path, ": the checkpoint belongs to another run: ",
+                                             mismatch, " (resume with its options, or start afresh without --resume)"));
       }
       if (checkpoint->epochs_done >= config.epochs) {
         throw ConfigError("--epochs", StrCat("the checkpoint already holds ", checkpoint->epochs_done,
@@ -287,7 +211,7 @@ TrainResult Train(const Dataset& train, const Dataset* test, const TrainConfig& 
         (done % options.checkpoint_every == 0 || done == config.epochs)) {
       BackendState state = GatherState(backend.SaveState(), comm, config.workers);
       if (comm.rank() == 0) {
-        WriteCheckpoint({fingerprint, done, backend.name(), std::move(state)}, options.checkpoint_path);
+        WriteCheckpoint({identity, done, backend.name(), std::move(state)}, options.checkpoint_path);
       }
       comm.Barrier();  // every rank returns after the checkpoint exists
     }

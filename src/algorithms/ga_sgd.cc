@@ -24,12 +24,14 @@ namespace {
 
 class GaSgd final : public Algorithm {
  public:
-  void Validate(const TrainConfig& config, uint64_t train_rows) const override {
-    ValidateGlobalBatch(config, train_rows);
+  void Validate(const TrainConfig& config) const override {
     if (config.batch < static_cast<uint64_t>(config.workers)) {
       throw ConfigError("--batch", StrCat("GA-SGD needs a global batch of at least --workers (", config.workers,
                                           ") rows so that workers get rows to work on"));
     }
+  }
+  void ValidateForData(const TrainConfig& config, uint64_t train_rows) const override {
+    ValidateGlobalBatch(config, train_rows);
   }
   EpochInfo RunEpoch(IBackend& backend, const TrainConfig& config, const Partition& part, int epoch) override {
     const GlobalBatchPlan plan(part.total_rows, config.batch, config.seed, epoch, config.shuffle);

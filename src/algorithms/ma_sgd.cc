@@ -20,7 +20,8 @@ namespace {
 
 class MaSgd final : public Algorithm {
  public:
-  void Validate(const TrainConfig& config, uint64_t train_rows) const override {
+  void Validate(const TrainConfig&) const override {}
+  void ValidateForData(const TrainConfig& config, uint64_t train_rows) const override {
     ValidateLocalBatch(config, train_rows);
   }
   EpochInfo RunEpoch(IBackend& backend, const TrainConfig& config, const Partition& part, int epoch) override {

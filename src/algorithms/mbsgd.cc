@@ -16,10 +16,12 @@ namespace {
 
 class MbSgd final : public Algorithm {
  public:
-  void Validate(const TrainConfig& config, uint64_t train_rows) const override {
+  void Validate(const TrainConfig& config) const override {
     if (config.workers != 1) {
       throw ConfigError("--workers", "mbsgd runs on one worker; ga is its K-worker form");
     }
+  }
+  void ValidateForData(const TrainConfig& config, uint64_t train_rows) const override {
     ValidateGlobalBatch(config, train_rows);
   }
   EpochInfo RunEpoch(IBackend& backend, const TrainConfig& config, const Partition& part, int epoch) override {

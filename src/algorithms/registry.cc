@@ -76,6 +76,18 @@ const AlgorithmTraits& FindAlgorithm(const std::string& name) {
   throw ConfigError("--algo", StrCat("unknown algorithm '", name, "' (use ", known, ")"));
 }
 
+std::string DistributedAlgorithmNames() {
+  std::vector<std::string> names;
+  for (const AlgorithmTraits* t : RegisteredAlgorithms()) {
+    if (t->distributed) names.push_back(t->name);
+  }
+  std::string text;
+  for (size_t i = 0; i < names.size(); ++i) {
+    text += (i == 0 ? "" : i + 1 == names.size() ? " or " : ", ") + names[i];
+  }
+  return text;
+}
+
 std::unique_ptr<Algorithm> MakeAlgorithm(const std::string& name) {
   const std::string canonical = FindAlgorithm(name).name;
   std::lock_guard<std::mutex> lock(RegistryMutex());

@@ -1,10 +1,12 @@
 #include "pimopt/core/file_util.h"
 
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include <cerrno>
 #include <charconv>
 #include <cstring>
+#include <filesystem>
 #include <fstream>
 
 #include "pimopt/core/error.h"
@@ -32,6 +34,20 @@ std::string ReadFileToString(const std::string& path) {
 bool FileExists(const std::string& path) {
   struct stat st;
   return ::stat(path.c_str(), &st) == 0;
+}
+
+void CheckOutputPath(const std::string& path, const std::string& flag) {
+  if (path.empty()) return;
+  const std::filesystem::path p(path);
+  const auto dir = p.has_parent_path() ? p.parent_path() : std::filesystem::path(".");
+  std::error_code ec;
+  if (!std::filesystem::is_directory(dir, ec)) {
+    throw ConfigError(flag, StrCat("directory '", dir.string(), "' of '", path, "' does not exist"));
+  }
+  if (std::filesystem::is_directory(p, ec)) throw ConfigError(flag, StrCat("'", path, "' is a directory"));
+  if (::access(dir.c_str(), W_OK) != 0) {
+    throw ConfigError(flag, StrCat("directory '", dir.string(), "' is not writable"));
+  }
 }
 
 std::string FormatFloat(float value) {

@@ -15,6 +15,47 @@
 namespace pimopt {
 namespace {
 
+std::vector<int> ParseClassList(const std::string& text) {
+  std::vector<int> classes;
+  size_t pos = 0;
+  while (pos <= text.size()) {
+    size_t comma = text.find(',', pos);
+    if (comma == std::string::npos) comma = text.size();
+    const std::string item = text.substr(pos, comma - pos);
+    char* end = nullptr;
+    const long v = std::strtol(item.c_str(), &end, 10);
+    if (item.empty() || *end != '\0' || v < 0 || v > 255) {
+      throw ConfigError("--positive-classes", StrCat("'", item, "' is not a class number (0..255)"));
+    }
+    classes.push_back(static_cast<int>(v));
+    pos = comma + 1;
+  }
+  return classes;
+}
+
+ParamTable<SourceOptions> MakeSourceParams() {
+  ParamTable<SourceOptions> t;
+  t.AddCustom("positive-classes", ParamType::kText, std::string("0,2,4,6"),
+              [](const SourceOptions& o) -> ParamValue {
+                std::string text;
+                for (int c : o.positive_classes) text += StrCat(text.empty() ? "" : ",", c);
+                return text;
+              },
+              [](SourceOptions& o, const ParamValue& v) { o.positive_classes = ParseClassList(std::get<std::string>(v)); })
+      .Group("Data")
+      .Help("IDX data: the classes labelled +1, a comma list (one class = one-vs-rest)");
+  t.AddChoice("storage", &SourceOptions::storage, StorageChoice::kAuto,
+              std::vector<std::pair<ParamChoice, StorageChoice>>{
+                  {{"auto", "dense if at least 25% of the entries are non-zero (and it fits in 8 GiB)", {}},
+                   StorageChoice::kAuto},
+                  {{"dense", "row-major floats", {}}, StorageChoice::kDense},
+                  {{"sparse", "CSR", {}}, StorageChoice::kSparse}})
+      .Noun("storage")
+      .Group("Data")
+      .Help("how the features are stored (dense and sparse paths round differently)");
+  return t;
+}
+
 struct Spec {
   std::string name;                         // before ':'
   std::string part;                         // fashion-mnist: "train" / "test"
@@ -150,9 +191,25 @@ Dataset LoadFile(const std::string& path, const SourceOptions& options) {
 
 }  // namespace
 
+const ParamTable<SourceOptions>& SourceParams() {
+  static const ParamTable<SourceOptions> table = MakeSourceParams();
+  return table;
+}
+
+SourceOptions::SourceOptions() { SourceParams().ApplyDefaults(*this); }
+
 bool IsBuiltinName(const std::string& spec) {
   const std::string name = spec.substr(0, spec.find(':'));
   return name == "fashion-mnist" || name == "dense" || name == "sparse";
+}
+
+void CheckDataSpec(const std::string& spec) {
+  const std::string name = spec.substr(0, spec.find(':'));
+  if (name == "fashion-mnist") {
+    ParseSpec(spec);
+  } else if (name == "dense" || name == "sparse") {
+    ParseSynthetic(spec);
+  }
 }
 
 std::string FashionMnistDir() {

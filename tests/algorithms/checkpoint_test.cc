@@ -109,7 +109,9 @@ TEST(Checkpoint, RejectsCorruptForeignAndCompleteCheckpoints) {
     Train(data, nullptr, other, b2, options);
     FAIL();
   } catch (const InputError& e) {
-    EXPECT_NE(std::string(e.what()).find("belongs to another run"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("belongs to another run: it was written with --lr 0.1; this run has --lr 0.2"),
+              std::string::npos)
+        << e.what();
   }
   // A leftover temporary from a write killed half-way does not matter: the last complete checkpoint is used.
   testing::WriteText(path + ".tmp.12345", "half-written");

@@ -193,7 +193,10 @@ TEST(PimBackend, SameModelWhateverTheHostThreadsAndModeledTimesAreReported) {
     c.rho = 0.1;
     c.epochs = 2;
     ThreadPool one(1), three(3);
-    PimBackend a(one, {"pim-opt", "", 16, 1}), b(three, {"pim-opt", "", 16, 3});
+    PimBackendOptions o1, o3;
+    o1.host_threads = 1;
+    o3.host_threads = 3;
+    PimBackend a(one, o1), b(three, o3);
     TrainOptions options;
     const TrainResult ra = Train(data, nullptr, c, a, options), rb = Train(data, nullptr, c, b, options);
     ASSERT_EQ(ra.model.weights, rb.model.weights) << algo;
@@ -222,8 +225,12 @@ TEST(PimBackend, RejectsWhatItCannotRun) {
   TrainConfig many = c;
   many.workers = 3000;
   expect_flag(dense, many, {}, "--dpus");
-  expect_flag(dense, c, {"pim-opt", "", 30, 0}, "--tasklets");
-  EXPECT_THROW(PimBackend(pool, {"cray", "", 16, 0}).Setup(dense, c), ConfigError);
+  PimBackendOptions too_many;
+  too_many.tasklets = 30;
+  expect_flag(dense, c, too_many, "--tasklets");
+  PimBackendOptions cray;
+  cray.profile = "cray";
+  EXPECT_THROW(PimBackend(pool, cray).Setup(dense, c), ConfigError);
 }
 
 }  // namespace

@@ -8,6 +8,7 @@
 #include <nlohmann/json.hpp>
 
 #include "pimopt/model/model_io.h"
+#include "pimopt/run/run_config.h"
 #include "test_util.h"
 
 namespace pimopt {
@@ -70,7 +71,8 @@ TEST_F(Cli, TrainWritesModelReportAndLiblinearExport) {
   EXPECT_EQ(m.weights.size(), 12u);
   EXPECT_EQ(m.loss, LossKind::kHinge);
   const auto j = nlohmann::json::parse(testing::ReadText(report));
-  EXPECT_EQ(j["config"]["algorithm"], "admm");
+  EXPECT_EQ(j["config"]["algo"], "admm");
+  EXPECT_EQ(j["algorithm"]["batch_meaning"], "local batch per worker");
   EXPECT_EQ(j["config"]["workers"], 3);
   EXPECT_EQ(j["config"]["seed"], 9);
   ASSERT_EQ(j["epochs"].size(), 6u);
@@ -228,6 +230,53 @@ TEST_F(Cli, BadFlagsNameTheFlag) {
   ExpectBadInput("train --data " + train + " --out /no/such/dir/m.model", "--out");
   ExpectBadInput(TrainArgs("dense:rows=oops"), "rows='oops'");
   ExpectBadInput("frobnicate", "frobnicate");
+}
+
+TEST_F(Cli, FlagsAreCheckedBeforeTheDataIsRead) {
+  // The data file does not exist: the flag's error must come first.
+  const std::string missing = "train --data " + dir.Path("missing.svm");
+  ExpectBadInput(missing + " --backend pim --sigmoid cubic", "--sigmoid: unknown sigmoid 'cubic'");
+  ExpectBadInput(missing + " --backend pim --tasklet-split rows", "--tasklet-split");
+  ExpectBadInput(missing + " --backend pim --tasklets 40", "--tasklets");
+  ExpectBadInput(missing + " --backend pim --profile-set colour=1", "--profile-set");
+  ExpectBadInput(missing + " --algo admm --rho -1", "--rho");
+  ExpectBadInput(missing, "missing.svm: no such file");
+}
+
+TEST_F(Cli, HelpListsEveryParameterOfTheTable) {
+  const RunResult help = RunPimopt("train --help");
+  ASSERT_EQ(help.exit_code, 0);
+  const RunResult params = RunPimopt("params");
+  ASSERT_EQ(params.exit_code, 0);
+  for (const auto& e : RunParams().entries()) {
+    EXPECT_NE(help.output.find(e.info.Flag() + " "), std::string::npos) << e.info.name;
+    EXPECT_NE(help.output.find(e.info.help.substr(0, 30)), std::string::npos) << e.info.name;
+    EXPECT_NE(params.output.find(e.info.Flag()), std::string::npos) << e.info.name;
+  }
+}
+
+TEST_F(Cli, ResumeUnderAnotherResultOptionIsRefusedNamingIt) {
+  const std::string ckpt = dir.Path("run.ckpt");
+  const std::string run = "train --data " + train + " --backend pim --algo ma --dpus 4 --batch 8 -q";
+  ASSERT_EQ(RunPimopt(run + " --epochs 3 --checkpoint " + ckpt).exit_code, 0);
+  ExpectBadInput(run + " --epochs 4 --checkpoint " + ckpt + " --resume --sigmoid float",
+                 "belongs to another run: it was written with --sigmoid table; this run has --sigmoid float");
+  ExpectBadInput(run + " --epochs 4 --checkpoint " + ckpt + " --resume --tasklet-split features",
+                 "it was written with --tasklet-split samples; this run has --tasklet-split features");
+  ExpectBadInput(run + " --epochs 4 --checkpoint " + ckpt + " --resume --profile-set overlap_kappa=0.5",
+                 "it was written with --profile-set ; this run has --profile-set overlap_kappa=0.5");
+  ExpectBadInput(run + " --epochs 4 --checkpoint " + ckpt + " --resume --scale minmax",
+                 "it was written with --scale none; this run has --scale minmax");
+  ExpectBadInput("train --data " + train + " --algo ma --workers 4 --batch 8 -q --epochs 4 --checkpoint " + ckpt +
+                     " --resume",
+                 "belongs to another run: it was written by the pim backend; this run uses --backend cpu");
+  ExpectBadInput("train --data " + test + " --backend pim --algo ma --dpus 4 --batch 8 --epochs 4 -q --checkpoint " +
+                     ckpt + " --resume",
+                 "it was written for other training data (600 rows x 12 features; this run: 200 x 12)");
+  // The same options (and more epochs) resume.
+  const RunResult ok = RunPimopt(run + " --epochs 4 --checkpoint " + ckpt + " --resume --report " + dir.Path("r.json"));
+  ASSERT_EQ(ok.exit_code, 0) << ok.output;
+  EXPECT_EQ(nlohmann::json::parse(testing::ReadText(dir.Path("r.json")))["resumed_from_epoch"], 3);
 }
 
 }  // namespace

@@ -54,7 +54,8 @@ timeout 120 "$mpirun" -np 2 --oversubscribe "$pimopt" train --data data.bin --al
 rc=$?
 set -e
 ((rc == 2)) || { cat other.log; fail "a foreign checkpoint: exit $rc, expected 2"; }
-grep -q "belongs to another run" other.log || fail "a foreign checkpoint: no clear message"
+grep -q -- "belongs to another run: it was written with --algo admm; this run has --algo ma" other.log \
+  || { cat other.log; fail "a foreign checkpoint: the message does not name the differing option"; }
 echo "ok   a checkpoint of another run is refused (exit 2)"
 
 # A single-worker algorithm is refused under mpirun, on every rank, with the flag named.

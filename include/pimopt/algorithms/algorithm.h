@@ -54,8 +54,10 @@ struct AlgorithmTraits {
 class Algorithm {
  public:
   virtual ~Algorithm() = default;
-  // Algorithm-specific checks of the configuration (beyond TrainConfig::Validate); throws ConfigError.
-  virtual void Validate(const TrainConfig& config, uint64_t train_rows) const = 0;
+  // Algorithm-specific checks of the configuration (beyond TrainConfig's), throwing ConfigError naming the flag:
+  // those that need no data (run before any data is loaded), and those against the training set's size.
+  virtual void Validate(const TrainConfig& config) const = 0;
+  virtual void ValidateForData(const TrainConfig& config, uint64_t train_rows) const = 0;
   // One epoch over this process's part of the run (Partition::Whole for a single process). The plans are built
   // over all N rows and W workers; the backend receives only this process's workers, with local row indices.
   virtual EpochInfo RunEpoch(IBackend& backend, const TrainConfig& config, const Partition& part, int epoch) = 0;

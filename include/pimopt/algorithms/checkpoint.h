@@ -7,15 +7,22 @@
 // MPI ranks and one process with the same W write the same checkpoint and can resume each other's. Under MPI,
 // rank 0 gathers the workers' state and writes the one file; on resume it reads it and broadcasts it.
 //
-// File layout (little-endian), version 2: "PIMOPTCK" | uint32 version | uint32 reserved | uint64 run fingerprint |
-// int32 epochs done | uint32 backend name length, bytes | uint32 shared vector count | shared vectors | uint32
-// worker count W | uint32 vectors per worker | W x that many vectors; a vector is uint64 words, uint32 words[] |
-// uint64 checksum of everything after the magic.
+// A checkpoint records what it belongs to (RunIdentity): every option that affects the result, by name and value
+// (the parameter tables' options with an effect, but the epoch count), and a fingerprint of the training data. A
+// resume under another option or other data is refused, naming the option (ResumeMismatch).
+//
+// File layout (little-endian), version 3: "PIMOPTCK" | uint32 version | uint32 reserved | uint64 training rows |
+// uint64 features | uint64 data hash | uint32 option count | per option: string name, string value | int32 epochs
+// done | string backend name | uint32 shared vector count | shared vectors | uint32 worker count W | uint32 vectors
+// per worker | W x that many vectors | uint64 checksum of everything after the magic. A string is uint32 length,
+// bytes; a vector is uint64 words, uint32 words[].
 #pragma once
 
 #include <cstdint>
 #include <string>
 #include <string_view>
+#include <utility>
+#include <vector>
 
 #include "pimopt/algorithms/backend.h"
 #include "pimopt/collectives/communicator.h"
@@ -24,18 +31,38 @@
 
 namespace pimopt {
 
+// The training set a run trains on, independent of how its rows are split over processes: the row and feature
+// counts, and a hash of every row's global index, label, sample weight and non-zero (column, value) pairs.
+struct DataFingerprint {
+  uint64_t rows = 0;
+  uint64_t features = 0;
+  uint64_t content_hash = 0;
+  bool operator==(const DataFingerprint&) const = default;
+};
+// Collective: `local_train` is this process's part (`part`) of the training set. Costs one pass over the data.
+DataFingerprint FingerprintTrainingData(const Dataset& local_train, const Partition& part, Communicator& comm);
+
+using OptionList = std::vector<std::pair<std::string, std::string>>;  // (parameter name, canonical value)
+
+struct RunIdentity {
+  OptionList options;  // every option that affects the result, but those a resume may change (the epoch count)
+  DataFingerprint data;
+};
+
+// The options of TrainParams() that affect the result, for callers of Train that have no fuller list.
+OptionList TrainResumeOptions(const TrainConfig& config);
+
 struct Checkpoint {
-  uint64_t fingerprint = 0;
+  RunIdentity identity;
   int epochs_done = 0;
   std::string backend;
   BackendState state;
 };
 
-// Identifies a run: everything that determines the trajectory (configuration but the epoch count, the training
-// data's shape and labels, the backend), not how many processes run it. A checkpoint is only resumed by the same
-// run. Collective: `local_train` is this process's part (`part`) of the training set.
-uint64_t RunFingerprint(const TrainConfig& config, const Dataset& local_train, const Partition& part,
-                        Communicator& comm, const std::string& backend);
+// Why a checkpoint written by `saved` cannot be resumed by a run of `run` on `backend`, naming the first option
+// (as its flag) that differs, the backend or the data ("it was written with --sigmoid table; this run has
+// --sigmoid float"); "" when it can.
+std::string ResumeMismatch(const Checkpoint& saved, const RunIdentity& run, const std::string& backend);
 
 // Workers' state vectors (BackendState::per_worker) encoded as in the file, and back - also how ranks send theirs to
 // rank 0. Decoding expects exactly `workers` x `per_worker` vectors; else ParseError naming `name`.

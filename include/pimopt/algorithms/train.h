@@ -9,6 +9,7 @@
 
 #include "pimopt/algorithms/algorithm.h"
 #include "pimopt/algorithms/backend.h"
+#include "pimopt/algorithms/checkpoint.h"
 #include "pimopt/model/linear_model.h"
 #include "pimopt/model/metrics.h"
 
@@ -50,14 +51,20 @@ struct TrainOptions {
   std::string checkpoint_path;
   int checkpoint_every = 0;
   bool resume = false;
+  // What a checkpoint records and a resume must match: every option that affects the result (name, canonical
+  // value); empty: the training parameters' (TrainResumeOptions). The data is fingerprinted in any case.
+  OptionList resume_options;
   // The processes of the run (nullptr: this process alone). Under MPI, `train` is this rank's part of the
-  // training set (Partition::ForRank of the total row count) and `test` its EvaluationSlice of the test set;
-  // metrics are computed over all ranks' rows (rank 0 gathers the scores) and are the same on every rank.
+  // training set (`partition`) and `test` its EvaluationSlice of the test set; metrics are computed over all ranks'
+  // rows (rank 0 gathers the scores) and are the same on every rank.
   Communicator* comm = nullptr;
+  // This process's part of the run, as the data was loaded for it; nullptr: derived from the row counts.
+  const Partition* partition = nullptr;
   // Test hook: called after each epoch's checkpoint (e.g. to kill a rank); nullptr in normal runs.
   std::function<void(int epoch)> after_epoch;
 };
 
+// Trains with `config` (its unset worker count and batch resolved to the algorithm's defaults) on `backend`.
 TrainResult Train(const Dataset& train, const Dataset* test, const TrainConfig& config, IBackend& backend,
                   const TrainOptions& options = {});
 

@@ -8,6 +8,9 @@ namespace pimopt {
 // Reads a whole file; throws InputError naming the path if it cannot be opened or read.
 std::string ReadFileToString(const std::string& path);
 bool FileExists(const std::string& path);
+// Fails early (before any work) when an output file could not be written at the end: throws ConfigError naming
+// `flag` when the directory does not exist or is not writable, or the path is a directory. Empty: no output.
+void CheckOutputPath(const std::string& path, const std::string& flag);
 // Formats a float so that parsing it back gives the same float (shortest form).
 std::string FormatFloat(float value);
 std::string FormatDouble(double value);

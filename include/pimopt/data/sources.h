@@ -17,6 +17,7 @@
 #include <string>
 #include <vector>
 
+#include "pimopt/core/params.h"
 #include "pimopt/data/dataset.h"
 
 namespace pimopt {
@@ -25,14 +26,22 @@ class ThreadPool;
 
 enum class StorageChoice { kAuto, kDense, kSparse };
 
+// How data sources are read. `positive_classes` and `storage` are parameters declared in SourceParams() (the
+// constructor applies their defaults).
 struct SourceOptions {
-  std::vector<int> positive_classes{0, 2, 4, 6};
-  StorageChoice storage = StorageChoice::kAuto;
+  SourceOptions();
+  std::vector<int> positive_classes;  // IDX data: classes mapped to +1
+  StorageChoice storage;
   // LIBSVM data is stored dense when at least this fraction of entries is non-zero (and it fits in 8 GiB).
   double dense_threshold = 0.25;
 };
+// The data-source parameters: positive-classes, storage.
+const ParamTable<SourceOptions>& SourceParams();
 
 bool IsBuiltinName(const std::string& spec);
+// Checks a built-in name's parameters without generating or reading anything (ConfigError naming --data); files
+// are checked when they are read.
+void CheckDataSpec(const std::string& spec);
 std::string FashionMnistDir();
 
 // Loads the training part of `spec` (for a file: the whole file).

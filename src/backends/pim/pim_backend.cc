@@ -19,6 +19,76 @@ double Since(Clock::time_point t) { return std::chrono::duration<double>(Clock::
 constexpr size_t kReduceBlock = 4096;  // coordinates per host-reduction task
 }  // namespace
 
+namespace {
+
+ParamTable<PimBackendOptions> MakePimParams() {
+  ParamTable<PimBackendOptions> t;
+  const std::string group = kPimParamGroup;
+  t.Add("tasklets", &PimBackendOptions::tasklets, 16)
+      .Min(1)
+      .Unit("tasklets")
+      .Effect(ParamEffect::kModeledTime)
+      .AppliesWhen("backend", {"pim"})
+      .Group(group)
+      .Help("tasklets (hardware threads) per DPU; at most what the profile and the kernel's WRAM allow");
+  t.AddCustom("profile", ParamType::kChoice, std::string("pim-opt"),
+              [](const PimBackendOptions& o) -> ParamValue { return o.profile; },
+              [](PimBackendOptions& o, const ParamValue& v) { o.profile = std::get<std::string>(v); })
+      .ListChoices([] {
+        std::vector<ParamChoice> choices;
+        for (const std::string& name : pim::ProfileNames()) choices.push_back({name, "", {}});
+        return choices;
+      })
+      .Noun("hardware profile")
+      .Effect(ParamEffect::kModeledTime)
+      .AppliesWhen("backend", {"pim"})
+      .Group(group)
+      .Help("hardware profile ('pimopt profile' lists them and their fields)");
+  t.Add("profile-set", &PimBackendOptions::profile_overrides, "")
+      .Effect(ParamEffect::kModeledTime)
+      .AppliesWhen("backend", {"pim"})
+      .Group(group)
+      .Help("profile overrides FIELD=VALUE,... (any field 'pimopt profile NAME' shows, e.g. "
+            "dpu_frequency_hz=4e8,slots.float_mul=1)");
+  t.AddChoice("sigmoid", &PimBackendOptions::sigmoid_float, false,
+              std::vector<std::pair<ParamChoice, bool>>{
+                  {{"table", "fixed-point lookup table", {}}, false},
+                  {{"float", "PIM-Opt's software-float exp (slower on DPUs)", {}}, true}})
+      .Noun("sigmoid")
+      .AppliesWhen("backend", {"pim"})
+      .AppliesWhen("model", {"lr"})
+      .Group(group)
+      .Help("how DPUs compute the logistic sigmoid");
+  t.AddChoice("tasklet-split", &PimBackendOptions::feature_split, false,
+              std::vector<std::pair<ParamChoice, bool>>{
+                  {{"samples", "each tasklet whole rows, 2 barriers per step", {}}, false},
+                  {{"features", "PIM-Opt's: each tasklet part of every row, 2 barriers per row", {}}, true}})
+      .Noun("split")
+      .Effect(ParamEffect::kModeledTime)
+      .AppliesWhen("backend", {"pim"})
+      .Group(group)
+      .Help("how a DPU's tasklets share the work on dense data (docs/pim-backend.md compares them)");
+  return t;
+}
+
+}  // namespace
+
+const ParamTable<PimBackendOptions>& PimParams() {
+  static const ParamTable<PimBackendOptions> table = MakePimParams();
+  return table;
+}
+
+PimBackendOptions::PimBackendOptions() { PimParams().ApplyDefaults(*this); }
+
+pim::HardwareProfile PimBackendOptions::ResolveProfile() const {
+  pim::HardwareProfile profile = pim::MakeProfile(this->profile);
+  if (!profile_overrides.empty()) pim::ApplyOverrides(profile, profile_overrides);
+  if (tasklets == 0 || tasklets > profile.max_tasklets) {
+    throw ConfigError("--tasklets", StrCat("must be in 1..", profile.max_tasklets, " (profile '", profile.name, "')"));
+  }
+  return profile;
+}
+
 PimBackend::PimBackend(ThreadPool& pool, PimBackendOptions options) : pool_(pool), options_(std::move(options)) {}
 PimBackend::~PimBackend() = default;
 
@@ -45,14 +115,10 @@ std::vector<int64_t> PimBackend::SumOverAllDpus(size_t total, const std::vector<
 void PimBackend::Setup(const Dataset& train, const TrainConfig& config, const Partition& part, Communicator& comm) {
   PIMOPT_CHECK(part.local_rows == train.num_rows() && part.total_workers == config.workers,
                "the training rows do not match the partition");
-  profile_ = pim::MakeProfile(options_.profile);
-  if (!options_.profile_overrides.empty()) pim::ApplyOverrides(profile_, options_.profile_overrides);
+  profile_ = options_.ResolveProfile();
   if (part.local_workers > static_cast<int>(profile_.num_dpus)) {
     throw ConfigError("--dpus", StrCat(part.local_workers, " DPUs requested", part.distributed() ? " per process" : "",
                                        "; profile '", profile_.name, "' has ", profile_.num_dpus));
-  }
-  if (options_.tasklets == 0 || options_.tasklets > profile_.max_tasklets) {
-    throw ConfigError("--tasklets", StrCat("must be in 1..", profile_.max_tasklets));
   }
   data_ = &train;
   config_ = config;

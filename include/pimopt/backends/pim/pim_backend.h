@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "pimopt/algorithms/backend.h"
+#include "pimopt/core/params.h"
 #include "pimopt/backends/pim/linear_kernel.h"
 #include "pimopt/fixed/fixed_point.h"
 #include "pimopt/pim/system.h"
@@ -38,14 +39,24 @@ struct PimProjection {
   double cpu_to_dpu_bytes = 0, dpu_to_cpu_bytes = 0;
 };
 
+// The PIM backend's parameters, declared in PimParams() (the constructor applies their defaults).
 struct PimBackendOptions {
-  std::string profile = "pim-opt";
+  PimBackendOptions();
+  std::string profile;
   std::string profile_overrides;  // "field=value,..." (pim::ApplyOverrides)
-  uint32_t tasklets = 16;
-  int host_threads = 0;
-  bool sigmoid_float = false;  // LR: PIM-Opt's software-float sigmoid instead of the fixed-point table
-  bool feature_split = false;  // dense data: PIM-Opt's tasklet split (features of each sample, 2 barriers/sample)
+  uint32_t tasklets;
+  bool sigmoid_float;  // LR: PIM-Opt's software-float sigmoid instead of the fixed-point table
+  bool feature_split;  // dense data: PIM-Opt's tasklet split (features of each sample, 2 barriers/sample)
+  int host_threads = 0;  // not a parameter of its own: the run's host threads
+
+  // The hardware profile with its overrides; checks that the tasklets fit the profile and the linear kernel's
+  // WRAM. Throws ConfigError naming --profile, --profile-set or --tasklets. Needs no data.
+  pim::HardwareProfile ResolveProfile() const;
 };
+inline constexpr const char* kPimParamGroup = "PIM backend";
+// The PIM backend's parameters: tasklets, profile, profile-set, sigmoid, tasklet-split (each only with
+// --backend pim).
+const ParamTable<PimBackendOptions>& PimParams();
 
 class PimBackend final : public IBackend {
  public:

@@ -1,0 +1,68 @@
+// A training run as library stages, which the CLI (and any other front end) calls in order:
+//   1. ResolveRunConfig (run_config.h): every parameter checked, defaults resolved; no data read
+//   2. LoadRunData:   this process's training rows (its Partition of the run) and evaluation rows, scaled
+//   3. MakeBackend:   the cpu or pim backend
+//   4. TrainAndEvaluate: the epochs (Train), metrics after every epoch, the report and the PIM projection
+//   5. WriteOutputs:  model file, LIBLINEAR export, JSON report (rank 0)
+// RunTraining runs them all (stages 2-5 expect a config that passed stage 1). Under MPI every rank runs every stage with its Communicator.
+#pragma once
+
+#include <functional>
+#include <memory>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "pimopt/algorithms/train.h"
+#include "pimopt/backends/pim/pim_backend.h"
+#include "pimopt/collectives/communicator.h"
+#include "pimopt/core/thread_pool.h"
+#include "pimopt/run/run_config.h"
+
+namespace pimopt {
+
+struct RunData {
+  Dataset train;                // this process's training rows
+  std::optional<Dataset> test;  // this process's evaluation rows (its EvaluationSlice under MPI)
+  Partition partition;          // this process's part of the run
+  uint64_t total_test_rows = 0;
+  double load_seconds = 0;
+  std::vector<std::string> notes;  // what the user should know about how the data was read
+};
+
+// Stage 2. Each process holds only its rows: a binary cache is read slice by slice and a synthetic built-in
+// generates only them; other sources are parsed whole and then cut (with a note). The dense/sparse choice and the
+// min-max scaler are made from all processes' rows, so every process count stores and scales alike.
+RunData LoadRunData(const RunConfig& config, Communicator& comm, ThreadPool& pool);
+
+// Stage 3.
+std::unique_ptr<IBackend> MakeBackend(const RunConfig& config, ThreadPool& pool);
+
+struct RunOutcome {
+  RunConfig config;  // as resolved by stage 1
+  TrainResult result;
+  nlohmann::json report;
+  std::optional<PimProjection> projection;
+};
+
+struct RunCallbacks {
+  // After loading, before the first epoch.
+  std::function<void(const RunConfig& config, const RunData& data, int threads)> on_start;
+  std::function<void(const EpochRecord& record)> on_epoch;
+  std::function<void(int epoch)> after_epoch;  // after each epoch's checkpoint (test hook)
+};
+
+// Stage 4: trains (resuming from --checkpoint with --resume), evaluates after every epoch, builds the report.
+RunOutcome TrainAndEvaluate(const RunConfig& config, const RunData& data, IBackend& backend, Communicator& comm,
+                            ThreadPool& pool, const RunCallbacks& callbacks = {});
+
+// Stage 5 (rank 0): the model file (its header records `command_line` and the options that affect the result),
+// the LIBLINEAR export, the JSON report.
+void WriteOutputs(const RunConfig& config, const RunOutcome& outcome, const std::string& command_line);
+
+// Every stage, from ResolveRunConfig to WriteOutputs.
+RunOutcome RunTraining(RunConfig config, Communicator& comm, const std::string& command_line,
+                       const RunCallbacks& callbacks = {});
+
+}  // namespace pimopt

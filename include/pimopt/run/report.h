@@ -1,0 +1,40 @@
+// What a training run reports: the JSON report (config, per-epoch metrics, final metrics, time by phase, traffic,
+// backend counters, projection, MPI) and the lines `pimopt train` prints.
+#pragma once
+
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <string>
+
+#include "pimopt/algorithms/train.h"
+#include "pimopt/backends/pim/pim_backend.h"
+#include "pimopt/run/run_config.h"
+
+namespace pimopt {
+
+struct RunData;
+
+struct ReportInputs {
+  const RunConfig* config = nullptr;
+  const RunData* data = nullptr;
+  const TrainResult* result = nullptr;
+  std::map<std::string, double> backend_counters;
+  std::optional<PimProjection> projection;
+  int threads = 1;
+  int ranks = 1;
+};
+
+nlohmann::json ConfigToJson(const RunConfig& config);  // every parameter that applies, by name, typed
+nlohmann::json MetricsToJson(const Metrics& m);
+nlohmann::json BuildReport(const ReportInputs& in);
+void WriteJsonFile(const nlohmann::json& report, const std::string& path);
+
+// Progress and summary lines.
+std::string FormatRunHeader(const RunConfig& config, const RunData& data, int threads, int ranks);
+std::string EpochHeader();
+std::string FormatEpochLine(const EpochRecord& r);
+std::string FormatSummary(const RunConfig& config, const TrainResult& result);
+std::string FormatProjection(const PimProjection& p);
+std::string FormatMpiLine(int ranks, const TrainResult& result);
+
+}  // namespace pimopt

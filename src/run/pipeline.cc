@@ -1,0 +1,191 @@
+#include "pimopt/run/pipeline.h"
+
+#include <chrono>
+
+#include "pimopt/algorithms/algorithm.h"
+#include "pimopt/backends/cpu/cpu_backend.h"
+#include "pimopt/core/error.h"
+#include "pimopt/data/transform.h"
+#include "pimopt/model/model_io.h"
+#include "pimopt/run/report.h"
+
+namespace pimopt {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+double Since(Clock::time_point t) { return std::chrono::duration<double>(Clock::now() - t).count(); }
+
+// Rows [begin, end) of a whole dataset, as a Dataset of their own.
+Dataset SliceRows(const Dataset& whole, uint64_t begin, uint64_t end) {
+  std::vector<uint32_t> rows(end - begin);
+  for (uint64_t i = begin; i < end; ++i) rows[i - begin] = static_cast<uint32_t>(i);
+  Dataset part = whole.SelectRows(rows);
+  part.source = whole.source;
+  return part;
+}
+
+// The storage choice (dense / sparse) for a dataset split over processes, made once from all parts, so that every
+// process and a single process holding the whole set store it alike (dense and sparse paths round differently).
+void AgreeOnStorage(Dataset& part, const SourceOptions& options, Communicator& comm) {
+  if (options.storage != StorageChoice::kAuto) {
+    part = ApplyStorageChoice(std::move(part), options);
+    return;
+  }
+  int64_t totals[3] = {part.is_sparse() ? 1 : 0, static_cast<int64_t>(part.num_rows()),
+                       static_cast<int64_t>(part.num_stored())};
+  comm.AllreduceSum(totals);
+  if (totals[0] == 0) return;  // dense everywhere: auto keeps dense data dense
+  if (AutoStoresDense(static_cast<uint64_t>(totals[1]), part.num_features(), static_cast<uint64_t>(totals[2]),
+                      options)) {
+    part = part.ToDense();
+  }
+}
+
+// One process: the whole training set and the test set (--test, --test-fraction or the built-in's own).
+void LoadWhole(const RunConfig& c, ThreadPool& pool, RunData& d) {
+  d.train = LoadDataset(c.data, c.source, &pool);
+  if (!c.test.empty()) {
+    d.test = LoadDataset(c.test, c.source, &pool);
+  } else if (c.test_fraction > 0) {
+    TrainTest split = SplitTrainTest(d.train, c.test_fraction, c.train.seed);
+    d.train = std::move(split.train);
+    d.test = std::move(split.test);
+  } else {
+    d.test = LoadCompanionTestSet(c.data, c.source, &pool);
+  }
+  d.partition = Partition::Whole(d.train.num_rows(), c.train.workers);
+}
+
+// A process of several: its rows of the training set and its evaluation slice of the test set.
+void LoadPart(const RunConfig& c, Communicator& comm, ThreadPool& pool, RunData& d) {
+  const std::optional<uint64_t> train_rows = CountRowsCheaply(c.data);
+  if (train_rows.has_value() && c.test_fraction == 0) {
+    d.partition = Partition::ForRank(*train_rows, c.train.workers, comm.rank(), comm.size());
+    d.train = LoadRawRows(c.data, false, d.partition.first_row, d.partition.first_row + d.partition.local_rows, &pool);
+    AgreeOnStorage(d.train, c.source, comm);
+  } else {
+    d.notes.push_back(StrCat("every rank parses ", c.data,
+                             " whole and keeps its rows; convert it to a binary cache ('pimopt convert IN OUT.bin') "
+                             "so that each rank reads only its rows"));
+    Dataset whole = LoadDataset(c.data, c.source, &pool);
+    if (c.test_fraction > 0) {
+      TrainTest split = SplitTrainTest(whole, c.test_fraction, c.train.seed);
+      whole = std::move(split.train);
+      d.test = std::move(split.test);
+    }
+    d.partition = Partition::ForRank(whole.num_rows(), c.train.workers, comm.rank(), comm.size());
+    d.train = SliceRows(whole, d.partition.first_row, d.partition.first_row + d.partition.local_rows);
+  }
+  if (c.test_fraction > 0) {
+    const RowRange r = EvaluationSlice(d.test->num_rows(), comm.rank(), comm.size());
+    d.test = SliceRows(*d.test, r.begin, r.end);
+    return;
+  }
+  const std::string test_spec = c.test.empty() ? c.data : c.test;
+  const bool companion = c.test.empty();
+  if (const auto rows = CountRowsCheaply(test_spec, companion)) {
+    const RowRange r = EvaluationSlice(*rows, comm.rank(), comm.size());
+    d.test = LoadRawRows(test_spec, companion, r.begin, r.end, &pool);
+    AgreeOnStorage(*d.test, c.source, comm);
+    return;
+  }
+  d.test = companion ? LoadCompanionTestSet(c.data, c.source, &pool) : LoadDataset(c.test, c.source, &pool);
+  if (d.test) {
+    const RowRange r = EvaluationSlice(d.test->num_rows(), comm.rank(), comm.size());
+    d.test = SliceRows(*d.test, r.begin, r.end);
+  }
+}
+
+}  // namespace
+
+RunData LoadRunData(const RunConfig& c, Communicator& comm, ThreadPool& pool) {
+  const auto start = Clock::now();
+  RunData d;
+  if (comm.size() == 1) {
+    LoadWhole(c, pool, d);
+  } else {
+    LoadPart(c, comm, pool, d);
+  }
+  if (c.scale == ScaleChoice::kMinMax) {
+    // Ranges over all processes' rows (min / max are exact in any order): the scaler one process would fit.
+    FeatureRanges ranges = FeatureRanges::Of(d.train);
+    comm.AllreduceMin(ranges.lo);
+    comm.AllreduceMax(ranges.hi);
+    const FeatureScaler scaler = FeatureScaler::FromRanges(ranges);
+    scaler.Apply(d.train);
+    if (d.test) scaler.Apply(*d.test);
+  }
+  d.total_test_rows = comm.SumU64(d.test ? d.test->num_rows() : 0);
+  d.load_seconds = Since(start);
+  return d;
+}
+
+std::unique_ptr<IBackend> MakeBackend(const RunConfig& c, ThreadPool& pool) {
+  if (c.backend == "pim") return std::make_unique<PimBackend>(pool, c.pim);
+  return std::make_unique<CpuBackend>(pool);
+}
+
+RunOutcome TrainAndEvaluate(const RunConfig& c, const RunData& data, IBackend& backend, Communicator& comm,
+                            ThreadPool& pool, const RunCallbacks& callbacks) {
+  TrainOptions options;
+  options.eval_pool = &pool;
+  options.evaluate_train = !c.no_train_metrics;
+  options.checkpoint_path = c.checkpoint;
+  options.checkpoint_every = c.checkpoint.empty() ? 0 : c.checkpoint_every;
+  options.resume = c.resume;
+  options.resume_options = ResumeOptions(c);
+  options.comm = &comm;
+  options.partition = &data.partition;
+  options.after_epoch = callbacks.after_epoch;
+  options.on_epoch = callbacks.on_epoch;
+  RunOutcome outcome;
+  outcome.config = c;
+  outcome.result = Train(data.train, data.test ? &*data.test : nullptr, c.train, backend, options);
+  if (c.backend == "pim" && (c.project_dpus > 0 || c.project_rows_per_dpu > 0)) {
+    const uint32_t dpus = c.project_dpus > 0 ? c.project_dpus : static_cast<uint32_t>(c.train.workers);
+    const uint64_t rows = c.project_rows_per_dpu > 0
+                              ? c.project_rows_per_dpu
+                              : (data.train.num_rows() + c.train.workers - 1) / c.train.workers;
+    outcome.projection = static_cast<const PimBackend&>(backend).Project(
+        dpus, rows, static_cast<int>(outcome.result.epochs.size()));
+  }
+  ReportInputs inputs;
+  inputs.config = &c;
+  inputs.data = &data;
+  inputs.result = &outcome.result;
+  inputs.backend_counters = backend.Counters();
+  inputs.projection = outcome.projection;
+  inputs.threads = pool.NumThreads();
+  inputs.ranks = comm.size();
+  outcome.report = BuildReport(inputs);
+  return outcome;
+}
+
+void WriteOutputs(const RunConfig& c, const RunOutcome& outcome, const std::string& command_line) {
+  if (!c.out.empty()) {
+    std::string options;
+    for (const auto& [name, value] : ResultOptions(c)) options += StrCat(options.empty() ? "" : " ", name, "=", value);
+    WriteModel(outcome.result.model, c.out, StrCat("trained by: ", command_line, "\noptions: ", options));
+  }
+  if (!c.liblinear_out.empty()) WriteLiblinearModel(outcome.result.model, c.liblinear_out);
+  if (!c.report.empty()) {
+    nlohmann::json report = outcome.report;
+    report["command_line"] = command_line;
+    WriteJsonFile(report, c.report);
+  }
+}
+
+RunOutcome RunTraining(RunConfig config, Communicator& comm, const std::string& command_line,
+                       const RunCallbacks& callbacks) {
+  ResolveRunConfig(config, comm.size());
+  ThreadPool pool(config.threads);
+  const RunData data = LoadRunData(config, comm, pool);
+  if (callbacks.on_start) callbacks.on_start(config, data, pool.NumThreads());
+  std::unique_ptr<IBackend> backend = MakeBackend(config, pool);
+  RunOutcome outcome = TrainAndEvaluate(config, data, *backend, comm, pool, callbacks);
+  if (comm.rank() == 0) WriteOutputs(config, outcome, command_line);
+  return outcome;
+}
+
+}  // namespace pimopt

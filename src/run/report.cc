@@ -1,0 +1,230 @@
+#include "pimopt/run/report.h"
+
+#include <cmath>
+#include <cstdio>
+
+#include "pimopt/algorithms/algorithm.h"
+#include "pimopt/core/atomic_file.h"
+#include "pimopt/run/pipeline.h"
+
+namespace pimopt {
+
+using nlohmann::json;
+
+namespace {
+
+json Number(double v) { return std::isfinite(v) ? json(v) : json(nullptr); }
+
+json ValueToJson(const ParamValue& v) {
+  return std::visit([](const auto& x) { return json(x); }, v);
+}
+
+json DatasetToJson(const Dataset& d) {
+  return json{{"source", d.source},
+              {"rows", d.num_rows()},
+              {"features", d.num_features()},
+              {"storage", d.is_sparse() ? "sparse" : "dense"},
+              {"stored_entries", d.num_stored()},
+              {"positives", d.CountPositives()}};
+}
+
+json TrafficToJson(const TrafficCounters& t) {
+  return json{{"host_to_workers_bytes", t.to_workers_bytes},
+              {"workers_to_host_bytes", t.from_workers_bytes},
+              {"syncs", t.syncs},
+              {"mpi_bytes", t.mpi_bytes}};
+}
+
+std::string Cell(double v) { return std::isfinite(v) ? StrCat(std::round(v * 1e4) / 1e4) : std::string("-"); }
+
+}  // namespace
+
+json ConfigToJson(const RunConfig& config) {
+  json out = json::object();
+  const ParamTable<RunConfig>& table = RunParams();
+  for (const auto& e : table.entries()) {
+    if (table.Applies(e, config)) out[e.info.name] = ValueToJson(e.get(config));
+  }
+  return out;
+}
+
+json MetricsToJson(const Metrics& m) {
+  return json{{"rows", m.rows},
+              {"accuracy", Number(m.accuracy)},
+              {"auc", Number(m.auc)},
+              {"log_loss", Number(m.log_loss)},
+              {"hinge_loss", Number(m.hinge_loss)},
+              {"objective", Number(m.objective)}};
+}
+
+json BuildReport(const ReportInputs& in) {
+  const RunConfig& config = *in.config;
+  const TrainResult& result = *in.result;
+  const AlgorithmTraits& traits = config.train.traits();
+  json epochs = json::array();
+  for (const EpochRecord& r : result.epochs) {
+    json e{{"epoch", r.epoch},
+           {"lr", r.lr},
+           {"steps", r.info.steps},
+           {"syncs", r.info.syncs},
+           {"train_seconds", r.train_seconds},
+           {"eval_seconds", r.eval_seconds},
+           {"train", MetricsToJson(r.train)}};
+    if (r.test) e["test"] = MetricsToJson(*r.test);
+    json phases = json::object();
+    for (const auto& [phase, seconds] : r.phase_seconds) phases[phase] = seconds;
+    e["phases_seconds"] = std::move(phases);
+    e["traffic"] = TrafficToJson(r.traffic);
+    if (r.info.residuals) {
+      e["admm_primal_residual"] = Number(r.info.residuals->primal);
+      e["admm_dual_residual"] = Number(r.info.residuals->dual);
+    }
+    epochs.push_back(std::move(e));
+  }
+  json report{{"pimopt_report_version", 2},
+              {"backend", config.backend},
+              {"threads", in.threads},
+              {"config", ConfigToJson(config)},
+              {"algorithm",
+               {{"name", traits.name},
+                {"title", traits.title},
+                {"batch_meaning", BatchMeaningText(traits.batch_meaning)},
+                {"distributed", traits.distributed}}},
+              {"epochs", std::move(epochs)}};
+  if (in.data) {
+    report["train_data"] = DatasetToJson(in.data->train);
+    if (in.data->test) report["test_data"] = DatasetToJson(*in.data->test);
+  }
+  const EpochRecord& last = result.epochs.back();
+  json final_metrics{{"train", MetricsToJson(last.train)}};
+  if (last.test) final_metrics["test"] = MetricsToJson(*last.test);
+  report["final"] = std::move(final_metrics);
+  const double load_seconds = in.data ? in.data->load_seconds : 0.0;
+  json phases = json::object();
+  for (const auto& [phase, seconds] : result.phase_seconds) phases[phase] = seconds;
+  phases["evaluation"] = result.eval_seconds;
+  phases["data_load"] = load_seconds;
+  report["time"] = json{{"train_wall_seconds", result.train_seconds},
+                        {"eval_wall_seconds", result.eval_seconds},
+                        {"load_wall_seconds", load_seconds},
+                        {"seconds_per_epoch", result.train_seconds / static_cast<double>(result.epochs.size())},
+                        {"phases_seconds", std::move(phases)}};
+  report["traffic"] = TrafficToJson(result.traffic);
+  for (const auto& [key, value] : in.backend_counters) report["backend_counters"][key] = value;
+  report["resumed_from_epoch"] = result.resumed_from_epoch;
+  if (in.projection) {
+    const PimProjection& p = *in.projection;
+    report["projection"] = {{"dpus", p.dpus},
+                            {"rows_per_dpu", p.rows_per_dpu},
+                            {"extrapolated",
+                             "every field: kernel times scaled by rows per DPU, synchronizations "
+                             "by the algorithm's sync count, transfers re-modeled at the target "
+                             "DPU count, host reduction scaled linearly (see pim_backend.h)"},
+                            {"modeled_epoch_s", p.epoch_s},
+                            {"modeled_cpu_to_dpu_s", p.cpu_to_dpu_s},
+                            {"modeled_dpu_kernel_s", p.kernel_s},
+                            {"modeled_launch_overhead_s", p.launch_overhead_s},
+                            {"modeled_dpu_to_cpu_s", p.dpu_to_cpu_s},
+                            {"host_reduction_s", p.host_reduction_s},
+                            {"cpu_to_dpu_bytes", p.cpu_to_dpu_bytes},
+                            {"dpu_to_cpu_bytes", p.dpu_to_cpu_bytes}};
+  }
+  if (in.ranks > 1) {
+    const double n = static_cast<double>(result.epochs.size());
+    const double mpi_s = result.phase_seconds.count("mpi_comm") ? result.phase_seconds.at("mpi_comm") : 0.0;
+    report["mpi"] = {{"ranks", in.ranks},
+                     {"training_rows_total", result.partition.total_rows},
+                     {"rank0_workers", result.partition.local_workers},
+                     {"rank0_training_rows", result.partition.local_rows},
+                     {"mpi_comm_s", mpi_s},
+                     {"mpi_comm_s_per_epoch", mpi_s / n},
+                     {"mpi_bytes", result.traffic.mpi_bytes},
+                     {"mpi_bytes_per_epoch", static_cast<double>(result.traffic.mpi_bytes) / n},
+                     {"note",
+                      "mpi_bytes: sent by all ranks; mpi_comm_s: rank 0's wall time in MPI calls during training "
+                      "(including waiting for other ranks); phases and modeled times are rank 0's"}};
+  }
+  return report;
+}
+
+void WriteJsonFile(const json& report, const std::string& path) {
+  AtomicFileWriter writer(path);
+  writer.stream() << report.dump(2) << '\n';
+  writer.Commit();
+}
+
+std::string FormatRunHeader(const RunConfig& c, const RunData& d, int threads, int ranks) {
+  std::string s = StrCat("pimopt train: ", c.train.algorithm, " ", ModelName(c.train.objective.loss), " on ",
+                         d.train.source, " (", d.train.num_rows(), " x ", d.train.num_features(), ", ",
+                         d.train.is_sparse() ? "sparse" : "dense", ")");
+  if (d.test) s += StrCat(", test ", d.test->source, " (", d.test->num_rows(), " rows)");
+  s += StrCat("\n  backend ", c.backend, ", workers ", c.train.workers, ", threads ", threads, ", batch ",
+              c.train.batch, ", lr ", c.train.lr, ", reg ", c.train.objective.l2, ", epochs ", c.train.epochs,
+              ", seed ", c.train.seed, "\n");
+  if (ranks > 1) {
+    s += StrCat("  mpi: ", ranks, " ranks; rank 0 holds ", d.train.num_rows(), " training rows (shown above) of ",
+                d.partition.total_rows, " and ",
+                Partition::ForRank(d.partition.total_rows, c.train.workers, 0, ranks).local_workers, " of ",
+                c.train.workers, " workers\n");
+  }
+  for (const std::string& note : d.notes) s += StrCat("note: ", note, "\n");
+  return s + EpochHeader();
+}
+
+std::string EpochHeader() { return "epoch       lr  train_obj  train_acc  test_acc  test_auc   test_obj   time_s"; }
+
+std::string FormatEpochLine(const EpochRecord& r) {
+  char buf[256];
+  const double objective = r.test ? (std::isfinite(r.test->log_loss) ? r.test->objective : NAN) : NAN;
+  std::snprintf(buf, sizeof(buf), "%5d %8.3g %10.5f %10.4f %9s %9s %10s %8.3f", r.epoch, r.lr, r.train.objective,
+                r.train.accuracy, r.test ? std::to_string(r.test->accuracy).substr(0, 6).c_str() : "-",
+                r.test && std::isfinite(r.test->auc) ? std::to_string(r.test->auc).substr(0, 6).c_str() : "-",
+                r.test ? std::to_string(objective).substr(0, 7).c_str() : "-", r.train_seconds);
+  return buf;
+}
+
+std::string FormatSummary(const RunConfig& c, const TrainResult& result) {
+  // The pim backend adds the modeled seconds per epoch of the PIM machine (CPU<->DPU transfers, kernels, launches)
+  // and the host reduction's real seconds.
+  const bool pim = c.backend == "pim";
+  const double epochs = static_cast<double>(result.epochs.size());
+  char buf[512];
+  std::snprintf(buf, sizeof(buf), "%-8s %-5s %9s %9s %9s %9s %11s%s\n", "algo", "model", "train_acc", "test_acc",
+                "test_auc", "test_loss", "s/epoch", pim ? "  modeled_s/epoch  host_reduce_s/epoch" : "");
+  std::string s = buf;
+  const EpochRecord& last = result.epochs.back();
+  std::string modeled;
+  if (pim) {
+    std::snprintf(buf, sizeof(buf), "  %15.4f  %19.4f", result.phase_seconds.at("modeled_total") / epochs,
+                  result.phase_seconds.at("host_reduction") / epochs);
+    modeled = buf;
+  }
+  const bool logistic = c.train.objective.loss == LossKind::kLogistic;
+  std::snprintf(buf, sizeof(buf), "%-8s %-5s %9s %9s %9s %9s %11.4f%s", c.train.algorithm.c_str(),
+                ModelName(c.train.objective.loss), Cell(last.train.accuracy).c_str(),
+                last.test ? Cell(last.test->accuracy).c_str() : "-", last.test ? Cell(last.test->auc).c_str() : "-",
+                last.test ? Cell(logistic ? last.test->log_loss : last.test->hinge_loss).c_str() : "-",
+                result.train_seconds / epochs, modeled.c_str());
+  return s + buf;
+}
+
+std::string FormatProjection(const PimProjection& p) {
+  char buf[512];
+  std::snprintf(buf, sizeof(buf),
+                "projection to %u DPUs x %llu rows/DPU (extrapolated): %.3f s/epoch = CPU->DPU %.3f + kernel %.3f "
+                "+ launch %.3f + DPU->CPU %.3f + host %.3f; %.3g bytes moved",
+                p.dpus, static_cast<unsigned long long>(p.rows_per_dpu), p.epoch_s, p.cpu_to_dpu_s, p.kernel_s,
+                p.launch_overhead_s, p.dpu_to_cpu_s, p.host_reduction_s, p.cpu_to_dpu_bytes + p.dpu_to_cpu_bytes);
+  return buf;
+}
+
+std::string FormatMpiLine(int ranks, const TrainResult& result) {
+  const double epochs = static_cast<double>(result.epochs.size());
+  const double mpi_s = result.phase_seconds.count("mpi_comm") ? result.phase_seconds.at("mpi_comm") : 0.0;
+  char buf[256];
+  std::snprintf(buf, sizeof(buf), "mpi: %d ranks, %.4f s/epoch in MPI calls (rank 0), %.4g bytes/epoch sent over MPI "
+                "(all ranks)", ranks, mpi_s / epochs, static_cast<double>(result.traffic.mpi_bytes) / epochs);
+  return buf;
+}
+
+}  // namespace pimopt

@@ -1,0 +1,197 @@
+#include "pimopt/run/run_config.h"
+
+#include <map>
+
+#include "pimopt/algorithms/algorithm.h"
+#include "pimopt/core/error.h"
+#include "pimopt/core/file_util.h"
+
+namespace pimopt {
+namespace {
+
+ParamTable<RunConfig> MakeRunParams() {
+  ParamTable<RunConfig> t;
+  const std::string data = "Data", run = "Run", output = "Output";
+  t.Add("data", &RunConfig::data, "")
+      .Required()
+      .Effect(ParamEffect::kNone)  // what it holds is fingerprinted, not where it lies
+      .Group(data)
+      .Help("training data: a LIBSVM, IDX (gz) or pimopt binary file, or a built-in name (fashion-mnist, "
+            "dense:..., sparse:...)");
+  t.Add("test", &RunConfig::test, "")
+      .Effect(ParamEffect::kNone)
+      .DefaultNote("the built-in's own test set; none for files")
+      .Group(data)
+      .Help("test data, evaluated after every epoch");
+  t.Add("test-fraction", &RunConfig::test_fraction, 0.0)
+      .Min(0, true)
+      .Max(1, true)
+      .DefaultNote("none")
+      .Group(data)
+      .Help("hold out a seeded random fraction of --data as the test set (instead of --test)");
+  t.AddChoice("scale", &RunConfig::scale, ScaleChoice::kNone,
+              std::vector<std::pair<ParamChoice, ScaleChoice>>{
+                  {{"none", "features as they are", {}}, ScaleChoice::kNone},
+                  {{"minmax", "each feature to [0, 1] by the training set's range (sparse: divided by max |x|)", {}},
+                   ScaleChoice::kMinMax}})
+      .Noun("scaling")
+      .Group(data)
+      .Help("per-feature scaling fitted on the training set");
+  t.Include(SourceParams(), &RunConfig::source);
+  t.Include(TrainParams(), &RunConfig::train);
+  t.AddCustom("backend", ParamType::kChoice, std::string("cpu"),
+              [](const RunConfig& c) -> ParamValue { return c.backend; },
+              [](RunConfig& c, const ParamValue& v) { c.backend = std::get<std::string>(v); })
+      .Choices({{"cpu", "K workers on a thread pool, float32", {}},
+                {"pim", "every worker a DPU of the emulated UPMEM system, fixed point (docs/pim-backend.md)", {}}})
+      .Hint("mpi",
+            "there is no 'mpi' backend: start pimopt under mpirun with --backend cpu or pim, e.g. "
+            "'mpirun -np 4 pimopt train --backend cpu ...' (each rank runs that backend on its workers)")
+      .Noun("backend")
+      .Group(run)
+      .Help("where the workers run; under mpirun every rank runs this backend on its workers");
+  t.Add("threads", &RunConfig::threads, 0)
+      .Min(0)
+      .Unit("threads")
+      .Effect(ParamEffect::kNone)
+      .DefaultNote("0 = all cores")
+      .Group(run)
+      .Help("host threads (per rank under mpirun); never changes the result");
+  t.Add("dpus", &RunConfig::dpus, 0)
+      .Min(1)
+      .Unit("DPUs")
+      .DefaultNote("= --workers")
+      .AppliesWhen("backend", {"pim"})
+      .Group(kPimParamGroup)
+      .Help("DPUs = workers (ga, ma, admm; sgd and mbsgd run on 1 DPU); under mpirun the total");
+  t.Include(PimParams(), &RunConfig::pim);
+  t.Add("project-dpus", &RunConfig::project_dpus, 0)
+      .Min(1)
+      .Unit("DPUs")
+      .Effect(ParamEffect::kNone)
+      .DefaultNote("none")
+      .AppliesWhen("backend", {"pim"})
+      .Group(kPimParamGroup)
+      .Help("also report the modeled epoch time extrapolated to this many DPUs (weak scaling; one process only)");
+  t.Add("project-rows-per-dpu", &RunConfig::project_rows_per_dpu, 0)
+      .Min(1)
+      .Unit("rows")
+      .Effect(ParamEffect::kNone)
+      .DefaultNote("this run's")
+      .AppliesWhen("backend", {"pim"})
+      .Group(kPimParamGroup)
+      .Help("... and this many rows per DPU (e.g. PIM-Opt's 3,328 on YFCC, 196,608 on Criteo)");
+  t.Add("out", &RunConfig::out, "").Effect(ParamEffect::kNone).Group(output).Help(
+      "write the trained model here (pimopt text format)");
+  t.Add("liblinear-out", &RunConfig::liblinear_out, "")
+      .Effect(ParamEffect::kNone)
+      .Group(output)
+      .Help("also write the model in LIBLINEAR's format");
+  t.Add("report", &RunConfig::report, "").Effect(ParamEffect::kNone).Group(output).Help(
+      "write the JSON report here: config, per-epoch metrics, final metrics, time by phase, traffic");
+  t.Add("checkpoint", &RunConfig::checkpoint, "")
+      .Effect(ParamEffect::kNone)
+      .Group(output)
+      .Help("write the training state here (atomically) every --checkpoint-every epochs and after the last");
+  t.Add("checkpoint-every", &RunConfig::checkpoint_every, 1)
+      .Min(1)
+      .Unit("epochs")
+      .Effect(ParamEffect::kNone)
+      .Group(output)
+      .Help("epochs between checkpoints");
+  t.Add("resume", &RunConfig::resume, false)
+      .Effect(ParamEffect::kNone)
+      .Group(output)
+      .Help("continue from --checkpoint if it exists; it must come from a run with the same options and data "
+            "(a different one is refused, naming the option)");
+  t.Add("no-train-metrics", &RunConfig::no_train_metrics, false)
+      .Effect(ParamEffect::kNone)
+      .Group(output)
+      .Help("evaluate the training set only after the last epoch");
+  t.Add("quiet", &RunConfig::quiet, false).Short("-q").Effect(ParamEffect::kNone).Group(output).Help(
+      "print only the summary");
+  return t;
+}
+
+}  // namespace
+
+const ParamTable<RunConfig>& RunParams() {
+  static const ParamTable<RunConfig> table = MakeRunParams();
+  return table;
+}
+
+RunConfig::RunConfig() { RunParams().ApplyDefaults(*this); }
+
+void SetParam(RunConfig& config, std::string_view name, std::string_view text) {
+  RunParams().SetText(config, name, text);
+  config.given.insert(std::string(name));
+}
+
+void ResolveRunConfig(RunConfig& c, int processes) {
+  const ParamTable<RunConfig>& table = RunParams();
+  auto given = [&](const char* name) { return c.given.count(name) > 0; };
+  for (const auto& e : table.entries()) {
+    if (given(e.info.name.c_str()) && !table.Applies(e, c)) {
+      throw ConfigError(e.info.Flag(), StrCat("only meaningful with ", e.info.AppliesText()));
+    }
+  }
+  // Data: the names of built-ins (files are checked when they are read).
+  if (c.data.empty()) throw ConfigError("--data", "is required");
+  CheckDataSpec(c.data);
+  if (!c.test.empty()) CheckDataSpec(c.test);
+  if (!c.test.empty() && c.test_fraction > 0) {
+    throw ConfigError("--test-fraction", "contradicts --test: give one or the other");
+  }
+  // The algorithm: --dpus, the defaults it declares, its rules.
+  const AlgorithmTraits& traits = c.train.traits();
+  if (c.backend == "pim" && given("dpus")) {
+    if (given("workers") && static_cast<int64_t>(c.dpus) != c.train.workers) {
+      throw ConfigError("--dpus", "contradicts --workers (on the pim backend every worker is a DPU)");
+    }
+    if (!traits.distributed && c.dpus != 1) {
+      throw ConfigError("--dpus", StrCat(c.train.algorithm, " runs on one DPU; use ", DistributedAlgorithmNames(),
+                                         " for more"));
+    }
+    c.train.workers = static_cast<int>(c.dpus);
+  }
+  c.train.ResolveDefaults();
+  if (c.backend == "pim") c.dpus = static_cast<uint32_t>(c.train.workers);
+  c.train.ValidateWithoutData();
+  // Processes.
+  c.train.CheckProcesses(processes);
+  if (processes > 1 && (given("project-dpus") || given("project-rows-per-dpu"))) {
+    throw ConfigError(given("project-dpus") ? "--project-dpus" : "--project-rows-per-dpu",
+                      "projection runs in one process (not under mpirun)");
+  }
+  // The backend.
+  if (c.backend == "pim") {
+    c.pim.host_threads = c.threads;
+    c.pim.ResolveProfile();
+  }
+  // Outputs: writable, distinct, and --resume with a checkpoint.
+  std::map<std::string, std::string> outputs;  // path -> flag
+  for (const auto& [flag, path] : {std::pair<const char*, const std::string*>{"--out", &c.out},
+                                   {"--liblinear-out", &c.liblinear_out},
+                                   {"--report", &c.report},
+                                   {"--checkpoint", &c.checkpoint}}) {
+    CheckOutputPath(*path, flag);
+    if (path->empty()) continue;
+    if (const auto it = outputs.find(*path); it != outputs.end()) {
+      throw ConfigError(flag, StrCat("'", *path, "' is also the file of ", it->second));
+    }
+    outputs[*path] = flag;
+  }
+  if (c.resume && c.checkpoint.empty()) throw ConfigError("--resume", "needs --checkpoint FILE");
+}
+
+OptionList ResumeOptions(const RunConfig& config) {
+  OptionList options;
+  for (auto& [name, value] : RunParams().Describe(config, {ParamEffect::kResult, ParamEffect::kModeledTime})) {
+    if (!RunParams().Get(name).info.may_change_on_resume) options.emplace_back(std::move(name), std::move(value));
+  }
+  return options;
+}
+
+OptionList ResultOptions(const RunConfig& config) { return RunParams().Describe(config, {ParamEffect::kResult}); }
+
+}  // namespace pimopt

@@ -1,0 +1,174 @@
+// The run's parameter table is the one declaration of every `pimopt train` parameter: defaults, bounds, where each
+// applies, what it affects. These tests check the table itself, the checks made before any data is read, and what
+// is derived from it (checkpoint options, the report's config block).
+#include "pimopt/run/run_config.h"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+
+#include "pimopt/run/report.h"
+
+namespace pimopt {
+namespace {
+
+RunConfig Config(std::vector<std::pair<std::string, std::string>> params) {
+  RunConfig c;
+  for (const auto& [name, text] : params) SetParam(c, name, text);
+  return c;
+}
+
+// Resolving `params` (with a data file that does not exist: nothing may be read first) fails naming `flag`.
+void ExpectRefused(std::vector<std::pair<std::string, std::string>> params, const std::string& flag,
+                   const std::string& fragment = "", int processes = 1) {
+  params.insert(params.begin(), {"data", "/no/such/file.svm"});
+  try {
+    RunConfig c = Config(params);
+    ResolveRunConfig(c, processes);
+    FAIL() << "accepted; expected an error naming " << flag;
+  } catch (const ConfigError& e) {
+    EXPECT_EQ(e.parameter(), flag) << e.what();
+    EXPECT_NE(std::string(e.what()).find(fragment), std::string::npos) << e.what();
+  }
+}
+
+TEST(RunParams, EveryParameterIsDeclaredCompletely) {
+  const auto& table = RunParams();
+  std::vector<std::string> names;
+  for (const auto& e : table.entries()) {
+    names.push_back(e.info.name);
+    EXPECT_FALSE(e.info.help.empty()) << e.info.name;
+    EXPECT_FALSE(e.info.group.empty()) << e.info.name;
+    if (e.info.type == ParamType::kChoice) EXPECT_GE(e.info.Choices().size(), 2u) << e.info.name;
+    for (const ParamCondition& cond : e.info.applies_when) {
+      const auto* other = table.Find(cond.param);
+      ASSERT_NE(other, nullptr) << e.info.name << " depends on unknown " << cond.param;
+      for (const std::string& v : cond.values) EXPECT_NO_THROW(ParseParamValue(other->info, v)) << v;
+    }
+  }
+  for (const char* expected :
+       {"data", "test", "test-fraction", "scale", "positive-classes", "storage", "algo", "model", "workers", "epochs",
+        "batch", "lr", "lr-schedule", "lr-decay", "reg", "l1", "rho", "local-epochs", "local-steps", "class-weights",
+        "no-bias", "no-shuffle", "seed", "backend", "threads", "dpus", "tasklets", "profile", "profile-set",
+        "sigmoid", "tasklet-split", "project-dpus", "project-rows-per-dpu", "out", "liblinear-out", "report",
+        "checkpoint", "checkpoint-every", "resume", "no-train-metrics", "quiet"}) {
+    EXPECT_NE(std::find(names.begin(), names.end(), expected), names.end()) << expected;
+  }
+}
+
+TEST(RunParams, DefaultsAreTheDeclaredOnesEverywhere) {
+  const RunConfig c;
+  for (const auto& e : RunParams().entries()) {
+    EXPECT_EQ(FormatParamValue(e.get(c)), FormatParamValue(e.info.default_value)) << e.info.name;
+  }
+  // The structs that the modules use on their own have the same defaults (rho once defaulted to 1.0 here).
+  const TrainConfig train;
+  EXPECT_EQ(train.rho, 0.01);
+  EXPECT_EQ(train.lr, 0.1);
+  EXPECT_EQ(train.objective.l2, 1e-5);
+  EXPECT_EQ(train.epochs, 10);
+  EXPECT_EQ(PimBackendOptions().tasklets, 16u);
+  EXPECT_EQ(SourceOptions().positive_classes, (std::vector<int>{0, 2, 4, 6}));
+  // Every default is accepted back as text.
+  for (const auto& e : RunParams().entries()) {
+    if (e.info.default_note) continue;  // a sentinel ("the algorithm's")
+    RunConfig d;
+    EXPECT_NO_THROW(SetParam(d, e.info.name, FormatParamValue(e.info.default_value))) << e.info.name;
+  }
+}
+
+TEST(ResolveRunConfig, EveryFlagIsCheckedBeforeAnyDataIsRead) {
+  ExpectRefused({{"rho", "1"}, {"algo", "ga"}}, "--rho", "only meaningful with --algo admm");
+  ExpectRefused({{"l1", "0.1"}, {"algo", "ma"}}, "--l1", "only meaningful with --algo admm");
+  ExpectRefused({{"local-steps", "3"}, {"algo", "admm"}}, "--local-steps", "only meaningful with --algo ma");
+  ExpectRefused({{"lr-decay", "1"}}, "--lr-decay", "only meaningful with --lr-schedule inverse or inverse-sqrt");
+  ExpectRefused({{"dpus", "4"}}, "--dpus", "only meaningful with --backend pim");
+  ExpectRefused({{"sigmoid", "float"}}, "--sigmoid", "only meaningful with --backend pim and --model lr");
+  ExpectRefused({{"backend", "pim"}, {"model", "svm"}, {"sigmoid", "float"}}, "--sigmoid");
+  ExpectRefused({{"backend", "pim"}, {"algo", "sgd"}, {"dpus", "4"}}, "--dpus", "sgd runs on one DPU");
+  ExpectRefused({{"backend", "pim"}, {"algo", "ma"}, {"dpus", "4"}, {"workers", "8"}}, "--dpus", "contradicts");
+  ExpectRefused({{"backend", "pim"}, {"tasklets", "40"}}, "--tasklets", "1..24");
+  ExpectRefused({{"backend", "pim"}, {"profile-set", "colour=1"}}, "--profile-set", "colour");
+  ExpectRefused({{"algo", "sgd"}, {"workers", "4"}}, "--workers");
+  ExpectRefused({{"algo", "sgd"}, {"batch", "8"}}, "--batch");
+  ExpectRefused({{"algo", "ga"}, {"workers", "8"}, {"batch", "4"}}, "--batch");
+  ExpectRefused({{"algo", "admm"}, {"rho", "20"}}, "--rho", "lr * rho");
+  ExpectRefused({{"reg", "20"}}, "--lr", "lr * reg");
+  ExpectRefused({{"test", "fashion-mnist:test"}, {"test-fraction", "0.2"}}, "--test-fraction");
+  ExpectRefused({{"resume", "true"}}, "--resume", "needs --checkpoint");
+  ExpectRefused({{"out", "/tmp/same"}, {"report", "/tmp/same"}}, "--report", "also the file of --out");
+  ExpectRefused({{"out", "/no/such/dir/m.model"}}, "--out", "does not exist");
+  ExpectRefused({{"algo", "mbsgd"}}, "--algo", "under mpirun use ga, ma or admm", 2);
+  ExpectRefused({{"algo", "ga"}, {"workers", "3"}}, "--workers", "at least one worker per MPI rank", 4);
+  ExpectRefused({{"algo", "ga"}, {"backend", "pim"}, {"project-dpus", "64"}}, "--project-dpus", "one process", 2);
+  try {
+    RunConfig c = Config({{"data", "dense:rows=oops"}});
+    ResolveRunConfig(c, 1);
+    FAIL();
+  } catch (const ConfigError& e) {
+    EXPECT_NE(std::string(e.what()).find("rows='oops'"), std::string::npos) << e.what();
+  }
+}
+
+TEST(ResolveRunConfig, ResolvesTheAlgorithmsDefaultsAndDpus) {
+  RunConfig c = Config({{"data", "x.svm"}, {"algo", "admm"}});
+  ResolveRunConfig(c, 1);
+  EXPECT_EQ(c.train.workers, 8);
+  EXPECT_EQ(c.train.batch, 16u);
+  RunConfig p = Config({{"data", "x.svm"}, {"algo", "ma"}, {"backend", "pim"}, {"dpus", "32"}, {"threads", "3"}});
+  ResolveRunConfig(p, 1);
+  EXPECT_EQ(p.train.workers, 32);
+  EXPECT_EQ(p.pim.host_threads, 3);
+  RunConfig s = Config({{"data", "x.svm"}, {"algo", "sgd"}});
+  ResolveRunConfig(s, 1);
+  EXPECT_EQ(s.train.workers, 1);
+  EXPECT_EQ(s.train.batch, 1u);
+}
+
+TEST(ResumeOptions, HoldEveryOptionThatChangesTheResultAndNoOther) {
+  RunConfig c = Config({{"data", "x.svm"}, {"algo", "ma"}, {"backend", "pim"}, {"sigmoid", "float"},
+                        {"tasklet-split", "features"}, {"profile", "prim-640"}, {"profile-set", "overlap_kappa=0.5"},
+                        {"tasklets", "12"}, {"scale", "minmax"}, {"threads", "1"}, {"epochs", "3"}, {"out", "/tmp/m"}});
+  ResolveRunConfig(c, 1);
+  std::map<std::string, std::string> options;
+  for (const auto& [name, value] : ResumeOptions(c)) options[name] = value;
+  for (const char* name : {"sigmoid", "tasklet-split", "profile", "profile-set", "tasklets", "scale", "storage",
+                           "algo", "model", "workers", "batch", "lr", "reg", "local-steps", "seed", "backend", "dpus",
+                           "class-weights", "no-bias", "no-shuffle", "test-fraction", "positive-classes"}) {
+    EXPECT_TRUE(options.count(name)) << name;
+  }
+  EXPECT_EQ(options["sigmoid"], "float");
+  EXPECT_EQ(options["profile-set"], "overlap_kappa=0.5");
+  for (const char* name : {"epochs", "threads", "out", "data", "test", "quiet", "rho", "l1", "checkpoint", "resume",
+                           "project-dpus"}) {
+    EXPECT_FALSE(options.count(name)) << name;
+  }
+  // On the CPU backend the PIM options do not apply and are not recorded.
+  RunConfig cpu = Config({{"data", "x.svm"}});
+  ResolveRunConfig(cpu, 1);
+  for (const auto& [name, value] : ResumeOptions(cpu)) {
+    EXPECT_TRUE(name != "sigmoid" && name != "tasklets" && name != "profile") << name;
+  }
+  // The model file records the options that change the model, not those that change only modeled time.
+  std::map<std::string, std::string> result;
+  for (const auto& [name, value] : ResultOptions(c)) result[name] = value;
+  EXPECT_TRUE(result.count("sigmoid"));
+  EXPECT_TRUE(result.count("epochs"));
+  EXPECT_FALSE(result.count("tasklets"));
+}
+
+TEST(Report, ConfigBlockHoldsEveryParameterThatApplies) {
+  RunConfig c = Config({{"data", "x.svm"}, {"algo", "admm"}, {"rho", "0.5"}});
+  ResolveRunConfig(c, 1);
+  const nlohmann::json block = ConfigToJson(c);
+  for (const auto& e : RunParams().entries()) {
+    EXPECT_EQ(block.contains(e.info.name), RunParams().Applies(e, c)) << e.info.name;
+  }
+  EXPECT_EQ(block["rho"], 0.5);
+  EXPECT_EQ(block["workers"], 8);
+  EXPECT_EQ(block["algo"], "admm");
+  EXPECT_FALSE(block.contains("sigmoid"));
+}
+
+}  // namespace
+}  // namespace pimopt

@@ -18,6 +18,7 @@
 #include "pimopt/data/synthetic.h"
 #include "pimopt/model/metrics.h"
 #include "pimopt/model/model_io.h"
+#include "pimopt/pim/profile.h"
 #include "pimopt/run/pipeline.h"
 #include "pimopt/run/report.h"
 
@@ -269,6 +270,62 @@ int RunParamsCommand(const std::string& format) {
   return 0;
 }
 
+// ---------------------------------------------------------------- profile
+int RunProfileCommand(const std::string& name, const std::string& overrides, const std::string& format) {
+  if (format != "text" && format != "markdown") {
+    throw ConfigError("--format", StrCat("unknown format '", format, "' (use text or markdown)"));
+  }
+  if (name.empty()) {
+    if (!overrides.empty()) throw ConfigError("--set", "needs a profile NAME");
+    std::cout << "Hardware profiles ('pimopt profile NAME' shows one's fields, units and sources):\n";
+    for (const pim::ProfilePreset& preset : pim::ProfilePresets()) {
+      std::printf("  %-12s %s\n", preset.name.c_str(), preset.description.c_str());
+    }
+    return 0;
+  }
+  const pim::HardwareProfile base = pim::MakeProfile(name);
+  pim::HardwareProfile profile = base;
+  if (!overrides.empty()) pim::ApplyOverrides(profile, overrides);
+  const pim::ProfilePreset* preset = nullptr;
+  for (const auto& p : pim::ProfilePresets()) {
+    if (p.name == name) preset = &p;
+  }
+  const auto& fields = pim::ProfileFields();
+  // A field the preset sets has the preset's source.
+  auto source = [&](const ParamInfo& info) {
+    for (const auto& [field, value] : preset->fields) {
+      if (field == info.name) return StrCat(preset->source, " (this preset)");
+    }
+    return info.source;
+  };
+  if (format == "markdown") {
+    std::string group;
+    for (const auto& e : fields.entries()) {
+      if (e.info.group != group) {
+        group = e.info.group;
+        std::cout << "\n#### " << group << "\n| field | value | unit | meaning | source |\n|---|---|---|---|---|\n";
+      }
+      std::cout << "| `" << e.info.name << "` | " << fields.GetText(profile, e.info.name) << " | " << e.info.unit
+                << " | " << e.info.help << " | " << source(e.info) << " |\n";
+    }
+    return 0;
+  }
+  std::cout << "profile " << name << ": " << preset->description << " (" << preset->source << ")\n";
+  if (!overrides.empty()) std::cout << "with --set " << overrides << " (changed fields marked *)\n";
+  std::string group;
+  for (const auto& e : fields.entries()) {
+    if (e.info.group != group) {
+      group = e.info.group;
+      std::cout << "\n" << group << ":\n";
+    }
+    const std::string value = fields.GetText(profile, e.info.name);
+    const bool changed = value != fields.GetText(base, e.info.name);
+    std::printf("  %-34s %1s%-14s %-12s %s\n", e.info.name.c_str(), changed ? "*" : "", value.c_str(),
+                e.info.unit.c_str(), source(e.info).c_str());
+  }
+  return 0;
+}
+
 }  // namespace
 
 int RunCli(int argc, char** argv) {
@@ -328,7 +385,14 @@ int RunCli(int argc, char** argv) {
                                                       "where it applies, what it affects");
   params_cmd->add_option("--format", params_format, "text | markdown (the README's tables)")->capture_default_str();
 
-  const std::vector<std::string> commands = {"train", "predict", "gen", "convert", "info", "params"};
+  std::string profile_name, profile_overrides, profile_format = "text";
+  CLI::App* profile_cmd = app.add_subcommand("profile", "list the hardware profiles, or show one's fields with their "
+                                                        "units and sources");
+  profile_cmd->add_option("NAME", profile_name, "a profile (none: list them)");
+  profile_cmd->add_option("--set", profile_overrides, "FIELD=VALUE,... overrides, as train's --profile-set");
+  profile_cmd->add_option("--format", profile_format, "text | markdown")->capture_default_str();
+
+  const std::vector<std::string> commands = {"train", "predict", "gen", "convert", "info", "params", "profile"};
   if (argc > 1 && argv[1][0] != '-' && std::find(commands.begin(), commands.end(), argv[1]) == commands.end()) {
     std::string known;
     for (const auto& c : commands) known += (known.empty() ? "" : ", ") + c;
@@ -369,6 +433,7 @@ int RunCli(int argc, char** argv) {
       return RunInfoCommand(info_spec, info_source);
     }
     if (app.got_subcommand("params")) return RunParamsCommand(params_format);
+    if (app.got_subcommand("profile")) return RunProfileCommand(profile_name, profile_overrides, profile_format);
   } catch (...) {
     const Failure f = Classify(std::current_exception());
     std::cerr << "pimopt: " << f.message << "\n";

@@ -8,6 +8,7 @@
 #include <nlohmann/json.hpp>
 
 #include "pimopt/model/model_io.h"
+#include "pimopt/pim/profile.h"
 #include "pimopt/run/run_config.h"
 #include "test_util.h"
 
@@ -253,6 +254,23 @@ TEST_F(Cli, HelpListsEveryParameterOfTheTable) {
     EXPECT_NE(help.output.find(e.info.help.substr(0, 30)), std::string::npos) << e.info.name;
     EXPECT_NE(params.output.find(e.info.Flag()), std::string::npos) << e.info.name;
   }
+}
+
+TEST_F(Cli, ProfileCommandShowsEveryFieldWithUnitAndSource) {
+  const RunResult list = RunPimopt("profile");
+  ASSERT_EQ(list.exit_code, 0);
+  for (const std::string& name : pim::ProfileNames()) EXPECT_NE(list.output.find(name), std::string::npos) << name;
+  const RunResult one = RunPimopt("profile pim-opt --set slots.float_mul=7");
+  ASSERT_EQ(one.exit_code, 0) << one.output;
+  for (const auto& e : pim::ProfileFields().entries()) {
+    EXPECT_NE(one.output.find(e.info.name + " "), std::string::npos) << e.info.name;
+    EXPECT_NE(one.output.find(e.info.source), std::string::npos) << e.info.name;
+  }
+  EXPECT_NE(one.output.find("*7 "), std::string::npos) << one.output;
+  const RunResult prim = RunPimopt("profile prim-640");
+  EXPECT_NE(prim.output.find("2.67e+08       Hz           [PrIM] (this preset)"), std::string::npos) << prim.output;
+  ExpectBadInput("profile cray", "unknown hardware profile 'cray'");
+  ExpectBadInput("profile pim-opt --set colour=1", "unknown profile field 'colour'");
 }
 
 TEST_F(Cli, ResumeUnderAnotherResultOptionIsRefusedNamingIt) {

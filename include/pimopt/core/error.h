@@ -42,9 +42,11 @@ class ConfigError : public InputError {
  public:
   ConfigError(std::string_view parameter, std::string_view what);
   const std::string& parameter() const { return parameter_; }
+  const std::string& detail() const { return detail_; }  // the message without the parameter
 
  private:
   std::string parameter_;
+  std::string detail_;
 };
 
 // An invariant of pimopt itself was broken: a bug, never the user's fault.

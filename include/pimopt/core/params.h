@@ -68,6 +68,7 @@ struct ParamInfo {
   bool max_exclusive = false;
   std::optional<double> type_min, type_max;  // the field type's range (whole numbers), checked too, never shown
   std::string noun;                          // what a choice names, for messages ("hardware profile")
+  std::string source;                        // where the default comes from (docs/sources.md keys)
   std::vector<ParamChoice> choices;
   std::function<std::vector<ParamChoice>()> list_choices;  // choices known only at run time (registries)
   std::vector<std::pair<std::string, std::string>> hints;  // a rejected value and what to do instead
@@ -109,6 +110,7 @@ class ParamTable {
     explicit Builder(ParamInfo& info) : info_(info) {}
     Builder& Help(std::string text) { return Set(info_.help, std::move(text)); }
     Builder& Noun(std::string noun) { return Set(info_.noun, std::move(noun)); }
+    Builder& Source(std::string source) { return Set(info_.source, std::move(source)); }
     Builder& Group(std::string group) { return Set(info_.group, std::move(group)); }
     Builder& Unit(std::string unit) { return Set(info_.unit, std::move(unit)); }
     Builder& Short(std::string flag) { return Set(info_.short_flag, std::move(flag)); }

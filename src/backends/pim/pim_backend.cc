@@ -36,7 +36,7 @@ ParamTable<PimBackendOptions> MakePimParams() {
               [](PimBackendOptions& o, const ParamValue& v) { o.profile = std::get<std::string>(v); })
       .ListChoices([] {
         std::vector<ParamChoice> choices;
-        for (const std::string& name : pim::ProfileNames()) choices.push_back({name, "", {}});
+        for (const pim::ProfilePreset& p : pim::ProfilePresets()) choices.push_back({p.name, p.description, {}});
         return choices;
       })
       .Noun("hardware profile")

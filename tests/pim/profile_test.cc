@@ -1,0 +1,118 @@
+// Hardware profiles as data: every field is declared once (name, unit, bounds, source) and overridable by name,
+// presets are the base with listed fields changed, and bad overrides name the field.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstring>
+
+#include "pimopt/core/error.h"
+#include "pimopt/pim/profile.h"
+
+namespace pimopt::pim {
+namespace {
+
+// A value for the field that differs from `current` and lies within its declared bounds.
+std::string OtherValue(const ParamInfo& info, const ParamValue& current) {
+  if (info.type == ParamType::kUint) {
+    const uint64_t v = std::get<uint64_t>(current);
+    return std::to_string(v % 2 == 0 ? v + 8 : v + 1);  // even stays a multiple of 8 when it was one
+  }
+  const double v = std::get<double>(current);
+  if (info.max && v + 0.25 > *info.max) return FormatParamValue(ParamValue(v / 2));
+  return FormatParamValue(ParamValue(v * 1.5 + 0.25));
+}
+
+TEST(ProfileFields, EveryFieldIsDeclaredWithUnitSourceAndMeaning) {
+  size_t slots = 0;
+  for (const auto& e : ProfileFields().entries()) {
+    EXPECT_FALSE(e.info.help.empty()) << e.info.name;
+    EXPECT_FALSE(e.info.source.empty()) << e.info.name;
+    EXPECT_FALSE(e.info.group.empty()) << e.info.name;
+    if (e.info.name.rfind("slots.", 0) == 0) ++slots;
+  }
+  EXPECT_EQ(slots, kNumOps);
+  EXPECT_EQ(ProfileFields().entries().size(), 35 + kNumOps);
+}
+
+TEST(ProfileFields, EveryFieldIsOverridableByNameAndChangesOnlyItself) {
+  for (const auto& e : ProfileFields().entries()) {
+    HardwareProfile p = MakeProfile("pim-opt");
+    const std::string value = OtherValue(e.info, e.get(p));
+    ApplyOverrides(p, StrCat(e.info.name, "=", value));
+    EXPECT_EQ(ProfileFields().GetText(p, e.info.name), FormatParamValue(ParseParamValue(e.info, value)))
+        << e.info.name;
+    const HardwareProfile base = MakeProfile("pim-opt");
+    for (const auto& other : ProfileFields().entries()) {
+      if (other.info.name == e.info.name) continue;
+      EXPECT_EQ(ProfileFields().GetText(p, other.info.name), ProfileFields().GetText(base, other.info.name))
+          << "setting " << e.info.name << " changed " << other.info.name;
+    }
+  }
+}
+
+TEST(ProfileFields, BadOverridesNameTheField) {
+  auto error_of = [&](const std::string& overrides) {
+    HardwareProfile p;
+    try {
+      ApplyOverrides(p, overrides);
+    } catch (const ConfigError& e) {
+      EXPECT_EQ(e.parameter(), "--profile-set");
+      return std::string(e.what());
+    }
+    return std::string();
+  };
+  EXPECT_NE(error_of("colour=3").find("unknown profile field 'colour'"), std::string::npos);
+  EXPECT_NE(error_of("dpu_frequency_hz=fast").find("dpu_frequency_hz: 'fast' is not a number"), std::string::npos);
+  EXPECT_NE(error_of("dpu_frequency_hz=0").find("dpu_frequency_hz: 0 is out of range: must be > 0"),
+            std::string::npos);
+  EXPECT_NE(error_of("num_dpus=1.5").find("num_dpus: '1.5' is not a whole number"), std::string::npos);
+  EXPECT_NE(error_of("mram_bytes=100").find("mram_bytes: must be a multiple of 8"), std::string::npos);
+  EXPECT_NE(error_of("dma_min_bytes=16,dma_max_bytes=8").find("dma_max_bytes: must be >= dma_min_bytes"),
+            std::string::npos);
+  EXPECT_NE(error_of("dma_occupancy_alpha_fraction=2").find("must be 0 .. 1"), std::string::npos);
+}
+
+TEST(ProfilePresets, AreTheBaseWithTheirListedFieldsChanged) {
+  const HardwareProfile base;
+  EXPECT_EQ(base.name, "pim-opt");
+  for (const ProfilePreset& preset : ProfilePresets()) {
+    const HardwareProfile p = MakeProfile(preset.name);
+    EXPECT_EQ(p.name, preset.name);
+    EXPECT_FALSE(preset.description.empty());
+    for (const auto& e : ProfileFields().entries()) {
+      bool listed = false;
+      for (const auto& [field, value] : preset.fields) listed = listed || field == e.info.name;
+      if (!listed) EXPECT_EQ(FormatParamValue(e.get(p)), FormatParamValue(e.get(base))) << preset.name;
+    }
+  }
+  // The values the presets had as code before they were data (results must not move).
+  EXPECT_EQ(MakeProfile("prim-640").dpu_frequency_hz, 267e6);
+  EXPECT_EQ(MakeProfile("upmem-2524").num_dpus, 2524u);
+  const HardwareProfile wide = MakeProfile("future-wide");
+  EXPECT_EQ(wide.rank_to_dpu_bytes_per_s, 4 * base.rank_to_dpu_bytes_per_s);
+  EXPECT_EQ(wide.rank_from_dpu_bytes_per_s, 4 * base.rank_from_dpu_bytes_per_s);
+  EXPECT_EQ(wide.rank_broadcast_bytes_per_s, 4 * base.rank_broadcast_bytes_per_s);
+  EXPECT_EQ(wide.max_to_dpu_bytes_per_s, 4 * base.max_to_dpu_bytes_per_s);
+  EXPECT_EQ(wide.max_from_dpu_bytes_per_s, 4 * base.max_from_dpu_bytes_per_s);
+  EXPECT_EQ(wide.max_broadcast_bytes_per_s, 4 * base.max_broadcast_bytes_per_s);
+  EXPECT_EQ(wide.wram_bytes, 256u << 10);
+  const HardwareProfile fpu = MakeProfile("future-fpu");
+  for (Op op : {Op::kInt32Mul, Op::kInt32Div, Op::kFloatAdd, Op::kFloatSub, Op::kFloatMul, Op::kFloatDiv,
+                 Op::kDoubleAdd, Op::kDoubleSub, Op::kDoubleMul, Op::kDoubleDiv, Op::kFloatConvert}) {
+    EXPECT_EQ(fpu.slots(op), 1) << OpName(op);
+  }
+  EXPECT_EQ(fpu.slots(Op::kInt64Mul), 2);
+  EXPECT_EQ(fpu.slots(Op::kInt64Div), 2);
+  EXPECT_EQ(fpu.slots(Op::kInt64Shift), base.slots(Op::kInt64Shift));
+  EXPECT_EQ(fpu.mul32_setup_slots, 1);
+  try {
+    MakeProfile("cray");
+    FAIL();
+  } catch (const ConfigError& e) {
+    EXPECT_EQ(e.parameter(), "--profile");
+    EXPECT_NE(std::string(e.what()).find("known: pim-opt, prim-2556"), std::string::npos);
+  }
+}
+
+}  // namespace
+}  // namespace pimopt::pim

@@ -22,6 +22,7 @@ class VectorAdd final : public pim::Kernel {
     spec.name = "vector_add";
     spec.tasklets = 16;              // >= 11 tasklets keep the pipeline full
     spec.wram_symbols = {{"n", 8}};  // __host uint64_t n;
+    spec.heap_bytes_per_tasklet = 2 * 4 * kBlockElements;  // the two blocks Main allocates
     return spec;
   }
 

@@ -143,6 +143,16 @@ void Dpu::Fail(const Tasklet* t, const std::string& what) const {
   throw PimError(StrCat("kernel '", kernel_name_, "', DPU ", index_, ": ", what));
 }
 
+uint32_t MaxTasklets(const KernelSpec& spec, const HardwareProfile& profile) {
+  uint64_t variables = 0;
+  for (const SymbolSpec& s : spec.wram_symbols) variables = AlignUp(variables + s.bytes, 8);
+  const uint64_t stack = spec.stack_bytes ? spec.stack_bytes : profile.default_stack_bytes;
+  const uint64_t per_tasklet = stack + AlignUp(spec.heap_bytes_per_tasklet, 8);
+  if (variables >= profile.wram_bytes) return 0;
+  const uint64_t fit = per_tasklet == 0 ? profile.max_tasklets : (profile.wram_bytes - variables) / per_tasklet;
+  return static_cast<uint32_t>(std::min<uint64_t>(fit, profile.max_tasklets));
+}
+
 void Dpu::Load(const KernelSpec& spec, uint32_t tasklets) {
   kernel_name_ = spec.name;
   if (tasklets == 0 || tasklets > profile_.max_tasklets) {
@@ -160,10 +170,12 @@ void Dpu::Load(const KernelSpec& spec, uint32_t tasklets) {
   }
   const uint64_t stack = spec.stack_bytes ? spec.stack_bytes : profile_.default_stack_bytes;
   heap_start_ = heap_top_ = top;
+  heap_declared_ = uint64_t{tasklets} * AlignUp(spec.heap_bytes_per_tasklet, 8);
   const uint64_t stacks = stack * tasklets;
-  if (top + stacks > wram_.size()) {
-    Fail(nullptr, StrCat("WRAM exhausted at load: ", top, " bytes of variables + ", tasklets, " stacks of ", stack,
-                         " bytes > ", wram_.size(), " bytes of WRAM"));
+  if (top + stacks + heap_declared_ > wram_.size()) {
+    Fail(nullptr, StrCat("WRAM exhausted at load: ", top, " bytes of variables + ", tasklets, " tasklets x (", stack,
+                         " bytes of stack + ", AlignUp(spec.heap_bytes_per_tasklet, 8), " bytes of heap) > ",
+                         wram_.size(), " bytes of WRAM: at most ", MaxTasklets(spec, profile_), " tasklets fit"));
   }
   heap_end_ = wram_.size() - stacks;
   uint64_t mtop = 0;
@@ -236,6 +248,11 @@ void* Dpu::WramSymbol(const Tasklet& t, std::string_view symbol, uint32_t min_by
 
 void* Dpu::MemAlloc(const Tasklet& t, uint32_t bytes) {
   const uint64_t start = AlignUp(heap_top_, 8);
+  if (heap_declared_ > 0 && start + bytes - heap_start_ > heap_declared_) {
+    Fail(&t, StrCat("mem_alloc(", bytes, ") takes the heap to ", start + bytes - heap_start_, " bytes, beyond the ",
+                    heap_declared_, " its kernel declares (", tasklets_,
+                    " tasklets x KernelSpec::heap_bytes_per_tasklet)"));
+  }
   if (start + bytes > heap_end_) {
     Fail(&t, StrCat("WRAM exhausted: mem_alloc(", bytes, ") with ", heap_end_ - std::min(start, heap_end_),
                     " bytes left of the ", heap_end_ - heap_start_, "-byte heap"));

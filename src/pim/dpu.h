@@ -100,6 +100,7 @@ class Dpu {
   std::map<std::string, Placement, std::less<>> wram_symbols_;
   std::map<std::string, Placement, std::less<>> mram_symbols_;
   uint64_t heap_start_ = 0, heap_top_ = 0, heap_end_ = 0;
+  uint64_t heap_declared_ = 0;  // tasklets x KernelSpec::heap_bytes_per_tasklet (0: undeclared)
   uint64_t mram_heap_start_ = 0;
   // Per launch.
   std::vector<TaskletRun>* runs_ = nullptr;

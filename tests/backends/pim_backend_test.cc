@@ -48,7 +48,7 @@ std::vector<QuantizedShard> Quantize(const Dataset& d, int workers) {
 
 pimbackend::LinearKernelArgs ReferenceArgs(const TrainConfig& c, uint32_t n_pad) {
   pimbackend::LinearKernelArgs a;
-  a.loss = c.objective.loss == LossKind::kLogistic ? 0 : 1;
+  a.loss = pimbackend::ToKernelLoss(c.objective.loss);
   a.n_pad = n_pad;
   a.fit_bias = 1;
   return a;
@@ -86,7 +86,7 @@ void ExpectMaRoundMatchesReference(const Dataset& data, const TrainConfig& c, ui
   std::vector<int64_t> sum(n_pad + 1, 0);
   for (int k = 0; k < c.workers; ++k) {
     pimbackend::LinearKernelArgs a = ReferenceArgs(c, n_pad);
-    a.mode = 1;
+    a.mode = pimbackend::KernelMode::kLocalSgd;
     a.lr_weight_q32 = fixed::ToScale(c.lr, "lr");
     a.decay_q32 = fixed::ToScale(c.lr * c.objective.l2, "decay");
     fixed::Saturation ignored;

@@ -61,8 +61,8 @@ pim::DpuSet Upload(pim::PimSystem& system, const Fixture& f, const LinearKernelA
 
 LinearKernelArgs ArgsFor(const Fixture& f, uint32_t mode, uint32_t loss) {
   LinearKernelArgs a;
-  a.mode = mode;
-  a.loss = loss;
+  a.mode = static_cast<KernelMode>(mode);
+  a.loss = static_cast<KernelLoss>(loss);
   a.n_pad = f.shard.n_pad;
   a.x_offset = f.layout.x_offset;
   a.y_offset = f.layout.y_offset;

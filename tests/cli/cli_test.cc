@@ -239,6 +239,7 @@ TEST_F(Cli, FlagsAreCheckedBeforeTheDataIsRead) {
   ExpectBadInput(missing + " --backend pim --sigmoid cubic", "--sigmoid: unknown sigmoid 'cubic'");
   ExpectBadInput(missing + " --backend pim --tasklet-split rows", "--tasklet-split");
   ExpectBadInput(missing + " --backend pim --tasklets 40", "--tasklets");
+  ExpectBadInput(missing + " --backend pim --tasklets 20", "--tasklets: 20 tasklets do not fit");
   ExpectBadInput(missing + " --backend pim --profile-set colour=1", "--profile-set");
   ExpectBadInput(missing + " --algo admm --rho -1", "--rho");
   ExpectBadInput(missing, "missing.svm: no such file");

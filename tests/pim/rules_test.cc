@@ -80,6 +80,57 @@ TEST(PimRules, WramExhaustionAtAllocationAndAtLoad) {
   }
 }
 
+// A kernel that declares its WRAM heap per tasklet: 4 KB of variables, 1 KB stacks, `heap` bytes each.
+class DeclaredHeap final : public Kernel {
+ public:
+  DeclaredHeap(uint32_t heap, uint32_t allocate) : heap_(heap), allocate_(allocate) {}
+  KernelSpec Spec() const override {
+    KernelSpec spec{"declared", 16, 1024, {{"vars", 4096}}, {}};
+    spec.heap_bytes_per_tasklet = heap_;
+    return spec;
+  }
+  void Main(Tasklet& t) override {
+    if (t.me() == 0) t.MemReset();  // the heap persists across launches, as on the DPU
+    t.BarrierWait();
+    t.MemAlloc(allocate_);
+  }
+
+ private:
+  uint32_t heap_, allocate_;
+};
+
+TEST(PimRules, DeclaredHeapDecidesHowManyTaskletsFitAtLoad) {
+  const HardwareProfile p = MakeProfile("pim-opt");
+  // (65536 - 4096) / (1024 + 2200) = 19.06 -> 19 tasklets.
+  EXPECT_EQ(MaxTasklets(DeclaredHeap(2200, 0).Spec(), p), 19u);
+  EXPECT_EQ(MaxTasklets(DeclaredHeap(0, 0).Spec(), p), 24u);         // undeclared: only stacks count (60 fit)
+  EXPECT_EQ(MaxTasklets(DeclaredHeap(61000, 0).Spec(), p), 0u);      // not even one
+  PimSystem system(p, 1);
+  DpuSet set = system.Allocate(2);
+  try {
+    set.Load(std::make_shared<DeclaredHeap>(2200, 2200), 20);
+    FAIL() << "20 tasklets loaded where 19 fit";
+  } catch (const PimError& e) {
+    EXPECT_NE(std::string(e.what()).find("WRAM exhausted at load: 4096 bytes of variables + 20 tasklets x (1024 bytes "
+                                         "of stack + 2200 bytes of heap) > 65536 bytes of WRAM: at most 19 tasklets "
+                                         "fit"),
+              std::string::npos)
+        << e.what();
+  }
+  set.Load(std::make_shared<DeclaredHeap>(2200, 2200), 19);
+  for (int launch = 0; launch < 3; ++launch) EXPECT_NO_THROW(set.Launch());
+  set.Load(std::make_shared<DeclaredHeap>(2200, 2208), 4);  // takes more than it declared
+  try {
+    set.Launch();
+    FAIL() << "a tasklet took more heap than its kernel declared";
+  } catch (const PimError& e) {
+    EXPECT_NE(std::string(e.what()).find("beyond the 8800 its kernel declares (4 tasklets x "
+                                         "KernelSpec::heap_bytes_per_tasklet)"),
+              std::string::npos)
+        << e.what();
+  }
+}
+
 TEST(PimRules, TooManyTasklets) {
   PimSystem system(MakeProfile("pim-opt"), 1);
   DpuSet set = system.Allocate(1);

@@ -88,6 +88,9 @@ TEST(ResolveRunConfig, EveryFlagIsCheckedBeforeAnyDataIsRead) {
   ExpectRefused({{"backend", "pim"}, {"algo", "sgd"}, {"dpus", "4"}}, "--dpus", "sgd runs on one DPU");
   ExpectRefused({{"backend", "pim"}, {"algo", "ma"}, {"dpus", "4"}, {"workers", "8"}}, "--dpus", "contradicts");
   ExpectRefused({{"backend", "pim"}, {"tasklets", "40"}}, "--tasklets", "1..24");
+  ExpectRefused({{"backend", "pim"}, {"tasklets", "18"}}, "--tasklets",
+                "18 tasklets do not fit: the linear kernel's WRAM buffers (2200 bytes per tasklet, and its stack) fit "
+                "at most 17 tasklets in the 65536 bytes of WRAM of profile 'pim-opt'");
   ExpectRefused({{"backend", "pim"}, {"profile-set", "colour=1"}}, "--profile-set", "colour");
   ExpectRefused({{"algo", "sgd"}, {"workers", "4"}}, "--workers");
   ExpectRefused({{"algo", "sgd"}, {"batch", "8"}}, "--batch");
@@ -108,6 +111,13 @@ TEST(ResolveRunConfig, EveryFlagIsCheckedBeforeAnyDataIsRead) {
   } catch (const ConfigError& e) {
     EXPECT_NE(std::string(e.what()).find("rows='oops'"), std::string::npos) << e.what();
   }
+}
+
+TEST(ResolveRunConfig, TaskletsUpToWhatTheKernelsWramAllows) {
+  RunConfig c = Config({{"data", "x.svm"}, {"backend", "pim"}, {"tasklets", "17"}});
+  EXPECT_NO_THROW(ResolveRunConfig(c, 1));
+  RunConfig wide = Config({{"data", "x.svm"}, {"backend", "pim"}, {"tasklets", "24"}, {"profile", "future-wide"}});
+  EXPECT_NO_THROW(ResolveRunConfig(wide, 1));  // 256 KB of WRAM
 }
 
 TEST(ResolveRunConfig, ResolvesTheAlgorithmsDefaultsAndDpus) {

@@ -59,7 +59,15 @@ struct KernelSpec {
   uint32_t stack_bytes = 0;              // WRAM stack per tasklet; 0 = the profile's default
   std::vector<SymbolSpec> wram_symbols;  // __host WRAM variables, placed 8-aligned from WRAM address 0
   std::vector<SymbolSpec> mram_symbols;  // __mram variables, placed from MRAM address 0; the heap follows
+  // WRAM heap a launch takes per tasklet (MemAlloc, each allocation rounded up to 8 bytes). Declared, it lets a load
+  // with more tasklets than fit be refused at once (MaxTasklets), and a launch that takes more than tasklets x this
+  // fails naming the declaration. 0: undeclared (only the heap's end is checked).
+  uint32_t heap_bytes_per_tasklet = 0;
 };
+
+// The most tasklets of `spec` whose variables, stacks and declared heaps fit the profile's WRAM (at most the
+// profile's max_tasklets; 0 if not even one fits).
+uint32_t MaxTasklets(const KernelSpec& spec, const HardwareProfile& profile);
 
 class Tasklet;
 

@@ -22,30 +22,29 @@ struct Buffers {
   int64_t* word;  // 16 bytes for small DMAs
 };
 
-constexpr uint32_t kSparseWindow = 128;  // non-zeros per column / value DMA window
-
 class LinearKernel final : public pim::Kernel {
  public:
   pim::KernelSpec Spec() const override {
     pim::KernelSpec spec;
     spec.name = "pimopt_linear";
     spec.tasklets = 16;
-    spec.wram_symbols = {{"args", sizeof(LinearKernelArgs)},
-                         {"rows", 4 * kMaxRowsPerStep},
-                         {"d", 4 * kMaxRowsPerStep},
-                         {"count", 8},
-                         {"partials", 8 * 24},
-                         {"saturations", 8 * 24}};
+    spec.wram_symbols = {{std::string(kArgsSymbol), sizeof(LinearKernelArgs)},
+                         {std::string(kRowsSymbol), 4 * kMaxRowsPerStep},
+                         {std::string(kDerivativesSymbol), 4 * kMaxRowsPerStep},
+                         {std::string(kCountSymbol), 8},
+                         {std::string(kPartialsSymbol), 8 * kMaxTasklets},
+                         {std::string(kSaturationsSymbol), 8 * kMaxTasklets}};
+    spec.heap_bytes_per_tasklet = kHeapBytesPerTasklet;
     return spec;
   }
 
   void Main(Tasklet& t) override {
     if (t.me() == 0) t.MemReset();
     t.BarrierWait();
-    const LinearKernelArgs a = *t.Wram<LinearKernelArgs>("args");
-    auto* rows = t.Wram<uint32_t>("rows");
-    auto* d = t.Wram<int32_t>("d");
-    auto* count = t.Wram<uint32_t>("count");
+    const LinearKernelArgs a = *t.Wram<LinearKernelArgs>(kArgsSymbol);
+    auto* rows = t.Wram<uint32_t>(kRowsSymbol);
+    auto* d = t.Wram<int32_t>(kDerivativesSymbol);
+    auto* count = t.Wram<uint32_t>(kCountSymbol);
     Buffers buf;
     buf.x = static_cast<int8_t*>(t.MemAlloc(kSparseWindow + 8));
     buf.w = static_cast<int32_t*>(t.MemAlloc(4 * kFeatureBlock));
@@ -57,7 +56,7 @@ class LinearKernel final : public pim::Kernel {
     buf.col = reinterpret_cast<uint32_t*>(buf.acc);
     buf.word = static_cast<int64_t*>(t.MemAlloc(16));
     fixed::Saturation saturation;
-    if (a.sparse && a.mode == 0) {
+    if (a.sparse && a.mode == KernelMode::kGradient) {
       ClearSums(t, a, buf);  // the host read the previous step's sums; start from zero
       t.BarrierWait();
     }
@@ -114,10 +113,11 @@ class LinearKernel final : public pim::Kernel {
       }
       if (step_rows == 0) continue;
       // Output (mode 0) or update (modes 1, 2) from the sums.
-      const uint64_t scale = a.mode == 0 ? 0 : a.lr_weight_q32 / step_rows;
-      if (a.mode != 0) t.Charge(Op::kInt64Div, 1);
+      const bool updates = a.mode != KernelMode::kGradient;
+      const uint64_t scale = updates ? a.lr_weight_q32 / step_rows : 0;
+      if (updates) t.Charge(Op::kInt64Div, 1);
       if (t.me() == bias_owner) UpdateBias(t, a, buf, bias_sum, scale, saturation);
-      if (a.mode != 0) {
+      if (updates) {
         for (uint32_t b = t.me(); b < blocks; b += t.nr_tasklets()) {
           t.MramRead(a.g_offset + uint64_t{b} * kFeatureBlock * 8, buf.acc, 8 * kFeatureBlock);
           UpdateBlock(t, a, buf, b, scale, saturation);
@@ -130,7 +130,7 @@ class LinearKernel final : public pim::Kernel {
       }
       t.BarrierWait();  // the next step reads the updated model
     }
-    t.Wram<uint64_t>("saturations")[t.me()] += saturation.events;  // accumulates over launches
+    t.Wram<uint64_t>(kSaturationsSymbol)[t.me()] += saturation.events;  // accumulates over launches
   }
 
  private:
@@ -220,7 +220,7 @@ class LinearKernel final : public pim::Kernel {
   }
 
   static int32_t RowDerivative(Tasklet& t, const LinearKernelArgs& a, Buffers& buf, uint32_t r, int64_t z24) {
-    const auto loss = a.loss == 0 ? LossKind::kLogistic : LossKind::kHinge;
+    const LossKind loss = FromKernelLoss(a.loss);
     t.MramRead(a.y_offset + (r & ~7u), buf.word, 8);
     const int y = reinterpret_cast<const int8_t*>(buf.word)[r & 7];
     int32_t sigma = 0;
@@ -257,7 +257,7 @@ class LinearKernel final : public pim::Kernel {
   // of G in MRAM.
   static void FeatureSplitChunk(Tasklet& t, const LinearKernelArgs& a, Buffers& buf, const uint32_t* rows, int32_t* d,
                                 uint32_t n, int32_t bias, uint32_t chunk) {
-    auto* partials = t.Wram<int64_t>("partials");
+    auto* partials = t.Wram<int64_t>(kPartialsSymbol);
     const uint32_t blocks = a.n_pad / kFeatureBlock;
     for (uint32_t i = 0; i < n; ++i) {
       const uint32_t r = rows[i];
@@ -345,13 +345,14 @@ class LinearKernel final : public pim::Kernel {
     }
   }
 
-  // Modes 1, 2: updates model block b from the sums in buf.acc. Mode 0 never calls this.
+  // Local and proximal SGD: updates model block b from the sums in buf.acc (the gradient mode never calls this).
   static void UpdateBlock(Tasklet& t, const LinearKernelArgs& a, Buffers& buf, uint32_t b, uint64_t scale,
                           fixed::Saturation& saturation) {
     t.MramRead(a.w_offset + uint64_t{b} * kFeatureBlock * 4, buf.w, 4 * kFeatureBlock);
-    if (a.mode == 2) t.MramRead(a.v_offset + uint64_t{b} * kFeatureBlock * 4, buf.v, 4 * kFeatureBlock);
+    const bool proximal = a.mode == KernelMode::kProximalSgd;
+    if (proximal) t.MramRead(a.v_offset + uint64_t{b} * kFeatureBlock * 4, buf.v, 4 * kFeatureBlock);
     for (uint32_t j = 0; j < kFeatureBlock; ++j) {
-      const int64_t base = a.mode == 2 ? int64_t{buf.w[j]} - buf.v[j] : int64_t{buf.w[j]};
+      const int64_t base = proximal ? int64_t{buf.w[j]} - buf.v[j] : int64_t{buf.w[j]};
       buf.w[j] = fixed::SaturateModel(fixed::SgdUpdate(buf.w[j], buf.acc[j], scale, base, a.decay_q32), saturation);
     }
     // Per feature: the step and the decay multiplies (a shift when the factor is a power of two, else a software
@@ -366,11 +367,11 @@ class LinearKernel final : public pim::Kernel {
     t.MramWrite(buf.w, a.w_offset + uint64_t{b} * kFeatureBlock * 4, 4 * kFeatureBlock);
   }
 
-  // The bias: G_b = sum_i d_i (in G's unit), output (mode 0) or update (modes 1, 2; no L2 on the bias).
+  // The bias: G_b = sum_i d_i (in G's unit), output (gradient mode) or update (no L2 on the bias).
   static void UpdateBias(Tasklet& t, const LinearKernelArgs& a, Buffers& buf, int64_t d_sum, uint64_t scale,
                          fixed::Saturation& saturation) {
     const int64_t g = d_sum << fixed::kFeatureFracBits;  // Q.24 -> Q.31, the unit of G
-    if (a.mode == 0) {
+    if (a.mode == KernelMode::kGradient) {
       buf.word[0] = g;
       t.MramWrite(buf.word, a.g_offset + uint64_t{a.n_pad} * 8, 8);
       return;
@@ -378,7 +379,7 @@ class LinearKernel final : public pim::Kernel {
     t.MramRead(a.w_offset + uint64_t{a.n_pad} * 4, buf.word, 8);
     const int32_t old = static_cast<int32_t>(buf.word[0] & 0xFFFFFFFF);
     int64_t base = 0;
-    if (a.mode == 2) {
+    if (a.mode == KernelMode::kProximalSgd) {
       t.MramRead(a.v_offset + uint64_t{a.n_pad} * 4, buf.word + 1, 8);
       base = int64_t{old} - static_cast<int32_t>(buf.word[1] & 0xFFFFFFFF);
     }
@@ -392,6 +393,14 @@ class LinearKernel final : public pim::Kernel {
 };
 
 }  // namespace
+
+KernelLoss ToKernelLoss(LossKind loss) {
+  return loss == LossKind::kLogistic ? KernelLoss::kLogistic : KernelLoss::kHinge;
+}
+
+LossKind FromKernelLoss(KernelLoss loss) {
+  return loss == KernelLoss::kLogistic ? LossKind::kLogistic : LossKind::kHinge;
+}
 
 LinearLayout MakeLinearLayout(uint32_t features, uint32_t max_rows, uint64_t max_list_entries, uint64_t max_nonzeros) {
   LinearLayout l;
@@ -433,7 +442,7 @@ int32_t ReferenceDerivative(const QuantizedShard& shard, std::span<const int32_t
   }
   const int64_t z24 = fixed::ShiftTowardZero(z, fixed::kFeatureFracBits);
   const int y = shard.y[r];
-  const auto loss = a.loss == 0 ? LossKind::kLogistic : LossKind::kHinge;
+  const LossKind loss = FromKernelLoss(a.loss);
   const int32_t d = a.sigmoid_float && loss == LossKind::kLogistic
                         ? fixed::DerivativeFromSigmoid(loss, fixed::SigmoidFloat(z24), z24, y)
                         : fixed::Derivative(loss, z24, y);
@@ -468,7 +477,7 @@ void ReferenceLocalSteps(const QuantizedShard& shard, std::vector<int32_t>& mode
     for (uint32_t j = 0; j <= shard.n_pad; ++j) {
       const bool is_bias = j == shard.n_pad;
       int64_t base = 0;
-      if (args.mode == 2) {
+      if (args.mode == KernelMode::kProximalSgd) {
         base = int64_t{model[j]} - v[j];
       } else if (!is_bias) {
         base = model[j];

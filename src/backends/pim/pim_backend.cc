@@ -86,6 +86,14 @@ pim::HardwareProfile PimBackendOptions::ResolveProfile() const {
   if (tasklets == 0 || tasklets > profile.max_tasklets) {
     throw ConfigError("--tasklets", StrCat("must be in 1..", profile.max_tasklets, " (profile '", profile.name, "')"));
   }
+  const pim::KernelSpec spec = pimbackend::MakeLinearKernel()->Spec();
+  const uint32_t fit = pim::MaxTasklets(spec, profile);
+  if (tasklets > fit) {
+    throw ConfigError("--tasklets", StrCat(tasklets, " tasklets do not fit: the linear kernel's WRAM buffers (",
+                                           pimbackend::kHeapBytesPerTasklet, " bytes per tasklet, and its stack) fit at "
+                                           "most ", fit, " tasklets in the ", profile.wram_bytes,
+                                           " bytes of WRAM of profile '", profile.name, "'"));
+  }
   return profile;
 }
 
@@ -210,7 +218,7 @@ void PimBackend::Setup(const Dataset& train, const TrainConfig& config, const Pa
 
 LinearKernelArgs PimBackend::BaseArgs() const {
   LinearKernelArgs a;
-  a.loss = config_.objective.loss == LossKind::kLogistic ? 0 : 1;
+  a.loss = pimbackend::ToKernelLoss(config_.objective.loss);
   a.n_pad = layout_.n_pad;
   a.fit_bias = config_.objective.fit_bias ? 1 : 0;
   fixed::Saturation ignored;
@@ -235,7 +243,7 @@ void PimBackend::PushArgs(const std::vector<LinearKernelArgs>& args) {
   for (uint32_t k = 0; k < num_dpus_; ++k) {
     dpus_->PrepareXfer(k, const_cast<LinearKernelArgs*>(&args[k]), sizeof(LinearKernelArgs));
   }
-  to_dpu_s_ += dpus_->PushXfer(pim::XferDirection::kToDpu, "args", 0, sizeof(LinearKernelArgs));
+  to_dpu_s_ += dpus_->PushXfer(pim::XferDirection::kToDpu, pimbackend::kArgsSymbol, 0, sizeof(LinearKernelArgs));
   RecordTransfer(TransferKind::kPushArgs, sizeof(LinearKernelArgs));
 }
 
@@ -288,7 +296,7 @@ void PimBackend::GradientStep(std::span<const std::span<const uint32_t>> worker_
   std::vector<LinearKernelArgs> args(num_dpus_, BaseArgs());
   for (uint32_t k = 0; k < num_dpus_; ++k) {
     for (size_t i = 0; i < worker_rows[k].size(); ++i) lists[k][i] = LocalRow(k, worker_rows[k][i]);
-    args[k].mode = 0;
+    args[k].mode = pimbackend::KernelMode::kGradient;
     args[k].steps = 1;
     args[k].slots_per_step = slots;
   }
@@ -336,7 +344,7 @@ void PimBackend::LocalSgd(const LocalSgdRequest& req) {
       const auto rows = req.plan->LocalBatch(static_cast<int>(k), req.first_step + s);
       for (size_t i = 0; i < rows.size(); ++i) lists[k][s * slots + i] = LocalRow(k, rows[i]);
     }
-    args[k].mode = req.proximal ? 2 : 1;
+    args[k].mode = req.proximal ? pimbackend::KernelMode::kProximalSgd : pimbackend::KernelMode::kLocalSgd;
     args[k].steps = static_cast<uint32_t>(req.num_steps);
     args[k].slots_per_step = slots;
     const double weight =
@@ -474,8 +482,8 @@ std::map<std::string, double> PimBackend::Counters() const {
     // and not counted in the phase times.
     uint64_t total = 0;
     for (uint32_t k = 0; k < num_dpus_; ++k) {
-      uint64_t counters[24] = {};
-      dpus_->CopyFrom(k, "saturations", 0, counters, sizeof(counters));
+      uint64_t counters[pimbackend::kMaxTasklets] = {};
+      dpus_->CopyFrom(k, pimbackend::kSaturationsSymbol, 0, counters, sizeof(counters));
       for (uint64_t v : counters) total += v;
     }
     c["dpu_saturations"] = static_cast<double>(total);

@@ -1,9 +1,9 @@
 // The DPU kernel that trains linear models on the emulated UPMEM system, and its host-side fixed-point reference.
 //
-// One kernel, three modes (LinearKernelArgs::mode):
-//   0 gradient: G = sum over the listed rows of d_i x_i (and G_b = sum d_i), at the model in MRAM (GA-SGD, MB-SGD)
-//   1 local SGD: `steps` mini-batch steps x <- x - lr_w/|beta| G - lr*l2 x  (MA-SGD, SGD)
-//   2 proximal local SGD: x <- x - lr_w/|beta| G - lr*rho (x - v)          (ADMM's x-update; v = z - u_k)
+// One kernel, three modes (LinearKernelArgs::mode, a KernelMode):
+//   gradient: G = sum over the listed rows of d_i x_i (and G_b = sum d_i), at the model in MRAM (GA-SGD, MB-SGD)
+//   local SGD: `steps` mini-batch steps x <- x - lr_w/|beta| G - lr*l2 x  (MA-SGD, SGD)
+//   proximal local SGD: x <- x - lr_w/|beta| G - lr*rho (x - v)          (ADMM's x-update; v = z - u_k)
 // with d_i = c_i * dl/dz(z_i, y_i) in Q.24 (fixed_point.h), features int8 Q0.7, model int32 Q8.24, sums int64.
 //
 // Tasklet work split (differs from PIM-Opt, which splits each sample's features over the tasklets and pays two
@@ -18,14 +18,21 @@
 // whole model once per step (the L2 / proximal decay touches every weight, as in PIM-Opt: cost grows with the
 // model size, not with the non-zeros) and clears G for the next step.
 //
+// The host/DPU contract is typed: modes and losses are enums of fixed values, LinearKernelArgs has a checked layout,
+// the WRAM variables are named by the constants below (host and kernel use the same ones), and the kernel declares
+// the WRAM heap each tasklet takes, so a tasklet count whose buffers do not fit is refused at load.
+//
 // MRAM heap layout (LinearLayout): dense X rows x n_pad int8, or sparse row pointers (rows + 1) uint32, columns
 // nnz uint32, values nnz int8 | Y rows int8 | W (n_pad + 8) int32 (bias at n_pad) | V same | G (n_pad + 8) int64 |
 // row lists (uint32, kNoRow = padding) | sigmoid table (kSigmoidEntries int32).
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <memory>
 #include <span>
+#include <string_view>
+#include <type_traits>
 #include <vector>
 
 #include "pimopt/fixed/fixed_point.h"
@@ -36,10 +43,25 @@ namespace pimopt::pimbackend {
 inline constexpr uint32_t kFeatureBlock = 128;     // features per phase-B block and per DMA of a row
 inline constexpr uint32_t kMaxRowsPerStep = 1024;  // WRAM holds the step's row numbers and derivatives
 inline constexpr uint32_t kNoRow = 0xFFFFFFFFu;
+inline constexpr uint32_t kSparseWindow = 128;  // non-zeros per column / value DMA window
+inline constexpr uint32_t kMaxTasklets = 24;    // per-tasklet WRAM arrays ("partials", "saturations") hold this many
+
+// The WRAM variables the host reads or writes (the others are the kernel's own).
+inline constexpr std::string_view kArgsSymbol = "args";              // LinearKernelArgs, pushed before each launch
+inline constexpr std::string_view kSaturationsSymbol = "saturations";  // uint64 per tasklet, over all launches
+inline constexpr std::string_view kRowsSymbol = "rows";              // the chunk's row numbers
+inline constexpr std::string_view kDerivativesSymbol = "d";          // the chunk's loss derivatives (Q.24)
+inline constexpr std::string_view kCountSymbol = "count";            // rows in the chunk
+inline constexpr std::string_view kPartialsSymbol = "partials";      // per-tasklet partial scores (feature split)
+
+enum class KernelMode : uint32_t { kGradient = 0, kLocalSgd = 1, kProximalSgd = 2 };
+enum class KernelLoss : uint32_t { kLogistic = 0, kHinge = 1 };
+KernelLoss ToKernelLoss(LossKind loss);
+LossKind FromKernelLoss(KernelLoss loss);
 
 struct LinearKernelArgs {
-  uint32_t mode = 0;
-  uint32_t loss = 0;      // 0 logistic, 1 hinge
+  KernelMode mode = KernelMode::kGradient;
+  KernelLoss loss = KernelLoss::kLogistic;
   uint32_t n_pad = 0;     // features per row in MRAM (a multiple of kFeatureBlock)
   uint32_t reserved = 0;  // keeps the 64-bit fields below 8-byte aligned without implicit padding
   uint32_t steps = 1;
@@ -55,6 +77,16 @@ struct LinearKernelArgs {
   uint64_t x_offset = 0, y_offset = 0, w_offset = 0, v_offset = 0, g_offset = 0, list_offset = 0, sigmoid_offset = 0;
   uint64_t col_offset = 0, val_offset = 0;  // sparse: x_offset holds the row pointers
 };
+// The struct is copied byte for byte into WRAM: its layout is part of the contract.
+static_assert(sizeof(LinearKernelArgs) == 136 && std::has_unique_object_representations_v<LinearKernelArgs> &&
+                  offsetof(LinearKernelArgs, lr_weight_q32) % 8 == 0 && offsetof(LinearKernelArgs, x_offset) % 8 == 0,
+              "LinearKernelArgs must keep its 8-byte aligned layout without implicit padding");
+
+// Per-tasklet WRAM buffers of the kernel (MemAlloc, each 8-aligned): a block of a dense row or a window of sparse
+// values, a model block, a proximal-target block, a block of sums (shared with the window of column numbers), and
+// 16 bytes for small DMAs. The kernel declares it (KernelSpec::heap_bytes_per_tasklet).
+inline constexpr uint32_t kHeapBytesPerTasklet =
+    (kSparseWindow + 8) + 4 * kFeatureBlock + 4 * kFeatureBlock + 8 * kFeatureBlock + 16;
 
 struct LinearLayout {
   uint32_t n_pad = 0;

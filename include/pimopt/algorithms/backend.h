@@ -104,8 +104,9 @@ class IBackend {
   // Seconds spent per phase since Setup (host wall clock), e.g. "worker_compute", "reduce", "host_update".
   virtual std::map<std::string, double> PhaseSeconds() const = 0;
   virtual TrafficCounters Traffic() const = 0;
-  // Backend-specific measurements for the report (e.g. modeled energy, fixed-point saturation events).
-  virtual std::map<std::string, double> Counters() const { return {}; }
+  // Backend-specific measurements for the report (e.g. modeled energy, fixed-point saturation events). May read
+  // diagnostics from the workers; that is never counted as training traffic or time.
+  virtual std::map<std::string, double> Counters() { return {}; }
 
   // Checkpointing (after Setup): the state that the next verbs depend on.
   virtual BackendState SaveState() = 0;

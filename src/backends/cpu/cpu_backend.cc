@@ -28,7 +28,9 @@ void CpuBackend::AddPhase(const char* phase, const PhaseStart& since) {
 }
 
 void CpuBackend::CountSync(bool push, bool pull) {
-  if (workers_ <= 1) return;  // a single worker has no host <-> worker exchange
+  // A run of one worker has no host <-> worker exchange. Under MPI every process counts its own workers' vectors
+  // (the coordinator sums them over processes), and every process counts the synchronization.
+  if (part_.total_workers <= 1) return;
   const uint64_t vector_bytes = static_cast<uint64_t>(workers_) * (n_ + 1) * sizeof(float);
   if (push) traffic_.to_workers_bytes += vector_bytes;
   if (pull) {
@@ -176,7 +178,7 @@ void CpuBackend::GradientStep(std::span<const std::span<const uint32_t>> worker_
     for (size_t j = begin; j < end; ++j) gw[j] = (j < n_ ? decay * gw[j] : gw[j]) - scale * g[j];
   });
   if (!obj.fit_bias) global_[n_] = 0.0f;
-  if (part_.total_workers > 1) CountSync(true, true);
+  CountSync(true, true);
   AddPhase("reduce_and_update", t1);
 }
 

@@ -197,23 +197,16 @@ void PimBackend::Setup(const Dataset& train, const TrainConfig& config, const Pa
   });
   quantization_saturations_ = 0;
   for (const auto& s : sat) quantization_saturations_ += static_cast<double>(s.events);
+  ledger_ = {};
   for (uint32_t k = 0; k < num_dpus_; ++k) dpus_->PrepareXfer(k, buffers[k].data(), data_bytes);
-  dpus_->PushXfer(pim::XferDirection::kToDpu, pim::kMramHeapSymbol, 0, data_bytes);
-  dpus_->BroadcastTo(pim::kMramHeapSymbol, layout_.sigmoid_offset, fixed::SigmoidTable().data(),
-                     4 * fixed::kSigmoidEntries);
+  Push(Activity::kSetup, TransferKind::kData, pim::kMramHeapSymbol, 0, data_bytes);
+  Broadcast(Activity::kSetup, TransferKind::kData, layout_.sigmoid_offset, fixed::SigmoidTable().data(),
+            4 * fixed::kSigmoidEntries);
 
   global_.assign(layout_.n_pad + 1, 0);
   local_.assign(num_dpus_, std::vector<int32_t>(layout_.n_pad + 1, 0));
   dual_.assign(config.traits().keeps_duals ? num_dpus_ : 0, std::vector<int32_t>(layout_.n_pad + 1, 0));
   saturation_ = {};
-  checkpoint_to_dpu_bytes_ = checkpoint_from_dpu_bytes_ = 0;
-  setup_to_dpu_bytes_ = dpus_->stats().to_dpu_bytes;
-  setup_to_dpu_s_ = dpus_->stats().to_dpu_s;
-  to_dpu_s_ = from_dpu_s_ = kernel_s_ = compute_s_ = dma_s_ = sync_s_ = launch_s_ = 0;
-  energy_j_ = emulation_wall_s_ = host_reduce_s_ = 0;
-  syncs_ = 0;
-  launches_ = 0;
-  transfer_counts_.clear();
 }
 
 LinearKernelArgs PimBackend::BaseArgs() const {
@@ -243,8 +236,7 @@ void PimBackend::PushArgs(const std::vector<LinearKernelArgs>& args) {
   for (uint32_t k = 0; k < num_dpus_; ++k) {
     dpus_->PrepareXfer(k, const_cast<LinearKernelArgs*>(&args[k]), sizeof(LinearKernelArgs));
   }
-  to_dpu_s_ += dpus_->PushXfer(pim::XferDirection::kToDpu, pimbackend::kArgsSymbol, 0, sizeof(LinearKernelArgs));
-  RecordTransfer(TransferKind::kPushArgs, sizeof(LinearKernelArgs));
+  Push(Activity::kTraining, TransferKind::kPushArgs, pimbackend::kArgsSymbol, 0, sizeof(LinearKernelArgs));
 }
 
 void PimBackend::PushRowLists(const std::vector<std::vector<uint32_t>>& lists, uint32_t entries) {
@@ -254,37 +246,33 @@ void PimBackend::PushRowLists(const std::vector<std::vector<uint32_t>>& lists, u
     PIMOPT_CHECK(lists[k].size() * 4 >= bytes);
     dpus_->PrepareXfer(k, const_cast<uint32_t*>(lists[k].data()), lists[k].size() * 4);
   }
-  to_dpu_s_ += dpus_->PushXfer(pim::XferDirection::kToDpu, pim::kMramHeapSymbol, layout_.list_offset, bytes);
-  RecordTransfer(TransferKind::kPushRows, bytes);
+  Push(Activity::kTraining, TransferKind::kPushRows, pim::kMramHeapSymbol, layout_.list_offset, bytes);
 }
 
 void PimBackend::BroadcastModel(const std::vector<int32_t>& model) {
   std::vector<int32_t> padded(layout_.n_pad + 8, 0);
   std::copy(model.begin(), model.end(), padded.begin());
-  to_dpu_s_ += dpus_->BroadcastTo(pim::kMramHeapSymbol, layout_.w_offset, padded.data(), layout_.model_bytes());
-  RecordTransfer(TransferKind::kBroadcastModel, layout_.model_bytes());
+  Broadcast(Activity::kTraining, TransferKind::kBroadcastModel, layout_.w_offset, padded.data(), layout_.model_bytes());
 }
 
 void PimBackend::PullModels() {
   std::vector<std::vector<int32_t>> buffers(num_dpus_, std::vector<int32_t>(layout_.n_pad + 8));
   for (uint32_t k = 0; k < num_dpus_; ++k) dpus_->PrepareXfer(k, buffers[k].data(), layout_.model_bytes());
-  from_dpu_s_ +=
-      dpus_->PushXfer(pim::XferDirection::kFromDpu, pim::kMramHeapSymbol, layout_.w_offset, layout_.model_bytes());
-  RecordTransfer(TransferKind::kPullModels, layout_.model_bytes());
+  Pull(Activity::kTraining, TransferKind::kPullModels, pim::kMramHeapSymbol, layout_.w_offset, layout_.model_bytes());
   for (uint32_t k = 0; k < num_dpus_; ++k) std::copy_n(buffers[k].begin(), layout_.n_pad + 1, local_[k].begin());
 }
 
 void PimBackend::Launch() {
   const pim::LaunchStats s = dpus_->Launch();
-  ++launches_;
+  ++ledger_.launches;
   const double f = profile_.dpu_frequency_hz;
-  kernel_s_ += s.kernel_s;
-  launch_s_ += s.overhead_s;
-  compute_s_ += s.slowest.issue / f;
-  dma_s_ += s.slowest.dma / f;
-  sync_s_ += s.slowest.sync / f;
-  energy_j_ += s.energy_j;
-  emulation_wall_s_ += s.host_wall_s;
+  ledger_.kernel_s += s.kernel_s;
+  ledger_.launch_s += s.overhead_s;
+  ledger_.compute_s += s.slowest.issue / f;
+  ledger_.dma_s += s.slowest.dma / f;
+  ledger_.sync_s += s.slowest.sync / f;
+  ledger_.energy_j += s.energy_j;
+  ledger_.emulation_wall_s += s.host_wall_s;
 }
 
 void PimBackend::GradientStep(std::span<const std::span<const uint32_t>> worker_rows, uint64_t batch_rows, double lr) {
@@ -306,9 +294,8 @@ void PimBackend::GradientStep(std::span<const std::span<const uint32_t>> worker_
   Launch();
   std::vector<std::vector<int64_t>> grads(num_dpus_, std::vector<int64_t>(layout_.n_pad + 8));
   for (uint32_t k = 0; k < num_dpus_; ++k) dpus_->PrepareXfer(k, grads[k].data(), layout_.gradient_bytes());
-  from_dpu_s_ +=
-      dpus_->PushXfer(pim::XferDirection::kFromDpu, pim::kMramHeapSymbol, layout_.g_offset, layout_.gradient_bytes());
-  RecordTransfer(TransferKind::kPullGradients, layout_.gradient_bytes());
+  Pull(Activity::kTraining, TransferKind::kPullGradients, pim::kMramHeapSymbol, layout_.g_offset,
+       layout_.gradient_bytes());
   // Host: exact 64-bit sums over the DPUs (and over processes), then the fixed-point step.
   const auto t0 = Clock::now();
   const double comm_s0 = comm_->stats().seconds;
@@ -326,8 +313,8 @@ void PimBackend::GradientStep(std::span<const std::span<const uint32_t>> worker_
   });
   for (const auto& s : sat) saturation_.events += s.events;
   if (!config_.objective.fit_bias) global_[layout_.n_pad] = 0;
-  host_reduce_s_ += HostSecondsSince(t0, comm_s0);
-  ++syncs_;
+  ledger_.host_reduction_s += HostSecondsSince(t0, comm_s0);
+  ++ledger_.syncs;
 }
 
 void PimBackend::LocalSgd(const LocalSgdRequest& req) {
@@ -361,9 +348,8 @@ void PimBackend::LocalSgd(const LocalSgdRequest& req) {
       }
       dpus_->PrepareXfer(k, targets[k].data(), layout_.model_bytes());
     }
-    to_dpu_s_ +=
-        dpus_->PushXfer(pim::XferDirection::kToDpu, pim::kMramHeapSymbol, layout_.v_offset, layout_.model_bytes());
-    RecordTransfer(TransferKind::kPushTargets, layout_.model_bytes());
+    Push(Activity::kTraining, TransferKind::kPushTargets, pim::kMramHeapSymbol, layout_.v_offset,
+         layout_.model_bytes());
   }
   PushRowLists(lists, static_cast<uint32_t>(entries));
   PushArgs(args);
@@ -383,8 +369,8 @@ void PimBackend::AverageLocalModels() {
       global_[j] = static_cast<int32_t>(sums[j] / all_dpus);  // toward zero
     }
   });
-  host_reduce_s_ += HostSecondsSince(t0, comm_s0);
-  ++syncs_;
+  ledger_.host_reduction_s += HostSecondsSince(t0, comm_s0);
+  ++ledger_.syncs;
 }
 
 AdmmResiduals PimBackend::AdmmConsensus(double rho) {
@@ -429,8 +415,8 @@ AdmmResiduals PimBackend::AdmmConsensus(double rho) {
     saturation_.events += sat[blk].events;
   }
   primal = comm_->SumInRankOrder(primal);  // this process's DPUs' share, summed over processes
-  host_reduce_s_ += HostSecondsSince(t0, comm_s0);
-  ++syncs_;
+  ledger_.host_reduction_s += HostSecondsSince(t0, comm_s0);
+  ++ledger_.syncs;
   return {std::sqrt(primal), rho * std::sqrt(static_cast<double>(k_count)) * std::sqrt(dual)};
 }
 
@@ -451,43 +437,48 @@ LinearModel PimBackend::ExportModel() const {
 }
 
 std::map<std::string, double> PimBackend::PhaseSeconds() const {
-  return {{"modeled_cpu_to_dpu", to_dpu_s_},   {"modeled_dpu_kernel", kernel_s_},
-          {"modeled_dpu_compute", compute_s_}, {"modeled_dpu_dma", dma_s_},
-          {"modeled_dpu_sync", sync_s_},       {"modeled_launch_overhead", launch_s_},
-          {"modeled_dpu_to_cpu", from_dpu_s_}, {"modeled_total", to_dpu_s_ + kernel_s_ + launch_s_ + from_dpu_s_},
-          {"host_reduction", host_reduce_s_},  {"emulation_wall", emulation_wall_s_}};
+  const Ledger& l = ledger_;
+  const double to_dpu_s = l.to_dpu[static_cast<size_t>(Activity::kTraining)].modeled_s;
+  const double from_dpu_s = l.from_dpu[static_cast<size_t>(Activity::kTraining)].modeled_s;
+  return {{"modeled_cpu_to_dpu", to_dpu_s},      {"modeled_dpu_kernel", l.kernel_s},
+          {"modeled_dpu_compute", l.compute_s},  {"modeled_dpu_dma", l.dma_s},
+          {"modeled_dpu_sync", l.sync_s},        {"modeled_launch_overhead", l.launch_s},
+          {"modeled_dpu_to_cpu", from_dpu_s},    {"modeled_total", to_dpu_s + l.kernel_s + l.launch_s + from_dpu_s},
+          {"host_reduction", l.host_reduction_s}, {"emulation_wall", l.emulation_wall_s}};
 }
 
 TrafficCounters PimBackend::Traffic() const {
   TrafficCounters t;
-  if (dpus_) {  // training traffic only
-    t.to_workers_bytes = dpus_->stats().to_dpu_bytes - setup_to_dpu_bytes_ - checkpoint_to_dpu_bytes_;
-    t.from_workers_bytes = dpus_->stats().from_dpu_bytes - checkpoint_from_dpu_bytes_;
-  }
-  t.syncs = syncs_;
+  t.to_workers_bytes = ledger_.to_dpu[static_cast<size_t>(Activity::kTraining)].bytes;
+  t.from_workers_bytes = ledger_.from_dpu[static_cast<size_t>(Activity::kTraining)].bytes;
+  t.syncs = ledger_.syncs;
   return t;
 }
 
-std::map<std::string, double> PimBackend::Counters() const {
+std::map<std::string, double> PimBackend::Counters() {
+  const auto setup = ledger_.to_dpu[static_cast<size_t>(Activity::kSetup)];
   std::map<std::string, double> c{{"dpus", num_dpus_},
                                   {"tasklets", options_.tasklets},
                                   {"dpu_frequency_hz", profile_.dpu_frequency_hz},
-                                  {"modeled_energy_j", energy_j_},
+                                  {"modeled_energy_j", ledger_.energy_j},
                                   {"host_saturations", static_cast<double>(saturation_.events)},
                                   {"quantization_saturations", quantization_saturations_},
-                                  {"setup_to_dpu_bytes", static_cast<double>(setup_to_dpu_bytes_)},
-                                  {"modeled_setup_to_dpu_s", setup_to_dpu_s_}};
+                                  {"setup_to_dpu_bytes", static_cast<double>(setup.bytes)},
+                                  {"modeled_setup_to_dpu_s", setup.modeled_s}};
   if (dpus_) {
-    // Each tasklet's saturation counter accumulates over launches in WRAM. Reading them is not part of training
-    // and not counted in the phase times.
+    // Each tasklet's saturation counter accumulates over launches in WRAM; reading them is a diagnostic transfer.
     uint64_t total = 0;
     for (uint32_t k = 0; k < num_dpus_; ++k) {
       uint64_t counters[pimbackend::kMaxTasklets] = {};
-      dpus_->CopyFrom(k, pimbackend::kSaturationsSymbol, 0, counters, sizeof(counters));
+      const double s = dpus_->CopyFrom(k, pimbackend::kSaturationsSymbol, 0, counters, sizeof(counters));
+      Record(Activity::kDiagnostics, false, TransferKind::kCounters, s, sizeof(counters));
       for (uint64_t v : counters) total += v;
     }
     c["dpu_saturations"] = static_cast<double>(total);
   }
+  const auto checkpoint_to = ledger_.to_dpu[static_cast<size_t>(Activity::kCheckpoint)];
+  const auto checkpoint_from = ledger_.from_dpu[static_cast<size_t>(Activity::kCheckpoint)];
+  c["checkpoint_transfer_bytes"] = static_cast<double>(checkpoint_to.bytes + checkpoint_from.bytes);
   return c;
 }
 
@@ -495,8 +486,7 @@ BackendState PimBackend::SaveState() {
   // The host's model, every DPU's local model (pulled now), every ADMM dual.
   std::vector<std::vector<int32_t>> buffers(num_dpus_, std::vector<int32_t>(layout_.n_pad + 8));
   for (uint32_t k = 0; k < num_dpus_; ++k) dpus_->PrepareXfer(k, buffers[k].data(), layout_.model_bytes());
-  dpus_->PushXfer(pim::XferDirection::kFromDpu, pim::kMramHeapSymbol, layout_.w_offset, layout_.model_bytes());
-  checkpoint_from_dpu_bytes_ += uint64_t{num_dpus_} * layout_.model_bytes();
+  Pull(Activity::kCheckpoint, TransferKind::kPullModels, pim::kMramHeapSymbol, layout_.w_offset, layout_.model_bytes());
   auto words = [](const int32_t* begin, size_t n) { return std::vector<uint32_t>(begin, begin + n); };
   BackendState state;
   state.shared.push_back(words(global_.data(), global_.size()));
@@ -529,12 +519,32 @@ void PimBackend::RestoreState(const BackendState& state) {
     dpus_->PrepareXfer(k, buffers[k].data(), layout_.model_bytes());
     if (!dual_.empty()) dual_[k].assign(state.per_worker[k][1].begin(), state.per_worker[k][1].end());
   }
-  dpus_->PushXfer(pim::XferDirection::kToDpu, pim::kMramHeapSymbol, layout_.w_offset, layout_.model_bytes());
-  checkpoint_to_dpu_bytes_ += uint64_t{num_dpus_} * layout_.model_bytes();
+  Push(Activity::kCheckpoint, TransferKind::kData, pim::kMramHeapSymbol, layout_.w_offset, layout_.model_bytes());
 }
 
-void PimBackend::RecordTransfer(TransferKind kind, uint64_t bytes_per_dpu) {
-  ++transfer_counts_[{kind, bytes_per_dpu}];
+void PimBackend::Record(Activity activity, bool to_dpu, TransferKind kind, double seconds, uint64_t bytes_per_dpu) {
+  Ledger::Transfers& t = (to_dpu ? ledger_.to_dpu : ledger_.from_dpu)[static_cast<size_t>(activity)];
+  t.modeled_s += seconds;
+  t.bytes += uint64_t{num_dpus_} * bytes_per_dpu;
+  ++t.count;
+  if (activity == Activity::kTraining) ++ledger_.training_transfers[{kind, bytes_per_dpu}];
+}
+
+void PimBackend::Push(Activity activity, TransferKind kind, std::string_view symbol, uint64_t offset,
+                      uint64_t bytes_per_dpu) {
+  const double s = dpus_->PushXfer(pim::XferDirection::kToDpu, symbol, offset, bytes_per_dpu);
+  Record(activity, true, kind, s, bytes_per_dpu);
+}
+
+void PimBackend::Pull(Activity activity, TransferKind kind, std::string_view symbol, uint64_t offset,
+                      uint64_t bytes_per_dpu) {
+  const double s = dpus_->PushXfer(pim::XferDirection::kFromDpu, symbol, offset, bytes_per_dpu);
+  Record(activity, false, kind, s, bytes_per_dpu);
+}
+
+void PimBackend::Broadcast(Activity activity, TransferKind kind, uint64_t offset, const void* source, uint64_t bytes) {
+  const double s = dpus_->BroadcastTo(pim::kMramHeapSymbol, offset, source, bytes);
+  Record(activity, true, kind, s, bytes);
 }
 
 PimProjection PimBackend::Project(uint32_t target_dpus, uint64_t target_rows_per_dpu, int epochs) const {
@@ -551,10 +561,11 @@ PimProjection PimBackend::Project(uint32_t target_dpus, uint64_t target_rows_per
   double sync_factor = row_factor;
   if (config_.traits().syncs == SyncScaling::kOncePerEpoch) sync_factor = 1;
   const double per_epoch = 1.0 / epochs;
-  p.kernel_s = kernel_s_ * per_epoch * row_factor;
+  p.kernel_s = ledger_.kernel_s * per_epoch * row_factor;
   p.launch_overhead_s =
-      static_cast<double>(launches_) * per_epoch * sync_factor * pim::ModelLaunchOverheadSeconds(profile_, target_dpus);
-  for (const auto& [key, count] : transfer_counts_) {
+      static_cast<double>(ledger_.launches) * per_epoch * sync_factor *
+      pim::ModelLaunchOverheadSeconds(profile_, target_dpus);
+  for (const auto& [key, count] : ledger_.training_transfers) {
     const auto [kind, bytes] = key;
     // Row lists grow with the rows per step (local SGD launches cover an epoch of the DPU's rows).
     const uint64_t projected_bytes = kind == TransferKind::kPushRows
@@ -575,7 +586,7 @@ PimProjection PimBackend::Project(uint32_t target_dpus, uint64_t target_rows_per
     }
   }
   // Host reduction: measured on this host, linear in the number of DPU vectors reduced.
-  p.host_reduction_s = host_reduce_s_ * per_epoch * sync_factor * target_dpus / num_dpus_;
+  p.host_reduction_s = ledger_.host_reduction_s * per_epoch * sync_factor * target_dpus / num_dpus_;
   p.epoch_s = p.kernel_s + p.launch_overhead_s + p.cpu_to_dpu_s + p.dpu_to_cpu_s + p.host_reduction_s;
   return p;
 }

@@ -8,6 +8,7 @@
 // are counted and reported.
 #pragma once
 
+#include <array>
 #include <chrono>
 #include <map>
 #include <memory>
@@ -73,15 +74,41 @@ class PimBackend final : public IBackend {
   LinearModel ExportModel() const override;
   std::map<std::string, double> PhaseSeconds() const override;
   TrafficCounters Traffic() const override;
-  std::map<std::string, double> Counters() const override;
+  std::map<std::string, double> Counters() override;  // reads the DPUs' saturation counters (diagnostics)
   BackendState SaveState() override;  // pulls the local models from the DPUs (not counted in the phase times)
   void RestoreState(const BackendState& state) override;
   // Per-epoch modeled time of this run (`epochs` epochs done) projected to `target_dpus` x `target_rows_per_dpu`.
   PimProjection Project(uint32_t target_dpus, uint64_t target_rows_per_dpu, int epochs) const;
 
+  // What a transfer served. Only training transfers are host <-> worker traffic; the others are reported apart.
+  enum class Activity { kSetup, kTraining, kCheckpoint, kDiagnostics };
+  static constexpr size_t kNumActivities = 4;
+  enum class TransferKind { kData, kPushArgs, kPushRows, kBroadcastModel, kPushTargets, kPullModels, kPullGradients,
+                            kCounters };
+  // Everything this backend accounts, in one place: each transfer, launch and host reduction is recorded once, when
+  // it happens, under what it served; reports read these totals (never differences of the emulator's counters).
+  struct Ledger {
+    struct Transfers {
+      double modeled_s = 0;
+      uint64_t bytes = 0;  // over this process's DPUs
+      uint64_t count = 0;
+    };
+    std::array<Transfers, kNumActivities> to_dpu, from_dpu;
+    // Training: modeled seconds of the PIM machine, real host seconds, and how often each training transfer
+    // (kind, bytes per DPU) happened, for projections.
+    double kernel_s = 0, compute_s = 0, dma_s = 0, sync_s = 0, launch_s = 0, energy_j = 0;
+    double emulation_wall_s = 0, host_reduction_s = 0;
+    uint64_t launches = 0, syncs = 0;
+    std::map<std::pair<TransferKind, uint64_t>, uint64_t> training_transfers;
+  };
+  const Ledger& ledger() const { return ledger_; }
+
  private:
-  enum class TransferKind { kPushArgs, kPushRows, kBroadcastModel, kPushTargets, kPullModels, kPullGradients };
-  void RecordTransfer(TransferKind kind, uint64_t bytes_per_dpu);
+  // The transfer verbs of the emulator, recorded in the ledger (pushes and pulls use the prepared buffers).
+  void Push(Activity activity, TransferKind kind, std::string_view symbol, uint64_t offset, uint64_t bytes_per_dpu);
+  void Pull(Activity activity, TransferKind kind, std::string_view symbol, uint64_t offset, uint64_t bytes_per_dpu);
+  void Broadcast(Activity activity, TransferKind kind, uint64_t offset, const void* source, uint64_t bytes);
+  void Record(Activity activity, bool to_dpu, TransferKind kind, double seconds, uint64_t bytes_per_dpu);
   void PushRowLists(const std::vector<std::vector<uint32_t>>& per_dpu_lists, uint32_t slots);
   void PushArgs(const std::vector<pimbackend::LinearKernelArgs>& args);
   void BroadcastModel(const std::vector<int32_t>& model);
@@ -115,15 +142,8 @@ class PimBackend final : public IBackend {
   std::vector<std::vector<int32_t>> local_;  // x_k as last pulled
   std::vector<std::vector<int32_t>> dual_;   // u_k (ADMM)
   fixed::Saturation saturation_;             // host-side narrowing
-  uint64_t setup_to_dpu_bytes_ = 0;          // the one-time data push, excluded from training traffic
-  uint64_t checkpoint_to_dpu_bytes_ = 0, checkpoint_from_dpu_bytes_ = 0;  // checkpoints, excluded too
-  double setup_to_dpu_s_ = 0;
-  // Modeled seconds of the PIM machine, and real host seconds.
-  double to_dpu_s_ = 0, from_dpu_s_ = 0, kernel_s_ = 0, compute_s_ = 0, dma_s_ = 0, sync_s_ = 0, launch_s_ = 0;
-  double energy_j_ = 0, emulation_wall_s_ = 0, host_reduce_s_ = 0, quantization_saturations_ = 0;
-  uint64_t syncs_ = 0;
-  uint64_t launches_ = 0;
-  std::map<std::pair<TransferKind, uint64_t>, uint64_t> transfer_counts_;  // training transfers by kind and size
+  double quantization_saturations_ = 0;
+  Ledger ledger_;
 };
 
 }  // namespace pimopt

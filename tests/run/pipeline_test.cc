@@ -1,0 +1,107 @@
+// The training run's library stages, run by P ranks as threads (InProcessGroup) and by one process: every rank
+// loads only its rows, agrees on storage and scaling, and the ranks together give bit for bit the model, the
+// metrics and the host <-> worker traffic of one process with the same workers - on both backends.
+#include "pimopt/run/pipeline.h"
+
+#include <gtest/gtest.h>
+
+#include <cstring>
+#include <mutex>
+
+#include "pimopt/collectives/in_process_communicator.h"
+
+namespace pimopt {
+namespace {
+
+struct Case {
+  std::string backend, algo, data;
+};
+
+void PrintTo(const Case& c, std::ostream* os) { *os << c.backend << " " << c.algo << " " << c.data; }
+
+RunConfig ConfigFor(const Case& c) {
+  RunConfig config;
+  for (const auto& [name, value] : std::vector<std::pair<std::string, std::string>>{
+           {"data", c.data}, {"backend", c.backend}, {"algo", c.algo}, {"workers", "4"}, {"batch", "8"},
+           {"epochs", "2"}, {"lr", "0.2"}, {"threads", "1"}, {"scale", "minmax"}, {"quiet", "true"}}) {
+    SetParam(config, name, value);
+  }
+  if (c.algo == "admm") SetParam(config, "rho", "0.1");
+  return config;
+}
+
+class Pipeline : public ::testing::TestWithParam<Case> {};
+
+TEST_P(Pipeline, RanksAsThreadsGiveTheModelMetricsAndTrafficOfOneProcess) {
+  const RunConfig config = ConfigFor(GetParam());
+  const RunOutcome single = RunTraining(config, SingleProcess(), "test");
+  for (int ranks : {2, 3}) {
+    InProcessGroup group(ranks);
+    RunOutcome rank0;
+    std::mutex m;
+    group.Run([&](Communicator& comm) {
+      RunOutcome outcome = RunTraining(config, comm, "test");
+      EXPECT_EQ(outcome.result.partition.ranks, ranks);
+      if (comm.rank() == 0) {
+        std::lock_guard<std::mutex> lock(m);
+        rank0 = std::move(outcome);
+      }
+    });
+    const TrainResult& a = single.result;
+    const TrainResult& b = rank0.result;
+    ASSERT_EQ(a.model.weights.size(), b.model.weights.size());
+    EXPECT_EQ(std::memcmp(a.model.weights.data(), b.model.weights.data(), 4 * a.model.weights.size()), 0) << ranks;
+    EXPECT_EQ(a.model.bias, b.model.bias);
+    EXPECT_EQ(a.epochs.back().train.accuracy, b.epochs.back().train.accuracy);
+    EXPECT_EQ(a.epochs.back().test->auc, b.epochs.back().test->auc);
+    EXPECT_EQ(a.epochs.back().test->rows, b.epochs.back().test->rows);
+    if (GetParam().backend == "pim" && GetParam().algo == "ga") {
+      // Each process pads its DPUs' row lists to its own longest list, so P processes push no more than one.
+      EXPECT_LE(b.traffic.to_workers_bytes, a.traffic.to_workers_bytes) << ranks << " ranks";
+      EXPECT_GT(b.traffic.to_workers_bytes, a.traffic.to_workers_bytes * 9 / 10) << ranks << " ranks";
+    } else {
+      EXPECT_EQ(a.traffic.to_workers_bytes, b.traffic.to_workers_bytes) << ranks << " ranks";
+    }
+    EXPECT_EQ(a.traffic.from_workers_bytes, b.traffic.from_workers_bytes) << ranks << " ranks";
+    EXPECT_EQ(a.traffic.syncs, b.traffic.syncs) << ranks << " ranks";
+    EXPECT_GT(b.traffic.mpi_bytes, 0u);
+    EXPECT_EQ(rank0.report["mpi"]["ranks"], ranks);
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    BackendsAlgorithmsData, Pipeline,
+    ::testing::Values(Case{"cpu", "ga", "dense:rows=600,features=12,separation=0.2,seed=3"},
+                      Case{"cpu", "ma", "dense:rows=600,features=12,separation=0.2,seed=3"},
+                      Case{"cpu", "admm", "dense:rows=600,features=12,separation=0.2,seed=3"},
+                      Case{"cpu", "ga", "sparse:rows=1200,features=2000,seed=3"},
+                      Case{"cpu", "admm", "sparse:rows=1200,features=2000,seed=3"},
+                      Case{"pim", "ga", "dense:rows=600,features=12,separation=0.2,seed=3"},
+                      Case{"pim", "ma", "sparse:rows=1200,features=2000,seed=3"},
+                      Case{"pim", "admm", "dense:rows=600,features=12,separation=0.2,seed=3"}),
+    [](const auto& info) { return info.param.backend + "_" + info.param.algo + "_" + info.param.data.substr(0, 5); });
+
+TEST(PipelineStages, LoadRunDataHoldsThisRanksRowsOnly) {
+  RunConfig config;
+  SetParam(config, "data", "dense:rows=601,features=5,seed=2");
+  SetParam(config, "algo", "ma");
+  SetParam(config, "workers", "3");
+  ResolveRunConfig(config, 2);
+  InProcessGroup group(2);
+  std::vector<uint64_t> rows(2), test_rows(2);
+  group.Run([&](Communicator& comm) {
+    ThreadPool pool(1);
+    const RunData d = LoadRunData(config, comm, pool);
+    EXPECT_EQ(d.train.num_rows(), d.partition.local_rows);
+    EXPECT_EQ(d.partition.total_rows, 601u);
+    rows[comm.rank()] = d.train.num_rows();
+    test_rows[comm.rank()] = d.test->num_rows();
+    EXPECT_EQ(d.total_test_rows, 150u);  // a synthetic set's own test rows: rows / 4
+  });
+  EXPECT_EQ(rows[0], 200u);  // workers 0 (rank 0) and 1, 2 (rank 1) of shards 200, 200, 201
+  EXPECT_EQ(rows[1], 401u);
+  EXPECT_EQ(test_rows[0] + test_rows[1], 150u);
+}
+
+}  // namespace
+}  // namespace pimopt

@@ -182,3 +182,26 @@ TEST(Report, ConfigBlockHoldsEveryParameterThatApplies) {
 
 }  // namespace
 }  // namespace pimopt
+
+namespace pimopt {
+namespace {
+
+TEST(Report, TheEpochLineNamesWhatItPrints) {
+  EXPECT_NE(EpochHeader().find("test_obj"), std::string::npos);
+  EXPECT_EQ(EpochHeader().find("test_loss"), std::string::npos);
+  EpochRecord r;
+  r.epoch = 3;
+  r.lr = 0.1;
+  Metrics test;
+  test.accuracy = 0.9;
+  test.auc = 0.95;
+  test.objective = 0.1234567;
+  test.log_loss = 0.9;
+  r.test = test;
+  const std::string line = FormatEpochLine(r);
+  EXPECT_NE(line.find("0.12345"), std::string::npos) << line;  // the objective, under test_obj
+  EXPECT_EQ(line.find("0.9000"), std::string::npos) << line;   // not the log loss
+}
+
+}  // namespace
+}  // namespace pimopt

@@ -1,5 +1,5 @@
 // Validation of the UPMEM emulator's timing model: PrIM-style microbenchmarks written with the public kernel API,
-// modeled by the emulator, side by side with the published hardware numbers (shared/docs/upmem-model.md).
+// modeled by the emulator, side by side with the published hardware numbers (docs/sources.md).
 // Usage: pimopt_pim_validate [--profile NAME]   (default pim-opt: 350 MHz, as the published measurements)
 #include <cmath>
 #include <cstdio>

@@ -13,7 +13,7 @@
 // The model evaluated and saved is z (the consensus, which carries the L1 sparsity). Primal and dual residuals
 // are reported per epoch.
 //
-// Differences from PIM-Opt (pimopt-reference.md 1.5, Q7): PIM-Opt's proximal coefficient (2^-reg), threshold
+// Differences from PIM-Opt ([PIM-Opt] ADMM/*/dpu/task.c, host/app.c; docs/sources.md): PIM-Opt's proximal coefficient (2^-reg), threshold
 // (2^(alpha-reg)/K) and reported L1 weight (2^-alpha) do not belong to one (l1, rho) pair, its bias is
 // soft-thresholded globally but has no local proximal term, and it evaluates mean x instead of z. Here all three
 // come from one consistent (l1, l2, rho), the bias takes part in the consensus (proximal term, no shrinkage), and

@@ -10,7 +10,7 @@
 // random batch is spread over the shards), so data never moves between workers: a PIM backend keeps each shard
 // resident on its DPU and only sends the row numbers of each step.
 //
-// Differences from PIM-Opt (pimopt-reference.md 1.4): PIM-Opt's DPUs take exactly B/K consecutive rows of their own
+// Differences from PIM-Opt ([PIM-Opt] GA-SGD/*/dpu/task.c, host/app.c; docs/sources.md): PIM-Opt's DPUs take exactly B/K consecutive rows of their own
 // shard (a stratified batch that never reshuffles) and the batch size must be a power of two (>> log2 B); here the
 // batch is a uniformly random subset of all rows, so GA-SGD and MB-SGD are the same algorithm, and any B works.
 // PIM-Opt regularizes with a shift (w >> (lr + reg)); here l2 is any non-negative number.

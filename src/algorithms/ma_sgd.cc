@@ -6,7 +6,7 @@
 // then the host averages w <- (1/K) sum_k x_k. An epoch is ceil(max_k ceil(|D_k|/b) / H) rounds, so each worker
 // passes over its shard once (workers whose shard is one row short wrap around to their first batch).
 //
-// Differences from PIM-Opt (pimopt-reference.md 1.3, Q2, Q3): PIM-Opt always averages after one local step
+// Differences from PIM-Opt ([PIM-Opt] MA-SGD/*/dpu/task.c, host/app.c; docs/sources.md): PIM-Opt always averages after one local step
 // (H = 1, the default here; H is configurable), keeps the batch cursor on the DPU and never reshuffles; here each
 // epoch reshuffles each shard with a seeded stream (unless --no-shuffle), and averaging is a float mean instead of
 // an integer division with saturation.

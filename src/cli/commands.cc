@@ -277,6 +277,15 @@ int RunProfileCommand(const std::string& name, const std::string& overrides, con
   }
   if (name.empty()) {
     if (!overrides.empty()) throw ConfigError("--set", "needs a profile NAME");
+    if (format == "markdown") {
+      std::cout << "| name | DPUs | clock | what | source |\n|---|---|---|---|---|\n";
+      for (const pim::ProfilePreset& preset : pim::ProfilePresets()) {
+        const pim::HardwareProfile p = pim::MakeProfile(preset.name);
+        std::cout << "| `" << preset.name << "` | " << p.num_dpus << " | " << p.dpu_frequency_hz / 1e6 << " MHz | "
+                  << preset.description << " | " << preset.source << " |\n";
+      }
+      return 0;
+    }
     std::cout << "Hardware profiles ('pimopt profile NAME' shows one's fields, units and sources):\n";
     for (const pim::ProfilePreset& preset : pim::ProfilePresets()) {
       std::printf("  %-12s %s\n", preset.name.c_str(), preset.description.c_str());

@@ -125,7 +125,9 @@ std::string ParamsAsMarkdown(const std::vector<const ParamInfo*>& infos) {
       if (!choices.empty()) help += StrCat(" (", choices, ")");
     }
     const std::string flag = info->short_flag.empty() ? info->Flag() : info->Flag() + ", " + info->short_flag;
-    out += StrCat("| `", flag, "` | ", Escape(info->type == ParamType::kFlag ? "off" : info->DefaultText()), " | ",
+    const std::string default_text =
+        info->required ? "required" : info->type == ParamType::kFlag ? "off" : info->DefaultText();
+    out += StrCat("| `", flag, "` | ", Escape(default_text), " | ",
                   Escape(Values(*info)), " | ", Escape(info->AppliesText()), " | ", EffectText(info->effect), " | ",
                   Escape(help), " |\n");
   }

@@ -111,7 +111,7 @@ struct TaskletAbort {};
 
 // ---------------------------------------------------------------- Tasklet
 int32_t Tasklet::Mul32(int32_t a, int32_t b) {
-  // __mulsi3 puts the unsigned-smaller operand in the shift register and stops at its highest set bit [S5].
+  // __mulsi3 puts the unsigned-smaller operand in the shift register and stops at its highest set bit ([SDK] mul32.c).
   const uint32_t smaller = std::min(static_cast<uint32_t>(a), static_cast<uint32_t>(b));
   extra_slots_ += dpu_->profile().mul32_setup_slots + static_cast<double>(std::bit_width(smaller));
   return static_cast<int32_t>(static_cast<uint32_t>(a) * static_cast<uint32_t>(b));
@@ -204,7 +204,7 @@ void Dpu::CheckHostAccess(std::string_view symbol, uint64_t offset, uint64_t byt
   }
   const bool is_mram = m != mram_symbols_.end();
   const Placement& p = is_mram ? m->second : w->second;
-  const uint64_t align = is_mram ? 8 : 4;  // UPMEM host transfers: MRAM multiple of 8, WRAM of 4 [S7 032]
+  const uint64_t align = is_mram ? 8 : 4;  // UPMEM host transfers: MRAM multiple of 8, WRAM of 4 [SDK-docs]
   if (offset % align || bytes % align) {
     Fail(nullptr, StrCat(verb, " of symbol '", symbol, "': offset ", offset, " and length ", bytes,
                          " must be multiples of ", align));

@@ -15,8 +15,8 @@ namespace {
 uint32_t RanksFor(const HardwareProfile& p, uint32_t dpus) { return (dpus + p.dpus_per_rank - 1) / p.dpus_per_rank; }
 
 // Aggregate bandwidth of a parallel push over `dpus` DPUs: within one rank it grows from the single-DPU rate to
-// the full-rank rate geometrically in the number of DPUs (PrIM: 0.33 GB/s for 1 DPU, 6.68 GB/s for 64 [S1];
-// interpolation inferred); ranks add up to the host's cap [S8].
+// the full-rank rate geometrically in the number of DPUs ([PrIM]: 0.33 GB/s for 1 DPU, 6.68 GB/s for 64;
+// interpolation inferred); ranks add up to the host's cap ([sdk-light]). Sources: docs/sources.md.
 double ParallelBandwidth(const HardwareProfile& p, double single, double rank, double cap, uint32_t dpus) {
   const uint32_t in_rank = std::min(dpus, p.dpus_per_rank);
   const double exponent = p.dpus_per_rank > 1 ? std::log(in_rank) / std::log(p.dpus_per_rank) : 1.0;

@@ -42,7 +42,7 @@ TEST(PimFindings, CriteoShapedLogisticRegressionAt2048Dpus) {
   };
   // MA-SGD moves at least 64x the host <-> DPU bytes of ADMM per epoch (PIM-Opt's ratio).
   EXPECT_GE(bytes(ma), 64 * bytes(admm)) << bytes(ma) << " vs " << bytes(admm);
-  // PIM-Opt's derived volumes per epoch: MA-SGD 1.575 TB, GA-SGD 37.8 TB (pimopt-reference.md 8.4).
+  // PIM-Opt's derived volumes per epoch: MA-SGD 1.575 TB, GA-SGD 37.8 TB ([PIM-Opt], docs/sources.md).
   EXPECT_NEAR(bytes(ma) / 1.575e12, 1.0, 0.05);
   EXPECT_NEAR(bytes(ga) / 37.8e12, 1.0, 0.05);
   // ADMM has the lowest modeled epoch time.

@@ -235,7 +235,7 @@ TEST(PimTiming, TransferModelScalesWithRanksAndIsCapped) {
             ModelParallelTransferSeconds(p, XferDirection::kToDpu, 2048, 1 << 20));
   EXPECT_NEAR(ModelParallelTransferSeconds(p, XferDirection::kToDpu, 2048, 8),
               p.push_to_dpu_overhead_s + 31 * p.push_to_dpu_overhead_per_rank_s, 1e-6);
-  EXPECT_NEAR(ModelLaunchOverheadSeconds(p, 256), 182e-6, 1e-6);  // 4 ranks [S9]
+  EXPECT_NEAR(ModelLaunchOverheadSeconds(p, 256), 182e-6, 1e-6);  // 4 ranks [comm-test]
 }
 
 }  // namespace

@@ -1,4 +1,4 @@
-// Fixed-point arithmetic for DPU kernels and their host-side reference (issue 4). DPUs have no FPU and only an
+// Fixed-point arithmetic for DPU kernels and their host-side reference. DPUs have no FPU and only an
 // 8x8-bit hardware multiplier, so training on them uses integers:
 //
 //   features      int8   Q0.7   x = q / 2^7,  q in [-128, 127]     (data scaled to [-1, 1]; 1.0 saturates to 127)

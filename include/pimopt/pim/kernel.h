@@ -1,7 +1,7 @@
 // The DPU-side kernel API of pimopt's UPMEM emulator.
 //
 // A kernel is a C++ class whose Main() runs on every tasklet (hardware thread) of every DPU, natively on the host,
-// as a fiber. It sees what a UPMEM DPU program sees (upmem-model.md 5.2): its tasklet id (me()), the DPU's 64 KB
+// as a fiber. It sees what a UPMEM DPU program sees ([SDK], [SDK-docs] in docs/sources.md): its tasklet id (me()), the DPU's 64 KB
 // WRAM (host-visible variables declared in the KernelSpec, a bump heap: MemAlloc/MemReset), the DPU's 64 MB MRAM
 // only through DMA (MramRead/MramWrite, with UPMEM's rules: 8-byte aligned, 8..2,048 bytes, multiple of 8),
 // barriers and mutexes. It reports the work it does with Charge(Op, count) - the instruction classes of the

@@ -1,4 +1,4 @@
-// The host side of pimopt's UPMEM emulator, mirroring the UPMEM host library's verbs (upmem-model.md 5.1):
+// The host side of pimopt's UPMEM emulator, mirroring the UPMEM host library's verbs ([SDK-docs]):
 // allocate DPUs, load a kernel, launch it on every DPU of the set, copy to / from one DPU, prepared parallel
 // push / pull (the same length for every DPU), broadcast. Every verb returns or records the time the real machine
 // would take (modeled seconds, from the profile); functional results never depend on the profile or on the

@@ -1,6 +1,7 @@
 // PrIM-style microbenchmarks written with the public kernel API, run on the emulator, and the published UPMEM
-// hardware numbers they are compared with (shared/docs/upmem-model.md sections 2.2, 3.2, 4.2, 4.3(e)).
-// Used by tests/pim/validation_test.cc (tolerances of issue 3) and bench/pim_validate.cc (the README table).
+// hardware numbers they are compared with ([PrIM], [uPIMulator] in docs/sources.md). Used by
+// tests/pim/validation_test.cc (10% on arithmetic and MRAM, 15% on host transfers, VA and RED) and
+// bench/pim_validate.cc (the README table).
 #pragma once
 
 #include <cstdint>
@@ -20,7 +21,7 @@ const char* ArithOpName(ArithOp o);
 // its elements (x = buf[i]; x op= s; buf[i] = x), 1 DPU. Returns modeled millions of operations per second.
 double MeasureArithmeticMops(const HardwareProfile& profile, ElementType type, ArithOp op, uint32_t tasklets,
                              uint64_t elements = 1 << 20);
-// Published saturated throughput (MOPS, 350 MHz) from PrIM [S1], upmem-model.md 2.2.
+// Published saturated throughput (MOPS, 350 MHz) from [PrIM].
 double PublishedArithmeticMops(ElementType type, ArithOp op);
 
 struct DmaResult {
@@ -29,7 +30,7 @@ struct DmaResult {
 };
 // PrIM MRAM-Latency: one tasklet issues `count` DMAs of `bytes` (read or write); per-DMA latency and bandwidth.
 DmaResult MeasureMramDma(const HardwareProfile& profile, bool read, uint32_t bytes, uint32_t count = 64);
-// Published: latency alpha + beta * bytes (alpha 77 read / 61 write, beta 0.5) [S1], upmem-model.md 3.2.
+// Published: latency alpha + beta * bytes (alpha 77 read / 61 write, beta 0.5) [PrIM].
 DmaResult PublishedMramDma(bool read, uint32_t bytes);
 
 struct HostTransferResult {
@@ -42,13 +43,13 @@ struct HostTransferResult {
 // else evaluates the same model.
 HostTransferResult MeasureHostTransfers(const HardwareProfile& profile, uint32_t dpus, uint64_t bytes_per_dpu,
                                         bool functional);
-// Published one-rank values at 32 MB per DPU [S1]: 64 DPUs 6.68 / 4.74 / 16.88 GB/s; 1 DPU 0.33 / 0.12 GB/s.
+// Published one-rank values at 32 MB per DPU [PrIM]: 64 DPUs 6.68 / 4.74 / 16.88 GB/s; 1 DPU 0.33 / 0.12 GB/s.
 HostTransferResult PublishedHostTransfers(uint32_t dpus);
 
 // PrIM VA (int32 c = a + b) and RED (uint64 sum) kernels, 1 DPU, 1,024-byte DMAs: modeled DPU cycles per element.
 double MeasureVectorAddCyclesPerElement(const HardwareProfile& profile, uint32_t tasklets, uint64_t elements);
 double MeasureReductionCyclesPerElement(const HardwareProfile& profile, uint32_t tasklets, uint64_t elements);
-// Published hardware runs at 16 tasklets, 350 MHz [S3 input.xlsx], upmem-model.md 4.3(e): VA 10.25, RED 8.26.
+// Published hardware runs at 16 tasklets, 350 MHz ([uPIMulator] input.xlsx): VA 10.25, RED 8.26.
 inline constexpr double kPublishedVaCyclesPerElement = 10.25;
 inline constexpr double kPublishedRedCyclesPerElement = 8.26;
 

@@ -75,7 +75,7 @@ class LinearKernel final : public pim::Kernel {
         t.MramRead(a.w_offset + uint64_t{a.n_pad} * 4, buf.word, 8);
         const int32_t bias = static_cast<int32_t>(buf.word[0] & 0xFFFFFFFF);
         if (a.feature_split) {
-          // PIM-Opt's split (pimopt-reference.md 3.1): every tasklet takes its feature blocks of each sample; two
+          // PIM-Opt's split ([PIM-Opt] */dpu/task.c, docs/sources.md): every tasklet takes its feature blocks of each sample; two
           // barriers per sample; G is read-modified-written in MRAM per sample.
           FeatureSplitChunk(t, a, buf, rows, d, n, bias, chunk);
           if (t.me() == bias_owner) {
@@ -225,7 +225,7 @@ class LinearKernel final : public pim::Kernel {
     const int y = reinterpret_cast<const int8_t*>(buf.word)[r & 7];
     int32_t sigma = 0;
     if (loss == LossKind::kLogistic && a.sigmoid_float) {
-      // PIM-Opt (pimopt-reference.md 2.6): expf from a range-reduced lookup table in MRAM (one 8-byte DMA),
+      // PIM-Opt ([PIM-Opt] lut_exp.h, docs/sources.md): expf from a range-reduced lookup table in MRAM (one 8-byte DMA),
       // ldexpf, 1 + e, a double-precision division, conversions: all software floating point.
       sigma = fixed::SigmoidFloat(z24);
       t.MramRead(a.sigmoid_offset, buf.word, 8);  // stands for the exp table entry

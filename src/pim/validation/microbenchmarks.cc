@@ -139,8 +139,8 @@ class DmaKernel final : public Kernel {
   }
 };
 
-// Bookkeeping per 1,024-byte block in VA and RED: address computation, DMA call setup, loop setup (inferred:
-// upmem-model 8.3 assumes ~5.5 slots per RED element of which 5 are the inner loop).
+// Bookkeeping per 1,024-byte block in VA and RED: address computation, DMA call setup, loop setup (inferred: about
+// 5.5 slots per RED element of which 5 are the inner loop, docs/pim-emulator.md).
 constexpr uint64_t kBlockOverheadSlots = 64;
 
 class VectorAddKernel final : public Kernel {
@@ -208,7 +208,7 @@ double MeasureArithmeticMops(const HardwareProfile& profile, ElementType type, A
 
 double PublishedArithmeticMops(ElementType type, ArithOp op) {
   static constexpr double kMops[4][4] = {
-      {58.56, 58.56, 10.27, 11.27},  // int32 [S1]
+      {58.56, 58.56, 10.27, 11.27},  // int32 [PrIM]
       {50.16, 50.16, 2.56, 1.40},    // int64
       {4.91, 4.59, 1.91, 0.34},      // float
       {3.32, 3.11, 0.53, 0.16},      // double
@@ -261,7 +261,7 @@ HostTransferResult MeasureHostTransfers(const HardwareProfile& profile, uint32_t
 
 HostTransferResult PublishedHostTransfers(uint32_t dpus) {
   if (dpus == 1) return {0.33, 0.12, 0.33};
-  return {6.68, 4.74, 16.88};  // 64 DPUs, one rank [S1]
+  return {6.68, 4.74, 16.88};  // 64 DPUs, one rank [PrIM]
 }
 
 double MeasureVectorAddCyclesPerElement(const HardwareProfile& profile, uint32_t tasklets, uint64_t elements) {

@@ -1,0 +1,48 @@
+#!/usr/bin/env bash
+# Trains the same configurations with two pimopt binaries and checks that the results are the same: model files
+# (without their comment lines) byte for byte, final metrics, host <-> worker traffic and every modeled PIM phase
+# time. For refactorings that must not move results.
+# Usage: bench/compare_binaries.sh OLD_PIMOPT NEW_PIMOPT      (needs /usr/bin/python3 for the JSON comparison)
+set -uo pipefail
+old=$1 new=$2
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+cd "$work"
+runs=0 differing=0
+run() {
+  runs=$((runs + 1))
+  "$old" train "$@" -q --out old.model --report old.json >old.out 2>&1 || { echo "old binary failed: $*"; cat old.out; }
+  "$new" train "$@" -q --out new.model --report new.json >new.out 2>&1 || { echo "new binary failed: $*"; cat new.out; }
+  local same=1
+  cmp -s <(grep -v '^#' old.model) <(grep -v '^#' new.model) || { echo "MODEL DIFFERS: $*"; same=0; }
+  /usr/bin/python3 - <<'PY' || { echo "REPORT DIFFERS: $*"; same=0; }
+import json, sys
+o, n = json.load(open("old.json")), json.load(open("new.json"))
+bad = [k for k in ("host_to_workers_bytes", "workers_to_host_bytes", "syncs") if o["traffic"][k] != n["traffic"][k]]
+bad += ["final"] if o["final"] != n["final"] else []
+po, pn = o["time"]["phases_seconds"], n["time"]["phases_seconds"]
+bad += [k for k in po if k.startswith("modeled") and po[k] != pn.get(k)]
+if bad:
+    print("  differs in:", ", ".join(bad))
+    sys.exit(1)
+PY
+  ((same)) || differing=$((differing + 1))
+}
+for data in "dense:rows=3000,features=64,seed=4" "sparse:rows=6000,features=20000,seed=4" fashion-mnist; do
+  epochs=3
+  [[ $data == fashion-mnist ]] && epochs=2
+  run --data "$data" --epochs $epochs --algo sgd --lr 0.01
+  run --data "$data" --epochs $epochs --algo mbsgd
+  run --data "$data" --epochs $epochs --algo ga --workers 4 --batch 64
+  run --data "$data" --epochs $epochs --algo ma --workers 4 --batch 16 --local-steps 2
+  run --data "$data" --epochs $epochs --algo admm --workers 4 --batch 16 --rho 0.05 --l1 1e-4 --model svm
+  run --data "$data" --epochs $epochs --algo ma --workers 4 --batch 16 --scale minmax --lr-schedule inverse-sqrt \
+    --lr-decay 1
+  for algo in ga ma admm; do
+    run --data "$data" --epochs 2 --algo $algo --backend pim --dpus 16 --batch 32 --lr 0.05
+  done
+  run --data "$data" --epochs 2 --algo ma --backend pim --dpus 8 --batch 16 --sigmoid float --tasklet-split features \
+    --profile prim-640 --tasklets 12
+done
+echo "$runs configurations, $differing differing"
+((differing == 0))

@@ -186,34 +186,36 @@ void WriteDataset(const Dataset& d, const std::string& path, FileFormat format) 
 
 struct GenFlags {
   std::string out, format;
-  uint64_t rows = 0, features = 0, seed = 1, first_row = 0;
-  double noise = 0.05, separation = 0.01, positive_rate = 0.03;
-  uint32_t fields = 39;
+  uint64_t first_row = 0;
   int threads = 0;
+  ParamFlags generator;  // the dense and sparse generators' parameters (DenseSyntheticTable, SparseSyntheticTable)
 };
+
+// Applies the generator flags given to `table`'s parameters; a flag of the other generator is an error.
+template <typename Params>
+Params GeneratorParams(const ParamFlags& flags, const ParamTable<Params>& table, const std::string& kind) {
+  Params p;
+  flags.ForEachGiven([&](const std::string& name, const std::string& text) {
+    if (table.Find(name) == nullptr) throw ConfigError(StrCat("--", name), StrCat("not a parameter of gen ", kind));
+    table.SetText(p, name, text);
+  });
+  return p;
+}
 
 int RunGen(const std::string& kind, const GenFlags& f) {
   const FileFormat format = FormatFor(f.out, f.format, "--out");
   CheckOutputPath(f.out, "--out");
-  ThreadPool pool(f.threads);
+  if (f.threads < 0) throw ConfigError("--threads", "must be >= 0");
   Dataset d;
   if (kind == "dense") {
-    DenseSyntheticParams p;
-    if (f.rows) p.rows = f.rows;
-    if (f.features) p.features = f.features;
-    p.noise = f.noise;
-    p.separation = f.separation;
-    p.seed = f.seed;
+    DenseSyntheticParams p = GeneratorParams(f.generator, DenseSyntheticTable(), kind);
     p.first_row = f.first_row;
+    ThreadPool pool(f.threads);
     d = GenerateDense(p, &pool);
   } else {
-    SparseSyntheticParams p;
-    if (f.rows) p.rows = f.rows;
-    if (f.features) p.features = f.features;
-    p.fields = f.fields;
-    p.positive_rate = f.positive_rate;
-    p.seed = f.seed;
+    SparseSyntheticParams p = GeneratorParams(f.generator, SparseSyntheticTable(), kind);
     p.first_row = f.first_row;
+    ThreadPool pool(f.threads);
     d = GenerateSparse(p, &pool);
   }
   WriteDataset(d, f.out, format);
@@ -363,14 +365,8 @@ int RunCli(int argc, char** argv) {
       ->check(CLI::IsMember({"dense", "sparse"}));
   gen_cmd->add_option("--out", gen.out, "output file (.svm LIBSVM or .bin binary)")->required();
   gen_cmd->add_option("--format", gen.format, "libsvm | binary (default: from the extension)");
-  gen_cmd->add_option("--rows", gen.rows, "rows (default: dense 20000, sparse 100000)");
-  gen_cmd->add_option("--features", gen.features, "features (default: dense 4096, sparse 2^20)");
-  gen_cmd->add_option("--noise", gen.noise, "dense: label flip probability")->capture_default_str();
-  gen_cmd->add_option("--separation", gen.separation, "dense: class mean shift per feature")->capture_default_str();
-  gen_cmd->add_option("--fields", gen.fields, "sparse: categorical fields per row")->capture_default_str();
-  gen_cmd->add_option("--positive-rate", gen.positive_rate, "sparse: expected fraction of positives")
-      ->capture_default_str();
-  gen_cmd->add_option("--seed", gen.seed, "seed of the planted model and rows")->capture_default_str();
+  gen.generator.Add(gen_cmd, DenseSyntheticTable());
+  gen.generator.Add(gen_cmd, SparseSyntheticTable());
   gen_cmd->add_option("--first-row", gen.first_row, "first row number (a test set: rows after the train rows)");
   gen_cmd->add_option("--threads", gen.threads, "host threads (0 = all cores); never changes the data");
 

@@ -73,7 +73,15 @@ std::string ParamHelp(const ParamInfo& info) {
 }
 
 void ParamFlags::Bind(CLI::App* command, const ParamInfo& info) {
+  if (const auto it = bound_.find(info.name); it != bound_.end()) {
+    CLI::Option* o = it->second.option;
+    if (info.DefaultText() != it->second.default_text) {
+      o->description(StrCat(o->get_description(), "; ", info.group, ": default ", info.DefaultText()));
+    }
+    return;
+  }
   Bound& b = bound_[info.name];
+  b.default_text = info.DefaultText();
   order_.push_back(info.name);
   const std::string names = info.short_flag.empty() ? info.Flag() : info.short_flag + "," + info.Flag();
   b.is_flag = info.type == ParamType::kFlag;

@@ -18,10 +18,13 @@ std::string ParamHelp(const ParamInfo& info);
 
 class ParamFlags {
  public:
+  // Binds every entry of `table`. A name another table bound already keeps its flag; its help gains this table's
+  // default (`pimopt gen`'s --rows serves the dense and the sparse generator).
   template <typename Config>
   void Add(CLI::App* command, const ParamTable<Config>& table) {
     for (const auto& e : table.entries()) Bind(command, e.info);
   }
+  bool Given(const std::string& name) const { return bound_.count(name) && bound_.at(name).option->count() > 0; }
   // Calls set(name, text) for every flag given on the command line, in declaration order.
   void ForEachGiven(const std::function<void(const std::string& name, const std::string& text)>& set) const;
 
@@ -32,6 +35,7 @@ class ParamFlags {
     bool is_flag = false;
     bool flag = false;
     std::string text;
+    std::string default_text;
   };
   std::vector<std::string> order_;
   std::map<std::string, Bound> bound_;  // nodes stay put: CLI11 writes into them

@@ -3,7 +3,9 @@
 #include <charconv>
 #include <cstdlib>
 #include <fstream>
+#include <algorithm>
 #include <map>
+#include <optional>
 
 #include "pimopt/core/error.h"
 #include "pimopt/data/binary_format.h"
@@ -90,57 +92,49 @@ Spec ParseSpec(const std::string& spec) {
   return s;
 }
 
-template <typename T>
-T TakeNumber(Spec& s, const std::string& key, T fallback) {
-  auto it = s.keys.find(key);
-  if (it == s.keys.end()) return fallback;
-  T value{};
-  const std::string& text = it->second;
-  const auto res = std::from_chars(text.data(), text.data() + text.size(), value);
-  if (res.ec != std::errc() || res.ptr != text.data() + text.size()) {
-    throw ConfigError("--data", StrCat(s.name, ": ", key, "='", text, "' is not a valid number"));
-  }
-  s.keys.erase(it);
-  return value;
-}
-
-void RejectUnknownKeys(const Spec& s, const char* known) {
-  if (!s.keys.empty()) {
-    throw ConfigError("--data",
-                      StrCat(s.name, ": unknown parameter '", s.keys.begin()->first, "' (known: ", known, ")"));
-  }
-}
-
 struct Synthetic {
   DenseSyntheticParams dense;
   SparseSyntheticParams sparse;
   uint64_t test_rows = 0;
 };
 
+// Sets the generator's parameters from the spec's keys through its table (keys may use '_' for '-'); test-rows is
+// the built-in's own: the size of its companion test set (default rows / 4).
+template <typename Params>
+uint64_t SetFromKeys(const Spec& s, const ParamTable<Params>& table, Params& p) {
+  std::optional<uint64_t> test_rows;
+  for (const auto& [raw_key, text] : s.keys) {
+    std::string key = raw_key;
+    std::replace(key.begin(), key.end(), '_', '-');
+    try {
+      if (key == "test-rows") {
+        ParamInfo info;
+        info.name = "test-rows";
+        info.type = ParamType::kUint;
+        info.min = 1;
+        test_rows = std::get<uint64_t>(ParseParamValue(info, text));
+      } else if (table.Find(key) != nullptr) {
+        table.SetText(p, key, text);
+      } else {
+        std::string known;
+        for (const auto& e : table.entries()) known += e.info.name + ", ";
+        throw ConfigError("--data", StrCat(s.name, ": unknown parameter '", raw_key, "' (known: ", known, "test-rows)"));
+      }
+    } catch (const ConfigError& e) {
+      if (e.parameter() == "--data") throw;
+      throw ConfigError("--data", StrCat(s.name, ": ", raw_key, "='", text, "': ", e.detail()));
+    }
+  }
+  return test_rows.value_or(std::max<uint64_t>(1, p.rows / 4));
+}
+
 Synthetic ParseSynthetic(const std::string& spec) {
-  Spec s = ParseSpec(spec);
+  const Spec s = ParseSpec(spec);
   Synthetic out;
   if (s.name == "dense") {
-    auto& p = out.dense;
-    p.rows = TakeNumber<uint64_t>(s, "rows", p.rows);
-    p.features = TakeNumber<uint64_t>(s, "features", p.features);
-    p.noise = TakeNumber<double>(s, "noise", p.noise);
-    p.separation = TakeNumber<double>(s, "separation", p.separation);
-    p.seed = TakeNumber<uint64_t>(s, "seed", p.seed);
-    out.test_rows = TakeNumber<uint64_t>(s, "test_rows", std::max<uint64_t>(1, p.rows / 4));
-    RejectUnknownKeys(s, "rows, features, noise, separation, seed, test_rows");
+    out.test_rows = SetFromKeys(s, DenseSyntheticTable(), out.dense);
   } else {
-    auto& p = out.sparse;
-    p.rows = TakeNumber<uint64_t>(s, "rows", p.rows);
-    p.features = TakeNumber<uint64_t>(s, "features", p.features);
-    p.fields = TakeNumber<uint32_t>(s, "fields", p.fields);
-    p.max_vocabulary = TakeNumber<uint64_t>(s, "vocabulary", p.max_vocabulary);
-    p.zipf_exponent = TakeNumber<double>(s, "zipf", p.zipf_exponent);
-    p.signal = TakeNumber<double>(s, "signal", p.signal);
-    p.positive_rate = TakeNumber<double>(s, "positive_rate", p.positive_rate);
-    p.seed = TakeNumber<uint64_t>(s, "seed", p.seed);
-    out.test_rows = TakeNumber<uint64_t>(s, "test_rows", std::max<uint64_t>(1, p.rows / 4));
-    RejectUnknownKeys(s, "rows, features, fields, vocabulary, zipf, signal, positive_rate, seed, test_rows");
+    out.test_rows = SetFromKeys(s, SparseSyntheticTable(), out.sparse);
   }
   return out;
 }

@@ -40,13 +40,66 @@ double HashedNormal(uint64_t key) {
   return std::sqrt(-2.0 * std::log(u1)) * std::cos(6.283185307179586 * u2);
 }
 
+ParamTable<DenseSyntheticParams> MakeDenseTable() {
+  ParamTable<DenseSyntheticParams> t;
+  const std::string group = "dense (YFCC-shaped)";
+  t.Add("rows", &DenseSyntheticParams::rows, 20000).Min(1).Unit("rows").Group(group).Help("rows to generate");
+  t.Add("features", &DenseSyntheticParams::features, 4096).Min(1).Unit("features").Group(group).Help(
+      "dense features in [0, 1]");
+  t.Add("noise", &DenseSyntheticParams::noise, 0.05).Min(0).Max(0.5).Group(group).Help("label flip probability");
+  t.Add("separation", &DenseSyntheticParams::separation, 0.01).Min(0).Max(0.5).Group(group).Help(
+      "class mean shift per feature along the planted direction");
+  t.Add("seed", &DenseSyntheticParams::seed, 1).Group(group).Help("seed of the planted direction and the rows");
+  return t;
+}
+
+ParamTable<SparseSyntheticParams> MakeSparseTable() {
+  ParamTable<SparseSyntheticParams> t;
+  const std::string group = "sparse (Criteo-shaped)";
+  t.Add("rows", &SparseSyntheticParams::rows, 100000).Min(1).Unit("rows").Group(group).Help("rows to generate");
+  t.Add("features", &SparseSyntheticParams::features, uint64_t{1} << 20)
+      .Min(1)
+      .Max(1 << 28)
+      .Unit("features")
+      .Group(group)
+      .Help("binary features the (field, value) pairs are hashed into");
+  t.Add("fields", &SparseSyntheticParams::fields, 39).Min(1).Unit("fields").Group(group).Help(
+      "categorical fields per row");
+  t.Add("vocabulary", &SparseSyntheticParams::max_vocabulary, 100000)
+      .Min(10)
+      .Unit("values")
+      .Group(group)
+      .Help("the largest field's vocabulary (they grow log-uniformly from 10)");
+  t.Add("zipf", &SparseSyntheticParams::zipf_exponent, 1.1).Min(0).Group(group).Help(
+      "Zipf exponent of the value frequencies");
+  t.Add("signal", &SparseSyntheticParams::signal, 2.0).Min(0).Group(group).Help(
+      "standard deviation of the planted score, over all fields");
+  t.Add("positive-rate", &SparseSyntheticParams::positive_rate, 0.03)
+      .Min(0, true)
+      .Max(1, true)
+      .Group(group)
+      .Help("expected fraction of positive labels");
+  t.Add("seed", &SparseSyntheticParams::seed, 1).Group(group).Help("seed of the planted model and the rows");
+  return t;
+}
+
 }  // namespace
 
+const ParamTable<DenseSyntheticParams>& DenseSyntheticTable() {
+  static const ParamTable<DenseSyntheticParams> table = MakeDenseTable();
+  return table;
+}
+
+const ParamTable<SparseSyntheticParams>& SparseSyntheticTable() {
+  static const ParamTable<SparseSyntheticParams> table = MakeSparseTable();
+  return table;
+}
+
+DenseSyntheticParams::DenseSyntheticParams() { DenseSyntheticTable().ApplyDefaults(*this); }
+SparseSyntheticParams::SparseSyntheticParams() { SparseSyntheticTable().ApplyDefaults(*this); }
+
 Dataset GenerateDense(const DenseSyntheticParams& p, ThreadPool* pool) {
-  if (p.rows == 0 || p.features == 0) throw InputError("dense generator: rows and features must be positive");
-  if (!(p.noise >= 0 && p.noise <= 0.5))
-    throw InputError("dense generator: noise (label flip rate) must be in [0, 0.5]");
-  if (!(p.separation >= 0 && p.separation <= 0.5)) throw InputError("dense generator: separation must be in [0, 0.5]");
+  DenseSyntheticTable().CheckValues(p);
   // Planted direction v: exactly balanced +1/-1 entries in a seeded random order.
   std::vector<float> v(p.features);
   for (uint64_t j = 0; j < p.features; ++j) v[j] = j < p.features / 2 ? 1.0f : -1.0f;
@@ -77,14 +130,7 @@ Dataset GenerateDense(const DenseSyntheticParams& p, ThreadPool* pool) {
 }
 
 Dataset GenerateSparse(const SparseSyntheticParams& p, ThreadPool* pool) {
-  if (p.rows == 0 || p.features == 0 || p.fields == 0) {
-    throw InputError("sparse generator: rows, features and fields must be positive");
-  }
-  if (p.features > (uint64_t{1} << 28)) throw InputError("sparse generator: features must be <= 2^28");
-  if (!(p.positive_rate > 0 && p.positive_rate < 1)) {
-    throw InputError("sparse generator: positive_rate must be in (0, 1)");
-  }
-  if (p.max_vocabulary < 10) throw InputError("sparse generator: max_vocabulary must be >= 10");
+  SparseSyntheticTable().CheckValues(p);
   // Per-field Zipf cumulative tables.
   std::vector<std::vector<double>> cdf(p.fields);
   for (uint32_t f = 0; f < p.fields; ++f) {

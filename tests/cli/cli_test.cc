@@ -231,6 +231,8 @@ TEST_F(Cli, BadFlagsNameTheFlag) {
   ExpectBadInput("train --data " + train + " --out /no/such/dir/m.model", "--out");
   ExpectBadInput(TrainArgs("dense:rows=oops"), "rows='oops'");
   ExpectBadInput("frobnicate", "frobnicate");
+  ExpectBadInput("gen dense --fields 3 --out " + dir.Path("g.svm"), "--fields: not a parameter of gen dense");
+  ExpectBadInput("gen sparse --positive-rate 2 --out " + dir.Path("g.svm"), "--positive-rate: 2 is out of range");
 }
 
 TEST_F(Cli, FlagsAreCheckedBeforeTheDataIsRead) {

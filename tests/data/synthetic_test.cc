@@ -6,6 +6,8 @@
 
 #include "pimopt/core/error.h"
 #include "pimopt/core/thread_pool.h"
+#include "pimopt/data/sources.h"
+#include "test_util.h"
 
 namespace pimopt {
 namespace {
@@ -114,6 +116,41 @@ TEST(Synthetic, RejectsBadParameters) {
   SparseSyntheticParams s;
   s.positive_rate = 1.5;
   EXPECT_THROW(GenerateSparse(s), InputError);
+}
+
+}  // namespace
+}  // namespace pimopt
+
+namespace pimopt {
+namespace {
+
+TEST(SyntheticParams, DeclaredOnceForTheGeneratorsTheBuiltinsAndGen) {
+  const DenseSyntheticParams dense;
+  for (const auto& e : DenseSyntheticTable().entries()) {
+    EXPECT_EQ(FormatParamValue(e.get(dense)), FormatParamValue(e.info.default_value)) << e.info.name;
+  }
+  const SparseSyntheticParams sparse;
+  EXPECT_EQ(sparse.fields, 39u);
+  EXPECT_EQ(sparse.positive_rate, 0.03);
+  // A built-in's keys are the table's names ('_' accepted for '-'), with its bounds.
+  const Dataset a = LoadDataset("sparse:rows=300,features=5000,positive_rate=0.2,zipf=1.3", SourceOptions{});
+  SparseSyntheticParams p;
+  p.rows = 300;
+  p.features = 5000;
+  p.positive_rate = 0.2;
+  p.zipf_exponent = 1.3;
+  pimopt::testing::ExpectSameData(a, ApplyStorageChoice(GenerateSparse(p), SourceOptions{}));
+  for (const char* bad : {"dense:noise=0.7", "sparse:positive-rate=1", "sparse:features=0", "dense:colour=1"}) {
+    try {
+      LoadDataset(bad, SourceOptions{});
+      FAIL() << bad;
+    } catch (const ConfigError& e) {
+      EXPECT_EQ(e.parameter(), "--data") << e.what();
+    }
+  }
+  DenseSyntheticParams direct;
+  direct.noise = 0.9;  // the generator checks its table's bounds too
+  EXPECT_THROW(GenerateDense(direct), ConfigError);
 }
 
 }  // namespace

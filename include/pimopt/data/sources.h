@@ -5,10 +5,9 @@
 //                                  [0,1]); binary task: classes in `positive_classes` (default 0,2,4,6 =
 //                                  "upper-body garment") vs the rest. The directory can be overridden with the
 //                                  PIMOPT_FASHION_MNIST_DIR environment variable.
-//   dense[:key=value,...]          synthetic YFCC-shaped data (keys: rows, features, noise, separation, seed,
-//                                  test_rows)
-//   sparse[:key=value,...]         synthetic Criteo-shaped data (keys: rows, features, fields, vocabulary, zipf,
-//                                  signal, positive_rate, seed, test_rows)
+//   dense[:key=value,...]          synthetic YFCC-shaped data (keys: DenseSyntheticTable()'s parameters and
+//                                  test-rows, the size of its own test set; '_' is accepted for '-')
+//   sparse[:key=value,...]         synthetic Criteo-shaped data (keys: SparseSyntheticTable()'s and test-rows)
 // Files: the format is detected from the content: pimopt binary cache (magic "PIMOPTDS"), IDX images (plain or
 // gzip; the labels file is found by replacing "images-idx3" with "labels-idx1" in the name), else LIBSVM text.
 #pragma once

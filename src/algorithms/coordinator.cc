@@ -100,6 +100,96 @@ Metrics EvaluateAcross(const LinearModel& model, const Dataset& local, const Obj
   return m;
 }
 
+namespace {
+
+// The part of the run this process holds, as the caller loaded it (or derived from the row counts), checked.
+Partition PartOfRun(const Dataset& train, const TrainConfig& config, uint64_t total_rows, const TrainOptions& options,
+                    Communicator& comm) {
+  const Partition part =
+      options.partition ? *options.partition : Partition::ForRank(total_rows, config.workers, comm.rank(), comm.size());
+  if (part.local_rows != train.num_rows() || part.rank != comm.rank() || part.ranks != comm.size() ||
+      part.total_workers != config.workers) {
+    throw InternalError(StrCat("rank ", comm.rank(), " of ", comm.size(), " holds ", train.num_rows(),
+                               " training rows; its part is rank ", part.rank, " of ", part.ranks, ", ",
+                               part.local_rows, " rows of ", part.total_workers, " workers"));
+  }
+  return part;
+}
+
+// With --resume and an existing checkpoint of this run: restores this process's workers' state and returns the
+// epochs it holds; else 0.
+int ResumeFromCheckpoint(const TrainOptions& options, const RunIdentity& identity, const TrainConfig& config,
+                         const Partition& part, IBackend& backend, Communicator& comm) {
+  if (!options.resume || options.checkpoint_path.empty()) return 0;
+  std::optional<Checkpoint> checkpoint = ReadCheckpointOnRoot(options.checkpoint_path, comm);
+  if (!checkpoint) return 0;
+  const std::string mismatch = ResumeMismatch(*checkpoint, identity, backend.name());
+  if (!mismatch.empty()) {
+    throw ConfigError("--resume", StrCat(options.checkpoint_path, ": the checkpoint belongs to another run: ", mismatch,
+                                         " (resume with its options, or start afresh without --resume)"));
+  }
+  if (checkpoint->epochs_done >= config.epochs) {
+    throw ConfigError("--epochs", StrCat("the checkpoint already holds ", checkpoint->epochs_done,
+                                         " epochs; raise --epochs to train further"));
+  }
+  if (checkpoint->state.per_worker.size() != static_cast<size_t>(config.workers)) {
+    throw InputError(StrCat(options.checkpoint_path, ": the checkpoint holds ", checkpoint->state.per_worker.size(),
+                            " workers' state, the run has ", config.workers));
+  }
+  BackendState mine;
+  mine.shared = std::move(checkpoint->state.shared);
+  for (int k = 0; k < part.local_workers; ++k) {
+    mine.per_worker.push_back(std::move(checkpoint->state.per_worker[part.first_worker + k]));
+  }
+  backend.RestoreState(mine);
+  return checkpoint->epochs_done;
+}
+
+// What one epoch cost: the backend's phase times and traffic, and the collectives' time and bytes, as differences of
+// the counters before and after. Host <-> worker and MPI bytes are summed over processes.
+class EpochMeter {
+ public:
+  EpochMeter(IBackend& backend, Communicator& comm)
+      : backend_(backend), comm_(comm), phases_(backend.PhaseSeconds()), traffic_(backend.Traffic()),
+        comm_stats_(comm.stats()) {}
+  void Record(EpochRecord& record) const {
+    const CommStats comm_after = comm_.stats();
+    for (const auto& [phase, seconds] : backend_.PhaseSeconds()) {
+      const auto it = phases_.find(phase);
+      record.phase_seconds[phase] = seconds - (it == phases_.end() ? 0.0 : it->second);
+    }
+    const TrafficCounters after = backend_.Traffic();
+    int64_t sums[3] = {static_cast<int64_t>(after.to_workers_bytes - traffic_.to_workers_bytes),
+                       static_cast<int64_t>(after.from_workers_bytes - traffic_.from_workers_bytes),
+                       static_cast<int64_t>(comm_after.sent_bytes - comm_stats_.sent_bytes)};
+    if (comm_.size() > 1) {
+      record.phase_seconds["mpi_comm"] = comm_after.seconds - comm_stats_.seconds;
+      comm_.AllreduceSum(sums);
+    }
+    record.traffic.to_workers_bytes = static_cast<uint64_t>(sums[0]);
+    record.traffic.from_workers_bytes = static_cast<uint64_t>(sums[1]);
+    record.traffic.mpi_bytes = static_cast<uint64_t>(sums[2]);
+    record.traffic.syncs = after.syncs - traffic_.syncs;
+  }
+
+ private:
+  IBackend& backend_;
+  Communicator& comm_;
+  std::map<std::string, double> phases_;
+  TrafficCounters traffic_;
+  CommStats comm_stats_;
+};
+
+void CheckFinite(const LinearModel& model, int epoch) {
+  for (float w : model.weights) {
+    if (!std::isfinite(w)) {
+      throw InputError(StrCat("training diverged in epoch ", epoch, " (non-finite weights): lower --lr or raise --reg"));
+    }
+  }
+}
+
+}  // namespace
+
 TrainResult Train(const Dataset& train, const Dataset* test, const TrainConfig& requested, IBackend& backend,
                   const TrainOptions& options) {
   using Clock = std::chrono::steady_clock;
@@ -109,16 +199,9 @@ TrainResult Train(const Dataset& train, const Dataset* test, const TrainConfig& 
   const uint64_t total_rows = options.partition ? options.partition->total_rows : comm.SumU64(train.num_rows());
   if (total_rows == 0) throw InputError("training set is empty");
   config.Validate(total_rows);
-  auto algorithm = MakeAlgorithm(config.algorithm);
   config.CheckProcesses(comm.size());
-  const Partition part =
-      options.partition ? *options.partition : Partition::ForRank(total_rows, config.workers, comm.rank(), comm.size());
-  if (part.local_rows != train.num_rows() || part.rank != comm.rank() || part.ranks != comm.size() ||
-      part.total_workers != config.workers) {
-    throw InternalError(StrCat("rank ", comm.rank(), " of ", comm.size(), " holds ", train.num_rows(),
-                               " training rows; its part is rank ", part.rank, " of ", part.ranks, ", ",
-                               part.local_rows, " rows of ", part.total_workers, " workers"));
-  }
+  auto algorithm = MakeAlgorithm(config.algorithm);
+  const Partition part = PartOfRun(train, config, total_rows, options, comm);
   backend.Setup(train, config, part, comm);
 
   TrainResult result;
@@ -128,101 +211,45 @@ TrainResult Train(const Dataset& train, const Dataset* test, const TrainConfig& 
     identity.options = options.resume_options.empty() ? TrainResumeOptions(config) : options.resume_options;
     identity.data = FingerprintTrainingData(train, part, comm);
   }
-  int first_epoch = 0;
-  if (options.resume && !options.checkpoint_path.empty()) {
-    if (std::optional<Checkpoint> checkpoint = ReadCheckpointOnRoot(options.checkpoint_path, comm)) {
-      const std::string mismatch = ResumeMismatch(*checkpoint, identity, backend.name());
-      if (!mismatch.empty()) {
-        throw ConfigError("--resume", StrCat(options.checkpoint_path, ": the checkpoint belongs to another run: ",
-                                             mismatch, " (resume with its options, or start afresh without --resume)"));
-      }
-      if (checkpoint->epochs_done >= config.epochs) {
-        throw ConfigError("--epochs", StrCat("the checkpoint already holds ", checkpoint->epochs_done,
-                                             " epochs; raise --epochs to train further"));
-      }
-      if (checkpoint->state.per_worker.size() != static_cast<size_t>(config.workers)) {
-        throw InputError(StrCat(options.checkpoint_path, ": the checkpoint holds ", checkpoint->state.per_worker.size(),
-                                " workers' state, the run has ", config.workers));
-      }
-      BackendState mine;
-      mine.shared = std::move(checkpoint->state.shared);
-      for (int k = 0; k < part.local_workers; ++k) {
-        mine.per_worker.push_back(std::move(checkpoint->state.per_worker[part.first_worker + k]));
-      }
-      backend.RestoreState(mine);
-      first_epoch = checkpoint->epochs_done;
-      result.resumed_from_epoch = first_epoch;
-    }
-  }
-  double mpi_seconds = 0;
-  uint64_t mpi_bytes = 0;
-  for (int epoch = first_epoch; epoch < config.epochs; ++epoch) {
+  result.resumed_from_epoch = ResumeFromCheckpoint(options, identity, config, part, backend, comm);
+  for (int epoch = result.resumed_from_epoch; epoch < config.epochs; ++epoch) {
+    const int done = epoch + 1;
     EpochRecord record;
-    record.epoch = epoch + 1;
+    record.epoch = done;
     record.lr = config.LearningRate(epoch);
-    const auto phases_before = backend.PhaseSeconds();
-    const TrafficCounters traffic_before = backend.Traffic();
-    const CommStats comm_before = comm.stats();
+    const EpochMeter meter(backend, comm);
     const auto t0 = Clock::now();
     record.info = algorithm->RunEpoch(backend, config, part, epoch);
     const auto t1 = Clock::now();
-    const CommStats comm_after = comm.stats();
-    for (const auto& [phase, seconds] : backend.PhaseSeconds()) {
-      const auto it = phases_before.find(phase);
-      record.phase_seconds[phase] = seconds - (it == phases_before.end() ? 0.0 : it->second);
-    }
-    const TrafficCounters traffic_after = backend.Traffic();
-    int64_t sums[3] = {static_cast<int64_t>(traffic_after.to_workers_bytes - traffic_before.to_workers_bytes),
-                       static_cast<int64_t>(traffic_after.from_workers_bytes - traffic_before.from_workers_bytes),
-                       static_cast<int64_t>(comm_after.sent_bytes - comm_before.sent_bytes)};
-    if (comm.size() > 1) {
-      record.phase_seconds["mpi_comm"] = comm_after.seconds - comm_before.seconds;
-      mpi_seconds += comm_after.seconds - comm_before.seconds;
-      comm.AllreduceSum(sums);
-    }
-    record.traffic.to_workers_bytes = static_cast<uint64_t>(sums[0]);
-    record.traffic.from_workers_bytes = static_cast<uint64_t>(sums[1]);
-    record.traffic.mpi_bytes = static_cast<uint64_t>(sums[2]);
-    record.traffic.syncs = traffic_after.syncs - traffic_before.syncs;
-    mpi_bytes += record.traffic.mpi_bytes;
-    result.traffic.to_workers_bytes += record.traffic.to_workers_bytes;
-    result.traffic.from_workers_bytes += record.traffic.from_workers_bytes;
+    meter.Record(record);
     result.model = backend.ExportModel();
-    for (float w : result.model.weights) {
-      if (!std::isfinite(w)) {
-        throw InputError(
-            StrCat("training diverged in epoch ", epoch + 1, " (non-finite weights): lower --lr or raise --reg"));
-      }
-    }
-    const bool last = epoch + 1 == config.epochs;
-    if (options.evaluate_train || last) {
+    CheckFinite(result.model, done);
+    if (options.evaluate_train || done == config.epochs) {
       record.train = EvaluateAcross(result.model, train, config.objective, options.eval_pool, comm);
     }
     if (test) record.test = EvaluateAcross(result.model, *test, config.objective, options.eval_pool, comm);
-    const auto t2 = Clock::now();
     record.train_seconds = std::chrono::duration<double>(t1 - t0).count();
-    record.eval_seconds = std::chrono::duration<double>(t2 - t1).count();
+    record.eval_seconds = std::chrono::duration<double>(Clock::now() - t1).count();
     result.train_seconds += record.train_seconds;
     result.eval_seconds += record.eval_seconds;
+    result.traffic.to_workers_bytes += record.traffic.to_workers_bytes;
+    result.traffic.from_workers_bytes += record.traffic.from_workers_bytes;
+    result.traffic.mpi_bytes += record.traffic.mpi_bytes;
+    if (comm.size() > 1) result.phase_seconds["mpi_comm"] += record.phase_seconds["mpi_comm"];
     if (options.on_epoch) options.on_epoch(record);
     result.epochs.push_back(std::move(record));
-    const int done = epoch + 1;
     if (!options.checkpoint_path.empty() && options.checkpoint_every > 0 &&
         (done % options.checkpoint_every == 0 || done == config.epochs)) {
       BackendState state = GatherState(backend.SaveState(), comm, config.workers);
-      if (comm.rank() == 0) {
-        WriteCheckpoint({identity, done, backend.name(), std::move(state)}, options.checkpoint_path);
-      }
+      if (comm.rank() == 0) WriteCheckpoint({identity, done, backend.name(), std::move(state)}, options.checkpoint_path);
       comm.Barrier();  // every rank returns after the checkpoint exists
     }
     if (options.after_epoch) options.after_epoch(done);
   }
   result.model.positive_label_value = train.positive_label_value;
   result.model.negative_label_value = train.negative_label_value;
-  result.phase_seconds = backend.PhaseSeconds();
-  if (comm.size() > 1) result.phase_seconds["mpi_comm"] = mpi_seconds;
+  for (const auto& [phase, seconds] : backend.PhaseSeconds()) result.phase_seconds[phase] = seconds;
   result.traffic.syncs = backend.Traffic().syncs;
-  result.traffic.mpi_bytes = mpi_bytes;
   return result;
 }
 

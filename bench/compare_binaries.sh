@@ -4,7 +4,8 @@
 # time. For refactorings that must not move results.
 # Usage: bench/compare_binaries.sh OLD_PIMOPT NEW_PIMOPT      (needs /usr/bin/python3 for the JSON comparison)
 set -uo pipefail
-old=$1 new=$2
+[[ $# == 2 && -x $1 && -x $2 ]] || { echo "usage: $0 OLD_PIMOPT NEW_PIMOPT (two executables)" >&2; exit 2; }
+old=$(realpath "$1") new=$(realpath "$2")
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 cd "$work"

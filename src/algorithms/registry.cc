@@ -71,9 +71,9 @@ const AlgorithmTraits& FindAlgorithm(const std::string& name) {
     std::lock_guard<std::mutex> lock(RegistryMutex());
     if (const Entry* entry = Lookup(name)) return entry->traits;
   }
-  std::string known;
-  for (const AlgorithmTraits* t : RegisteredAlgorithms()) known += (known.empty() ? "" : ", ") + t->name;
-  throw ConfigError("--algo", StrCat("unknown algorithm '", name, "' (use ", known, ")"));
+  std::vector<std::string> known;
+  for (const AlgorithmTraits* t : RegisteredAlgorithms()) known.push_back(t->name);
+  throw ConfigError("--algo", StrCat("unknown algorithm '", name, "' (use ", JoinNames(known), ")"));
 }
 
 std::string DistributedAlgorithmNames() {
@@ -81,11 +81,7 @@ std::string DistributedAlgorithmNames() {
   for (const AlgorithmTraits* t : RegisteredAlgorithms()) {
     if (t->distributed) names.push_back(t->name);
   }
-  std::string text;
-  for (size_t i = 0; i < names.size(); ++i) {
-    text += (i == 0 ? "" : i + 1 == names.size() ? " or " : ", ") + names[i];
-  }
-  return text;
+  return JoinNames(names, " or ");
 }
 
 std::unique_ptr<Algorithm> MakeAlgorithm(const std::string& name) {

@@ -399,9 +399,7 @@ int RunCli(int argc, char** argv) {
 
   const std::vector<std::string> commands = {"train", "predict", "gen", "convert", "info", "params", "profile"};
   if (argc > 1 && argv[1][0] != '-' && std::find(commands.begin(), commands.end(), argv[1]) == commands.end()) {
-    std::string known;
-    for (const auto& c : commands) known += (known.empty() ? "" : ", ") + c;
-    std::cerr << "pimopt: error: unknown command '" << argv[1] << "' (commands: " << known << ")\n";
+    std::cerr << "pimopt: error: unknown command '" << argv[1] << "' (commands: " << JoinNames(commands) << ")\n";
     return 2;
   }
   try {

@@ -1,7 +1,6 @@
 #include "pimopt/collectives/in_process_communicator.h"
 
 #include <algorithm>
-#include <chrono>
 #include <condition_variable>
 #include <cstring>
 #include <exception>
@@ -65,7 +64,7 @@ class InProcessGroup::RankCommunicator final : public Communicator {
   int size() const override { return hub_.size; }
 
   void OrderedSum(std::span<float> acc, const FoldFn& fold_local) override {
-    const Timer timer(stats_);
+    const CollectiveTimer timer(stats_);
     if (rank_ == 0) {
       hub_.accumulator.assign(acc.begin(), acc.end());
       hub_.PassTurn(0);
@@ -92,7 +91,7 @@ class InProcessGroup::RankCommunicator final : public Communicator {
   }
 
   double SumInRankOrder(double local) override {
-    const Timer timer(stats_);
+    const CollectiveTimer timer(stats_);
     Post(std::as_bytes(std::span<const double>(&local, 1)));
     hub_.Rendezvous();
     double sum = 0;
@@ -102,7 +101,7 @@ class InProcessGroup::RankCommunicator final : public Communicator {
   }
 
   void Broadcast(std::span<std::byte> bytes, int root) override {
-    const Timer timer(stats_);
+    const CollectiveTimer timer(stats_);
     PIMOPT_CHECK(root >= 0 && root < hub_.size);
     Post(bytes);
     hub_.Rendezvous();
@@ -114,7 +113,7 @@ class InProcessGroup::RankCommunicator final : public Communicator {
   }
 
   std::vector<std::byte> Gather(std::span<const std::byte> local, int root) override {
-    const Timer timer(stats_);
+    const CollectiveTimer timer(stats_);
     PIMOPT_CHECK(root >= 0 && root < hub_.size);
     Post(local);
     hub_.Rendezvous();
@@ -129,26 +128,13 @@ class InProcessGroup::RankCommunicator final : public Communicator {
   }
 
   void Barrier() override {
-    const Timer timer(stats_);
+    const CollectiveTimer timer(stats_);
     hub_.Rendezvous();
   }
 
   CommStats stats() const override { return stats_; }
 
  private:
-  class Timer {
-   public:
-    explicit Timer(CommStats& stats) : stats_(stats), t0_(std::chrono::steady_clock::now()) {}
-    ~Timer() {
-      stats_.seconds += std::chrono::duration<double>(std::chrono::steady_clock::now() - t0_).count();
-      ++stats_.calls;
-    }
-
-   private:
-    CommStats& stats_;
-    std::chrono::steady_clock::time_point t0_;
-  };
-
   void Post(std::span<const std::byte> bytes) {
     std::lock_guard<std::mutex> lock(hub_.mutex);
     hub_.posted[rank_] = bytes;
@@ -161,7 +147,7 @@ class InProcessGroup::RankCommunicator final : public Communicator {
   // Elementwise reduction over the ranks' values in rank order (exact for integers, minima and maxima).
   template <typename T, typename Op>
   void Reduce(std::span<T> values, Op op) {
-    const Timer timer(stats_);
+    const CollectiveTimer timer(stats_);
     Post(std::as_bytes(std::span<const T>(values)));
     hub_.Rendezvous();
     std::vector<T> result(Posted<T>(0).begin(), Posted<T>(0).end());

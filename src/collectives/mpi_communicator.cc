@@ -27,19 +27,6 @@ void Check(int rc, const char* what) {
   }
 }
 
-class Timer {
- public:
-  explicit Timer(CommStats& stats) : stats_(stats), t0_(std::chrono::steady_clock::now()) {}
-  ~Timer() {
-    stats_.seconds += std::chrono::duration<double>(std::chrono::steady_clock::now() - t0_).count();
-    ++stats_.calls;
-  }
-
- private:
-  CommStats& stats_;
-  std::chrono::steady_clock::time_point t0_;
-};
-
 }  // namespace
 
 MpiSession::MpiSession(int* argc, char*** argv) { Check(MPI_Init(argc, argv), "MPI_Init"); }
@@ -69,7 +56,7 @@ void MpiCommunicator::CountAllreduce(uint64_t bytes) {
 }
 
 void MpiCommunicator::OrderedSum(std::span<float> acc, const FoldFn& fold_local) {
-  Timer timer(stats_);
+  CollectiveTimer timer(stats_);
   const size_t n = acc.size();
   const size_t chunk_floats =
       std::clamp<size_t>(n / static_cast<size_t>(size_), kMinChainChunkFloats, kMaxChainChunkFloats);
@@ -113,7 +100,7 @@ void MpiCommunicator::OrderedSum(std::span<float> acc, const FoldFn& fold_local)
 }
 
 void MpiCommunicator::AllreduceSum(std::span<int64_t> values) {
-  Timer timer(stats_);
+  CollectiveTimer timer(stats_);
   for (size_t at = 0; at < values.size(); at += kMaxMessageBytes / 8) {
     const size_t count = std::min(values.size() - at, static_cast<size_t>(kMaxMessageBytes / 8));
     Check(
@@ -124,21 +111,21 @@ void MpiCommunicator::AllreduceSum(std::span<int64_t> values) {
 }
 
 void MpiCommunicator::AllreduceMin(std::span<float> values) {
-  Timer timer(stats_);
+  CollectiveTimer timer(stats_);
   Check(MPI_Allreduce(MPI_IN_PLACE, values.data(), static_cast<int>(values.size()), MPI_FLOAT, MPI_MIN, MPI_COMM_WORLD),
         "MPI_Allreduce");
   CountAllreduce(4 * values.size());
 }
 
 void MpiCommunicator::AllreduceMax(std::span<float> values) {
-  Timer timer(stats_);
+  CollectiveTimer timer(stats_);
   Check(MPI_Allreduce(MPI_IN_PLACE, values.data(), static_cast<int>(values.size()), MPI_FLOAT, MPI_MAX, MPI_COMM_WORLD),
         "MPI_Allreduce");
   CountAllreduce(4 * values.size());
 }
 
 double MpiCommunicator::SumInRankOrder(double local) {
-  Timer timer(stats_);
+  CollectiveTimer timer(stats_);
   std::vector<double> all(size_);
   Check(MPI_Allgather(&local, 1, MPI_DOUBLE, all.data(), 1, MPI_DOUBLE, MPI_COMM_WORLD), "MPI_Allgather");
   stats_.sent_bytes += 8 * static_cast<uint64_t>(size_ - 1);
@@ -149,7 +136,7 @@ double MpiCommunicator::SumInRankOrder(double local) {
 }
 
 void MpiCommunicator::Broadcast(std::span<std::byte> bytes, int root) {
-  Timer timer(stats_);
+  CollectiveTimer timer(stats_);
   for (size_t at = 0; at < bytes.size(); at += kMaxMessageBytes) {
     const size_t count = std::min<size_t>(bytes.size() - at, kMaxMessageBytes);
     Check(MPI_Bcast(bytes.data() + at, static_cast<int>(count), MPI_BYTE, root, MPI_COMM_WORLD), "MPI_Bcast");
@@ -159,7 +146,7 @@ void MpiCommunicator::Broadcast(std::span<std::byte> bytes, int root) {
 }
 
 std::vector<std::byte> MpiCommunicator::Gather(std::span<const std::byte> local, int root) {
-  Timer timer(stats_);
+  CollectiveTimer timer(stats_);
   if (local.size() > kMaxMessageBytes) {
     throw InternalError(StrCat("MPI gather of ", local.size(), " bytes from one rank exceeds the 1 GiB message limit"));
   }
@@ -186,7 +173,7 @@ std::vector<std::byte> MpiCommunicator::Gather(std::span<const std::byte> local,
 }
 
 void MpiCommunicator::Barrier() {
-  Timer timer(stats_);
+  CollectiveTimer timer(stats_);
   Check(MPI_Barrier(MPI_COMM_WORLD), "MPI_Barrier");
 }
 

@@ -14,14 +14,6 @@ std::string Number(double v) {
   return buf;
 }
 
-std::string JoinChoices(const std::vector<std::string>& names, const char* last) {
-  std::string text;
-  for (size_t i = 0; i < names.size(); ++i) {
-    text += (i == 0 ? "" : i + 1 == names.size() ? last : ", ") + names[i];
-  }
-  return text;
-}
-
 std::vector<std::string> ChoiceNames(const ParamInfo& info) {
   std::vector<std::string> names;
   for (const ParamChoice& c : info.Choices()) names.push_back(c.name);
@@ -93,7 +85,7 @@ std::string ParamInfo::ChoicesText() const {
 std::string ParamInfo::AppliesText() const {
   std::string text;
   for (const ParamCondition& c : applies_when) {
-    text += StrCat(text.empty() ? "" : " and ", "--", c.param, " ", JoinChoices(c.values, " or "));
+    text += StrCat(text.empty() ? "" : " and ", "--", c.param, " ", JoinNames(c.values, " or "));
   }
   return text;
 }
@@ -130,7 +122,7 @@ void CheckParamValue(const ParamInfo& info, const ParamValue& value) {
       const auto names = ChoiceNames(info);
       if (std::find(names.begin(), names.end(), std::get<std::string>(value)) == names.end()) {
         throw ConfigError(info.Flag(), StrCat("unknown ", info.noun.empty() ? "value" : info.noun, " '",
-                                              std::get<std::string>(value), "' (use ", JoinChoices(names, " or "),
+                                              std::get<std::string>(value), "' (use ", JoinNames(names, " or "),
                                               ")"));
       }
       break;

@@ -116,9 +116,11 @@ uint64_t SetFromKeys(const Spec& s, const ParamTable<Params>& table, Params& p) 
       } else if (table.Find(key) != nullptr) {
         table.SetText(p, key, text);
       } else {
-        std::string known;
-        for (const auto& e : table.entries()) known += e.info.name + ", ";
-        throw ConfigError("--data", StrCat(s.name, ": unknown parameter '", raw_key, "' (known: ", known, "test-rows)"));
+        std::vector<std::string> known;
+        for (const auto& e : table.entries()) known.push_back(e.info.name);
+        known.push_back("test-rows");
+        throw ConfigError("--data",
+                          StrCat(s.name, ": unknown parameter '", raw_key, "' (known: ", JoinNames(known), ")"));
       }
     } catch (const ConfigError& e) {
       if (e.parameter() == "--data") throw;

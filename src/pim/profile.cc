@@ -350,9 +350,7 @@ HardwareProfile MakeProfile(const std::string& name) {
     p.Validate();
     return p;
   }
-  std::string known;
-  for (const auto& n : ProfileNames()) known += (known.empty() ? "" : ", ") + n;
-  throw ConfigError("--profile", StrCat("unknown hardware profile '", name, "' (known: ", known, ")"));
+  throw ConfigError("--profile", StrCat("unknown hardware profile '", name, "' (known: ", JoinNames(ProfileNames()), ")"));
 }
 
 void HardwareProfile::Validate() const {

@@ -9,6 +9,7 @@
 // accumulator and passes it on in chunks, each rank continues the fold, and the last rank broadcasts the result.
 #pragma once
 
+#include <chrono>
 #include <cstddef>
 #include <cstdint>
 #include <functional>
@@ -26,6 +27,22 @@ struct CommStats {
   uint64_t sent_bytes = 0;
   uint64_t received_bytes = 0;
   uint64_t calls = 0;
+};
+
+// For Communicator implementations: counts one collective call and adds its wall time to `stats` when it ends.
+class CollectiveTimer {
+ public:
+  explicit CollectiveTimer(CommStats& stats) : stats_(stats), start_(std::chrono::steady_clock::now()) {}
+  ~CollectiveTimer() {
+    stats_.seconds += std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count();
+    ++stats_.calls;
+  }
+  CollectiveTimer(const CollectiveTimer&) = delete;
+  CollectiveTimer& operator=(const CollectiveTimer&) = delete;
+
+ private:
+  CommStats& stats_;
+  std::chrono::steady_clock::time_point start_;
 };
 
 class Communicator {

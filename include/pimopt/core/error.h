@@ -6,6 +6,7 @@
 #include <stdexcept>
 #include <string>
 #include <string_view>
+#include <vector>
 
 namespace pimopt {
 
@@ -16,6 +17,9 @@ std::string StrCat(const Args&... args) {
   (out << ... << args);
   return out.str();
 }
+
+// "a, b or c" (with last = " or "; ", " for a plain list): the names in messages.
+std::string JoinNames(const std::vector<std::string>& names, std::string_view last = ", ");
 
 // Base class of every error pimopt raises on purpose.
 class Error : public std::runtime_error {

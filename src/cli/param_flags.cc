@@ -110,8 +110,10 @@ std::string ParamsAsText(const std::vector<const ParamInfo*>& infos) {
       out += StrCat(out.empty() ? "" : "\n", group, ":\n");
     }
     std::string flag = info->Flag() + (info->type == ParamType::kFlag ? "" : " " + TypeName(*info));
-    out += StrCat("  ", flag, "\n      ", ParamHelp(*info), "\n      type ", ParamTypeName(info->type),
-                  "; affects: ", EffectText(info->effect), "\n");
+    const std::string effect = info->effect == ParamEffect::kNone ? "- (not recorded as an option)"
+                                                                   : EffectText(info->effect);
+    out += StrCat("  ", flag, info->required ? " (required)" : "", "\n      ", ParamHelp(*info), "\n      type ",
+                  ParamTypeName(info->type), "; affects: ", effect, "\n");
   }
   return out;
 }

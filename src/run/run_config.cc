@@ -17,7 +17,7 @@ ParamTable<RunConfig> MakeRunParams() {
       .Effect(ParamEffect::kNone)  // what it holds is fingerprinted, not where it lies
       .Group(data)
       .Help("training data: a LIBSVM, IDX (gz) or pimopt binary file, or a built-in name (fashion-mnist, "
-            "dense:..., sparse:...)");
+            "dense:..., sparse:...); checkpoints record its content, not its path");
   t.Add("test", &RunConfig::test, "")
       .Effect(ParamEffect::kNone)
       .DefaultNote("the built-in's own test set; none for files")

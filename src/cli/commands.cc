@@ -94,6 +94,7 @@ int RunTrain(const RunConfig& config, const std::string& command_line, Communica
   if (comm.rank() != 0) return 0;
   if (outcome.projection) std::cout << FormatProjection(*outcome.projection) << "\n";
   if (comm.size() > 1 && talk) std::cout << FormatMpiLine(comm.size(), outcome.result) << "\n";
+  for (const TargetReached& t : TimesToTargets(outcome.config, outcome.result)) std::cout << FormatTarget(t) << "\n";
   std::cout << "\n" << FormatSummary(outcome.config, outcome.result) << std::endl;
   return 0;
 }

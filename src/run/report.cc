@@ -129,6 +129,19 @@ json BuildReport(const ReportInputs& in) {
                             {"cpu_to_dpu_bytes", p.cpu_to_dpu_bytes},
                             {"dpu_to_cpu_bytes", p.dpu_to_cpu_bytes}};
   }
+  if (const auto targets = TimesToTargets(config, result); !targets.empty()) {
+    json list = json::array();
+    for (const TargetReached& t : targets) {
+      json j{{"metric", t.metric}, {"set", t.set}, {"target", t.target}, {"reached", t.reached}, {"best", t.best}};
+      if (t.reached) {
+        j["epoch"] = t.epoch;
+        j["train_wall_s"] = t.train_wall_s;
+        if (t.modeled_s >= 0) j["modeled_s"] = t.modeled_s;
+      }
+      list.push_back(std::move(j));
+    }
+    report["time_to_target"] = std::move(list);
+  }
   if (in.ranks > 1) {
     const double n = static_cast<double>(result.epochs.size());
     const double mpi_s = result.phase_seconds.count("mpi_comm") ? result.phase_seconds.at("mpi_comm") : 0.0;
@@ -216,6 +229,56 @@ std::string FormatProjection(const PimProjection& p) {
                 p.dpus, static_cast<unsigned long long>(p.rows_per_dpu), p.epoch_s, p.cpu_to_dpu_s, p.kernel_s,
                 p.launch_overhead_s, p.dpu_to_cpu_s, p.host_reduction_s, p.cpu_to_dpu_bytes + p.dpu_to_cpu_bytes);
   return buf;
+}
+
+std::vector<TargetReached> TimesToTargets(const RunConfig& c, const TrainResult& result) {
+  std::vector<TargetReached> out;
+  for (const auto& [metric, target] : {std::pair<const char*, double>{"accuracy", c.target_accuracy},
+                                       {"auc", c.target_auc}}) {
+    if (target <= 0) continue;
+    TargetReached t;
+    t.metric = metric;
+    t.target = target;
+    const bool test = !result.epochs.empty() && result.epochs.front().test.has_value();
+    t.set = test ? "test" : "train";
+    double wall = 0, modeled = 0;
+    bool pim = false;
+    for (const EpochRecord& r : result.epochs) {
+      wall += r.train_seconds;
+      if (const auto it = r.phase_seconds.find("modeled_total"); it != r.phase_seconds.end()) {
+        modeled += it->second;
+        pim = true;
+      }
+      const Metrics& m = test ? *r.test : r.train;
+      if (m.rows == 0) continue;  // not evaluated in this epoch
+      const double value = t.metric == "auc" ? m.auc : m.accuracy;
+      if (!std::isfinite(value)) continue;
+      t.best = std::max(t.best, value);
+      if (!t.reached && value >= target) {
+        t.reached = true;
+        t.epoch = r.epoch;
+        t.train_wall_s = wall;
+        t.modeled_s = pim ? modeled : -1;
+      }
+    }
+    out.push_back(t);
+  }
+  return out;
+}
+
+std::string FormatTarget(const TargetReached& t) {
+  if (!t.reached) {
+    return StrCat("target ", t.set, " ", t.metric, " ", t.target, " not reached (best ", Cell(t.best), ")");
+  }
+  char buf[256];
+  std::snprintf(buf, sizeof(buf), "target %s %s %g reached in epoch %d after %.4f s of training", t.set.c_str(),
+                t.metric.c_str(), t.target, t.epoch, t.train_wall_s);
+  std::string s = buf;
+  if (t.modeled_s >= 0) {
+    std::snprintf(buf, sizeof(buf), " (modeled PIM time %.4f s)", t.modeled_s);
+    s += buf;
+  }
+  return s;
 }
 
 std::string FormatMpiLine(int ranks, const TrainResult& result) {

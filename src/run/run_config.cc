@@ -110,6 +110,21 @@ ParamTable<RunConfig> MakeRunParams() {
       .Help("evaluate the training set only after the last epoch");
   t.Add("quiet", &RunConfig::quiet, false).Short("-q").Effect(ParamEffect::kNone).Group(output).Help(
       "print only the summary");
+  t.Add("target-accuracy", &RunConfig::target_accuracy, 0.0)
+      .Min(0, true)
+      .Max(1)
+      .Effect(ParamEffect::kNone)
+      .DefaultNote("none")
+      .Group(output)
+      .Help("report when the test accuracy (the training accuracy without a test set) first reaches this: the "
+            "epoch, the training wall time and, on the PIM backend, the modeled time until then");
+  t.Add("target-auc", &RunConfig::target_auc, 0.0)
+      .Min(0, true)
+      .Max(1)
+      .Effect(ParamEffect::kNone)
+      .DefaultNote("none")
+      .Group(output)
+      .Help("the same for the test AUC (Criteo-style runs compare AUC)");
   return t;
 }
 

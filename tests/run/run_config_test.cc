@@ -205,3 +205,43 @@ TEST(Report, TheEpochLineNamesWhatItPrints) {
 
 }  // namespace
 }  // namespace pimopt
+
+namespace pimopt {
+namespace {
+
+TEST(Report, TimeToTargetIsTheFirstEpochThatReachesIt) {
+  RunConfig c;
+  SetParam(c, "target-accuracy", "0.9");
+  SetParam(c, "target-auc", "0.99");
+  TrainResult result;
+  const double accuracy[] = {0.8, 0.91, 0.88, 0.95};
+  for (int e = 0; e < 4; ++e) {
+    EpochRecord r;
+    r.epoch = e + 1;
+    r.train_seconds = 0.5;
+    r.phase_seconds["modeled_total"] = 2.0;
+    Metrics m;
+    m.rows = 10;
+    m.accuracy = accuracy[e];
+    m.auc = 0.9 + 0.01 * e;
+    r.test = m;
+    result.epochs.push_back(r);
+  }
+  const auto targets = TimesToTargets(c, result);
+  ASSERT_EQ(targets.size(), 2u);
+  EXPECT_EQ(targets[0].metric, "accuracy");
+  EXPECT_EQ(targets[0].set, "test");
+  EXPECT_TRUE(targets[0].reached);
+  EXPECT_EQ(targets[0].epoch, 2);
+  EXPECT_DOUBLE_EQ(targets[0].train_wall_s, 1.0);
+  EXPECT_DOUBLE_EQ(targets[0].modeled_s, 4.0);
+  EXPECT_DOUBLE_EQ(targets[0].best, 0.95);
+  EXPECT_FALSE(targets[1].reached);  // the AUC peaks at 0.93
+  EXPECT_NE(FormatTarget(targets[1]).find("not reached (best 0.93)"), std::string::npos) << FormatTarget(targets[1]);
+  EXPECT_NE(FormatTarget(targets[0]).find("reached in epoch 2 after 1.0000 s of training (modeled PIM time 4.0000 s)"),
+            std::string::npos)
+      << FormatTarget(targets[0]);
+}
+
+}  // namespace
+}  // namespace pimopt

@@ -37,4 +37,19 @@ std::string FormatSummary(const RunConfig& config, const TrainResult& result);
 std::string FormatProjection(const PimProjection& p);
 std::string FormatMpiLine(int ranks, const TrainResult& result);
 
+// When a target accuracy or AUC (--target-accuracy, --target-auc) was first reached: on the test set when there is
+// one, else on the training set (epochs whose metrics were not computed are skipped).
+struct TargetReached {
+  std::string metric;  // "accuracy" or "auc"
+  std::string set;     // "test" or "train"
+  double target = 0;
+  bool reached = false;
+  int epoch = 0;               // the first epoch that reached it
+  double train_wall_s = 0;     // training wall time up to the end of that epoch (evaluation excluded)
+  double modeled_s = -1;       // modeled PIM time up to then (-1 on the CPU backend)
+  double best = 0;             // the best value of all epochs
+};
+std::vector<TargetReached> TimesToTargets(const RunConfig& config, const TrainResult& result);
+std::string FormatTarget(const TargetReached& t);
+
 }  // namespace pimopt

@@ -42,6 +42,8 @@ struct RunConfig {
   bool resume;
   bool no_train_metrics;
   bool quiet;
+  double target_accuracy;  // 0: none
+  double target_auc;       // 0: none
 
   std::set<std::string> given;  // the parameters set explicitly (SetParam), for the checks that need to know
 };

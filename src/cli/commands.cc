@@ -12,6 +12,7 @@
 #include "pimopt/core/error.h"
 #include "pimopt/core/file_util.h"
 #include "pimopt/core/thread_pool.h"
+#include "pimopt/data/artifact_text.h"
 #include "pimopt/data/binary_format.h"
 #include "pimopt/data/libsvm.h"
 #include "pimopt/data/sources.h"
@@ -163,12 +164,17 @@ int RunPredict(const PredictFlags& f) {
 }
 
 // ---------------------------------------------------------------- gen / convert / info
-enum class FileFormat { kLibsvm, kBinary };
+enum class FileFormat { kLibsvm, kBinary, kYfccText, kCriteoText };
 
 FileFormat FormatFor(const std::string& path, const std::string& forced, const char* flag) {
   if (forced == "libsvm") return FileFormat::kLibsvm;
   if (forced == "binary") return FileFormat::kBinary;
-  if (!forced.empty()) throw ConfigError("--format", StrCat("unknown format '", forced, "' (use libsvm or binary)"));
+  if (forced == "yfcc-text") return FileFormat::kYfccText;
+  if (forced == "criteo-text") return FileFormat::kCriteoText;
+  if (!forced.empty()) {
+    throw ConfigError("--format",
+                      StrCat("unknown format '", forced, "' (use libsvm, binary, yfcc-text or criteo-text)"));
+  }
   const std::string ext = std::filesystem::path(path).extension().string();
   if (ext == ".bin" || ext == ".pimds") return FileFormat::kBinary;
   if (ext == ".svm" || ext == ".libsvm" || ext == ".txt" || ext == ".svmlight") return FileFormat::kLibsvm;
@@ -178,11 +184,30 @@ FileFormat FormatFor(const std::string& path, const std::string& forced, const c
 }
 
 void WriteDataset(const Dataset& d, const std::string& path, FileFormat format) {
-  if (format == FileFormat::kBinary) {
-    WriteBinaryDataset(d, path);
-  } else {
-    WriteLibsvm(d, path);
+  switch (format) {
+    case FileFormat::kBinary:
+      return WriteBinaryDataset(d, path);
+    case FileFormat::kLibsvm:
+      return WriteLibsvm(d, path);
+    case FileFormat::kYfccText:
+      return WriteYfccText(d, path);
+    case FileFormat::kCriteoText:
+      return WriteCriteoText(d, path);
   }
+}
+
+const char* FormatName(FileFormat format) {
+  switch (format) {
+    case FileFormat::kBinary:
+      return "binary";
+    case FileFormat::kLibsvm:
+      return "libsvm";
+    case FileFormat::kYfccText:
+      return "yfcc-text";
+    case FileFormat::kCriteoText:
+      return "criteo-text";
+  }
+  return "?";
 }
 
 struct GenFlags {
@@ -237,7 +262,7 @@ int RunConvert(const ConvertFlags& f) {
   const Dataset d = LoadDataset(f.in, f.source, &pool);
   WriteDataset(d, f.out, format);
   std::printf("wrote %s: %zu rows x %zu features (%s)\n", f.out.c_str(), d.num_rows(), d.num_features(),
-              format == FileFormat::kBinary ? "binary" : "libsvm");
+              FormatName(format));
   return 0;
 }
 
@@ -365,7 +390,7 @@ int RunCli(int argc, char** argv) {
       ->required()
       ->check(CLI::IsMember({"dense", "sparse"}));
   gen_cmd->add_option("--out", gen.out, "output file (.svm LIBSVM or .bin binary)")->required();
-  gen_cmd->add_option("--format", gen.format, "libsvm | binary (default: from the extension)");
+  gen_cmd->add_option("--format", gen.format, "libsvm | binary | yfcc-text | criteo-text (default: from the extension)");
   gen.generator.Add(gen_cmd, DenseSyntheticTable());
   gen.generator.Add(gen_cmd, SparseSyntheticTable());
   gen_cmd->add_option("--first-row", gen.first_row, "first row number (a test set: rows after the train rows)");
@@ -376,7 +401,8 @@ int RunCli(int argc, char** argv) {
   CLI::App* convert_cmd = app.add_subcommand("convert", "convert between data formats (LIBSVM, IDX, binary)");
   convert_cmd->add_option("IN", convert.in, "input file or built-in name")->required();
   convert_cmd->add_option("OUT", convert.out, "output file (.svm LIBSVM or .bin binary)")->required();
-  convert_cmd->add_option("--format", convert.format, "libsvm | binary (default: from the extension)");
+  convert_cmd->add_option("--format", convert.format,
+                          "libsvm | binary | yfcc-text | criteo-text (default: from the extension)");
   convert_source.Add(convert_cmd, SourceParams());
 
   std::string info_spec;

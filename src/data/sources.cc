@@ -8,6 +8,7 @@
 #include <optional>
 
 #include "pimopt/core/error.h"
+#include "pimopt/data/artifact_text.h"
 #include "pimopt/data/binary_format.h"
 #include "pimopt/core/file_util.h"
 #include "pimopt/data/idx.h"
@@ -37,6 +38,18 @@ std::vector<int> ParseClassList(const std::string& text) {
 
 ParamTable<SourceOptions> MakeSourceParams() {
   ParamTable<SourceOptions> t;
+  t.AddChoice("input-format", &SourceOptions::input_format, InputFormat::kAuto,
+              std::vector<std::pair<ParamChoice, InputFormat>>{
+                  {{"auto", "pimopt binary and IDX by their headers, else LIBSVM", {}}, InputFormat::kAuto},
+                  {{"libsvm", "LIBSVM text", {}}, InputFormat::kLibsvm},
+                  {{"yfcc-text", "PIM-Opt's dense text: label 0/1 and uint32 features with 31 fractional bits", {}},
+                   InputFormat::kYfccText},
+                  {{"criteo-text", "PIM-Opt's sparse text: label 0/1 and 1-based numbers of binary features", {}},
+                   InputFormat::kCriteoText}})
+      .Noun("input format")
+      .Effect(ParamEffect::kNone)  // what it reads is fingerprinted
+      .Group("Data")
+      .Help("how data files are read (docs/formats.md)");
   t.AddCustom("positive-classes", ParamType::kText, std::string("0,2,4,6"),
               [](const SourceOptions& o) -> ParamValue {
                 std::string text;
@@ -156,7 +169,30 @@ Dataset LoadFashionMnist(const std::string& part, const SourceOptions& options) 
   return d;
 }
 
+// In auto mode, a first line with several tokens and no ':' is not LIBSVM: most likely one of PIM-Opt's formats.
+void RejectArtifactTextAsLibsvm(const std::string& path, std::string_view head) {
+  const std::string_view line = head.substr(0, head.find('\n'));
+  const size_t first_space = line.find_first_of(" \t");
+  const bool several = first_space != std::string_view::npos &&
+                       line.find_first_not_of(" \t\r", first_space) != std::string_view::npos;
+  if (several && line.find(':') == std::string_view::npos && line.find('#') == std::string_view::npos) {
+    throw ParseError(path, 1,
+                     "no index:value pairs, so not LIBSVM; PIM-Opt's text files are read with --input-format "
+                     "yfcc-text or criteo-text");
+  }
+}
+
 Dataset LoadFile(const std::string& path, const SourceOptions& options) {
+  switch (options.input_format) {
+    case InputFormat::kYfccText:
+      return ParseYfccText(ReadFileToString(path), path);
+    case InputFormat::kCriteoText:
+      return ParseCriteoText(ReadFileToString(path), path);
+    case InputFormat::kLibsvm:
+      return ReadLibsvm(path);
+    case InputFormat::kAuto:
+      break;
+  }
   std::ifstream probe(path, std::ios::binary);
   if (!probe) {
     if (!FileExists(path)) throw InputError(StrCat(path, ": no such file (and not a built-in dataset name)"));
@@ -182,7 +218,9 @@ Dataset LoadFile(const std::string& path, const SourceOptions& options) {
     labels.replace(at, 11, "labels-idx1");
     return LoadIdxDataset(path, labels, options.positive_classes);
   }
-  return ReadLibsvm(path);
+  const std::string text = ReadFileToString(path);
+  RejectArtifactTextAsLibsvm(path, text);
+  return ParseLibsvm(text, path);
 }
 
 }  // namespace

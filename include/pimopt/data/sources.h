@@ -24,6 +24,9 @@ namespace pimopt {
 class ThreadPool;
 
 enum class StorageChoice { kAuto, kDense, kSparse };
+// How a data file is read: by its content (binary cache and IDX by their headers, else LIBSVM), or as one of
+// PIM-Opt's text formats (artifact_text.h), which cannot be told from LIBSVM by content alone.
+enum class InputFormat { kAuto, kLibsvm, kYfccText, kCriteoText };
 
 // How data sources are read. `positive_classes` and `storage` are parameters declared in SourceParams() (the
 // constructor applies their defaults).
@@ -31,10 +34,11 @@ struct SourceOptions {
   SourceOptions();
   std::vector<int> positive_classes;  // IDX data: classes mapped to +1
   StorageChoice storage;
+  InputFormat input_format;
   // LIBSVM data is stored dense when at least this fraction of entries is non-zero (and it fits in 8 GiB).
   double dense_threshold = 0.25;
 };
-// The data-source parameters: positive-classes, storage.
+// The data-source parameters: input-format, positive-classes, storage.
 const ParamTable<SourceOptions>& SourceParams();
 
 bool IsBuiltinName(const std::string& spec);

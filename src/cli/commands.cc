@@ -217,33 +217,16 @@ struct GenFlags {
   ParamFlags generator;  // the dense and sparse generators' parameters (DenseSyntheticTable, SparseSyntheticTable)
 };
 
-// Applies the generator flags given to `table`'s parameters; a flag of the other generator is an error.
-template <typename Params>
-Params GeneratorParams(const ParamFlags& flags, const ParamTable<Params>& table, const std::string& kind) {
-  Params p;
-  flags.ForEachGiven([&](const std::string& name, const std::string& text) {
-    if (table.Find(name) == nullptr) throw ConfigError(StrCat("--", name), StrCat("not a parameter of gen ", kind));
-    table.SetText(p, name, text);
-  });
-  return p;
-}
-
 int RunGen(const std::string& kind, const GenFlags& f) {
   const FileFormat format = FormatFor(f.out, f.format, "--out");
   CheckOutputPath(f.out, "--out");
   if (f.threads < 0) throw ConfigError("--threads", "must be >= 0");
-  Dataset d;
-  if (kind == "dense") {
-    DenseSyntheticParams p = GeneratorParams(f.generator, DenseSyntheticTable(), kind);
-    p.first_row = f.first_row;
-    ThreadPool pool(f.threads);
-    d = GenerateDense(p, &pool);
-  } else {
-    SparseSyntheticParams p = GeneratorParams(f.generator, SparseSyntheticTable(), kind);
-    p.first_row = f.first_row;
-    ThreadPool pool(f.threads);
-    d = GenerateSparse(p, &pool);
-  }
+  const std::unique_ptr<SyntheticGenerator> generator = MakeSyntheticGenerator(kind);
+  f.generator.ForEachGiven([&](const std::string& name, const std::string& text) {
+    if (!generator->Set(name, text)) throw ConfigError(StrCat("--", name), StrCat("not a parameter of gen ", kind));
+  });
+  ThreadPool pool(f.threads);
+  const Dataset d = generator->Generate(f.first_row, generator->rows(), &pool);
   WriteDataset(d, f.out, format);
   std::printf("wrote %s: %zu rows x %zu features, %zu positives\n", f.out.c_str(), d.num_rows(), d.num_features(),
               d.CountPositives());
@@ -386,13 +369,18 @@ int RunCli(int argc, char** argv) {
   GenFlags gen;
   std::string gen_kind;
   CLI::App* gen_cmd = app.add_subcommand("gen", "generate a synthetic dataset with a planted model");
-  gen_cmd->add_option("kind", gen_kind, "dense (YFCC-shaped) | sparse (Criteo-shaped)")
-      ->required()
-      ->check(CLI::IsMember({"dense", "sparse"}));
+  std::string kinds;
+  for (const std::string& name : SyntheticGeneratorNames()) {
+    kinds += StrCat(kinds.empty() ? "" : "; ", name, ": ", MakeSyntheticGenerator(name)->description());
+  }
+  gen_cmd->add_option("kind", gen_kind, kinds)->required()->check(CLI::IsMember(SyntheticGeneratorNames()));
   gen_cmd->add_option("--out", gen.out, "output file (.svm LIBSVM or .bin binary)")->required();
   gen_cmd->add_option("--format", gen.format, "libsvm | binary | yfcc-text | criteo-text (default: from the extension)");
-  gen.generator.Add(gen_cmd, DenseSyntheticTable());
-  gen.generator.Add(gen_cmd, SparseSyntheticTable());
+  std::vector<std::unique_ptr<SyntheticGenerator>> generators;  // their parameters' declarations, while parsing
+  for (const std::string& name : SyntheticGeneratorNames()) {
+    generators.push_back(MakeSyntheticGenerator(name));
+    gen.generator.Add(gen_cmd, generators.back()->params());
+  }
   gen_cmd->add_option("--first-row", gen.first_row, "first row number (a test set: rows after the train rows)");
   gen_cmd->add_option("--threads", gen.threads, "host threads (0 = all cores); never changes the data");
 

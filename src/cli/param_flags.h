@@ -24,6 +24,9 @@ class ParamFlags {
   void Add(CLI::App* command, const ParamTable<Config>& table) {
     for (const auto& e : table.entries()) Bind(command, e.info);
   }
+  void Add(CLI::App* command, const std::vector<const ParamInfo*>& infos) {
+    for (const ParamInfo* info : infos) Bind(command, *info);
+  }
   bool Given(const std::string& name) const { return bound_.count(name) && bound_.at(name).option->count() > 0; }
   // Calls set(name, text) for every flag given on the command line, in declaration order.
   void ForEachGiven(const std::function<void(const std::string& name, const std::string& text)>& set) const;

@@ -105,16 +105,19 @@ Spec ParseSpec(const std::string& spec) {
   return s;
 }
 
+// A built-in synthetic set: its generator (with the spec's parameters) and the size of its companion test set.
 struct Synthetic {
-  DenseSyntheticParams dense;
-  SparseSyntheticParams sparse;
+  std::unique_ptr<SyntheticGenerator> generator;
   uint64_t test_rows = 0;
 };
 
-// Sets the generator's parameters from the spec's keys through its table (keys may use '_' for '-'); test-rows is
-// the built-in's own: the size of its companion test set (default rows / 4).
-template <typename Params>
-uint64_t SetFromKeys(const Spec& s, const ParamTable<Params>& table, Params& p) {
+// Sets the generator's parameters from the spec's keys (keys may use '_' for '-'); test-rows is the built-in's own:
+// the size of its companion test set (default rows / 4).
+Synthetic ParseSynthetic(const std::string& spec) {
+  const Spec s = ParseSpec(spec);
+  Synthetic out;
+  out.generator = MakeSyntheticGenerator(s.name);
+  PIMOPT_CHECK(out.generator != nullptr, "not a synthetic built-in: ", s.name);
   std::optional<uint64_t> test_rows;
   for (const auto& [raw_key, text] : s.keys) {
     std::string key = raw_key;
@@ -126,11 +129,9 @@ uint64_t SetFromKeys(const Spec& s, const ParamTable<Params>& table, Params& p) 
         info.type = ParamType::kUint;
         info.min = 1;
         test_rows = std::get<uint64_t>(ParseParamValue(info, text));
-      } else if (table.Find(key) != nullptr) {
-        table.SetText(p, key, text);
-      } else {
+      } else if (!out.generator->Set(key, text)) {
         std::vector<std::string> known;
-        for (const auto& e : table.entries()) known.push_back(e.info.name);
+        for (const ParamInfo* info : out.generator->params()) known.push_back(info->name);
         known.push_back("test-rows");
         throw ConfigError("--data",
                           StrCat(s.name, ": unknown parameter '", raw_key, "' (known: ", JoinNames(known), ")"));
@@ -140,19 +141,11 @@ uint64_t SetFromKeys(const Spec& s, const ParamTable<Params>& table, Params& p) 
       throw ConfigError("--data", StrCat(s.name, ": ", raw_key, "='", text, "': ", e.detail()));
     }
   }
-  return test_rows.value_or(std::max<uint64_t>(1, p.rows / 4));
-}
-
-Synthetic ParseSynthetic(const std::string& spec) {
-  const Spec s = ParseSpec(spec);
-  Synthetic out;
-  if (s.name == "dense") {
-    out.test_rows = SetFromKeys(s, DenseSyntheticTable(), out.dense);
-  } else {
-    out.test_rows = SetFromKeys(s, SparseSyntheticTable(), out.sparse);
-  }
+  out.test_rows = test_rows.value_or(std::max<uint64_t>(1, out.generator->rows() / 4));
   return out;
 }
+
+bool IsSyntheticName(const std::string& name) { return MakeSyntheticGenerator(name) != nullptr; }
 
 Dataset LoadFashionMnist(const std::string& part, const SourceOptions& options) {
   const std::string dir = FashionMnistDir();
@@ -234,14 +227,14 @@ SourceOptions::SourceOptions() { SourceParams().ApplyDefaults(*this); }
 
 bool IsBuiltinName(const std::string& spec) {
   const std::string name = spec.substr(0, spec.find(':'));
-  return name == "fashion-mnist" || name == "dense" || name == "sparse";
+  return name == "fashion-mnist" || IsSyntheticName(name);
 }
 
 void CheckDataSpec(const std::string& spec) {
   const std::string name = spec.substr(0, spec.find(':'));
   if (name == "fashion-mnist") {
     ParseSpec(spec);
-  } else if (name == "dense" || name == "sparse") {
+  } else if (IsSyntheticName(name)) {
     ParseSynthetic(spec);
   }
 }
@@ -279,11 +272,9 @@ Dataset LoadDataset(const std::string& spec, const SourceOptions& options, Threa
   Dataset d;
   if (name == "fashion-mnist") {
     d = LoadFashionMnist(ParseSpec(spec).part, options);
-  } else if (name == "dense") {
-    d = GenerateDense(ParseSynthetic(spec).dense, pool);
-    d.source = spec;
-  } else if (name == "sparse") {
-    d = GenerateSparse(ParseSynthetic(spec).sparse, pool);
+  } else if (IsSyntheticName(name)) {
+    const Synthetic s = ParseSynthetic(spec);
+    d = s.generator->Generate(0, s.generator->rows(), pool);
     d.source = spec;
   } else {
     d = LoadFile(spec, options);
@@ -297,17 +288,9 @@ std::optional<Dataset> LoadCompanionTestSet(const std::string& spec, const Sourc
   if (name == "fashion-mnist") {
     if (ParseSpec(spec).part == "test") return std::nullopt;
     d = LoadFashionMnist("test", options);
-  } else if (name == "dense") {
-    Synthetic s = ParseSynthetic(spec);
-    s.dense.first_row = s.dense.rows;
-    s.dense.rows = s.test_rows;
-    d = GenerateDense(s.dense, pool);
-    d.source = StrCat(spec, " (test rows)");
-  } else if (name == "sparse") {
-    Synthetic s = ParseSynthetic(spec);
-    s.sparse.first_row = s.sparse.rows;
-    s.sparse.rows = s.test_rows;
-    d = GenerateSparse(s.sparse, pool);
+  } else if (IsSyntheticName(name)) {
+    const Synthetic s = ParseSynthetic(spec);
+    d = s.generator->Generate(s.generator->rows(), s.test_rows, pool);  // the rows after the training rows
     d.source = StrCat(spec, " (test rows)");
   } else {
     return std::nullopt;
@@ -317,10 +300,9 @@ std::optional<Dataset> LoadCompanionTestSet(const std::string& spec, const Sourc
 
 std::optional<uint64_t> CountRowsCheaply(const std::string& spec, bool companion_test) {
   const std::string name = spec.substr(0, spec.find(':'));
-  if (name == "dense" || name == "sparse") {
+  if (IsSyntheticName(name)) {
     const Synthetic s = ParseSynthetic(spec);
-    if (companion_test) return s.test_rows;
-    return name == "dense" ? s.dense.rows : s.sparse.rows;
+    return companion_test ? s.test_rows : s.generator->rows();
   }
   if (!companion_test && !IsBuiltinName(spec) && IsBinaryDatasetFile(spec)) return ReadBinaryDatasetInfo(spec).rows;
   return std::nullopt;
@@ -333,20 +315,10 @@ Dataset LoadRawRows(const std::string& spec, bool companion_test, uint64_t begin
   if (begin > end || end > *rows) {
     throw InputError(StrCat(spec, ": rows [", begin, ", ", end, ") are outside its ", *rows, " rows"));
   }
-  if (name != "dense" && name != "sparse") return ReadBinaryDatasetRows(spec, begin, end);
-  Synthetic s = ParseSynthetic(spec);
+  if (!IsSyntheticName(name)) return ReadBinaryDatasetRows(spec, begin, end);
   // A synthetic row is a function of its row number: generate only [begin, end) (the test rows follow the train rows).
-  const uint64_t first = (companion_test ? (name == "dense" ? s.dense.rows : s.sparse.rows) : 0) + begin;
-  Dataset d;
-  if (name == "dense") {
-    s.dense.first_row = first;
-    s.dense.rows = end - begin;
-    d = GenerateDense(s.dense, pool);
-  } else {
-    s.sparse.first_row = first;
-    s.sparse.rows = end - begin;
-    d = GenerateSparse(s.sparse, pool);
-  }
+  const Synthetic s = ParseSynthetic(spec);
+  Dataset d = s.generator->Generate((companion_test ? s.generator->rows() : 0) + begin, end - begin, pool);
   d.source = companion_test ? StrCat(spec, " (test rows)") : spec;
   return d;
 }

@@ -83,7 +83,122 @@ ParamTable<SparseSyntheticParams> MakeSparseTable() {
   return t;
 }
 
+ParamTable<YfccSyntheticParams> MakeYfccTable() {
+  ParamTable<YfccSyntheticParams> t;
+  const std::string group = "yfcc (fc6-like activations)";
+  t.Add("rows", &YfccSyntheticParams::rows, 20000).Min(1).Unit("rows").Group(group).Help("rows to generate");
+  t.Add("features", &YfccSyntheticParams::features, 4096).Min(1).Unit("features").Group(group).Help(
+      "activations per row, in [0, 1]");
+  t.Add("active", &YfccSyntheticParams::active, 0.3).Min(0, true).Max(1, true).Group(group).Help(
+      "fraction of non-zero activations");
+  t.Add("signal", &YfccSyntheticParams::signal, 0.04).Min(0).Group(group).Help(
+      "class mean shift of the pre-activations along the planted direction");
+  t.Add("noise", &YfccSyntheticParams::noise, 0.03).Min(0).Max(0.5).Group(group).Help("label flip probability");
+  t.Add("seed", &YfccSyntheticParams::seed, 1).Group(group).Help("seed of the planted direction and the rows");
+  return t;
+}
+
+// The inverse of the standard normal CDF (bisection on erfc; used once per generator).
+double NormalQuantile(double p) {
+  double lo = -10, hi = 10;
+  for (int it = 0; it < 200; ++it) {
+    const double mid = 0.5 * (lo + hi);
+    (0.5 * std::erfc(-mid / std::sqrt(2.0)) < p ? lo : hi) = mid;
+  }
+  return 0.5 * (lo + hi);
+}
+
+// A generator behind the SyntheticGenerator interface: its parameter table and its Generate function.
+template <typename Params>
+class TableGenerator final : public SyntheticGenerator {
+ public:
+  using GenerateFn = Dataset (*)(const Params&, ThreadPool*);
+  TableGenerator(std::string name, std::string description, const ParamTable<Params>& table, GenerateFn generate)
+      : name_(std::move(name)), description_(std::move(description)), table_(table), generate_(generate) {}
+  const std::string& name() const override { return name_; }
+  const std::string& description() const override { return description_; }
+  std::vector<const ParamInfo*> params() const override {
+    std::vector<const ParamInfo*> infos;
+    for (const auto& e : table_.entries()) infos.push_back(&e.info);
+    return infos;
+  }
+  bool Set(std::string_view key, std::string_view text) override {
+    if (table_.Find(key) == nullptr) return false;
+    table_.SetText(params_, key, text);
+    return true;
+  }
+  uint64_t rows() const override { return params_.rows; }
+  Dataset Generate(uint64_t first_row, uint64_t rows, ThreadPool* pool) const override {
+    Params p = params_;
+    p.first_row = first_row;
+    p.rows = rows;
+    return generate_(p, pool);
+  }
+
+ private:
+  std::string name_, description_;
+  const ParamTable<Params>& table_;
+  GenerateFn generate_;
+  Params params_;
+};
+
 }  // namespace
+
+const ParamTable<YfccSyntheticParams>& YfccSyntheticTable() {
+  static const ParamTable<YfccSyntheticParams> table = MakeYfccTable();
+  return table;
+}
+
+YfccSyntheticParams::YfccSyntheticParams() { YfccSyntheticTable().ApplyDefaults(*this); }
+
+Dataset GenerateYfcc(const YfccSyntheticParams& p, ThreadPool* pool) {
+  YfccSyntheticTable().CheckValues(p);
+  std::vector<float> v(p.features);
+  for (uint64_t j = 0; j < p.features; ++j) v[j] = j < p.features / 2 ? 1.0f : -1.0f;
+  Rng model_rng(StreamSeed(p.seed, kModelStream));
+  Shuffle(std::span<float>(v), model_rng);
+  const double mu = NormalQuantile(p.active);
+  const double scale = mu + 4.0;  // about the largest activation: the min-max normalization's divisor
+  std::vector<float> values(p.rows * p.features);
+  std::vector<float> labels(p.rows);
+  ForEachBlock(p.first_row, p.rows, pool, [&](uint64_t block, uint64_t begin, uint64_t end) {
+    Rng rng(StreamSeed(p.seed, kRowStream, block));
+    // Rows of this block before `begin` are drawn and dropped so row i never depends on first_row.
+    for (uint64_t r = block * kRowsPerBlock; r < end; ++r) {
+      const bool keep = r >= begin;
+      const double c = rng.Uniform() < 0.5 ? 1.0 : -1.0;
+      const bool flip = rng.Uniform() < p.noise;
+      float* x = keep ? values.data() + (r - p.first_row) * p.features : nullptr;
+      for (uint64_t j = 0; j < p.features; ++j) {
+        const double a = mu + c * p.signal * v[j] + rng.Normal();
+        if (keep) x[j] = static_cast<float>(std::round(std::min(1.0, std::max(0.0, a) / scale) * 1000.0) / 1000.0);
+      }
+      if (keep) labels[r - p.first_row] = static_cast<float>(flip ? -c : c);
+    }
+  });
+  Dataset d = Dataset::FromDense(p.features, std::move(values), std::move(labels));
+  d.source = "yfcc";
+  return d;
+}
+
+std::vector<std::string> SyntheticGeneratorNames() { return {"dense", "sparse", "yfcc"}; }
+
+std::unique_ptr<SyntheticGenerator> MakeSyntheticGenerator(std::string_view name) {
+  if (name == "dense") {
+    return std::make_unique<TableGenerator<DenseSyntheticParams>>(
+        "dense", "YFCC-shaped uniform dense features with a planted direction", DenseSyntheticTable(), GenerateDense);
+  }
+  if (name == "sparse") {
+    return std::make_unique<TableGenerator<SparseSyntheticParams>>(
+        "sparse", "Criteo-shaped hashed categorical fields, ~3% positives", SparseSyntheticTable(), GenerateSparse);
+  }
+  if (name == "yfcc") {
+    return std::make_unique<TableGenerator<YfccSyntheticParams>>(
+        "yfcc", "fc6-like non-negative sparse activations in [0, 1], as PIM-Opt's YFCC100M-HNfc6",
+        YfccSyntheticTable(), GenerateYfcc);
+  }
+  return nullptr;
+}
 
 const ParamTable<DenseSyntheticParams>& DenseSyntheticTable() {
   static const ParamTable<DenseSyntheticParams> table = MakeDenseTable();

@@ -4,6 +4,10 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
 
 #include "pimopt/core/params.h"
 #include "pimopt/data/dataset.h"
@@ -52,7 +56,42 @@ struct SparseSyntheticParams {
 };
 const ParamTable<SparseSyntheticParams>& SparseSyntheticTable();
 
+// Shaped like PIM-Opt's YFCC100M-HNfc6 features themselves: fc6-like activations, non-negative with many zeros,
+// then scaled into [0, 1] as the artifact's min-max normalization does (so its own learning rates train it).
+// Pre-activations a_ij = mu + c_i * signal * v_j + e_ij with e_ij ~ N(0, 1), true class c_i = +1/-1 with
+// probability 1/2 and a balanced planted direction v (+1/-1); mu = Phi^-1(active) puts a fraction `active` of the
+// activations above zero; x_ij = min(1, max(0, a_ij) / (mu + 4)) (rounded to 3 decimals, as the artifact's
+// normalization is); the observed label is c_i flipped with probability `noise`.
+struct YfccSyntheticParams {
+  YfccSyntheticParams();
+  uint64_t rows;
+  uint64_t features;
+  double active;  // fraction of non-zero activations
+  double signal;  // class mean shift of the pre-activations along the planted direction
+  double noise;   // label flip probability
+  uint64_t seed;
+  uint64_t first_row = 0;
+};
+const ParamTable<YfccSyntheticParams>& YfccSyntheticTable();
+
 Dataset GenerateDense(const DenseSyntheticParams& params, ThreadPool* pool = nullptr);
 Dataset GenerateSparse(const SparseSyntheticParams& params, ThreadPool* pool = nullptr);
+Dataset GenerateYfcc(const YfccSyntheticParams& params, ThreadPool* pool = nullptr);
+
+// The generators by name ("dense", "sparse", "yfcc"): what the built-in names and `pimopt gen` use.
+class SyntheticGenerator {
+ public:
+  virtual ~SyntheticGenerator() = default;
+  virtual const std::string& name() const = 0;
+  virtual const std::string& description() const = 0;
+  virtual std::vector<const ParamInfo*> params() const = 0;
+  // Sets a parameter from text (ConfigError naming --key); false when the generator has no such parameter.
+  virtual bool Set(std::string_view key, std::string_view text) = 0;
+  virtual uint64_t rows() const = 0;
+  // Rows [first_row, first_row + rows) of the generator's sequence (a row is a function of its number).
+  virtual Dataset Generate(uint64_t first_row, uint64_t rows, ThreadPool* pool) const = 0;
+};
+std::unique_ptr<SyntheticGenerator> MakeSyntheticGenerator(std::string_view name);  // nullptr: no such generator
+std::vector<std::string> SyntheticGeneratorNames();
 
 }  // namespace pimopt

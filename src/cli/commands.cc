@@ -19,6 +19,7 @@
 #include "pimopt/data/synthetic.h"
 #include "pimopt/model/metrics.h"
 #include "pimopt/model/model_io.h"
+#include "pimopt/pim/host_model.h"
 #include "pimopt/pim/profile.h"
 #include "pimopt/run/pipeline.h"
 #include "pimopt/run/report.h"
@@ -282,6 +283,20 @@ int RunParamsCommand(const std::string& format) {
 }
 
 // ---------------------------------------------------------------- profile
+int RunCalibrateHost(double budget_s) {
+  if (!(budget_s > 0) || budget_s > 600) throw ConfigError("--budget", "must be in (0, 600] seconds");
+  const pim::HostMeasurement m = pim::MeasureHost(budget_s);
+  std::printf("this host (%u hardware threads), measured with the reduction loop of the modeled host:\n", m.cores);
+  std::printf("  clock                          %.3g Hz (dependent adds)\n", m.clock_hz);
+  std::printf("  sum one value, in cache        %.3g cycles/element (one thread)\n", m.cycles_per_element);
+  std::printf("  update one coordinate          %.3g cycles/element (one thread)\n", m.update_cycles_per_element);
+  std::printf("  stream from memory, 1 thread   %.3g B/s\n", m.thread_bytes_per_s);
+  std::printf("  stream from memory, %2u threads %.3g B/s\n", m.cores, m.memory_bytes_per_s);
+  std::printf("  start and join a thread        %.3g s\n", m.thread_start_s);
+  std::printf("model this host: --profile-set %s\n", m.ProfileOverrides().c_str());
+  return 0;
+}
+
 int RunProfileCommand(const std::string& name, const std::string& overrides, const std::string& format) {
   if (format != "text" && format != "markdown") {
     throw ConfigError("--format", StrCat("unknown format '", format, "' (use text or markdown)"));
@@ -411,6 +426,11 @@ int RunCli(int argc, char** argv) {
   profile_cmd->add_option("NAME", profile_name, "a profile (none: list them)");
   profile_cmd->add_option("--set", profile_overrides, "FIELD=VALUE,... overrides, as train's --profile-set");
   profile_cmd->add_option("--format", profile_format, "text | markdown")->capture_default_str();
+  bool calibrate_host = false;
+  double calibrate_budget_s = 2.0;
+  profile_cmd->add_flag("--calibrate-host", calibrate_host,
+                        "measure this machine's host reduction constants and print them as --profile-set fields");
+  profile_cmd->add_option("--budget", calibrate_budget_s, "seconds --calibrate-host may take")->capture_default_str();
 
   const std::vector<std::string> commands = {"train", "predict", "gen", "convert", "info", "params", "profile"};
   if (argc > 1 && argv[1][0] != '-' && std::find(commands.begin(), commands.end(), argv[1]) == commands.end()) {
@@ -451,6 +471,7 @@ int RunCli(int argc, char** argv) {
       return RunInfoCommand(info_spec, info_source);
     }
     if (app.got_subcommand("params")) return RunParamsCommand(params_format);
+    if (app.got_subcommand("profile") && calibrate_host) return RunCalibrateHost(calibrate_budget_s);
     if (app.got_subcommand("profile")) return RunProfileCommand(profile_name, profile_overrides, profile_format);
   } catch (...) {
     const Failure f = Classify(std::current_exception());

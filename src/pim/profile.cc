@@ -272,6 +272,58 @@ ParamTable<HardwareProfile> MakeProfileFields() {
       .Group(energy)
       .Source("[HotChips19] 1.2 W per chip of 8 DPUs")
       .Help("power of a busy DPU");
+  const std::string host_group = "host reduction";
+  const std::string calibrated =
+      "measured: 'pimopt profile --calibrate-host' on a Xeon server core, baseline x86-64 code (docs/pim-emulator.md)";
+  t.Add("host_cores", &HardwareProfile::host_cores, 16)
+      .Min(1)
+      .Unit("cores")
+      .Group(host_group)
+      .Source("[PIM-Opt] 2 x Intel Xeon Silver 4215, 8 cores each")
+      .Help("host cores the reduction threads share");
+  t.Add("host_reduction_threads", &HardwareProfile::host_reduction_threads, 16)
+      .Min(1)
+      .Unit("threads")
+      .Group(host_group)
+      .Source("[PIM-Opt] MA-SGD/*/LR/host/app.c: 16 reduction threads of 256 features on YFCC (63 on Criteo)")
+      .Help("threads the host starts for each reduction (it uses min(this, host_cores) cores)");
+  t.Add("host_clock_hz", &HardwareProfile::host_clock_hz, 2.5e9)
+      .Positive()
+      .Unit("Hz")
+      .Group(host_group)
+      .Source("[PIM-Opt] Xeon Silver 4215 at 2.5 GHz")
+      .Help("host core clock");
+  t.Add("host_cycles_per_element", &HardwareProfile::host_cycles_per_element, 0.55)
+      .Positive()
+      .Unit("cycles")
+      .Group(host_group)
+      .Source(calibrated)
+      .Help("one thread adding one value of a DPU's vector into a 64-bit sum, data in cache");
+  t.Add("host_update_cycles_per_element", &HardwareProfile::host_update_cycles_per_element, 2.6)
+      .Min(0)
+      .Unit("cycles")
+      .Group(host_group)
+      .Source(calibrated)
+      .Help("one thread turning one 64-bit sum into a model coordinate (divide, saturate, store)");
+  t.Add("host_thread_bytes_per_s", &HardwareProfile::host_thread_bytes_per_s, 6.3e9)
+      .Positive()
+      .Unit("B/s")
+      .Group(host_group)
+      .Source(calibrated)
+      .Help("one thread streaming from host memory");
+  t.Add("host_memory_bytes_per_s", &HardwareProfile::host_memory_bytes_per_s, 54e9)
+      .Positive()
+      .Unit("B/s")
+      .Group(host_group)
+      .Source("inferred: 4 DDR4-2400 channels of host DRAM beside 20 PIM DIMMs, 70% of their peak "
+              "(docs/pim-emulator.md)")
+      .Help("host memory bandwidth with every reduction thread streaming");
+  t.Add("host_thread_start_s", &HardwareProfile::host_thread_start_s, 10e-6)
+      .Min(0)
+      .Unit("s")
+      .Group(host_group)
+      .Source(calibrated)
+      .Help("create and join one reduction thread (the artifact starts its threads at every reduction)");
   return t;
 }
 
@@ -324,8 +376,8 @@ const ParamTable<HardwareProfile>& ProfileFields() {
 
 // A field added to HardwareProfile must be declared in ProfileFields(): its fields have no initializers of their
 // own, so an undeclared one would be left unset. This guard makes such an addition fail to compile on the LP64
-// platforms pimopt is built on (the size counts 35 fields and the op-cost array).
-static_assert(sizeof(void*) != 8 || sizeof(std::string) != 32 || sizeof(HardwareProfile) == 464,
+// platforms pimopt is built on (the size counts 43 fields and the op-cost array).
+static_assert(sizeof(void*) != 8 || sizeof(std::string) != 32 || sizeof(HardwareProfile) == 520,
               "HardwareProfile changed: declare every field in ProfileFields() and update this size");
 
 HardwareProfile::HardwareProfile() : name("pim-opt") { ProfileFields().ApplyDefaults(*this); }

@@ -8,6 +8,7 @@
 
 #include "pimopt/core/error.h"
 #include "pimopt/core/thread_pool.h"
+#include "pimopt/pim/host_model.h"
 #include "test_util.h"
 
 namespace pimopt {
@@ -116,6 +117,9 @@ TEST(PimBackend, MaSgdRoundMatchesTheReferenceBitForBit) {
   const Dataset data = testing::SmallDense(301, 150, 4);  // 301 rows over 3 DPUs: uneven shards
   for (LossKind loss : {LossKind::kLogistic, LossKind::kHinge}) {
     ExpectMaRoundMatchesReference(data, SmallConfig("ma", loss), 4, 7);
+    TrainConfig four = SmallConfig("ma", loss);  // a power of two: the host averages by shifts
+    four.workers = 4;
+    ExpectMaRoundMatchesReference(data, four, 4, 7);
   }
 }
 
@@ -204,9 +208,48 @@ TEST(PimBackend, SameModelWhateverTheHostThreadsAndModeledTimesAreReported) {
     EXPECT_GT(ra.phase_seconds.at("modeled_dpu_kernel"), 0);
     EXPECT_GT(ra.phase_seconds.at("modeled_cpu_to_dpu"), 0);
     EXPECT_GT(ra.phase_seconds.at("modeled_dpu_to_cpu"), 0);
+    // The host's reduction is modeled from the profile: the same whatever this machine's threads and load.
+    EXPECT_EQ(ra.phase_seconds.at("modeled_host_reduction"), rb.phase_seconds.at("modeled_host_reduction"));
+    EXPECT_GT(ra.phase_seconds.at("modeled_host_reduction"), 0);
+    EXPECT_EQ(a.Project(2048, 3328, 2).epoch_s, b.Project(2048, 3328, 2).epoch_s) << algo;
+    EXPECT_NEAR(ra.phase_seconds.at("modeled_total"),
+                ra.phase_seconds.at("modeled_cpu_to_dpu") + ra.phase_seconds.at("modeled_dpu_kernel") +
+                    ra.phase_seconds.at("modeled_launch_overhead") + ra.phase_seconds.at("modeled_dpu_to_cpu") +
+                    ra.phase_seconds.at("modeled_host_reduction"),
+                1e-12);
     EXPECT_GT(ra.epochs.back().train.accuracy, 0.85) << algo;
     EXPECT_EQ(a.Counters().at("dpu_saturations"), 0);
   }
+}
+
+TEST(PimBackend, ModeledHostReductionIsTheProfilesModelOfEachSynchronization) {
+  const Dataset data = testing::SmallDense(640, 30, 4);
+  TrainConfig c = SmallConfig("ma", LossKind::kLogistic);
+  c.workers = 4;
+  c.batch = 8;
+  c.epochs = 1;
+  ThreadPool pool(1);
+  PimBackendOptions o;
+  PimBackend backend(pool, o);
+  const TrainResult r = Train(data, nullptr, c, backend, TrainOptions{});
+  const uint64_t syncs = backend.ledger().syncs;
+  ASSERT_EQ(syncs, 640u / 4 / 8);  // one model average per local step
+  const uint64_t coordinates = backend.ledger().host_work.begin()->first.elements;  // n_pad + bias
+  const double one = pim::ModelHostReductionSeconds(
+      pim::MakeProfile("pim-opt"),
+      {.vectors = 4,
+       .elements = coordinates,
+       .bytes_per_element = 4,
+       .update_elements = coordinates,
+       .update_bytes_per_element = 20});
+  EXPECT_NEAR(r.phase_seconds.at("modeled_host_reduction"), one * static_cast<double>(syncs), 1e-12);
+  // --host-time measured puts this machine's measured seconds in the modeled times instead.
+  PimBackendOptions measured;
+  measured.measured_host = true;
+  PimBackend m(pool, measured);
+  const TrainResult rm = Train(data, nullptr, c, m, TrainOptions{});
+  EXPECT_EQ(rm.phase_seconds.at("modeled_host_reduction"), rm.phase_seconds.at("measured_host_reduction"));
+  EXPECT_EQ(rm.model.weights, r.model.weights);
 }
 
 TEST(PimBackend, RejectsWhatItCannotRun) {

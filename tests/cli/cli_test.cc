@@ -109,7 +109,8 @@ TEST_F(Cli, PimBackendReportsModeledPhasesAndCounters) {
   EXPECT_EQ(j["backend_counters"]["tasklets"], 12);
   EXPECT_EQ(j["backend_counters"]["dpu_frequency_hz"], 267e6);
   for (const char* phase : {"modeled_cpu_to_dpu", "modeled_dpu_kernel", "modeled_dpu_compute", "modeled_dpu_dma",
-                            "modeled_dpu_sync", "modeled_dpu_to_cpu", "host_reduction", "emulation_wall"}) {
+                            "modeled_dpu_sync", "modeled_dpu_to_cpu", "modeled_host_reduction",
+                            "measured_host_reduction", "emulation_wall"}) {
     EXPECT_TRUE(j["epochs"][2]["phases_seconds"].contains(phase)) << phase;
     EXPECT_TRUE(j["time"]["phases_seconds"].contains(phase)) << phase;
   }
@@ -274,6 +275,19 @@ TEST_F(Cli, ProfileCommandShowsEveryFieldWithUnitAndSource) {
   EXPECT_NE(prim.output.find("2.67e+08       Hz           [PrIM] (this preset)"), std::string::npos) << prim.output;
   ExpectBadInput("profile cray", "unknown hardware profile 'cray'");
   ExpectBadInput("profile pim-opt --set colour=1", "unknown profile field 'colour'");
+}
+
+TEST_F(Cli, CalibratedHostConstantsAreAcceptedByTrain) {
+  const RunResult calib = RunPimopt("profile --calibrate-host --budget 0.3");
+  ASSERT_EQ(calib.exit_code, 0) << calib.output;
+  const size_t at = calib.output.find("--profile-set ");
+  ASSERT_NE(at, std::string::npos) << calib.output;
+  std::string overrides = calib.output.substr(at + 14);
+  overrides = overrides.substr(0, overrides.find_first_of(" \n"));
+  const RunResult run = RunPimopt("train --data " + train + " --backend pim --algo ma --dpus 4 --batch 8 -q "
+                                  "--epochs 1 --profile-set " + overrides);
+  EXPECT_EQ(run.exit_code, 0) << run.output;
+  ExpectBadInput("profile --calibrate-host --budget 0", "--budget");
 }
 
 TEST_F(Cli, ResumeUnderAnotherResultOptionIsRefusedNamingIt) {

@@ -31,7 +31,7 @@ TEST(ProfileFields, EveryFieldIsDeclaredWithUnitSourceAndMeaning) {
     if (e.info.name.rfind("slots.", 0) == 0) ++slots;
   }
   EXPECT_EQ(slots, kNumOps);
-  EXPECT_EQ(ProfileFields().entries().size(), 35 + kNumOps);
+  EXPECT_EQ(ProfileFields().entries().size(), 43 + kNumOps);
 }
 
 TEST(ProfileFields, EveryFieldIsOverridableByNameAndChangesOnlyItself) {

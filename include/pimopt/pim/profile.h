@@ -94,6 +94,15 @@ struct HardwareProfile {
   double launch_overhead_per_rank_s;
   // energy
   double dpu_active_power_w;
+  // the host's reduction at every synchronization (pim/host_model.h)
+  uint32_t host_cores;
+  uint32_t host_reduction_threads;
+  double host_clock_hz;
+  double host_cycles_per_element;         // sum one 32/64-bit value into a 64-bit accumulator, one thread
+  double host_update_cycles_per_element;  // the per-coordinate step after the sums
+  double host_thread_bytes_per_s;         // one thread streaming from memory
+  double host_memory_bytes_per_s;         // the host's memory, every thread streaming
+  double host_thread_start_s;             // create and join one reduction thread
 
   uint32_t num_ranks() const { return (num_dpus + dpus_per_rank - 1) / dpus_per_rank; }
   double slots(Op op) const { return op_slots[static_cast<size_t>(op)]; }

@@ -1,12 +1,14 @@
 #include "pimopt/backends/pim/pim_backend.h"
 
 #include <algorithm>
+#include <bit>
 #include <chrono>
 #include <cmath>
 
 #include "pimopt/algorithms/algorithm.h"
 #include "pimopt/core/error.h"
 #include "pimopt/core/thread_pool.h"
+#include "pimopt/pim/host_model.h"
 
 namespace pimopt {
 
@@ -17,6 +19,24 @@ namespace {
 using Clock = std::chrono::steady_clock;
 double Since(Clock::time_point t) { return std::chrono::duration<double>(Clock::now() - t).count(); }
 constexpr size_t kReduceBlock = 4096;  // coordinates per host-reduction task
+
+// v / divisor rounded toward zero, as C++'s '/': by shifts when the divisor is a power of two (DPU counts usually
+// are), which the host's per-coordinate loops would otherwise spend a 64-bit division on.
+class DivideTowardZero {
+ public:
+  explicit DivideTowardZero(int64_t divisor) : divisor_(divisor) {
+    if (divisor > 0 && (divisor & (divisor - 1)) == 0) shift_ = std::countr_zero(static_cast<uint64_t>(divisor));
+  }
+  int64_t operator()(int64_t v) const {
+    if (shift_ < 0) return v / divisor_;
+    const int64_t bias = (v >> 63) & ((int64_t{1} << shift_) - 1);  // negative: round toward zero
+    return (v + bias) >> shift_;
+  }
+
+ private:
+  int64_t divisor_;
+  int shift_ = -1;
+};
 }  // namespace
 
 namespace {
@@ -68,6 +88,16 @@ ParamTable<PimBackendOptions> MakePimParams() {
       .AppliesWhen("backend", {"pim"})
       .Group(group)
       .Help("how a DPU's tasklets share the work on dense data (docs/pim-backend.md compares them)");
+  t.AddChoice("host-time", &PimBackendOptions::measured_host, false,
+              std::vector<std::pair<ParamChoice, bool>>{
+                  {{"modeled", "the profile's host model (host_* fields): the same on every machine", {}}, false},
+                  {{"measured", "this machine's real reduction time (varies with the machine and its load)", {}},
+                   true}})
+      .Noun("host time")
+      .Effect(ParamEffect::kModeledTime)
+      .AppliesWhen("backend", {"pim"})
+      .Group(group)
+      .Help("how the host's reduction at each synchronization is timed in the modeled times");
   return t;
 }
 
@@ -108,11 +138,19 @@ template <typename T>
 std::vector<int64_t> PimBackend::SumOverAllDpus(size_t total, const std::vector<std::vector<T>>& vectors,
                                                 const std::vector<std::vector<int32_t>>* more) {
   std::vector<int64_t> sums(total, 0);
+  // Each task owns a block of coordinates and streams every DPU's slice of it (contiguous, vectorizable): the loop
+  // the modeled host describes (pim/host_model.h). Integer sums: exact in any order.
   pool_.ParallelFor((total + kReduceBlock - 1) / kReduceBlock, [&](size_t b) {
-    for (size_t j = b * kReduceBlock; j < std::min(total, (b + 1) * kReduceBlock); ++j) {
-      for (uint32_t k = 0; k < num_dpus_; ++k) sums[j] += vectors[k][j];
-      if (more) {
-        for (uint32_t k = 0; k < num_dpus_; ++k) sums[j] += (*more)[k][j];
+    const size_t begin = b * kReduceBlock, end = std::min(total, (b + 1) * kReduceBlock);
+    int64_t* out = sums.data();
+    for (uint32_t k = 0; k < num_dpus_; ++k) {
+      const T* in = vectors[k].data();
+      for (size_t j = begin; j < end; ++j) out[j] += in[j];
+    }
+    if (more) {
+      for (uint32_t k = 0; k < num_dpus_; ++k) {
+        const int32_t* in = (*more)[k].data();
+        for (size_t j = begin; j < end; ++j) out[j] += in[j];
       }
     }
   });
@@ -313,8 +351,9 @@ void PimBackend::GradientStep(std::span<const std::span<const uint32_t>> worker_
   });
   for (const auto& s : sat) saturation_.events += s.events;
   if (!config_.objective.fit_bias) global_[layout_.n_pad] = 0;
-  ledger_.host_reduction_s += HostSecondsSince(t0, comm_s0);
-  ++ledger_.syncs;
+  // int64 gradients summed; per coordinate: read the sum and the model, write the model and zero the sum.
+  RecordHostWork({.vectors_per_dpu = 1, .bytes_per_element = 8, .elements = total, .update_bytes_per_element = 24}, t0,
+                 comm_s0);
 }
 
 void PimBackend::LocalSgd(const LocalSgdRequest& req) {
@@ -363,14 +402,15 @@ void PimBackend::AverageLocalModels() {
   const size_t total = layout_.n_pad + 1;
   const size_t blocks = (total + kReduceBlock - 1) / kReduceBlock;
   const std::vector<int64_t> sums = SumOverAllDpus(total, local_);
-  const int64_t all_dpus = part_.total_workers;
+  const DivideTowardZero mean(part_.total_workers);
   pool_.ParallelFor(blocks, [&](size_t b) {
     for (size_t j = b * kReduceBlock; j < std::min(total, (b + 1) * kReduceBlock); ++j) {
-      global_[j] = static_cast<int32_t>(sums[j] / all_dpus);  // toward zero
+      global_[j] = static_cast<int32_t>(mean(sums[j]));
     }
   });
-  ledger_.host_reduction_s += HostSecondsSince(t0, comm_s0);
-  ++ledger_.syncs;
+  // int32 models summed; per coordinate: read the sum, write the model, zero the sum.
+  RecordHostWork({.vectors_per_dpu = 1, .bytes_per_element = 4, .elements = total, .update_bytes_per_element = 20}, t0,
+                 comm_s0);
 }
 
 AdmmResiduals PimBackend::AdmmConsensus(double rho) {
@@ -382,16 +422,18 @@ AdmmResiduals PimBackend::AdmmConsensus(double rho) {
   const int64_t threshold = fixed::ToModel(obj.l1 / rho, ignored);
   const uint64_t shrink = fixed::ToScale(rho / (rho + obj.l2), "--rho");
   const int64_t k_count = part_.total_workers;
+  const DivideTowardZero mean(k_count);
   const size_t total = layout_.n_pad + 1;
   const size_t blocks = (total + kReduceBlock - 1) / kReduceBlock;
   std::vector<double> primal_parts(blocks, 0.0), dual_parts(blocks, 0.0);
   std::vector<fixed::Saturation> sat(blocks);
   const std::vector<int64_t> sums = SumOverAllDpus(total, local_, &dual_);  // sum_k x_k + sum_k u_k (exact)
   pool_.ParallelFor(blocks, [&](size_t blk) {
-    double& primal = primal_parts[blk];
-    double& dual = dual_parts[blk];
-    for (size_t j = blk * kReduceBlock; j < std::min(total, (blk + 1) * kReduceBlock); ++j) {
-      const int64_t a = sums[j] / k_count;
+    const size_t begin = blk * kReduceBlock, end = std::min(total, (blk + 1) * kReduceBlock);
+    std::vector<int32_t> z_block(end - begin);
+    double dual = 0;
+    for (size_t j = begin; j < end; ++j) {
+      const int64_t a = mean(sums[j]);
       int64_t z = a;
       if (j < layout_.n_pad) {
         const int64_t magnitude = std::max<int64_t>(0, (a < 0 ? -a : a) - threshold);
@@ -400,13 +442,25 @@ AdmmResiduals PimBackend::AdmmConsensus(double rho) {
       const int32_t z32 = fixed::SaturateModel(z, sat[blk]);
       const double dz = fixed::FromModel(int64_t{z32} - global_[j]);
       dual += dz * dz;
-      for (uint32_t k = 0; k < num_dpus_; ++k) {
-        const int64_t r = int64_t{local_[k][j]} - z32;
-        primal += fixed::FromModel(r) * fixed::FromModel(r);
-        dual_[k][j] = fixed::SaturateModel(dual_[k][j] + r, sat[blk]);
-      }
+      z_block[j - begin] = z32;
       global_[j] = z32;
     }
+    // Each DPU's block of x_k and u_k streamed once: r = x_k - z, u_k += r; the primal residual in units of the
+    // model's last bit, scaled once at the end.
+    double primal = 0;
+    for (uint32_t k = 0; k < num_dpus_; ++k) {
+      const int32_t* x = local_[k].data() + begin;
+      int32_t* u = dual_[k].data() + begin;
+      double squares = 0;
+      for (size_t i = 0; i < z_block.size(); ++i) {
+        const int64_t r = int64_t{x[i]} - z_block[i];
+        squares += static_cast<double>(r) * static_cast<double>(r);
+        u[i] = fixed::SaturateModel(u[i] + r, sat[blk]);
+      }
+      primal += squares;
+    }
+    primal_parts[blk] = primal * (fixed::FromModel(1) * fixed::FromModel(1));
+    dual_parts[blk] = dual;
   });
   double primal = 0, dual = 0;  // block order: deterministic
   for (size_t blk = 0; blk < blocks; ++blk) {
@@ -415,8 +469,13 @@ AdmmResiduals PimBackend::AdmmConsensus(double rho) {
     saturation_.events += sat[blk].events;
   }
   primal = comm_->SumInRankOrder(primal);  // this process's DPUs' share, summed over processes
-  ledger_.host_reduction_s += HostSecondsSince(t0, comm_s0);
-  ++ledger_.syncs;
+  // x_k and u_k summed; then every u_k updated from x_k (read both, write u_k: 12 bytes) besides z.
+  RecordHostWork({.vectors_per_dpu = 2,
+                  .bytes_per_element = 4,
+                  .elements = total,
+                  .updates_per_dpu = 1,
+                  .update_bytes_per_element = 12},
+                 t0, comm_s0);
   return {std::sqrt(primal), rho * std::sqrt(static_cast<double>(k_count)) * std::sqrt(dual)};
 }
 
@@ -440,11 +499,19 @@ std::map<std::string, double> PimBackend::PhaseSeconds() const {
   const Ledger& l = ledger_;
   const double to_dpu_s = l.to_dpu[static_cast<size_t>(Activity::kTraining)].modeled_s;
   const double from_dpu_s = l.from_dpu[static_cast<size_t>(Activity::kTraining)].modeled_s;
-  return {{"modeled_cpu_to_dpu", to_dpu_s},      {"modeled_dpu_kernel", l.kernel_s},
-          {"modeled_dpu_compute", l.compute_s},  {"modeled_dpu_dma", l.dma_s},
-          {"modeled_dpu_sync", l.sync_s},        {"modeled_launch_overhead", l.launch_s},
-          {"modeled_dpu_to_cpu", from_dpu_s},    {"modeled_total", to_dpu_s + l.kernel_s + l.launch_s + from_dpu_s},
-          {"host_reduction", l.host_reduction_s}, {"emulation_wall", l.emulation_wall_s}};
+  // The modeled machine's host: the profile's model, or (--host-time measured) this machine's measured seconds.
+  const double host_s = options_.measured_host ? l.host_reduction_s : l.modeled_host_reduction_s;
+  return {{"modeled_cpu_to_dpu", to_dpu_s},
+          {"modeled_dpu_kernel", l.kernel_s},
+          {"modeled_dpu_compute", l.compute_s},
+          {"modeled_dpu_dma", l.dma_s},
+          {"modeled_dpu_sync", l.sync_s},
+          {"modeled_launch_overhead", l.launch_s},
+          {"modeled_dpu_to_cpu", from_dpu_s},
+          {"modeled_host_reduction", host_s},
+          {"modeled_total", to_dpu_s + l.kernel_s + l.launch_s + from_dpu_s + host_s},
+          {"measured_host_reduction", l.host_reduction_s},
+          {"emulation_wall", l.emulation_wall_s}};
 }
 
 TrafficCounters PimBackend::Traffic() const {
@@ -547,6 +614,22 @@ void PimBackend::Broadcast(Activity activity, TransferKind kind, uint64_t offset
   Record(activity, true, kind, s, bytes);
 }
 
+double PimBackend::ModelHostSeconds(const Ledger::HostWork& work, uint32_t dpus) const {
+  return pim::ModelHostReductionSeconds(
+      profile_, {.vectors = uint64_t{work.vectors_per_dpu} * dpus,
+                 .elements = work.elements,
+                 .bytes_per_element = work.bytes_per_element,
+                 .update_elements = (uint64_t{work.updates_per_dpu} * dpus + 1) * work.elements,
+                 .update_bytes_per_element = work.update_bytes_per_element});
+}
+
+void PimBackend::RecordHostWork(const Ledger::HostWork& work, Clock::time_point t0, double comm_s0) {
+  ledger_.host_reduction_s += HostSecondsSince(t0, comm_s0);
+  ledger_.modeled_host_reduction_s += ModelHostSeconds(work, part_.total_workers);
+  ++ledger_.host_work[work];
+  ++ledger_.syncs;
+}
+
 PimProjection PimBackend::Project(uint32_t target_dpus, uint64_t target_rows_per_dpu, int epochs) const {
   PIMOPT_CHECK(dpus_ && epochs > 0);
   PimProjection p;
@@ -585,8 +668,14 @@ PimProjection PimBackend::Project(uint32_t target_dpus, uint64_t target_rows_per
       p.cpu_to_dpu_bytes += n * target_dpus * projected_bytes;
     }
   }
-  // Host reduction: measured on this host, linear in the number of DPU vectors reduced.
-  p.host_reduction_s = ledger_.host_reduction_s * per_epoch * sync_factor * target_dpus / num_dpus_;
+  if (options_.measured_host) {
+    // Measured on this host: linear in the number of DPU vectors reduced.
+    p.host_reduction_s = ledger_.host_reduction_s * per_epoch * sync_factor * target_dpus / num_dpus_;
+  } else {
+    for (const auto& [work, count] : ledger_.host_work) {
+      p.host_reduction_s += static_cast<double>(count) * per_epoch * sync_factor * ModelHostSeconds(work, target_dpus);
+    }
+  }
   p.epoch_s = p.kernel_s + p.launch_overhead_s + p.cpu_to_dpu_s + p.dpu_to_cpu_s + p.host_reduction_s;
   return p;
 }

@@ -30,8 +30,8 @@ class ThreadPool;
 // sync count does (MA-SGD and GA-SGD with the rows per DPU - GA-SGD keeping this run's rows per DPU per step, i.e. a
 // global batch proportional to the DPU count - ADMM constant); every transfer is
 // re-evaluated by the transfer model at the target DPU count with the same bytes per DPU; launch overheads at the
-// target rank count; the host reduction (measured on this host) linearly in DPUs x syncs. Extrapolated, not run:
-// every field.
+// target rank count; each host reduction by the profile's host model at the target DPU count (with --host-time
+// measured: this host's measured reduction time, linearly in DPUs x syncs). Extrapolated, not run: every field.
 struct PimProjection {
   uint32_t dpus = 0;
   uint64_t rows_per_dpu = 0;
@@ -48,6 +48,7 @@ struct PimBackendOptions {
   uint32_t tasklets;
   bool sigmoid_float;  // LR: PIM-Opt's software-float sigmoid instead of the fixed-point table
   bool feature_split;  // dense data: PIM-Opt's tasklet split (features of each sample, 2 barriers/sample)
+  bool measured_host;  // host reduction time: this machine's measured seconds instead of the profile's host model
   int host_threads = 0;  // not a parameter of its own: the run's host threads
 
   // The hardware profile with its overrides; checks that the tasklets fit the profile and the linear kernel's
@@ -55,7 +56,7 @@ struct PimBackendOptions {
   pim::HardwareProfile ResolveProfile() const;
 };
 inline constexpr const char* kPimParamGroup = "PIM backend";
-// The PIM backend's parameters: tasklets, profile, profile-set, sigmoid, tasklet-split (each only with
+// The PIM backend's parameters: tasklets, profile, profile-set, sigmoid, tasklet-split, host-time (each only with
 // --backend pim).
 const ParamTable<PimBackendOptions>& PimParams();
 
@@ -97,9 +98,21 @@ class PimBackend final : public IBackend {
     // Training: modeled seconds of the PIM machine, real host seconds, and how often each training transfer
     // (kind, bytes per DPU) happened, for projections.
     double kernel_s = 0, compute_s = 0, dma_s = 0, sync_s = 0, launch_s = 0, energy_j = 0;
-    double emulation_wall_s = 0, host_reduction_s = 0;
+    double emulation_wall_s = 0;
+    double host_reduction_s = 0;          // measured on this machine (this process's share)
+    double modeled_host_reduction_s = 0;  // the profile's host model, over all DPUs
     uint64_t launches = 0, syncs = 0;
     std::map<std::pair<TransferKind, uint64_t>, uint64_t> training_transfers;
+    // What each synchronization asked of the host, per DPU of the whole run, and how often (for projections).
+    struct HostWork {
+      uint32_t vectors_per_dpu = 1;   // vectors summed per DPU (ADMM: x_k and u_k)
+      uint32_t bytes_per_element = 4;
+      uint64_t elements = 0;          // coordinates
+      uint32_t updates_per_dpu = 0;   // per-DPU updates of every coordinate after the sums (ADMM: u_k)
+      uint32_t update_bytes_per_element = 12;
+      auto operator<=>(const HostWork&) const = default;
+    };
+    std::map<HostWork, uint64_t> host_work;
   };
   const Ledger& ledger() const { return ledger_; }
 
@@ -135,6 +148,9 @@ class PimBackend final : public IBackend {
                                       const std::vector<std::vector<int32_t>>* more = nullptr);
   // Host reduction time since `t0` without the MPI time spent in it (reported by the coordinator).
   double HostSecondsSince(std::chrono::steady_clock::time_point t0, double comm_s0) const;
+  // Records one synchronization's host work: measured seconds since `t0`, modeled seconds for all DPUs of the run.
+  void RecordHostWork(const Ledger::HostWork& work, std::chrono::steady_clock::time_point t0, double comm_s0);
+  double ModelHostSeconds(const Ledger::HostWork& work, uint32_t dpus) const;
   pimbackend::LinearLayout layout_;
   uint64_t max_list_entries_ = 0;
   std::vector<uint32_t> shard_begin_, shard_rows_;

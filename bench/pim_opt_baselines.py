@@ -1,0 +1,439 @@
+#!/usr/bin/python3
+"""Cost models of PIM-Opt's CPU and GPU baselines at the paper's scale, calibrated on this machine.
+
+PIM-Opt compares its UPMEM runs with two PyTorch baselines (docs/baselines.md):
+  cpu  2 x AMD EPYC 7742, 128 processes (1 thread each), gloo: MA-SGD as a local step then an all-reduce of the
+       model after every mini-batch ("ma1"), GA-SGD as DDP's gradient all-reduce, ADMM as one local epoch then
+       gather / scatter through rank 0. Dense data (YFCC) goes through a DataLoader that fetches sample by sample;
+       sparse data (Criteo) through a hand-written binary linear model with Python loops over the batch.
+  gpu  one A100-80GB PCIe, mini-batch SGD with batch 4,096 (YFCC only), data streamed from pinned host memory by a
+       DataLoader with one worker.
+Nothing of that hardware is here, so each baseline is a cost model whose pieces are measured on this machine and
+carried to the paper's hardware by written rules:
+  - per-step compute and per-sample loading of PyTorch on one core, measured here with the same operations,
+    scaled by the clock ratio (the steps are dominated by Python and small-tensor dispatch, which scale with clock);
+  - gloo's all-reduce: latency and bandwidth measured here with 2 processes over loopback, extended to P processes
+    by the ring algorithm (2 (P - 1) steps of bytes / P);
+  - the GPU: PCIe and HBM bandwidths and the launch overhead per operation from published figures.
+`calibrate` measures the pieces (writes JSON), `validate` runs the CPU baselines' loops here with 2 processes and
+compares each measured epoch with the model's prediction from the calibration alone (out of sample), `predict`
+prints the modeled epoch at the paper's scale. Needs Debian's python3-torch (scripts/setup.sh --bench).
+
+Usage: /usr/bin/python3 bench/pim_opt_baselines.py calibrate [--out bench/out/baseline_calibration.json]
+       /usr/bin/python3 bench/pim_opt_baselines.py validate [--calibration FILE]
+       /usr/bin/python3 bench/pim_opt_baselines.py predict --system cpu|gpu --data yfcc|criteo --algo ma|ga|admm
+                        --rows N --batch B [--calibration FILE]
+The model functions (cpu_epoch, gpu_epoch) need no torch; tests/bench/baseline_model_test.py checks them.
+"""
+import argparse
+import json
+import math
+import os
+import sys
+import time
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+DEFAULT_CALIBRATION = os.path.join(ROOT, "bench", "baseline_calibration.json")
+
+# ----------------------------------------------------------------------------------------------- the paper's systems
+# Sources: docs/sources.md. "inferred" values are derived in docs/baselines.md.
+CPU_SYSTEM = {
+    "processes": 128,  # [PIM-Opt] baseline: 128 processes on 2 x EPYC 7742 (64 cores each), 1 thread each
+    "clock_hz": 2.6e9,  # inferred: EPYC 7742 all-core clock under load (2.25 GHz base, 3.4 GHz single-core boost)
+    "clock_band": (2.25e9, 3.4e9),
+}
+GPU_SYSTEM = {
+    "pcie_bytes_per_s": 24e9,  # inferred: PCIe 4.0 x16 (31.5 GB/s raw), pinned host->device copies reach ~24 GB/s
+    "pcie_band": (20e9, 26e9),
+    "hbm_bytes_per_s": 1.935e12,  # [A100] A100 80GB PCIe: 1,935 GB/s
+    "op_overhead_s": 10e-6,  # inferred: PyTorch eager dispatch + CUDA launch per operator
+    "ops_per_step": 14,  # forward (addmm), loss (BCE with logits: ~4), backward (~5), SGD with weight decay (~4)
+    "host_clock_hz": 2.3e9,  # [PIM-Opt] GPU host: 2 x Xeon Gold 5118 (2.3 GHz base, 3.2 GHz boost)
+    "host_clock_band": (2.3e9, 3.2e9),
+}
+
+
+# ------------------------------------------------------------------------------------------------------ cost models
+def ring_allreduce_s(processes, nbytes, alpha_s, bytes_per_s):
+    """gloo's ring all-reduce: 2 (P - 1) steps, each a message of nbytes / P plus a latency."""
+    if processes <= 1:
+        return 0.0
+    return 2 * (processes - 1) * (alpha_s + nbytes / processes / bytes_per_s)
+
+
+def _dense_step_s(cal, batch, features):
+    c = cal["dense_step"]
+    return c["base_s"] + c["per_element_s"] * batch * features
+
+
+def _dense_load_s(cal, batch, features):
+    c = cal["dense_load"]
+    return c["base_s"] + batch * (c["per_sample_s"] + c["per_element_s"] * features)
+
+
+def _sparse_step_s(cal, batch, features):
+    c = cal["sparse_step"]
+    return c["base_s"] + c["per_sample_s"] * batch + c["per_model_element_s"] * features
+
+
+def cpu_epoch(cal, data, algo, rows, batch, features, system=CPU_SYSTEM, clock_hz=None):
+    """Modeled seconds of one epoch of PIM-Opt's CPU baseline, as the artifact times it.
+
+    batch is per process (MA, ADMM: b; GA: the per-process share of the global batch). Returns a dict with the
+    breakdown, the total and a band from the documented ranges of the scaling rules."""
+    p = system["processes"]
+    steps = rows // (p * batch)  # each process walks its rows / P in batches (DistributedSampler, no shuffle)
+
+    def at(clock):
+        scale = cal["clock_hz"] / clock  # this machine's seconds -> the EPYC's
+        if data == "yfcc":
+            compute = _dense_step_s(cal, batch, features) * scale
+            load = _dense_load_s(cal, batch, features) * scale
+        else:
+            compute = _sparse_step_s(cal, batch, features) * scale
+            load = cal["sparse_load"]["per_sample_s"] * batch * scale
+        model_bytes = 4 * (features + 1)
+        ar = cal["allreduce"]
+        if algo == "ma":  # "ma1": step, then all-reduce of the weights and of the bias; loading not timed
+            comm = ring_allreduce_s(p, 4 * features, ar["alpha_s"], ar["bytes_per_s"]) + ring_allreduce_s(
+                p, 4, ar["alpha_s"], ar["bytes_per_s"])
+            parts = {"compute_s": steps * compute, "allreduce_s": steps * comm, "load_s": 0.0}
+        elif algo == "ga":  # gradient all-reduce every step; the epoch timer covers the loading too
+            comm = ring_allreduce_s(p, model_bytes, ar["alpha_s"], ar["bytes_per_s"])
+            if data == "yfcc":  # DDP's gradient hooks and bucket copies (measured without communication)
+                compute += cal["dense_step"].get("ga_sync_extra_s", 0.0) * scale
+            parts = {"compute_s": steps * compute, "allreduce_s": steps * comm, "load_s": steps * load}
+        else:  # ADMM: a local epoch (loading timed), then gather + scatter of the model through rank 0
+            extra = cal["dense_step"]["admm_extra_s"] if data == "yfcc" else 0.0
+            gather = (p - 1) * (ar["alpha_s"] + model_bytes / ar["bytes_per_s"])
+            parts = {"compute_s": steps * (compute + extra * scale), "allreduce_s": 2 * gather,
+                     "load_s": steps * load}
+        parts["epoch_s"] = sum(parts.values())
+        return parts
+
+    clock = clock_hz or system["clock_hz"]
+    out = at(clock)
+    slow, fast = at(system["clock_band"][0]), at(system["clock_band"][1])
+    # All-reduce latency under 128 busy processes: x0.5 to x3 of the loopback pair measured here (inferred); the
+    # steps and the loading up to x2 (validate, run here, measured up to 2x the model: busy cores, gloo's threads).
+    out["band_s"] = (fast["epoch_s"] - 0.5 * fast["allreduce_s"], 2 * slow["epoch_s"] + slow["allreduce_s"])
+    out["steps"] = steps
+    return out
+
+
+def gpu_epoch(cal, rows, batch, features, system=GPU_SYSTEM):
+    """Modeled seconds of one epoch of PIM-Opt's GPU baseline (dense data): a three-stage pipeline - the loader
+    worker fetching and collating samples, the pinning thread copying the batch into pinned memory, the main thread
+    copying it to the device and running the step - whose slowest stage sets the pace."""
+    steps = rows // batch
+    nbytes = 4 * batch * (features + 1)
+
+    def at(host_clock, pcie):
+        scale = cal["clock_hz"] / host_clock
+        load = _dense_load_s(cal, batch, features) * scale
+        pin = nbytes / cal["memcpy_bytes_per_s"] * scale
+        device = nbytes / pcie + nbytes / system["hbm_bytes_per_s"] + system["ops_per_step"] * system["op_overhead_s"]
+        stage = max(load, pin, device)
+        return {"load_s": steps * load, "pin_s": steps * pin, "device_s": steps * device, "epoch_s": steps * stage,
+                "bound": ["load", "pin", "device"][[load, pin, device].index(stage)]}
+
+    out = at(system["host_clock_hz"], system["pcie_bytes_per_s"])
+    lo = at(system["host_clock_band"][1], system["pcie_band"][1])["epoch_s"]
+    hi = at(system["host_clock_band"][0], system["pcie_band"][0])["epoch_s"]
+    out["band_s"] = (lo, hi)
+    out["steps"] = steps
+    return out
+
+
+# ------------------------------------------------------------------------------------------------ measurements here
+def _best(fn, reps=5):
+    best = float("inf")
+    for _ in range(reps):
+        t0 = time.perf_counter()
+        fn()
+        best = min(best, time.perf_counter() - t0)
+    return best
+
+
+def _clock_hz():
+    """This core's clock from a dependent chain of integer adds in C (via pimopt's calibration)."""
+    import re
+    import subprocess
+    out = subprocess.run([os.path.join(ROOT, "build", "pimopt"), "profile", "--calibrate-host", "--budget", "1"],
+                         stdout=subprocess.PIPE, text=True, check=True).stdout
+    return float(re.search(r"clock\s+([0-9.e+]+) Hz", out).group(1))
+
+
+class _RowDataset:
+    """Samples stored as rows of one tensor, label first, fetched one by one (the artifact's dense dataset does)."""
+
+    def __init__(self, data):
+        self.data = data
+
+    def __len__(self):
+        return len(self.data)
+
+    def __getitem__(self, i):
+        return self.data[i][1:], self.data[i][:1]
+
+
+def _dense_step_fn(torch, features, batch, admm=False, sync=False):
+    """One optimizer step of the artifact's dense baselines: a Linear model wrapped in DistributedDataParallel (in
+    a one-process group here, so that the wrapper's per-step cost is measured without any communication), under
+    no_sync for MA and ADMM, synchronizing for GA."""
+    import contextlib
+    model = torch.nn.Linear(features, 1)
+    ddp = torch.nn.parallel.DistributedDataParallel(model)
+    loss_fn = torch.nn.BCEWithLogitsLoss()
+    opt = torch.optim.SGD(ddp.parameters(), lr=2 ** -6, weight_decay=0 if admm else 2 ** -12)
+    x = torch.rand(batch, features)
+    y = (torch.rand(batch, 1) > 0.5).float()
+    u = torch.zeros(1, features)
+
+    def step():
+        with contextlib.nullcontext() if sync else ddp.no_sync():
+            loss = loss_fn(ddp(x), y)
+            if admm:
+                loss = loss + 2 ** -12 * torch.norm(model.weight + u, p=1)
+            opt.zero_grad()
+            loss.backward()
+        opt.step()
+    return step
+
+
+def _sparse_step_fn(torch, features, batch):
+    """The artifact's sparse binary model: Python loops over the batch for the scores and the gradient scatter,
+    then dense whole-model updates (its cost is per sample plus per model element)."""
+    weights = torch.zeros(features)
+    grad = torch.zeros(features)
+    idx = torch.randint(0, features, (batch, 39))
+    y = (torch.rand(batch) > 0.97).float()
+
+    def step():
+        nonlocal weights
+        scores = torch.zeros(batch)
+        for i, x in enumerate(idx):
+            scores[i] = torch.sum(torch.index_select(weights, 0, x))
+        g = torch.sigmoid(scores) - y
+        g = torch.where(y == 1.0, 15.0 * g, 0.5 * g)
+        grad.zero_()
+        for i, x in enumerate(idx):
+            grad[x] += g[i]
+        grad.div_(batch)
+        grad.mul_(-2 ** -1)
+        weights = weights + grad - 2 ** -1 * 2 ** -12 * weights
+    return step
+
+
+def calibrate(args):
+    import torch
+    torch.set_num_threads(1)
+    cal = {"clock_hz": _clock_hz(), "torch": torch.__version__, "date": time.strftime("%Y-%m-%d")}
+    import torch.distributed as dist
+    os.environ["MASTER_ADDR"], os.environ["MASTER_PORT"] = "127.0.0.1", "29516"
+    dist.init_process_group("gloo", rank=0, world_size=1)
+    n = 4096
+    # Dense step: fitted over the batch sizes the baselines use (8 .. 256 per process).
+    pts = [(b, _best(lambda s=_dense_step_fn(torch, n, b): [s() for _ in range(20)]) / 20) for b in (8, 32, 256)]
+    slope = (pts[-1][1] - pts[0][1]) / ((pts[-1][0] - pts[0][0]) * n)
+    admm = _best(lambda s=_dense_step_fn(torch, n, 8, True): [s() for _ in range(20)]) / 20 - pts[0][1]
+    sync = _best(lambda s=_dense_step_fn(torch, n, 32, sync=True): [s() for _ in range(20)]) / 20 - pts[1][1]
+    dist.destroy_process_group()
+    cal["dense_step"] = {"base_s": pts[0][1] - slope * 8 * n, "per_element_s": slope, "admm_extra_s": max(admm, 0),
+                         "ga_sync_extra_s": max(sync, 0), "points": pts}
+    # Dense loading: a DataLoader fetching sample by sample and collating (no workers: the CPU baseline).
+    data = torch.rand(4096, n + 1)
+    loads = []
+    for b in (8, 256):
+        loader = torch.utils.data.DataLoader(_RowDataset(data), batch_size=b)
+
+        def run(loader=loader):
+            for i, _ in enumerate(loader):
+                if i == 15:
+                    break
+        loads.append((b, _best(run, 3) / 16))
+    per_sample = (loads[1][1] - loads[0][1]) / (loads[1][0] - loads[0][0])
+    cal["dense_load"] = {"base_s": loads[0][1] - per_sample * loads[0][0], "per_sample_s": per_sample,
+                         "per_element_s": 0.0, "points": loads}
+    # Sparse step: per sample and per model element, from two batch sizes and two model sizes.
+    s1 = _best(lambda s=_sparse_step_fn(torch, 1 << 20, 256): s(), 3)
+    s2 = _best(lambda s=_sparse_step_fn(torch, 1 << 20, 2048): s(), 3)
+    s3 = _best(lambda s=_sparse_step_fn(torch, 1 << 16, 2048): s(), 3)
+    per_sample_sparse = (s2 - s1) / (2048 - 256)
+    per_elem = (s2 - s3) / ((1 << 20) - (1 << 16))
+    cal["sparse_step"] = {"base_s": max(s2 - per_sample_sparse * 2048 - per_elem * (1 << 20), 0),
+                          "per_sample_s": per_sample_sparse, "per_model_element_s": per_elem}
+    feats = torch.randint(0, 1 << 20, (4096, 39), dtype=torch.int32)
+    labels = torch.rand(4096)
+    sparse_ds = torch.utils.data.TensorDataset(feats, labels)
+    loader = torch.utils.data.DataLoader(sparse_ds, batch_size=512)
+    cal["sparse_load"] = {"per_sample_s": _best(lambda: [None for _ in loader], 3) / 4096}
+    big = torch.rand(16 << 20)
+    cal["memcpy_bytes_per_s"] = big.numel() * 4 / _best(lambda: big.clone(), 5)
+    cal["allreduce"] = _measure_allreduce()
+    out = args.out or DEFAULT_CALIBRATION
+    os.makedirs(os.path.dirname(out), exist_ok=True)
+    with open(out + ".tmp", "w") as f:
+        json.dump(cal, f, indent=1)
+    os.replace(out + ".tmp", out)
+    print(json.dumps(cal, indent=1))
+    print(f"wrote {out}")
+
+
+def _allreduce_worker(rank, world, port, sizes, q):
+    import torch
+    import torch.distributed as dist
+    torch.set_num_threads(1)
+    os.environ["MASTER_ADDR"], os.environ["MASTER_PORT"] = "127.0.0.1", str(port)
+    dist.init_process_group("gloo", rank=rank, world_size=world)
+    res = {}
+    for nbytes in sizes:
+        t = torch.zeros(nbytes // 4)
+        for _ in range(5):
+            dist.all_reduce(t)
+        reps = 200 if nbytes < 1 << 20 else 20
+        dist.barrier()
+        t0 = time.perf_counter()
+        for _ in range(reps):
+            dist.all_reduce(t)
+        res[nbytes] = (time.perf_counter() - t0) / reps
+    if rank == 0:
+        q.put(res)
+    dist.destroy_process_group()
+
+
+def _measure_allreduce():
+    import torch.multiprocessing as mp
+    ctx = mp.get_context("spawn")
+    q = ctx.Queue()
+    sizes = [4, 4096, 16388, 65536, 262144, 1 << 20, 4 << 20]
+    procs = [ctx.Process(target=_allreduce_worker, args=(r, 2, 29517, sizes, q)) for r in range(2)]
+    for p in procs:
+        p.start()
+    res = q.get()
+    for p in procs:
+        p.join()
+    # A 2-process ring: 2 steps of nbytes / 2, t = 2 (alpha + nbytes / 2 / B). gloo over loopback is not one line:
+    # 4 B messages take ~80 us per step, 4-64 KB ones ~250 us (a different code path), so alpha is the geometric
+    # mean of the per-step times up to 64 KB (the chunks a 128-process ring sends are 128 B to 31 KB) and the
+    # bandwidth the slope between the two largest sizes. fit_over_measured shows how far this is from each point.
+    small = [res[n] / 2 for n in sizes if n <= 65536]
+    alpha = math.exp(sum(math.log(t) for t in small) / len(small))
+    slope = (res[sizes[-1]] - res[sizes[-2]]) / (sizes[-1] - sizes[-2])  # seconds per byte for the pair
+    fit = {str(n): 2 * (alpha + n / 2 * slope) / res[n] for n in sizes}
+    return {"alpha_s": alpha, "bytes_per_s": 1 / slope, "measured_s": {str(k): v for k, v in res.items()},
+            "fit_over_measured": fit}
+
+
+def _validate_worker(rank, world, port, cal_path, q):
+    """The CPU baseline's loops at 2 processes on small data, timed as the artifact times them."""
+    import torch
+    import torch.distributed as dist
+    torch.set_num_threads(1)
+    os.environ["MASTER_ADDR"], os.environ["MASTER_PORT"] = "127.0.0.1", str(port)
+    dist.init_process_group("gloo", rank=rank, world_size=world)
+    n, rows = 4096, 8192
+    data = torch.rand(rows, n + 1)
+    data[:, 0] = (data[:, 0] > 0.5).float()
+    results = {}
+    for algo, batch in (("ma", 8), ("ga", 32), ("admm", 8)):
+        model = torch.nn.Linear(n, 1)
+        ddp = torch.nn.parallel.DistributedDataParallel(model)
+        opt = torch.optim.SGD(ddp.parameters(), lr=2 ** -6, weight_decay=0 if algo == "admm" else 2 ** -12)
+        loss_fn = torch.nn.BCEWithLogitsLoss()
+        sampler = torch.utils.data.distributed.DistributedSampler(_RowDataset(data), world, rank, shuffle=False)
+        loader = torch.utils.data.DataLoader(_RowDataset(data), batch_size=batch, sampler=sampler)
+        u = torch.zeros(1, n)
+        dist.barrier()
+        t0 = time.perf_counter()
+        timed = 0.0
+        for x, y in loader:
+            s = time.perf_counter()
+            if algo == "ga":
+                loss = loss_fn(ddp(x), y)
+            else:
+                with ddp.no_sync():
+                    loss = loss_fn(ddp(x), y)
+                    if algo == "admm":
+                        loss = loss + 2 ** -12 * torch.norm(model.weight + u, p=1)
+            opt.zero_grad()
+            loss.backward()
+            opt.step()
+            if algo == "ma":
+                with torch.no_grad():
+                    dist.all_reduce(model.weight.data)
+                    dist.all_reduce(model.bias.data)
+                    model.weight.data /= world
+                    model.bias.data /= world
+            timed += time.perf_counter() - s
+        if algo == "admm":
+            s = time.perf_counter()
+            gathered = [torch.zeros_like(model.weight.data) for _ in range(world)] if rank == 0 else None
+            dist.gather(model.weight.data, gather_list=gathered, dst=0)
+            dist.scatter(u, scatter_list=[u.clone() for _ in range(world)] if rank == 0 else None, src=0)
+            timed = time.perf_counter() - t0
+        elif algo == "ga":
+            timed = time.perf_counter() - t0
+        results[algo] = {"batch": batch, "measured_s": timed}
+    if rank == 0:
+        q.put({"rows": rows, "features": n, "results": results})
+    dist.destroy_process_group()
+
+
+def validate(args):
+    import torch.multiprocessing as mp
+    with open(args.calibration) as f:
+        cal = json.load(f)
+    ctx = mp.get_context("spawn")
+    q = ctx.Queue()
+    procs = [ctx.Process(target=_validate_worker, args=(r, 2, 29518, args.calibration, q)) for r in range(2)]
+    for p in procs:
+        p.start()
+    res = q.get()
+    for p in procs:
+        p.join()
+    here = dict(CPU_SYSTEM, processes=2, clock_hz=cal["clock_hz"], clock_band=(cal["clock_hz"], cal["clock_hz"]))
+    rows = []
+    for algo, r in res["results"].items():
+        pred = cpu_epoch(cal, "yfcc", algo, res["rows"], r["batch"], res["features"], system=here)
+        rows.append({"algo": algo, "batch": r["batch"], "measured_s": r["measured_s"], "modeled_s": pred["epoch_s"],
+                     "ratio": pred["epoch_s"] / r["measured_s"]})
+        print(f"cpu baseline {algo:5s} 2 processes x {res['rows'] // 2} rows, batch {r['batch']:3d}: measured "
+              f"{r['measured_s']:.3f} s, modeled {pred['epoch_s']:.3f} s, modeled/measured {rows[-1]['ratio']:.2f}")
+    if args.out:
+        with open(args.out, "w") as f:
+            json.dump(rows, f, indent=1)
+
+
+def predict(args):
+    with open(args.calibration) as f:
+        cal = json.load(f)
+    features = 4096 if args.data == "yfcc" else 1000000
+    if args.system == "cpu":
+        r = cpu_epoch(cal, args.data, args.algo, args.rows, args.batch, features)
+    else:
+        r = gpu_epoch(cal, args.rows, args.batch, features)
+    print(json.dumps(r, indent=1))
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    sub = ap.add_subparsers(dest="cmd", required=True)
+    c = sub.add_parser("calibrate")
+    c.add_argument("--out")
+    v = sub.add_parser("validate")
+    v.add_argument("--calibration", default=DEFAULT_CALIBRATION)
+    v.add_argument("--out")
+    p = sub.add_parser("predict")
+    p.add_argument("--calibration", default=DEFAULT_CALIBRATION)
+    p.add_argument("--system", choices=["cpu", "gpu"], required=True)
+    p.add_argument("--data", choices=["yfcc", "criteo"], required=True)
+    p.add_argument("--algo", choices=["ma", "ga", "admm"], default="ma")
+    p.add_argument("--rows", type=int, required=True)
+    p.add_argument("--batch", type=int, required=True)
+    args = ap.parse_args()
+    {"calibrate": calibrate, "validate": validate, "predict": predict}[args.cmd](args)
+
+
+if __name__ == "__main__":
+    main()

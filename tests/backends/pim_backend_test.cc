@@ -252,6 +252,57 @@ TEST(PimBackend, ModeledHostReductionIsTheProfilesModelOfEachSynchronization) {
   EXPECT_EQ(rm.model.weights, r.model.weights);
 }
 
+// --kernel pim-opt: PIM-Opt's transfer pattern, synchronization by synchronization, and a model as good as pimopt's.
+TEST(PimBackend, ArtifactKernelMovesWhatPimOptMoves) {
+  using Kind = PimBackend::TransferKind;
+  const Dataset data = testing::SmallDense(640, 300, 9);
+  ThreadPool pool(2);
+  for (const std::string algo : {"ma", "ga", "admm"}) {
+    TrainConfig c = SmallConfig(algo, LossKind::kLogistic);
+    c.workers = 4;
+    c.batch = algo == "ga" ? 32 : 8;
+    c.epochs = 2;
+    c.lr = 0.25;
+    PimBackendOptions pimopt_options, artifact_options;
+    artifact_options.artifact_kernel = true;
+    PimBackend pimopt_backend(pool, pimopt_options), artifact_backend(pool, artifact_options);
+    const TrainResult mine = Train(data, &data, c, pimopt_backend, TrainOptions{});
+    const TrainResult theirs = Train(data, &data, c, artifact_backend, TrainOptions{});
+    const auto& ledger = artifact_backend.ledger();
+    const uint64_t n_pad = 384, model_bytes = (n_pad + 8) * 4, gradient_bytes = (n_pad + 8) * 8;
+    const uint64_t syncs = ledger.syncs;
+    ASSERT_GT(syncs, 0u);
+    auto count = [&](Kind kind, uint64_t bytes) {
+      auto it = ledger.training_transfers.find({kind, bytes});
+      return it == ledger.training_transfers.end() ? uint64_t{0} : it->second;
+    };
+    for (const auto& [key, n] : ledger.training_transfers) {
+      EXPECT_NE(key.first, Kind::kBroadcastModel) << algo << ": PIM-Opt pushes the model to each DPU";
+    }
+    if (algo == "ma") {
+      EXPECT_EQ(count(Kind::kPushModels, model_bytes), syncs);
+      EXPECT_EQ(count(Kind::kPullModels, model_bytes), syncs);
+    } else if (algo == "ga") {
+      EXPECT_EQ(count(Kind::kPushModels, model_bytes), syncs);
+      EXPECT_EQ(count(Kind::kPullGradients, model_bytes), syncs);  // int32 gradients on dense data
+      EXPECT_EQ(pimopt_backend.ledger().training_transfers.at({Kind::kPullGradients, gradient_bytes}),
+                pimopt_backend.ledger().syncs);                      // pimopt's are int64
+    } else {
+      EXPECT_EQ(syncs, 2u);                                          // one consensus round per epoch
+      EXPECT_EQ(count(Kind::kPushModels, model_bytes), syncs);       // x_k back to each DPU (zeros in round 0)
+      EXPECT_EQ(count(Kind::kPushTargets, model_bytes), syncs);
+      EXPECT_EQ(count(Kind::kPullModels, model_bytes), syncs);
+    }
+    // Setup: the 4-byte rows and PIM-Opt's 4 MiB exp table on every DPU.
+    const auto setup = static_cast<size_t>(PimBackend::Activity::kSetup);
+    EXPECT_GE(ledger.to_dpu[setup].bytes, 4ull * (4u << 20) + 640ull * n_pad * 4);
+    // The artifact's kernel costs more modeled time and learns a model as good as pimopt's.
+    EXPECT_GT(theirs.phase_seconds.at("modeled_dpu_kernel"), 2 * mine.phase_seconds.at("modeled_dpu_kernel")) << algo;
+    EXPECT_NEAR(theirs.epochs.back().test->accuracy, mine.epochs.back().test->accuracy, 0.03) << algo;
+    EXPECT_GT(theirs.epochs.back().test->accuracy, 0.7) << algo;
+  }
+}
+
 TEST(PimBackend, RejectsWhatItCannotRun) {
   ThreadPool pool(1);
   auto expect_flag = [&](const Dataset& d, TrainConfig c, PimBackendOptions o, const std::string& flag) {

@@ -2,6 +2,7 @@
 // every mode, for both losses, with class weights, with and without a bias.
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <cstring>
 
 #include "pimopt/backends/pim/linear_kernel.h"
@@ -72,6 +73,19 @@ LinearKernelArgs ArgsFor(const Fixture& f, uint32_t mode, uint32_t loss) {
   a.list_offset = f.layout.list_offset;
   a.sigmoid_offset = f.layout.sigmoid_offset;
   return a;
+}
+
+// Reads G from DPU 0 and checks it against the reference over `list`; returns the reference.
+std::vector<int64_t> ExpectSumsMatchReference(pim::DpuSet& set, const Fixture& f, const std::vector<uint32_t>& list,
+                                              const LinearKernelArgs& a) {
+  std::vector<int64_t> g(f.shard.n_pad + 8);
+  set.CopyFrom(0, pim::kMramHeapSymbol, f.layout.g_offset, g.data(), 8 * g.size());
+  const auto expected = ReferenceGradient(f.shard, f.model, list, a);
+  for (uint32_t j = 0; j <= f.shard.n_pad; ++j) {
+    EXPECT_EQ(g[j], expected[j]) << "j " << j;
+    if (g[j] != expected[j]) break;
+  }
+  return expected;
 }
 
 TEST(PimLinearKernel, GradientModeIsBitIdenticalToTheReference) {
@@ -222,10 +236,7 @@ TEST(PimLinearKernel, StepsLargerThanOneWramChunkAreBitIdentical) {
     pim::DpuSet set = Upload(system, f, a, list);
     set.Launch();
     if (mode == 0) {
-      std::vector<int64_t> g(f.shard.n_pad + 8);
-      set.CopyFrom(0, pim::kMramHeapSymbol, f.layout.g_offset, g.data(), 8 * g.size());
-      const auto expected = ReferenceGradient(f.shard, f.model, list, a);
-      for (uint32_t j = 0; j <= f.shard.n_pad; ++j) ASSERT_EQ(g[j], expected[j]) << j;
+      ExpectSumsMatchReference(set, f, list, a);
     } else {
       std::vector<int32_t> model(f.shard.n_pad + 8);
       set.CopyFrom(0, pim::kMramHeapSymbol, f.layout.w_offset, model.data(), 4 * model.size());
@@ -235,6 +246,129 @@ TEST(PimLinearKernel, StepsLargerThanOneWramChunkAreBitIdentical) {
       for (uint32_t j = 0; j <= f.shard.n_pad; ++j) ASSERT_EQ(model[j], expected[j]) << j;
     }
   }
+}
+
+// PIM-Opt's kernel: the fixture's features as int32 Q0.31 (non-negative, as the artifact's min-max scaled data) in a
+// 4-byte layout, the exp table in place of the sigmoid table.
+Fixture MakeArtifact(uint32_t rows, uint32_t features, uint64_t seed, uint64_t list_entries) {
+  Fixture f = Make(rows, features, seed, list_entries);
+  f.layout = MakeLinearLayout(features, rows, list_entries, 0, true);
+  f.shard.x31.assign(uint64_t{rows} * f.shard.n_pad, 0);
+  Rng rng(seed * 31 + 7);
+  for (uint32_t r = 0; r < rows; ++r) {
+    for (uint32_t j = 0; j < features; ++j) {
+      // Mostly small activations, some zeros, up to 1.0 (2^31 - 1): many products truncate, many terms are -1.
+      const uint64_t u = rng.Below(1000);
+      f.shard.x31[uint64_t{r} * f.shard.n_pad + j] =
+          u < 300 ? 0 : static_cast<int32_t>(rng.Below(u < 900 ? (1u << 20) : 0x7FFFFFFFu));
+    }
+  }
+  return f;
+}
+
+pim::DpuSet UploadArtifact(pim::PimSystem& system, const Fixture& f, const LinearKernelArgs& args,
+                           const std::vector<uint32_t>& list) {
+  pim::DpuSet set = Upload(system, f, args, list);  // (the int8 rows it writes are overwritten below)
+  set.CopyTo(0, pim::kMramHeapSymbol, f.layout.x_offset, f.shard.x31.data(), 4 * f.shard.x31.size());
+  set.CopyTo(0, pim::kMramHeapSymbol, f.layout.sigmoid_offset, ArtifactExpTable().data(),
+             4 * uint64_t{kArtifactExpTableEntries});
+  return set;
+}
+
+TEST(PimLinearKernel, ArtifactKernelIsBitIdenticalToItsReferenceInEveryMode) {
+  for (uint32_t mode : {0u, 1u, 2u}) {
+    for (uint32_t loss : {0u, 1u}) {
+      const Fixture f = MakeArtifact(48, 600, 5 + 3 * mode + loss, 8 * 8);
+      LinearKernelArgs a = ArgsFor(f, mode, loss);
+      a.artifact = 1;
+      a.feature_split = 1;
+      a.sigmoid_float = 1;
+      a.positive_weight_q24 = 15 << 24;  // PIM-Opt's Criteo class weights
+      a.negative_weight_q24 = 1 << 23;
+      a.steps = mode == 0 ? 1 : 8;
+      a.slots_per_step = 8;
+      a.lr_weight_q32 = fixed::ToScale(0.125, "lr");
+      a.decay_q32 = fixed::ToScale(1.0 / 1024, "decay");
+      std::vector<std::vector<uint32_t>> steps;
+      std::vector<uint32_t> list;
+      Rng rng(mode * 11 + loss);
+      for (uint32_t s = 0; s < a.steps; ++s) {
+        std::vector<uint32_t> rows;
+        for (uint32_t i = 0; i < 8; ++i) rows.push_back(static_cast<uint32_t>(rng.Below(48)));
+        steps.push_back(rows);
+        list.insert(list.end(), rows.begin(), rows.end());
+      }
+      pim::PimSystem system(pim::MakeProfile("pim-opt"), 1);
+      pim::DpuSet set = UploadArtifact(system, f, a, list);
+      set.Launch();
+      if (mode == 0) {
+        SCOPED_TRACE("loss " + std::to_string(loss));
+        const auto expected = ExpectSumsMatchReference(set, f, list, a);
+        // The int32 output the host pulls (in V): G in Q.24, toward zero.
+        std::vector<int32_t> narrowed(f.shard.n_pad + 8);
+        set.CopyFrom(0, pim::kMramHeapSymbol, f.layout.v_offset, narrowed.data(), 4 * narrowed.size());
+        for (uint32_t j = 0; j <= f.shard.n_pad; ++j) {
+          ASSERT_EQ(narrowed[j], fixed::ShiftTowardZero(expected[j], fixed::kFeatureFracBits)) << j;
+        }
+        bool nonzero = false;
+        for (int64_t v : expected) nonzero |= v != 0;
+        EXPECT_TRUE(nonzero);
+      } else {
+        std::vector<int32_t> model(f.shard.n_pad + 8);
+        set.CopyFrom(0, pim::kMramHeapSymbol, f.layout.w_offset, model.data(), 4 * model.size());
+        std::vector<int32_t> expected = f.model;
+        fixed::Saturation sat;
+        ReferenceLocalSteps(f.shard, expected, f.v, steps, a, sat);
+        for (uint32_t j = 0; j <= f.shard.n_pad; ++j) {
+          ASSERT_EQ(model[j], expected[j]) << "mode " << mode << " loss " << loss << " j " << j;
+        }
+      }
+    }
+  }
+}
+
+TEST(PimLinearKernel, ArtifactArithmeticTruncatesEachProductAndDropsMinusOne) {
+  // A product below 2^-31 vanishes on its own (pimopt's kernel would sum it first); -1 gradient terms are dropped.
+  EXPECT_EQ(ArtifactGradientTerm(1, -1), 0);                  // (1 x -1) >> 24 = -1: dropped
+  EXPECT_EQ(ArtifactGradientTerm(1 << 24, -3), -3);           // exact
+  EXPECT_EQ(ArtifactGradientTerm((1 << 24) + 1, -3), -4);     // floor of -3.0000002
+  EXPECT_EQ(ArtifactGradientTerm(1 << 30, 1 << 24), int64_t{1} << 30);  // 0.5 x 1.0 = 0.5 in Q.31
+  fixed::Saturation sat;
+  EXPECT_EQ(QuantizeFeatureArtifact(0.5f, sat), 1 << 30);
+  EXPECT_EQ(QuantizeFeatureArtifact(1.0f, sat), 2147483647);  // 2^31 does not fit: saturated
+  EXPECT_EQ(sat.events, 1u);
+  // The hinge's margin is 2^-15, not 1.
+  EXPECT_EQ(ArtifactDerivative(LossKind::kHinge, 0, 1 << 8, 1), -(1 << 24));  // y z = 2^-16 < 2^-15: active
+  EXPECT_EQ(ArtifactDerivative(LossKind::kHinge, 0, 1 << 20, 1), 0);          // y z = 2^-4: inactive (pimopt: active)
+  EXPECT_EQ(fixed::Derivative(LossKind::kHinge, 1 << 20, 1), -(1 << 24));
+  // The exp table and the entry the range reduction reads.
+  EXPECT_FLOAT_EQ(ArtifactExpTable()[0], 1.0f);
+  EXPECT_NEAR(ArtifactExpTable()[kArtifactExpTableEntries - 1], std::exp(1.0), 1e-5);
+  EXPECT_EQ(ArtifactExpIndex(0), 0u);
+  EXPECT_LT(ArtifactExpIndex(-(1 << 23)), 726818u);  // exp(0.5): 0.5 log2 e = 0.72 -> r = 0.72 ln 2 = 0.5
+  EXPECT_NEAR(ArtifactExpIndex(-(1 << 23)) / 1048576.0, 0.5, 1e-5);
+}
+
+TEST(PimLinearKernel, ArtifactKernelCostsSeveralTimesPimoptsKernel) {
+  // The same rows and model, one local step of 8 samples: 4-byte features, 64-bit products, two barriers per sample,
+  // the float sigmoid against pimopt's int8 features and sample-parallel scoring.
+  const Fixture f = MakeArtifact(32, 4096, 21, 8);
+  double cycles[2];
+  for (uint32_t artifact : {0u, 1u}) {
+    LinearKernelArgs a = ArgsFor(f, 1, 0);
+    a.artifact = artifact;
+    a.feature_split = artifact;
+    a.sigmoid_float = artifact;
+    a.steps = 1;
+    a.slots_per_step = 8;
+    a.lr_weight_q32 = fixed::ToScale(0.125, "lr");
+    const std::vector<uint32_t> list = {0, 3, 5, 7, 9, 11, 13, 15};
+    pim::PimSystem system(pim::MakeProfile("pim-opt"), 1);
+    pim::DpuSet set = artifact ? UploadArtifact(system, f, a, list) : Upload(system, f, a, list);
+    cycles[artifact] = set.Launch().slowest.total;
+  }
+  EXPECT_GT(cycles[1], 3 * cycles[0]);
+  EXPECT_LT(cycles[1], 30 * cycles[0]);
 }
 
 }  // namespace

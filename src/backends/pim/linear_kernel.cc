@@ -1,6 +1,7 @@
 #include "pimopt/backends/pim/linear_kernel.h"
 
 #include <algorithm>
+#include <cmath>
 
 namespace pimopt::pimbackend {
 
@@ -56,6 +57,7 @@ class LinearKernel final : public pim::Kernel {
     buf.col = reinterpret_cast<uint32_t*>(buf.acc);
     buf.word = static_cast<int64_t*>(t.MemAlloc(16));
     fixed::Saturation saturation;
+    if (a.artifact && !a.sparse && !a.feature_split) t.Fail("PIM-Opt's kernel (artifact = 1) needs feature_split = 1");
     if (a.sparse && a.mode == KernelMode::kGradient) {
       ClearSums(t, a, buf);  // the host read the previous step's sums; start from zero
       t.BarrierWait();
@@ -74,7 +76,7 @@ class LinearKernel final : public pim::Kernel {
         if (n == 0) break;
         t.MramRead(a.w_offset + uint64_t{a.n_pad} * 4, buf.word, 8);
         const int32_t bias = static_cast<int32_t>(buf.word[0] & 0xFFFFFFFF);
-        if (a.feature_split) {
+        if (a.feature_split && !a.sparse) {
           // PIM-Opt's split ([PIM-Opt] */dpu/task.c, docs/sources.md): every tasklet takes its feature blocks of each sample; two
           // barriers per sample; G is read-modified-written in MRAM per sample.
           FeatureSplitChunk(t, a, buf, rows, d, n, bias, chunk);
@@ -117,6 +119,10 @@ class LinearKernel final : public pim::Kernel {
       const uint64_t scale = updates ? a.lr_weight_q32 / step_rows : 0;
       if (updates) t.Charge(Op::kInt64Div, 1);
       if (t.me() == bias_owner) UpdateBias(t, a, buf, bias_sum, scale, saturation);
+      if (!updates && a.artifact && !a.sparse) {
+        // PIM-Opt's GA-SGD hands its dense gradients over as int32: G's blocks narrowed into V (the host pulls V).
+        for (uint32_t b = t.me(); b < blocks; b += t.nr_tasklets()) NarrowBlock(t, a, buf, b, saturation);
+      }
       if (updates) {
         for (uint32_t b = t.me(); b < blocks; b += t.nr_tasklets()) {
           t.MramRead(a.g_offset + uint64_t{b} * kFeatureBlock * 8, buf.acc, 8 * kFeatureBlock);
@@ -164,12 +170,29 @@ class LinearKernel final : public pim::Kernel {
 
   // x_r . w over feature block b (DMA of the row's and the model's block, then the products).
   static int64_t DenseDotBlock(Tasklet& t, const LinearKernelArgs& a, Buffers& buf, uint32_t r, uint32_t b) {
+    if (a.artifact) return ArtifactDotBlock(t, a, buf, r, b);
     t.MramRead(a.x_offset + uint64_t{r} * a.n_pad + uint64_t{b} * kFeatureBlock, buf.x, kFeatureBlock);
     t.MramRead(a.w_offset + uint64_t{b} * kFeatureBlock * 4, buf.w, 4 * kFeatureBlock);
     int64_t z = 0;
     for (uint32_t j = 0; j < kFeatureBlock; ++j) z += static_cast<int64_t>(buf.x[j]) * buf.w[j];
     t.Charge(Op::kWramLoad, 2 * kFeatureBlock);
     ChargeProducts(t, kFeatureBlock);
+    t.Charge(Op::kBranch, kFeatureBlock);
+    return z;
+  }
+
+  // PIM-Opt's kernel: 128 int32 Q0.31 features (into the V buffer, free while scoring) times the model block, each
+  // product 32 x 32 -> 64 bits (a software 64-bit multiply on the DPU) shifted right by 31 on its own: Q.24.
+  static int64_t ArtifactDotBlock(Tasklet& t, const LinearKernelArgs& a, Buffers& buf, uint32_t r, uint32_t b) {
+    auto* x = reinterpret_cast<int32_t*>(buf.v);
+    t.MramRead(a.x_offset + (uint64_t{r} * a.n_pad + uint64_t{b} * kFeatureBlock) * 4, x, 4 * kFeatureBlock);
+    t.MramRead(a.w_offset + uint64_t{b} * kFeatureBlock * 4, buf.w, 4 * kFeatureBlock);
+    int64_t z = 0;
+    for (uint32_t j = 0; j < kFeatureBlock; ++j) z += (static_cast<int64_t>(x[j]) * buf.w[j]) >> kArtifactFeatureFracBits;
+    t.Charge(Op::kWramLoad, 2 * kFeatureBlock);
+    t.Charge(Op::kInt64Mul, kFeatureBlock);
+    t.Charge(Op::kInt64Shift, kFeatureBlock);
+    t.Charge(Op::kInt64Add, kFeatureBlock);
     t.Charge(Op::kBranch, kFeatureBlock);
     return z;
   }
@@ -224,11 +247,14 @@ class LinearKernel final : public pim::Kernel {
     t.MramRead(a.y_offset + (r & ~7u), buf.word, 8);
     const int y = reinterpret_cast<const int8_t*>(buf.word)[r & 7];
     int32_t sigma = 0;
-    if (loss == LossKind::kLogistic && a.sigmoid_float) {
+    if (loss == LossKind::kLogistic && (a.artifact || a.sigmoid_float)) {
       // PIM-Opt ([PIM-Opt] lut_exp.h, docs/sources.md): expf from a range-reduced lookup table in MRAM (one 8-byte DMA),
-      // ldexpf, 1 + e, a double-precision division, conversions: all software floating point.
+      // ldexpf, 1 + e, a double-precision division, conversions: all software floating point. PIM-Opt's kernel reads
+      // the entry of its 2^20-entry exp table; --sigmoid float alone (pimopt's MRAM has no such table) reads one word
+      // that stands for it.
       sigma = fixed::SigmoidFloat(z24);
-      t.MramRead(a.sigmoid_offset, buf.word, 8);  // stands for the exp table entry
+      const uint32_t index = a.artifact ? ArtifactExpIndex(z24) : 0;
+      t.MramRead(a.sigmoid_offset + uint64_t{index & ~1u} * 4, buf.word, 8);
       t.Charge(Op::kFloatConvert, 3);
       t.Charge(Op::kFloatMul, 2);
       t.Charge(Op::kFloatAdd, 1);
@@ -249,7 +275,9 @@ class LinearKernel final : public pim::Kernel {
     t.Charge(Op::kBranch, 4);
     t.Charge(Op::kWramStore, 1);
     const int32_t weight = y > 0 ? a.positive_weight_q24 : a.negative_weight_q24;
-    return fixed::ApplyClassWeight(fixed::DerivativeFromSigmoid(loss, sigma, z24, y), weight);
+    const int32_t d =
+        a.artifact ? ArtifactDerivative(loss, sigma, z24, y) : fixed::DerivativeFromSigmoid(loss, sigma, z24, y);
+    return fixed::ApplyClassWeight(d, weight);
   }
 
   // PIM-Opt's work split for one chunk of dense rows: per sample, each tasklet's feature blocks give a partial
@@ -266,10 +294,12 @@ class LinearKernel final : public pim::Kernel {
       partials[t.me()] = z;
       t.BarrierWait();
       if (t.me() == 0) {
-        int64_t total = a.fit_bias ? static_cast<int64_t>(bias) << fixed::kFeatureFracBits : 0;
+        // pimopt's partials are Q.31 (Q0.7 x Q.24), the artifact's already Q.24 (shifted per product).
+        const int shift = a.artifact ? 0 : fixed::kFeatureFracBits;
+        int64_t total = a.fit_bias ? static_cast<int64_t>(bias) << shift : 0;
         for (uint32_t k = 0; k < t.nr_tasklets(); ++k) total += partials[k];
         t.Charge(Op::kInt64Add, t.nr_tasklets());
-        d[i] = RowDerivative(t, a, buf, r, fixed::ShiftTowardZero(total, fixed::kFeatureFracBits));
+        d[i] = RowDerivative(t, a, buf, r, fixed::ShiftTowardZero(total, shift));
       }
       t.BarrierWait();
       const int64_t di = d[i];
@@ -280,10 +310,22 @@ class LinearKernel final : public pim::Kernel {
         } else {
           t.MramRead(g_address, buf.acc, 8 * kFeatureBlock);
         }
-        t.MramRead(a.x_offset + uint64_t{r} * a.n_pad + uint64_t{b} * kFeatureBlock, buf.x, kFeatureBlock);
-        for (uint32_t j = 0; j < kFeatureBlock; ++j) buf.acc[j] += di * buf.x[j];
+        if (a.artifact) {
+          // PIM-Opt's kernel: x d per feature, shifted on its own, -1 dropped; LR multiplies (64-bit), the hinge's
+          // d is a class-weighted +-1 that the artifact applies with shifts.
+          auto* x = reinterpret_cast<int32_t*>(buf.w);  // the model block is not needed here
+          t.MramRead(a.x_offset + (uint64_t{r} * a.n_pad + uint64_t{b} * kFeatureBlock) * 4, x, 4 * kFeatureBlock);
+          for (uint32_t j = 0; j < kFeatureBlock; ++j) buf.acc[j] += ArtifactGradientTerm(x[j], di);
+          t.Charge(a.loss == KernelLoss::kLogistic ? Op::kInt64Mul : Op::kInt64Shift, kFeatureBlock);
+          t.Charge(Op::kInt64Shift, kFeatureBlock);
+          t.Charge(Op::kInt64Add, 2 * kFeatureBlock);  // the -1 test and the accumulation
+          t.Charge(Op::kBranch, kFeatureBlock);
+        } else {
+          t.MramRead(a.x_offset + uint64_t{r} * a.n_pad + uint64_t{b} * kFeatureBlock, buf.x, kFeatureBlock);
+          for (uint32_t j = 0; j < kFeatureBlock; ++j) buf.acc[j] += di * buf.x[j];
+          ChargeProducts(t, kFeatureBlock);
+        }
         t.Charge(Op::kWramLoad, 2 * kFeatureBlock);
-        ChargeProducts(t, kFeatureBlock);
         t.Charge(Op::kWramStore, kFeatureBlock);
         t.Charge(Op::kBranch, kFeatureBlock);
         t.MramWrite(buf.acc, g_address, 8 * kFeatureBlock);
@@ -338,6 +380,20 @@ class LinearKernel final : public pim::Kernel {
     }
   }
 
+  // PIM-Opt's GA-SGD output on dense data: G's block b (int64, Q.31) as int32 Q.24 (toward zero, saturated) in V.
+  static void NarrowBlock(Tasklet& t, const LinearKernelArgs& a, Buffers& buf, uint32_t b,
+                          fixed::Saturation& saturation) {
+    t.MramRead(a.g_offset + uint64_t{b} * kFeatureBlock * 8, buf.acc, 8 * kFeatureBlock);
+    for (uint32_t j = 0; j < kFeatureBlock; ++j) {
+      buf.w[j] = fixed::SaturateModel(fixed::ShiftTowardZero(buf.acc[j], fixed::kFeatureFracBits), saturation);
+    }
+    t.Charge(Op::kWramLoad, kFeatureBlock);
+    t.Charge(Op::kInt64Shift, kFeatureBlock);
+    t.Charge(Op::kBranch, 2 * kFeatureBlock);
+    t.Charge(Op::kWramStore, kFeatureBlock);
+    t.MramWrite(buf.w, a.v_offset + uint64_t{b} * kFeatureBlock * 4, 4 * kFeatureBlock);
+  }
+
   static void ClearSums(Tasklet& t, const LinearKernelArgs& a, Buffers& buf) {
     std::fill(buf.acc, buf.acc + kFeatureBlock, 0);
     for (uint32_t b = t.me(); b < a.n_pad / kFeatureBlock; b += t.nr_tasklets()) {
@@ -374,6 +430,11 @@ class LinearKernel final : public pim::Kernel {
     if (a.mode == KernelMode::kGradient) {
       buf.word[0] = g;
       t.MramWrite(buf.word, a.g_offset + uint64_t{a.n_pad} * 8, 8);
+      if (a.artifact && !a.sparse) {  // the int32 output: the bias after the narrowed model-sized gradient
+        buf.word[0] = static_cast<uint32_t>(
+            fixed::SaturateModel(fixed::ShiftTowardZero(g, fixed::kFeatureFracBits), saturation));
+        t.MramWrite(buf.word, a.v_offset + uint64_t{a.n_pad} * 4, 8);
+      }
       return;
     }
     t.MramRead(a.w_offset + uint64_t{a.n_pad} * 4, buf.word, 8);
@@ -402,7 +463,8 @@ LossKind FromKernelLoss(KernelLoss loss) {
   return loss == KernelLoss::kLogistic ? LossKind::kLogistic : LossKind::kHinge;
 }
 
-LinearLayout MakeLinearLayout(uint32_t features, uint32_t max_rows, uint64_t max_list_entries, uint64_t max_nonzeros) {
+LinearLayout MakeLinearLayout(uint32_t features, uint32_t max_rows, uint64_t max_list_entries, uint64_t max_nonzeros,
+                              bool artifact) {
   LinearLayout l;
   l.n_pad = (features + kFeatureBlock - 1) / kFeatureBlock * kFeatureBlock;
   if (l.n_pad == 0) l.n_pad = kFeatureBlock;
@@ -413,15 +475,50 @@ LinearLayout MakeLinearLayout(uint32_t features, uint32_t max_rows, uint64_t max
     l.val_offset = l.col_offset + Align8(max_nonzeros * 4 + 8);
     l.y_offset = l.val_offset + Align8(max_nonzeros + 8);
   } else {
-    l.y_offset = Align8(uint64_t{max_rows} * l.n_pad);
+    l.feature_bytes = artifact ? 4 : 1;
+    l.y_offset = Align8(uint64_t{max_rows} * l.n_pad * l.feature_bytes);
   }
   l.w_offset = l.y_offset + Align8(max_rows);
   l.v_offset = l.w_offset + l.model_bytes();
   l.g_offset = l.v_offset + l.model_bytes();
   l.list_offset = l.g_offset + l.gradient_bytes();
   l.sigmoid_offset = l.list_offset + Align8(max_list_entries * 4);
-  l.end = l.sigmoid_offset + 4 * fixed::kSigmoidEntries;
+  l.end = l.sigmoid_offset + 4 * uint64_t{artifact ? kArtifactExpTableEntries : fixed::kSigmoidEntries};
   return l;
+}
+
+const std::vector<float>& ArtifactExpTable() {
+  static const std::vector<float> table = [] {
+    std::vector<float> t(kArtifactExpTableEntries);
+    for (uint32_t i = 0; i < kArtifactExpTableEntries; ++i) t[i] = std::exp(static_cast<float>(std::ldexp(i, -20)));
+    return t;
+  }();
+  return table;
+}
+
+uint32_t ArtifactExpIndex(int64_t z_q24) {
+  // t = -z log2(e) in fixed point with 23 fractional bits (valid while |t| < 256: clamped there), k = floor(t),
+  // r = (t - k) ln 2 in [0, ln 2), index round(r 2^20) < 726,818.
+  const double t = std::clamp(-static_cast<double>(z_q24) / (1 << fixed::kModelFracBits) * 1.4426950408889634,
+                              -255.0, 255.0);
+  const int64_t t23 = static_cast<int64_t>(std::floor(t * (1 << 23)));
+  const double fraction = static_cast<double>(t23 & ((1 << 23) - 1)) / (1 << 23);
+  return static_cast<uint32_t>(std::nearbyint(fraction * 0.6931471805599453 * (1 << 20)));
+}
+
+int32_t QuantizeFeatureArtifact(float x, fixed::Saturation& sat) {
+  const double q = std::floor(static_cast<double>(x) * 2147483648.0);
+  if (q > 2147483647.0 || q < -2147483647.0) {
+    ++sat.events;
+    return q > 0 ? 2147483647 : -2147483647;
+  }
+  return static_cast<int32_t>(q);
+}
+
+int32_t ArtifactDerivative(LossKind loss, int32_t sigma, int64_t z_q24, int y) {
+  if (loss == LossKind::kLogistic) return fixed::DerivativeFromSigmoid(loss, sigma, z_q24, y);
+  const int64_t margin = y > 0 ? z_q24 : -z_q24;
+  return margin < kArtifactHingeMarginQ24 ? -y * (1 << fixed::kModelFracBits) : 0;
 }
 
 std::shared_ptr<pim::Kernel> MakeLinearKernel() { return std::make_shared<LinearKernel>(); }
@@ -431,8 +528,13 @@ namespace {
 
 int32_t ReferenceDerivative(const QuantizedShard& shard, std::span<const int32_t> model, uint32_t r,
                             const LinearKernelArgs& a) {
-  int64_t z = a.fit_bias ? static_cast<int64_t>(model[shard.n_pad]) << fixed::kFeatureFracBits : 0;
-  if (shard.sparse) {
+  const bool artifact_dense = a.artifact && !shard.sparse;
+  const int shift = artifact_dense ? 0 : fixed::kFeatureFracBits;
+  int64_t z = a.fit_bias ? static_cast<int64_t>(model[shard.n_pad]) << shift : 0;
+  if (artifact_dense) {
+    const int32_t* x = shard.x31.data() + uint64_t{r} * shard.n_pad;
+    for (uint32_t j = 0; j < shard.n_pad; ++j) z += (static_cast<int64_t>(x[j]) * model[j]) >> kArtifactFeatureFracBits;
+  } else if (shard.sparse) {
     for (uint32_t k = shard.row_ptr[r]; k < shard.row_ptr[r + 1]; ++k) {
       z += static_cast<int64_t>(shard.val[k]) * model[shard.col[k]];
     }
@@ -440,9 +542,14 @@ int32_t ReferenceDerivative(const QuantizedShard& shard, std::span<const int32_t
     const int8_t* x = shard.x.data() + uint64_t{r} * shard.n_pad;
     for (uint32_t j = 0; j < shard.n_pad; ++j) z += static_cast<int64_t>(x[j]) * model[j];
   }
-  const int64_t z24 = fixed::ShiftTowardZero(z, fixed::kFeatureFracBits);
+  const int64_t z24 = fixed::ShiftTowardZero(z, shift);
   const int y = shard.y[r];
   const LossKind loss = FromKernelLoss(a.loss);
+  if (a.artifact) {
+    const int32_t sigma = loss == LossKind::kLogistic ? fixed::SigmoidFloat(z24) : 0;
+    return fixed::ApplyClassWeight(ArtifactDerivative(loss, sigma, z24, y),
+                                   y > 0 ? a.positive_weight_q24 : a.negative_weight_q24);
+  }
   const int32_t d = a.sigmoid_float && loss == LossKind::kLogistic
                         ? fixed::DerivativeFromSigmoid(loss, fixed::SigmoidFloat(z24), z24, y)
                         : fixed::Derivative(loss, z24, y);
@@ -458,6 +565,9 @@ std::vector<int64_t> ReferenceGradient(const QuantizedShard& shard, std::span<co
     const int64_t d = ReferenceDerivative(shard, model, r, args);
     if (shard.sparse) {
       for (uint32_t k = shard.row_ptr[r]; k < shard.row_ptr[r + 1]; ++k) g[shard.col[k]] += d * shard.val[k];
+    } else if (args.artifact) {
+      const int32_t* x = shard.x31.data() + uint64_t{r} * shard.n_pad;
+      for (uint32_t j = 0; j < shard.n_pad; ++j) g[j] += ArtifactGradientTerm(x[j], d);
     } else {
       const int8_t* x = shard.x.data() + uint64_t{r} * shard.n_pad;
       for (uint32_t j = 0; j < shard.n_pad; ++j) g[j] += d * x[j];

@@ -70,6 +70,19 @@ ParamTable<PimBackendOptions> MakePimParams() {
       .Group(group)
       .Help("profile overrides FIELD=VALUE,... (any field 'pimopt profile NAME' shows, e.g. "
             "dpu_frequency_hz=4e8,slots.float_mul=1)");
+  t.AddChoice("kernel", &PimBackendOptions::artifact_kernel, false,
+              std::vector<std::pair<ParamChoice, bool>>{
+                  {{"pimopt", "pimopt's: int8 features, sample-parallel scoring, the model broadcast", {}}, false},
+                  {{"pim-opt",
+                    "PIM-Opt's: int32 Q0.31 features with 64-bit products shifted one by one, its -1 rule, feature "
+                    "split, float sigmoid with a 4 MiB exp table, hinge margin 2^-15, int32 GA gradients on dense "
+                    "data, the model pushed to each DPU and ADMM's x_k pushed back every round",
+                    {}},
+                   true}})
+      .Noun("kernel")
+      .AppliesWhen("backend", {"pim"})
+      .Group(group)
+      .Help("the DPU kernel and transfer pattern (docs/pim-backend.md compares them)");
   t.AddChoice("sigmoid", &PimBackendOptions::sigmoid_float, false,
               std::vector<std::pair<ParamChoice, bool>>{
                   {{"table", "fixed-point lookup table", {}}, false},
@@ -192,7 +205,8 @@ void PimBackend::Setup(const Dataset& train, const TrainConfig& config, const Pa
   const uint64_t slots = (batch + 1) / 2 * 2;
   const uint64_t epoch_steps = (max_rows + batch - 1) / batch;
   max_list_entries_ = std::max({slots, epoch_steps * slots, uint64_t(config.local_steps) * slots}) + 2;
-  layout_ = pimbackend::MakeLinearLayout(features_, max_rows, max_list_entries_, max_nonzeros);
+  const bool artifact = options_.artifact_kernel;
+  layout_ = pimbackend::MakeLinearLayout(features_, max_rows, max_list_entries_, max_nonzeros, artifact);
   if (layout_.end > profile_.mram_bytes) {
     throw ConfigError(
         "--dpus", StrCat("each DPU would need ", layout_.end >> 20, " MiB of MRAM for ", max_rows, " rows of ",
@@ -225,6 +239,13 @@ void PimBackend::Setup(const Dataset& train, const TrainConfig& config, const Pa
       const float* values = train.dense_values().data();
       for (uint32_t r = 0; r < shard_rows_[k]; ++r) {
         const uint64_t row = shard_begin_[k] + r;
+        if (artifact) {  // PIM-Opt's kernel: int32 Q0.31
+          auto* out = reinterpret_cast<int32_t*>(buffer + layout_.x_offset) + uint64_t{r} * layout_.n_pad;
+          for (uint32_t j = 0; j < features_; ++j) {
+            out[j] = pimbackend::QuantizeFeatureArtifact(values[row * features_ + j], sat[k]);
+          }
+          continue;
+        }
         int8_t* out = buffer + layout_.x_offset + uint64_t{r} * layout_.n_pad;
         for (uint32_t j = 0; j < features_; ++j) out[j] = fixed::QuantizeFeature(values[row * features_ + j], sat[k]);
       }
@@ -238,8 +259,13 @@ void PimBackend::Setup(const Dataset& train, const TrainConfig& config, const Pa
   ledger_ = {};
   for (uint32_t k = 0; k < num_dpus_; ++k) dpus_->PrepareXfer(k, buffers[k].data(), data_bytes);
   Push(Activity::kSetup, TransferKind::kData, pim::kMramHeapSymbol, 0, data_bytes);
-  Broadcast(Activity::kSetup, TransferKind::kData, layout_.sigmoid_offset, fixed::SigmoidTable().data(),
-            4 * fixed::kSigmoidEntries);
+  if (!artifact) {
+    Broadcast(Activity::kSetup, TransferKind::kData, layout_.sigmoid_offset, fixed::SigmoidTable().data(),
+              4 * fixed::kSigmoidEntries);
+  } else if (config.objective.loss == LossKind::kLogistic) {  // PIM-Opt broadcasts its exp table (LR only)
+    Broadcast(Activity::kSetup, TransferKind::kData, layout_.sigmoid_offset, pimbackend::ArtifactExpTable().data(),
+              4 * uint64_t{pimbackend::kArtifactExpTableEntries});
+  }
 
   global_.assign(layout_.n_pad + 1, 0);
   local_.assign(num_dpus_, std::vector<int32_t>(layout_.n_pad + 1, 0));
@@ -263,8 +289,9 @@ LinearKernelArgs PimBackend::BaseArgs() const {
   a.list_offset = layout_.list_offset;
   a.sigmoid_offset = layout_.sigmoid_offset;
   a.sparse = layout_.sparse ? 1 : 0;
-  a.sigmoid_float = options_.sigmoid_float ? 1 : 0;
-  a.feature_split = options_.feature_split && !layout_.sparse ? 1 : 0;
+  a.artifact = options_.artifact_kernel ? 1 : 0;
+  a.sigmoid_float = options_.sigmoid_float || options_.artifact_kernel ? 1 : 0;
+  a.feature_split = (options_.feature_split || options_.artifact_kernel) && !layout_.sparse ? 1 : 0;
   a.col_offset = layout_.col_offset;
   a.val_offset = layout_.val_offset;
   return a;
@@ -290,6 +317,11 @@ void PimBackend::PushRowLists(const std::vector<std::vector<uint32_t>>& lists, u
 void PimBackend::BroadcastModel(const std::vector<int32_t>& model) {
   std::vector<int32_t> padded(layout_.n_pad + 8, 0);
   std::copy(model.begin(), model.end(), padded.begin());
+  if (options_.artifact_kernel) {  // PIM-Opt pushes the model to every DPU with a parallel push, not a broadcast
+    for (uint32_t k = 0; k < num_dpus_; ++k) dpus_->PrepareXfer(k, padded.data(), layout_.model_bytes());
+    Push(Activity::kTraining, TransferKind::kPushModels, pim::kMramHeapSymbol, layout_.w_offset, layout_.model_bytes());
+    return;
+  }
   Broadcast(Activity::kTraining, TransferKind::kBroadcastModel, layout_.w_offset, padded.data(), layout_.model_bytes());
 }
 
@@ -331,9 +363,20 @@ void PimBackend::GradientStep(std::span<const std::span<const uint32_t>> worker_
   PushArgs(args);
   Launch();
   std::vector<std::vector<int64_t>> grads(num_dpus_, std::vector<int64_t>(layout_.n_pad + 8));
-  for (uint32_t k = 0; k < num_dpus_; ++k) dpus_->PrepareXfer(k, grads[k].data(), layout_.gradient_bytes());
-  Pull(Activity::kTraining, TransferKind::kPullGradients, pim::kMramHeapSymbol, layout_.g_offset,
-       layout_.gradient_bytes());
+  const bool narrow = options_.artifact_kernel && !layout_.sparse;  // PIM-Opt: int32 dense gradients (Q.24)
+  if (narrow) {
+    std::vector<std::vector<int32_t>> narrowed(num_dpus_, std::vector<int32_t>(layout_.n_pad + 8));
+    for (uint32_t k = 0; k < num_dpus_; ++k) dpus_->PrepareXfer(k, narrowed[k].data(), layout_.model_bytes());
+    Pull(Activity::kTraining, TransferKind::kPullGradients, pim::kMramHeapSymbol, layout_.v_offset,
+         layout_.model_bytes());
+    pool_.ParallelFor(num_dpus_, [&](size_t k) {
+      for (size_t j = 0; j < narrowed[k].size(); ++j) grads[k][j] = int64_t{narrowed[k][j]} << fixed::kFeatureFracBits;
+    });
+  } else {
+    for (uint32_t k = 0; k < num_dpus_; ++k) dpus_->PrepareXfer(k, grads[k].data(), layout_.gradient_bytes());
+    Pull(Activity::kTraining, TransferKind::kPullGradients, pim::kMramHeapSymbol, layout_.g_offset,
+         layout_.gradient_bytes());
+  }
   // Host: exact 64-bit sums over the DPUs (and over processes), then the fixed-point step.
   const auto t0 = Clock::now();
   const double comm_s0 = comm_->stats().seconds;
@@ -352,8 +395,9 @@ void PimBackend::GradientStep(std::span<const std::span<const uint32_t>> worker_
   for (const auto& s : sat) saturation_.events += s.events;
   if (!config_.objective.fit_bias) global_[layout_.n_pad] = 0;
   // int64 gradients summed; per coordinate: read the sum and the model, write the model and zero the sum.
-  RecordHostWork({.vectors_per_dpu = 1, .bytes_per_element = 8, .elements = total, .update_bytes_per_element = 24}, t0,
-                 comm_s0);
+  RecordHostWork({.vectors_per_dpu = 1, .bytes_per_element = narrow ? 4u : 8u, .elements = total,
+                  .update_bytes_per_element = 24},
+                 t0, comm_s0);
 }
 
 void PimBackend::LocalSgd(const LocalSgdRequest& req) {
@@ -378,7 +422,17 @@ void PimBackend::LocalSgd(const LocalSgdRequest& req) {
     args[k].lr_weight_q32 = fixed::ToScale(req.lr * weight, "--lr");
     args[k].decay_q32 = fixed::ToScale(req.lr * (req.proximal ? config_.rho : config_.objective.l2), "--lr");
   }
-  if (req.start_from_global) BroadcastModel(global_);
+  if (req.start_from_global) {
+    BroadcastModel(global_);
+  } else if (req.proximal && options_.artifact_kernel) {
+    // PIM-Opt's ADMM pushes every DPU its own x_k back each round (K distinct buffers; the DPU already holds it).
+    std::vector<std::vector<int32_t>> models(num_dpus_, std::vector<int32_t>(layout_.n_pad + 8, 0));
+    for (uint32_t k = 0; k < num_dpus_; ++k) {
+      std::copy(local_[k].begin(), local_[k].end(), models[k].begin());
+      dpus_->PrepareXfer(k, models[k].data(), layout_.model_bytes());
+    }
+    Push(Activity::kTraining, TransferKind::kPushModels, pim::kMramHeapSymbol, layout_.w_offset, layout_.model_bytes());
+  }
   if (req.proximal) {
     std::vector<std::vector<int32_t>> targets(num_dpus_, std::vector<int32_t>(layout_.n_pad + 8, 0));
     for (uint32_t k = 0; k < num_dpus_; ++k) {

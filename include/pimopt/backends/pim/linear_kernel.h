@@ -22,6 +22,15 @@
 // the WRAM variables are named by the constants below (host and kernel use the same ones), and the kernel declares
 // the WRAM heap each tasklet takes, so a tasklet count whose buffers do not fit is refused at load.
 //
+// PIM-Opt's kernel (args.artifact = 1, `--kernel pim-opt`, docs/pim-backend.md "The artifact's kernel"): dense
+// features int32 with 31 fractional bits (4 bytes each, as [PIM-Opt]'s uint32 Q1.31), every product 32 x 32 -> 64
+// bits shifted right by 31 on its own (truncation per product, before the sum), each gradient term x d shifted
+// on its own and dropped when it is -1 (the artifact's "-1 rounding check"), the feature split with two barriers per
+// sample, tasklet 0's software-float sigmoid reading an exp table of 2^20 floats in MRAM, the hinge active below
+// a margin of 2^-15 (not 1), and GA-SGD's dense gradients handed to the host as int32 (Q.24, saturated) in the V
+// region. The model keeps pimopt's 24 fractional bits; the sums G stay int64 in MRAM; sparse rows keep the CSR
+// layout below.
+//
 // MRAM heap layout (LinearLayout): dense X rows x n_pad int8, or sparse row pointers (rows + 1) uint32, columns
 // nnz uint32, values nnz int8 | Y rows int8 | W (n_pad + 8) int32 (bias at n_pad) | V same | G (n_pad + 8) int64 |
 // row lists (uint32, kNoRow = padding) | sigmoid table (kSigmoidEntries int32).
@@ -45,6 +54,11 @@ inline constexpr uint32_t kMaxRowsPerStep = 1024;  // WRAM holds the step's row 
 inline constexpr uint32_t kNoRow = 0xFFFFFFFFu;
 inline constexpr uint32_t kSparseWindow = 128;  // non-zeros per column / value DMA window
 inline constexpr uint32_t kMaxTasklets = 24;    // per-tasklet WRAM arrays ("partials", "saturations") hold this many
+// PIM-Opt's kernel: the hinge is active while y z < 2^-15 (CONSTRAINT = 0x00010000 in Q1.31), i.e. 2^9 in Q.24; its
+// exp table has 2^20 float entries (4 MiB, broadcast once to every DPU).
+inline constexpr int64_t kArtifactHingeMarginQ24 = int64_t{1} << 9;
+inline constexpr uint32_t kArtifactExpTableEntries = 1u << 20;
+inline constexpr int kArtifactFeatureFracBits = 31;
 
 // The WRAM variables the host reads or writes (the others are the kernel's own).
 inline constexpr std::string_view kArgsSymbol = "args";              // LinearKernelArgs, pushed before each launch
@@ -63,7 +77,7 @@ struct LinearKernelArgs {
   KernelMode mode = KernelMode::kGradient;
   KernelLoss loss = KernelLoss::kLogistic;
   uint32_t n_pad = 0;     // features per row in MRAM (a multiple of kFeatureBlock)
-  uint32_t reserved = 0;  // keeps the 64-bit fields below 8-byte aligned without implicit padding
+  uint32_t artifact = 0;  // 1: PIM-Opt's kernel (above); also keeps the 64-bit fields below 8-byte aligned
   uint32_t steps = 1;
   uint32_t slots_per_step = 0;  // row-list entries per step (valid rows first, then kNoRow)
   uint32_t fit_bias = 1;
@@ -91,6 +105,7 @@ inline constexpr uint32_t kHeapBytesPerTasklet =
 struct LinearLayout {
   uint32_t n_pad = 0;
   bool sparse = false;
+  uint32_t feature_bytes = 1;  // dense: 1 (int8 Q0.7) or 4 (PIM-Opt's kernel: int32 Q0.31)
   uint64_t x_offset = 0, y_offset = 0, w_offset = 0, v_offset = 0, g_offset = 0, list_offset = 0, sigmoid_offset = 0,
            end = 0;
   uint64_t col_offset = 0, val_offset = 0;  // sparse: x_offset holds the row pointers
@@ -98,9 +113,25 @@ struct LinearLayout {
   uint64_t gradient_bytes() const { return (uint64_t{n_pad} + 8) * 8; }
 };
 // Offsets for `max_rows` rows of `features` features and row lists of up to `max_list_entries` entries; sparse when
-// `max_nonzeros` > 0 (the most non-zeros of any DPU's shard).
+// `max_nonzeros` > 0 (the most non-zeros of any DPU's shard). `artifact`: PIM-Opt's kernel (4-byte dense features,
+// a 4 MiB exp table in place of the sigmoid table).
 LinearLayout MakeLinearLayout(uint32_t features, uint32_t max_rows, uint64_t max_list_entries,
-                              uint64_t max_nonzeros = 0);
+                              uint64_t max_nonzeros = 0, bool artifact = false);
+// PIM-Opt's exp table: entry i = exp(i 2^-20), float ([PIM-Opt] lut_exp.h).
+const std::vector<float>& ArtifactExpTable();
+// The entry PIM-Opt's range-reduced expf reads for exp(-z) (z in Q.24): t = -z log2(e), r = frac(t) ln 2,
+// index round(r 2^20).
+uint32_t ArtifactExpIndex(int64_t z_q24);
+// PIM-Opt's kernel: a dense feature as int32 with 31 fractional bits (floor, as its preprocessing; saturated to
+// +-(2^31 - 1)).
+int32_t QuantizeFeatureArtifact(float x, fixed::Saturation& sat);
+// PIM-Opt's kernel: the loss derivative (Q.24) with its hinge margin of 2^-15.
+int32_t ArtifactDerivative(LossKind loss, int32_t sigma, int64_t z_q24, int y);
+// PIM-Opt's kernel: one gradient term x d (x Q0.31, d Q.24) in G's unit (Q.31): shifted on its own, -1 dropped.
+inline int64_t ArtifactGradientTerm(int32_t x31, int64_t d) {
+  const int64_t term = (static_cast<int64_t>(x31) * d) >> (kArtifactFeatureFracBits - fixed::kFeatureFracBits);
+  return term == -1 ? 0 : term;
+}
 
 std::shared_ptr<pim::Kernel> MakeLinearKernel();
 
@@ -108,6 +139,7 @@ std::shared_ptr<pim::Kernel> MakeLinearKernel();
 struct QuantizedShard {
   uint32_t n_pad = 0;
   std::vector<int8_t> x;  // dense: rows x n_pad
+  std::vector<int32_t> x31;  // dense, PIM-Opt's kernel: rows x n_pad, Q0.31
   bool sparse = false;    // sparse: CSR below
   std::vector<uint32_t> row_ptr, col;
   std::vector<int8_t> val;

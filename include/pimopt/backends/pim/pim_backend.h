@@ -49,6 +49,8 @@ struct PimBackendOptions {
   bool sigmoid_float;  // LR: PIM-Opt's software-float sigmoid instead of the fixed-point table
   bool feature_split;  // dense data: PIM-Opt's tasklet split (features of each sample, 2 barriers/sample)
   bool measured_host;  // host reduction time: this machine's measured seconds instead of the profile's host model
+  bool artifact_kernel;  // PIM-Opt's kernel and transfers (--kernel pim-opt): implies the feature split and the
+                         // software-float sigmoid
   int host_threads = 0;  // not a parameter of its own: the run's host threads
 
   // The hardware profile with its overrides; checks that the tasklets fit the profile and the linear kernel's
@@ -56,8 +58,8 @@ struct PimBackendOptions {
   pim::HardwareProfile ResolveProfile() const;
 };
 inline constexpr const char* kPimParamGroup = "PIM backend";
-// The PIM backend's parameters: tasklets, profile, profile-set, sigmoid, tasklet-split, host-time (each only with
-// --backend pim).
+// The PIM backend's parameters: tasklets, profile, profile-set, kernel, sigmoid, tasklet-split, host-time (each only
+// with --backend pim).
 const ParamTable<PimBackendOptions>& PimParams();
 
 class PimBackend final : public IBackend {
@@ -84,7 +86,7 @@ class PimBackend final : public IBackend {
   // What a transfer served. Only training transfers are host <-> worker traffic; the others are reported apart.
   enum class Activity { kSetup, kTraining, kCheckpoint, kDiagnostics };
   static constexpr size_t kNumActivities = 4;
-  enum class TransferKind { kData, kPushArgs, kPushRows, kBroadcastModel, kPushTargets, kPullModels, kPullGradients,
+  enum class TransferKind { kData, kPushArgs, kPushRows, kBroadcastModel, kPushModels, kPushTargets, kPullModels, kPullGradients,
                             kCounters };
   // Everything this backend accounts, in one place: each transfer, launch and host reduction is recorded once, when
   // it happens, under what it served; reports read these totals (never differences of the emulator's counters).

@@ -29,7 +29,6 @@ import argparse
 import json
 import math
 import os
-import sys
 import time
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))

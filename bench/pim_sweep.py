@@ -17,26 +17,15 @@ import argparse
 import csv
 import json
 import os
-import subprocess
-import sys
 
+from bench_util import train  # noqa: E402
 import matplotlib
 
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-PIMOPT = os.path.join(ROOT, "build", "pimopt")
 ALGOS = {"ga": "GA-SGD", "ma": "MA-SGD", "admm": "ADMM"}
-
-
-def train(args, report):
-    cmd = [PIMOPT, "train", "--backend", "pim", "-q", "--no-train-metrics", "--report", report] + args
-    res = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
-    if res.returncode != 0:
-        sys.exit(f"failed: {' '.join(cmd)}\n{res.stdout}")
-    with open(report) as f:
-        return json.load(f)
 
 
 def main():

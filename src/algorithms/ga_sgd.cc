@@ -10,13 +10,16 @@
 // random batch is spread over the shards), so data never moves between workers: a PIM backend keeps each shard
 // resident on its DPU and only sends the row numbers of each step.
 //
-// Differences from PIM-Opt ([PIM-Opt] GA-SGD/*/dpu/task.c, host/app.c; docs/sources.md): PIM-Opt's DPUs take exactly B/K consecutive rows of their own
-// shard (a stratified batch that never reshuffles) and the batch size must be a power of two (>> log2 B); here the
-// batch is a uniformly random subset of all rows, so GA-SGD and MB-SGD are the same algorithm, and any B works.
-// PIM-Opt regularizes with a shift (w >> (lr + reg)); here l2 is any non-negative number.
+// PIM-Opt ([PIM-Opt] GA-SGD/*/dpu/task.c, host/app.c; docs/sources.md) draws its batch differently: every DPU takes
+// the next B/K rows of its own shard at a cursor (a stratified batch that never reshuffles); `--ga-batches
+// per-worker` does that (each worker's rows in its ShardPlan order: data order with --no-shuffle, as the artifact),
+// and then GA-SGD is no longer MB-SGD. The default is a uniformly random subset of all rows. PIM-Opt's batch size
+// must be a power of two (>> log2 B) and it regularizes with a shift (w >> (lr + reg)); here B and l2 are any
+// numbers.
 #include <vector>
 
 #include "pimopt/algorithms/algorithm.h"
+#include "pimopt/algorithms/schedule.h"
 #include "pimopt/core/error.h"
 
 namespace pimopt {
@@ -32,8 +35,13 @@ class GaSgd final : public Algorithm {
   }
   void ValidateForData(const TrainConfig& config, uint64_t train_rows) const override {
     ValidateGlobalBatch(config, train_rows);
+    if (config.ga_per_worker_batches && config.batch % static_cast<uint64_t>(config.workers) != 0) {
+      throw ConfigError("--batch", StrCat("--ga-batches per-worker gives every worker B/K rows: the global batch (",
+                                          config.batch, ") must be a multiple of --workers (", config.workers, ")"));
+    }
   }
   EpochInfo RunEpoch(IBackend& backend, const TrainConfig& config, const Partition& part, int epoch) override {
+    if (config.ga_per_worker_batches) return RunPerWorkerEpoch(backend, config, part, epoch);
     const GlobalBatchPlan plan(part.total_rows, config.batch, config.seed, epoch, config.shuffle);
     const std::vector<Shard> shards = MakeShards(part.total_rows, config.workers);
     const double lr = config.LearningRate(epoch);
@@ -52,6 +60,31 @@ class GaSgd final : public Algorithm {
       backend.GradientStep(slices, batch.size(), lr);
     }
     return {plan.num_batches(), plan.num_batches(), std::nullopt};
+  }
+
+ private:
+  // PIM-Opt's batches: step t gives worker k the t-th run of B/K rows of its shard (wrapping around a shorter
+  // shard), so a step has B rows in all; the epoch has as many steps as the longest shard has runs.
+  static EpochInfo RunPerWorkerEpoch(IBackend& backend, const TrainConfig& config, const Partition& part, int epoch) {
+    const uint64_t per_worker = config.batch / static_cast<uint64_t>(config.workers);
+    const ShardPlan plan(MakeShards(part.total_rows, config.workers), per_worker, config.seed,
+                         static_cast<uint64_t>(epoch), config.shuffle);
+    const double lr = config.LearningRate(epoch);
+    std::vector<std::vector<uint32_t>> rows(part.local_workers);
+    std::vector<std::span<const uint32_t>> slices(part.local_workers);
+    const uint32_t first_row = static_cast<uint32_t>(part.first_row);
+    const uint64_t steps = plan.max_batches();
+    for (uint64_t t = 0; t < steps; ++t) {
+      uint64_t batch_rows = 0;
+      for (int k = 0; k < config.workers; ++k) batch_rows += plan.LocalBatch(k, t).size();
+      for (int k = 0; k < part.local_workers; ++k) {
+        rows[k].clear();
+        for (uint32_t row : plan.LocalBatch(part.first_worker + k, t)) rows[k].push_back(row - first_row);
+        slices[k] = rows[k];
+      }
+      backend.GradientStep(slices, batch_rows, lr);
+    }
+    return {steps, steps, std::nullopt};
   }
 };
 

@@ -115,6 +115,18 @@ ParamTable<TrainConfig> MakeTrainParams() {
       .AppliesWhen("algo", {"ma"})
       .Group(algorithm)
       .Help("MA-SGD: local steps between two model averages (PIM-Opt: 1)");
+  t.AddChoice("ga-batches", &TrainConfig::ga_per_worker_batches, false,
+              std::vector<std::pair<ParamChoice, bool>>{
+                  {{"random", "a uniformly random global batch (GA-SGD is then exactly MB-SGD)", {}}, false},
+                  {{"per-worker",
+                    "PIM-Opt's: every worker the next B/K rows of its own shard (in data order with --no-shuffle, "
+                    "as the artifact's cursor)",
+                    {}},
+                   true}})
+      .Noun("batches")
+      .AppliesWhen("algo", {"ga"})
+      .Group(algorithm)
+      .Help("how GA-SGD's global batch of B rows is drawn");
   t.AddCustom("class-weights", ParamType::kText, std::string("1:1"),
               [](const TrainConfig& c) -> ParamValue {
                 return StrCat(FormatDouble(c.objective.positive_weight), ":",

@@ -1,6 +1,9 @@
-// GA-SGD with K workers and global batch B must give MB-SGD's model (batch B) up to float rounding.
+// GA-SGD with K workers and global batch B must give MB-SGD's model (batch B) up to float rounding; with PIM-Opt's
+// per-worker batches (--ga-batches per-worker) every worker gets B/K rows of its own shard per step.
 #include <gtest/gtest.h>
 
+#include "pimopt/backends/cpu/cpu_backend.h"
+#include "pimopt/core/thread_pool.h"
 #include "test_util.h"
 
 namespace pimopt {
@@ -49,6 +52,105 @@ TEST(GaEqualsMb, DenseLogisticAndHinge) {
 TEST(GaEqualsMb, Sparse) {
   const Dataset data = testing::SmallSparse(3000, 1 << 10);
   ExpectGaEqualsMb(data, LossKind::kLogistic, 5, 128);
+}
+
+// Forwards to a CPU backend and records the rows each GradientStep gives each worker.
+class RecordingBackend final : public IBackend {
+ public:
+  explicit RecordingBackend(ThreadPool& pool) : inner_(pool) {}
+  std::string name() const override { return "recording"; }
+  void Setup(const Dataset& d, const TrainConfig& c, const Partition& p, Communicator& comm) override {
+    inner_.Setup(d, c, p, comm);
+  }
+  void GradientStep(std::span<const std::span<const uint32_t>> rows, uint64_t batch_rows, double lr) override {
+    std::vector<std::vector<uint32_t>> step;
+    for (auto r : rows) step.emplace_back(r.begin(), r.end());
+    steps.push_back(std::move(step));
+    batch_sizes.push_back(batch_rows);
+    inner_.GradientStep(rows, batch_rows, lr);
+  }
+  void LocalSgd(const LocalSgdRequest& r) override { inner_.LocalSgd(r); }
+  void AverageLocalModels() override { inner_.AverageLocalModels(); }
+  AdmmResiduals AdmmConsensus(double rho) override { return inner_.AdmmConsensus(rho); }
+  LinearModel ExportModel() const override { return inner_.ExportModel(); }
+  std::map<std::string, double> PhaseSeconds() const override { return inner_.PhaseSeconds(); }
+  TrafficCounters Traffic() const override { return inner_.Traffic(); }
+  BackendState SaveState() override { return inner_.SaveState(); }
+  void RestoreState(const BackendState& s) override { inner_.RestoreState(s); }
+
+  std::vector<std::vector<std::vector<uint32_t>>> steps;  // per step, per worker: local rows
+  std::vector<uint64_t> batch_sizes;
+
+ private:
+  CpuBackend inner_;
+};
+
+TEST(GaPerWorkerBatches, EveryWorkerTakesTheNextRunOfItsOwnShard) {
+  const Dataset data = testing::SmallDense(1000, 20);
+  TrainConfig c;
+  c.algorithm = "ga";
+  c.workers = 4;
+  c.batch = 64;  // 16 rows per worker per step
+  c.epochs = 1;
+  c.shuffle = false;  // the artifact's cursor: data order
+  c.ga_per_worker_batches = true;
+  ThreadPool pool(2);
+  RecordingBackend backend(pool);
+  Train(data, nullptr, c, backend, TrainOptions{});
+  const auto shards = MakeShards(1000, 4);  // 250 rows each: 16 runs of 16 (the last 10 rows, then wrapping)
+  ASSERT_EQ(backend.steps.size(), 16u);
+  for (size_t t = 0; t < backend.steps.size(); ++t) {
+    ASSERT_EQ(backend.steps[t].size(), 4u);
+    for (uint32_t k = 0; k < 4; ++k) {
+      const auto& rows = backend.steps[t][k];
+      const uint32_t expected = t < 15 ? 16 : 10;
+      ASSERT_EQ(rows.size(), expected) << "step " << t << " worker " << k;
+      for (uint32_t i = 0; i < rows.size(); ++i) {
+        EXPECT_EQ(rows[i], shards[k].begin + t * 16 + i) << "step " << t << " worker " << k;
+      }
+    }
+    EXPECT_EQ(backend.batch_sizes[t], t < 15 ? 64u : 40u);
+  }
+  // The random global batch gives other rows, and another model.
+  TrainConfig random = c;
+  random.ga_per_worker_batches = false;
+  RecordingBackend other(pool);
+  const TrainResult a = Train(data, nullptr, random, other, TrainOptions{});
+  EXPECT_NE(other.steps[0], backend.steps[0]);
+  EXPECT_GT(MaxAbsDiff(a.model, backend.ExportModel()), 1e-4);
+}
+
+TEST(GaPerWorkerBatches, OneWorkerInDataOrderIsMbSgdInDataOrder) {
+  const Dataset data = testing::SmallDense(800, 30);
+  TrainConfig mb;
+  mb.algorithm = "mbsgd";
+  mb.batch = 32;
+  mb.lr = 0.2;
+  mb.epochs = 2;
+  mb.shuffle = false;
+  TrainConfig ga = mb;
+  ga.algorithm = "ga";
+  ga.workers = 1;
+  ga.ga_per_worker_batches = true;
+  const TrainResult a = testing::TrainCpu(data, mb), b = testing::TrainCpu(data, ga);
+  ASSERT_GT(MaxAbs(a.model), 0.1);
+  EXPECT_LT(MaxAbsDiff(a.model, b.model), 1e-5 * MaxAbs(a.model));
+}
+
+TEST(GaPerWorkerBatches, TheBatchMustSplitEvenlyOverTheWorkers) {
+  const Dataset data = testing::SmallDense(400, 10);
+  TrainConfig c;
+  c.algorithm = "ga";
+  c.workers = 3;
+  c.batch = 64;
+  c.ga_per_worker_batches = true;
+  try {
+    testing::TrainCpu(data, c);
+    FAIL() << "accepted a batch that does not split over the workers";
+  } catch (const ConfigError& e) {
+    EXPECT_NE(std::string(e.what()).find("--batch"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("multiple of --workers (3)"), std::string::npos) << e.what();
+  }
 }
 
 }  // namespace

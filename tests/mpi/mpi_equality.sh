@@ -64,6 +64,16 @@ check "ma svm built-in sparse (each rank generates its rows; companion test set)
   --data sparse:rows=900,features=4000,seed=2 --algo ma --batch 16 --epochs 2 --model svm
 check "ma lr sparse LIBSVM text (parsed whole, cut per rank; held-out fraction)" --data sparse.svm \
   --test-fraction 0.25 --algo ma --local-steps 3 --batch 16 --epochs 2
+check "ga lr dense, PIM-Opt's per-worker batches (48 rows: a multiple of 4 and 6 workers)" --data dense.bin \
+  --algo ga --ga-batches per-worker --no-shuffle --batch 48 --epochs 2 --lr 0.2
+if [[ $backend == pim ]]; then
+  for algo in ga ma admm; do
+    extra=()
+    [[ $algo == admm ]] && extra=(--rho 0.05)
+    check "$algo lr dense, PIM-Opt's kernel" --data dense.bin --algo "$algo" --kernel pim-opt --batch 48 --epochs 2 \
+      --lr 0.2 "${extra[@]}"
+  done
+fi
 if ((failures)); then
   echo "$failures configuration(s) differ"
   exit 1

@@ -29,6 +29,8 @@ struct TrainConfig {
   double rho;       // ADMM penalty
   int local_epochs;  // ADMM: local epochs of proximal mini-batch SGD per consensus round
   bool shuffle;      // reshuffle the visiting order every epoch
+  bool ga_per_worker_batches;  // GA-SGD: each worker B/K rows of its own shard per step (PIM-Opt's), not a random
+                               // global batch
   uint64_t seed;
 
   // The traits the algorithm declared (ConfigError naming --algo for an unknown name).

@@ -117,9 +117,10 @@ json BuildReport(const ReportInputs& in) {
     report["projection"] = {{"dpus", p.dpus},
                             {"rows_per_dpu", p.rows_per_dpu},
                             {"extrapolated",
-                             "every field: kernel times scaled by rows per DPU, synchronizations "
-                             "by the algorithm's sync count, transfers re-modeled at the target "
-                             "DPU count, host reduction scaled linearly (see pim_backend.h)"},
+                             "every field: kernel times and MRAM-WRAM bytes scaled by rows per DPU, "
+                             "synchronizations by the algorithm's sync count, transfers and the host "
+                             "reduction re-modeled at the target DPU count (measured host time: scaled "
+                             "linearly) (see pim_backend.h)"},
                             {"modeled_epoch_s", p.epoch_s},
                             {"modeled_cpu_to_dpu_s", p.cpu_to_dpu_s},
                             {"modeled_dpu_kernel_s", p.kernel_s},
@@ -127,7 +128,8 @@ json BuildReport(const ReportInputs& in) {
                             {"modeled_dpu_to_cpu_s", p.dpu_to_cpu_s},
                             {"host_reduction_s", p.host_reduction_s},
                             {"cpu_to_dpu_bytes", p.cpu_to_dpu_bytes},
-                            {"dpu_to_cpu_bytes", p.dpu_to_cpu_bytes}};
+                            {"dpu_to_cpu_bytes", p.dpu_to_cpu_bytes},
+                            {"mram_wram_bytes", p.mram_wram_bytes}};
   }
   if (const auto targets = TimesToTargets(config, result); !targets.empty()) {
     json list = json::array();

@@ -343,6 +343,7 @@ void PimBackend::Launch() {
   ledger_.sync_s += s.slowest.sync / f;
   ledger_.energy_j += s.energy_j;
   ledger_.emulation_wall_s += s.host_wall_s;
+  ledger_.mram_wram_bytes += s.mram_read_bytes + s.mram_write_bytes;
 }
 
 void PimBackend::GradientStep(std::span<const std::span<const uint32_t>> worker_rows, uint64_t batch_rows, double lr) {
@@ -582,6 +583,7 @@ std::map<std::string, double> PimBackend::Counters() {
                                   {"tasklets", options_.tasklets},
                                   {"dpu_frequency_hz", profile_.dpu_frequency_hz},
                                   {"modeled_energy_j", ledger_.energy_j},
+                                  {"mram_wram_bytes", static_cast<double>(ledger_.mram_wram_bytes)},
                                   {"host_saturations", static_cast<double>(saturation_.events)},
                                   {"quantization_saturations", quantization_saturations_},
                                   {"setup_to_dpu_bytes", static_cast<double>(setup.bytes)},
@@ -699,6 +701,8 @@ PimProjection PimBackend::Project(uint32_t target_dpus, uint64_t target_rows_per
   if (config_.traits().syncs == SyncScaling::kOncePerEpoch) sync_factor = 1;
   const double per_epoch = 1.0 / epochs;
   p.kernel_s = ledger_.kernel_s * per_epoch * row_factor;
+  p.mram_wram_bytes =
+      static_cast<double>(ledger_.mram_wram_bytes) * per_epoch * row_factor * target_dpus / num_dpus_;
   p.launch_overhead_s =
       static_cast<double>(ledger_.launches) * per_epoch * sync_factor *
       pim::ModelLaunchOverheadSeconds(profile_, target_dpus);

@@ -38,6 +38,7 @@ struct PimProjection {
   double epoch_s = 0;
   double cpu_to_dpu_s = 0, kernel_s = 0, launch_overhead_s = 0, dpu_to_cpu_s = 0, host_reduction_s = 0;
   double cpu_to_dpu_bytes = 0, dpu_to_cpu_bytes = 0;
+  double mram_wram_bytes = 0;  // DMA between every DPU's MRAM and WRAM, both directions
 };
 
 // The PIM backend's parameters, declared in PimParams() (the constructor applies their defaults).
@@ -104,6 +105,7 @@ class PimBackend final : public IBackend {
     double host_reduction_s = 0;          // measured on this machine (this process's share)
     double modeled_host_reduction_s = 0;  // the profile's host model, over all DPUs
     uint64_t launches = 0, syncs = 0;
+    uint64_t mram_wram_bytes = 0;  // training launches' DMA, both directions, over this process's DPUs
     std::map<std::pair<TransferKind, uint64_t>, uint64_t> training_transfers;
     // What each synchronization asked of the host, per DPU of the whole run, and how often (for projections).
     struct HostWork {

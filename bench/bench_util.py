@@ -8,9 +8,10 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 PIMOPT = os.path.join(ROOT, "build", "pimopt")
 
 
-def train(args, report):
-    """pimopt train --backend pim -q --no-train-metrics --report REPORT ARGS...; exits with its output on failure."""
-    cmd = [PIMOPT, "train", "--backend", "pim", "-q", "--no-train-metrics", "--report", report] + args
+def train(args, report, backend="pim"):
+    """pimopt train --backend BACKEND -q --no-train-metrics --report REPORT ARGS...; exits with its output on
+    failure."""
+    cmd = [PIMOPT, "train", "--backend", backend, "-q", "--no-train-metrics", "--report", report] + args
     res = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
     if res.returncode != 0:
         sys.exit(f"failed: {' '.join(cmd)}\n{res.stdout}")

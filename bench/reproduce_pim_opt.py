@@ -12,7 +12,9 @@ The PIM side needs only build/pimopt; the baselines' cost models need no torch (
 bench/baseline_calibration.json, was measured with it: bench/pim_opt_baselines.py calibrate).
 
 Usage: /usr/bin/python3 bench/reproduce_pim_opt.py [--out bench/out] [--quick]
-Writes OUT/reproduce_pim_opt.json and OUT/reproduce_pim_opt.md (the table the README quotes).
+Writes OUT/reproduce_pim_opt.json and OUT/reproduce_pim_opt.md (the tables the README quotes) and, without
+--quick, the figures' analogues OUT/fig_{breakdown,throughput,quality_time,batch,scaling}.png with their tables in
+the markdown report (needs python3-matplotlib).
 """
 import argparse
 import json
@@ -57,18 +59,20 @@ def kernel_flags(shape, algo, kernel):
     return flags
 
 
-def pim_epoch(shape, algo, kernel, tmp):
-    """The modeled epoch at PIM-Opt's scale: one epoch here, projected."""
+def pim_epoch(shape, algo, kernel, tmp, dpus=TARGET_DPUS, rows_per_dpu=None, batch=None, model="lr"):
+    """The modeled epoch at PIM-Opt's scale: one epoch here, projected to `dpus` x `rows_per_dpu`. `batch` is the
+    batch of the run here (GA-SGD: B x run DPUs / target DPUs keeps PIM-Opt's rows per DPU per step)."""
     s = SHAPES[shape]
-    flags = ["--data", s["data"], "--algo", algo, "--dpus", str(s["run_dpus"]), "--epochs", "1",
-             "--batch", str(s["batch"][algo]), "--project-dpus", str(TARGET_DPUS),
-             "--project-rows-per-dpu", str(s["rows_per_dpu"])] + kernel_flags(shape, algo, kernel)
+    flags = ["--data", s["data"], "--algo", algo, "--dpus", str(s["run_dpus"]), "--epochs", "1", "--model", model,
+             "--batch", str(batch or s["batch"][algo]), "--project-dpus", str(dpus),
+             "--project-rows-per-dpu", str(rows_per_dpu or s["rows_per_dpu"])] + kernel_flags(shape, algo, kernel)
     r = train(flags, tmp)
     p = r["projection"]
     return {"modeled_epoch_s": p["modeled_epoch_s"], "cpu_to_dpu_s": p["modeled_cpu_to_dpu_s"],
             "kernel_s": p["modeled_dpu_kernel_s"] + p["modeled_launch_overhead_s"],
+            "dpu_kernel_s": p["modeled_dpu_kernel_s"],
             "dpu_to_cpu_s": p["modeled_dpu_to_cpu_s"], "host_reduction_s": p["host_reduction_s"],
-            "bytes": p["cpu_to_dpu_bytes"] + p["dpu_to_cpu_bytes"],
+            "bytes": p["cpu_to_dpu_bytes"] + p["dpu_to_cpu_bytes"], "mram_wram_bytes": p["mram_wram_bytes"],
             "command": "pimopt train --backend pim " + " ".join(flags)}
 
 
@@ -80,6 +84,22 @@ def pim_quality(shape, algo, kernel, tmp):
     test = train(flags, tmp)["final"]["test"]
     return {"test_accuracy": test["accuracy"], "test_auc": test["auc"],
             "command": "pimopt train --backend pim " + " ".join(flags)}
+
+
+def cpu_backend_epoch(shape, algo, tmp):
+    """pimopt's own CPU backend on this machine (what a user would run instead): the quality run's configuration,
+    float32, all cores here; seconds per epoch extrapolated linearly in rows to the paper's data set."""
+    s = SHAPES[shape]
+    q = s["quality"]
+    flags = ["--data", q["data"], "--algo", algo, "--workers", str(q["dpus"]), "--epochs", str(q["epochs"]),
+             "--batch", str(q["batch"][algo])] + s["flags"] + (["--rho", "0.000244140625"] if algo == "admm" else [])
+    r = train(flags, tmp, backend="cpu")
+    rows = r["train_data"]["rows"]
+    test = r["final"]["test"]
+    return {"epoch_here_s": r["time"]["seconds_per_epoch"], "rows_here": rows,
+            "epoch_s": r["time"]["seconds_per_epoch"] * TARGET_DPUS * s["rows_per_dpu"] / rows,
+            "test_accuracy": test["accuracy"], "test_auc": test["auc"],
+            "command": "pimopt train --backend cpu " + " ".join(flags)}
 
 
 def main():
@@ -103,6 +123,7 @@ def main():
             cpu = baselines.cpu_epoch(cal, shape, algo, total_rows, s["cpu_batch"][algo], s["features"])
             row = {"data": shape, "algo": algo, "cpu_epoch_s": cpu["epoch_s"], "cpu_band_s": cpu["band_s"],
                    "gpu_epoch_s": gpu["epoch_s"] if gpu else None, "gpu_band_s": gpu["band_s"] if gpu else None}
+            row["cpu_backend"] = cpu_backend_epoch(shape, algo, tmp)
             for kernel in ("pimopt", "pim-opt"):
                 row[kernel] = pim_epoch(shape, algo, kernel, tmp)
                 row[kernel + " quality"] = pim_quality(shape, algo, kernel, tmp)
@@ -114,16 +135,18 @@ def main():
 
     # The table, and the headline ratios: the best PIM configuration against the best CPU / GPU one.
     lines = ["| data | algorithm | PIM, pimopt's kernel (s/epoch) | PIM, PIM-Opt's kernel | CPU baseline (band) | "
-             "GPU baseline (band) | test accuracy, AUC: pimopt's kernel | PIM-Opt's kernel |", "|---" * 8 + "|"]
+             "GPU baseline (band) | pimopt's CPU backend here (2 cores) | test accuracy, AUC: pimopt's kernel | "
+             "PIM-Opt's kernel | CPU backend |", "|---" * 10 + "|"]
     def quality(r, kernel):
-        q = r[kernel + " quality"]
+        q = r[kernel + " quality"] if kernel != "cpu_backend" else r[kernel]
         return f"{q['test_accuracy']:.4f}, {q['test_auc']:.4f}"
     for r in rows:
         gpu = f"{r['gpu_epoch_s']:.1f} ({r['gpu_band_s'][0]:.0f}-{r['gpu_band_s'][1]:.0f})" if r["gpu_epoch_s"] else "-"
         lines.append(f"| {r['data']} | {ALGOS[r['algo']]} | {r['pimopt']['modeled_epoch_s']:.2f} | "
                      f"{r['pim-opt']['modeled_epoch_s']:.2f} | {r['cpu_epoch_s']:.1f} "
                      f"({r['cpu_band_s'][0]:.1f}-{r['cpu_band_s'][1]:.1f}) | {gpu} | "
-                     f"{quality(r, 'pimopt')} | {quality(r, 'pim-opt')} |")
+                     f"{r['cpu_backend']['epoch_s']:.1f} | {quality(r, 'pimopt')} | {quality(r, 'pim-opt')} | "
+                     f"{r['cpu_backend']['test_accuracy']:.4f}, {r['cpu_backend']['test_auc']:.4f} |")
     # Ratios: the baseline's modeled epoch over PIM's, per algorithm (the GPU runs one SGD program for all), then the
     # largest ("up to") next to the claim.
     lines.append("")
@@ -163,10 +186,188 @@ def main():
                       if ratio(r, system, "pim-opt")[1] <= claim <= ratio(r, system, "pim-opt")[2]]
             lines.append(f"| {shape} | {system.upper()} | {claim}x | {fmt(ratio(best, system, 'pim-opt'))} "
                          f"({ALGOS[best['algo']]}) | {', '.join(inside) or 'none'} |")
+    if not args.quick:
+        lines += studies(args.out, cal, rows, tmp)
     table = "\n".join(lines)
     with open(os.path.join(args.out, "reproduce_pim_opt.md"), "w") as f:
         f.write(table + "\n")
     print(table)
+
+
+STUDY_BATCHES = {  # the paper's batch-size figures (Fig. 6, 11): model, algorithm, batches (GA: global)
+    "yfcc": [("svm", "ma", [8, 16, 32, 64]), ("svm", "ga", [4096, 8192, 16384, 32768]), ("lr", "admm", [8, 16, 32, 64])],
+    "criteo": [("svm", "ma", [1024, 2048, 4096, 8192]), ("svm", "ga", [131072, 262144, 524288]),
+               ("lr", "admm", [1024, 2048, 4096, 8192])],
+}
+SCALING_DPUS = [256, 512, 1024, 2048]
+SCALING_GA_BATCH = {"yfcc": 8192, "criteo": 262144}  # Fig. 7, 8, 12, 13
+
+
+def run_batch(shape, algo, global_or_local_batch):
+    """The batch of the run here for a batch at 2,048 DPUs (GA: B / 2,048 rows per DPU, times the run's DPUs)."""
+    s = SHAPES[shape]
+    if algo == "ga":
+        return max(1, global_or_local_batch // TARGET_DPUS) * s["run_dpus"]
+    return global_or_local_batch
+
+
+def studies(out, cal, rows, tmp):
+    """Analogues of the paper's Figures 2, 4 and 9 (breakdowns, throughput), 5 and 10 (accuracy vs time), 6 and 11
+    (batch sizes), 7, 8, 12 and 13 (weak and strong scaling): PNGs in OUT and their tables (markdown lines)."""
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    import matplotlib.ticker
+    md = ["", "## Figures (PIM-Opt's kernel unless marked; modeled times at the paper's scale)", ""]
+    shapes = sorted({r["data"] for r in rows}, key=list(SHAPES).index)
+    kernels = {"pimopt": "pimopt's kernel", "pim-opt": "PIM-Opt's kernel"}
+    phases = [("cpu_to_dpu_s", "CPU->DPU"), ("kernel_s", "DPU kernel + launches"), ("dpu_to_cpu_s", "DPU->CPU"),
+              ("host_reduction_s", "host reduction")]
+
+    # Fig. 4 / 9: per-epoch breakdown per algorithm, both kernels.
+    fig, axes = plt.subplots(1, len(shapes), figsize=(6 * len(shapes), 4))
+    md += ["### Per-epoch breakdown (Fig. 4, 9): `fig_breakdown.png`", "",
+           "| data | algorithm | kernel | " + " | ".join(name for _, name in phases) + " | epoch (s) |",
+           "|---" * (4 + len(phases)) + "|"]
+    for ax, shape in zip(axes if len(shapes) > 1 else [axes], shapes):
+        labels, bottoms = [], None
+        bars = []
+        for r in [r for r in rows if r["data"] == shape]:
+            for kernel, kname in kernels.items():
+                labels.append(f"{ALGOS[r['algo']]}\n{'pimopt' if kernel == 'pimopt' else 'PIM-Opt'}")
+                bars.append([r[kernel][key] for key, _ in phases])
+                md.append(f"| {shape} | {ALGOS[r['algo']]} | {kname} | " +
+                          " | ".join(f"{r[kernel][key]:.2f}" for key, _ in phases) +
+                          f" | {r[kernel]['modeled_epoch_s']:.2f} |")
+        # Shares of the epoch (the epochs differ by 100x), each bar labelled with its modeled seconds.
+        totals = [sum(b) for b in bars]
+        bottoms = [0.0] * len(bars)
+        for i, (_, name) in enumerate(phases):
+            vals = [100 * b[i] / t for b, t in zip(bars, totals)]
+            ax.bar(range(len(bars)), vals, bottom=bottoms, label=name)
+            bottoms = [x + v for x, v in zip(bottoms, vals)]
+        for i, t in enumerate(totals):
+            ax.text(i, 101, f"{t:.3g} s", ha="center", fontsize=7)
+        ax.set_xticks(range(len(bars)), labels, fontsize=7)
+        ax.set(ylabel="share of the modeled epoch (%)", ylim=(0, 112), title=f"{shape}, 2,048 DPUs")
+        ax.legend(fontsize=6, loc="lower right")
+    fig.tight_layout()
+    fig.savefig(os.path.join(out, "fig_breakdown.png"), dpi=110)
+    plt.close(fig)
+
+    # Fig. 2: throughput and data movement per algorithm (Criteo when run, else YFCC).
+    shape = shapes[-1]
+    rs = [r for r in rows if r["data"] == shape]
+    md += ["", f"### Throughput and data movement (Fig. 2), {shape}, PIM-Opt's kernel: `fig_throughput.png`", "",
+           "| algorithm | CPU<->DPU GB/s | MRAM<->WRAM GB/s (all DPUs) | host<->DPU bytes | MRAM<->WRAM bytes |",
+           "|---|---|---|---|---|"]
+    fig, ax = plt.subplots(1, 2, figsize=(11, 4))
+    bw_host, bw_mram, b_host, b_mram = [], [], [], []
+    for r in rs:
+        p = r["pim-opt"]
+        bw_host.append(p["bytes"] / max(p["cpu_to_dpu_s"] + p["dpu_to_cpu_s"], 1e-12) / 1e9)
+        bw_mram.append(p["mram_wram_bytes"] / max(p["dpu_kernel_s"], 1e-12) / 1e9)
+        b_host.append(p["bytes"])
+        b_mram.append(p["mram_wram_bytes"])
+        md.append(f"| {ALGOS[r['algo']]} | {bw_host[-1]:.1f} | {bw_mram[-1]:.0f} | {p['bytes']:.3g} | "
+                  f"{p['mram_wram_bytes']:.3g} |")
+    x = range(len(rs))
+    names = [ALGOS[r["algo"]] for r in rs]
+    ax[0].bar([i - 0.2 for i in x], bw_host, 0.4, label="CPU<->DPU")
+    ax[0].bar([i + 0.2 for i in x], bw_mram, 0.4, label="MRAM<->WRAM")
+    ax[0].set(yscale="log", ylabel="GB/s", title=f"(a) throughput, {shape}")
+    ax[1].bar([i - 0.2 for i in x], b_host, 0.4, label="host<->DPU")
+    ax[1].bar([i + 0.2 for i in x], b_mram, 0.4, label="MRAM<->WRAM")
+    ax[1].set(yscale="log", ylabel="bytes per epoch", title="(b) data movement")
+    for a in ax:
+        a.set_xticks(list(x), names)
+        a.legend()
+    fig.tight_layout()
+    fig.savefig(os.path.join(out, "fig_throughput.png"), dpi=110)
+    plt.close(fig)
+
+    # Fig. 5 / 10: quality against training time (10 epochs).
+    md += ["", "### Quality against time, 10 epochs (Fig. 5, 10): `fig_quality_time.png`", "",
+           "Test accuracy (YFCC) or AUC (Criteo) from the 3-epoch quality runs (16 / 4 DPUs; the paper's data does not "
+           "fit here), time from the modeled epochs at 2,048 DPUs; the baselines at their modeled times with the "
+           "quality of pimopt's CPU backend running the same algorithm (float32).", "",
+           "| data | algorithm | system | 10 epochs (s) | test metric |", "|---|---|---|---|---|"]
+    fig, axes = plt.subplots(1, len(shapes), figsize=(6 * len(shapes), 4))
+    for ax, shape in zip(axes if len(shapes) > 1 else [axes], shapes):
+        metric = "test_accuracy" if shape == "yfcc" else "test_auc"
+        for r in [r for r in rows if r["data"] == shape]:
+            pts = [("PIM, PIM-Opt's kernel", 10 * r["pim-opt"]["modeled_epoch_s"], r["pim-opt quality"][metric], "o"),
+                   ("PIM, pimopt's kernel", 10 * r["pimopt"]["modeled_epoch_s"], r["pimopt quality"][metric], "s"),
+                   ("CPU baseline", 10 * r["cpu_epoch_s"], r["cpu_backend"][metric], "^")]
+            if r["gpu_epoch_s"]:
+                pts.append(("GPU baseline (SGD)", 10 * r["gpu_epoch_s"], r["cpu_backend"][metric], "v"))
+            for name, t, q, marker in pts:
+                ax.scatter(t, 100 * q, marker=marker, label=f"{ALGOS[r['algo']]}, {name}")
+                md.append(f"| {shape} | {ALGOS[r['algo']]} | {name} | {t:.1f} | {q:.4f} |")
+        ax.set(xscale="log", xlabel="training time, 10 epochs (s, modeled)",
+               ylabel="test accuracy (%)" if shape == "yfcc" else "test AUC (%)", title=shape)
+        ax.legend(fontsize=6)
+    fig.tight_layout()
+    fig.savefig(os.path.join(out, "fig_quality_time.png"), dpi=110)
+    plt.close(fig)
+
+    # Fig. 6 / 11: batch sizes, PIM (PIM-Opt's kernel) against the CPU baseline.
+    md += ["", "### Batch size (Fig. 6, 11): `fig_batch.png`", "",
+           "| data | model | algorithm | batch (GA: global) | PIM s/epoch | CPU baseline s/epoch |",
+           "|---|---|---|---|---|---|"]
+    fig, axes = plt.subplots(len(shapes), 3, figsize=(14, 3.6 * len(shapes)), squeeze=False)
+    for row_axes, shape in zip(axes, shapes):
+        s = SHAPES[shape]
+        for ax, (model, algo, batches) in zip(row_axes, STUDY_BATCHES[shape]):
+            pim, cpu = [], []
+            for b in batches:
+                rb = run_batch(shape, algo, b)
+                saved = s["data"]
+                if shape == "criteo" and rb > 4096:  # each of the 4 DPUs needs a batch of rows
+                    s["data"] = f"sparse:rows={4 * rb},features=1000000,seed=3,test_rows=4096"
+                pim.append(pim_epoch(shape, algo, "pim-opt", tmp, batch=rb, model=model)["modeled_epoch_s"])
+                s["data"] = saved
+                cpu_b = b // 128 if algo == "ga" else b
+                cpu.append(baselines.cpu_epoch(cal, shape, algo, TARGET_DPUS * s["rows_per_dpu"], cpu_b,
+                                               s["features"])["epoch_s"])
+                md.append(f"| {shape} | {model} | {ALGOS[algo]} | {b} | {pim[-1]:.2f} | {cpu[-1]:.1f} |")
+            ax.plot(batches, pim, "o-", label="PIM (2,048 DPUs)")
+            ax.plot(batches, cpu, "^--", label="CPU baseline (128 processes)")
+            ax.set(xscale="log", yscale="log", xlabel="batch" + (" (global)" if algo == "ga" else " (per worker)"),
+                   ylabel="s per epoch", title=f"{shape} {model.upper()} {ALGOS[algo]}")
+            ax.legend(fontsize=7)
+    fig.tight_layout()
+    fig.savefig(os.path.join(out, "fig_batch.png"), dpi=110)
+    plt.close(fig)
+
+    # Fig. 7, 8, 12, 13: weak and strong scaling, LR.
+    md += ["", "### Weak and strong scaling, LR (Fig. 7, 8, 12, 13): `fig_scaling.png`", "",
+           "Weak: the paper's rows per DPU at every DPU count; strong: the 256-DPU data set spread over more DPUs. "
+           "GA-SGD's global batch is fixed (YFCC 8,192, Criteo 262,144), MA-SGD's and ADMM's local batch too.", "",
+           "| data | scaling | algorithm | " + " | ".join(f"{k} DPUs" for k in SCALING_DPUS) + " |",
+           "|---" * (3 + len(SCALING_DPUS)) + "|"]
+    fig, axes = plt.subplots(len(shapes), 2, figsize=(11, 3.6 * len(shapes)), squeeze=False)
+    for row_axes, shape in zip(axes, shapes):
+        s = SHAPES[shape]
+        for ax, mode in zip(row_axes, ("weak", "strong")):
+            for algo in ALGOS:
+                times = []
+                for k in SCALING_DPUS:
+                    rpd = s["rows_per_dpu"] if mode == "weak" else s["rows_per_dpu"] * 256 // k
+                    rb = max(1, SCALING_GA_BATCH[shape] // k) * s["run_dpus"] if algo == "ga" else None
+                    times.append(pim_epoch(shape, algo, "pim-opt", tmp, dpus=k, rows_per_dpu=rpd,
+                                           batch=rb)["modeled_epoch_s"])
+                md.append(f"| {shape} | {mode} | {ALGOS[algo]} | " + " | ".join(f"{t:.2f}" for t in times) + " |")
+                ax.plot(SCALING_DPUS, times, "o-", label=ALGOS[algo])
+            ax.set(xscale="log", yscale="log", xlabel="DPUs", ylabel="modeled s per epoch",
+                   title=f"{shape}, {mode} scaling")
+            ax.set_xticks(SCALING_DPUS, [str(k) for k in SCALING_DPUS])
+            ax.xaxis.set_minor_locator(matplotlib.ticker.NullLocator())
+            ax.legend(fontsize=7)
+    fig.tight_layout()
+    fig.savefig(os.path.join(out, "fig_scaling.png"), dpi=110)
+    plt.close(fig)
+    return md
 
 
 if __name__ == "__main__":

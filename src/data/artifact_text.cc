@@ -114,7 +114,7 @@ void WriteYfccText(const Dataset& data, const std::string& path) {
   std::string line;
   char buf[16];
   for (size_t i = 0; i < data.num_rows(); ++i) {
-    line = data.labels()[i] > 0 ? "1" : "0";
+    line.assign(1, data.labels()[i] > 0 ? '1' : '0');
     const float* row = data.dense_values().data() + i * n;
     for (size_t j = 0; j < n; ++j) {
       if (!(row[j] >= 0.0f && row[j] < 2.0f)) {
@@ -143,7 +143,7 @@ void WriteCriteoText(const Dataset& data, const std::string& path) {
   AtomicFileWriter writer(path);
   std::string line;
   for (size_t i = 0; i < d.num_rows(); ++i) {
-    line = d.labels()[i] > 0 ? "1" : "0";
+    line.assign(1, d.labels()[i] > 0 ? '1' : '0');
     for (uint64_t k = m.row_ptr[i]; k < m.row_ptr[i + 1]; ++k) {
       if (m.val[k] != 1.0f) {
         throw InputError(StrCat(path, ": row ", i + 1, " has feature ", m.col[k] + 1, " = ", m.val[k],

@@ -75,8 +75,8 @@ TEST(PimFindings, ArtifactKernelMovesTheArtifactsBytesOnCriteo) {
   EXPECT_GT(Bytes(ma) / Bytes(admm), 55);
   // MRAM <-> WRAM per mini-batch and DPU: the whole-model sweep, 8 MB of int64 sums read and cleared, 4 MB of model
   // read and written (ADMM also reads 4 MB of v), plus each sample's 39 weights and sums: 96 steps per epoch.
-  // pimopt's CSR rows cost more than the artifact's 160-byte records (every tasklet rereads each row's column
-  // numbers to find the ones it owns): up to 1.5x the sweep.
+  // pimopt's CSR rows cost more than the artifact's 160-byte records (each tasklet reads the row's pointers and
+  // 8-byte aligned windows of its column numbers and values, twice per sample): up to 1.5x the sweep.
   const double sweep = 2.0 * 8011776 + 2.0 * 4005888;
   EXPECT_GE(ma.mram_wram_bytes, 2048 * 96 * sweep);
   EXPECT_LE(ma.mram_wram_bytes, 2048 * 96 * sweep * 1.5);

@@ -17,7 +17,7 @@ namespace {
 using pimbackend::QuantizedShard;
 
 // The shards as the backend quantizes them (dense rows or CSR), built independently of the backend.
-std::vector<QuantizedShard> Quantize(const Dataset& d, int workers) {
+std::vector<QuantizedShard> Quantize(const Dataset& d, int workers, bool artifact = false) {
   std::vector<QuantizedShard> shards;
   const auto layout = pimbackend::MakeLinearLayout(static_cast<uint32_t>(d.num_features()), 1, 1);
   fixed::Saturation sat;
@@ -35,9 +35,13 @@ std::vector<QuantizedShard> Quantize(const Dataset& d, int workers) {
       }
     } else {
       q.x.assign(uint64_t{s.size()} * q.n_pad, 0);
+      if (artifact) q.x31.assign(uint64_t{s.size()} * q.n_pad, 0);
       for (uint32_t r = 0; r < s.size(); ++r) {
         for (size_t j = 0; j < d.num_features(); ++j) {
           q.x[uint64_t{r} * q.n_pad + j] = fixed::QuantizeFeature(d.dense_row(s.begin + r)[j], sat);
+          if (artifact) {
+            q.x31[uint64_t{r} * q.n_pad + j] = pimbackend::QuantizeFeatureArtifact(d.dense_row(s.begin + r)[j], sat);
+          }
         }
       }
     }
@@ -68,9 +72,12 @@ TrainConfig SmallConfig(std::string algo, LossKind loss) {
 
 // One MA-SGD round (local steps from the global model, then the average) on the PIM backend equals the reference
 // run per shard and averaged toward zero, bit for bit.
-void ExpectMaRoundMatchesReference(const Dataset& data, const TrainConfig& c, uint64_t steps, uint64_t seed) {
+void ExpectMaRoundMatchesReference(const Dataset& data, const TrainConfig& c, uint64_t steps, uint64_t seed,
+                                   bool artifact = false) {
   ThreadPool pool(2);
-  PimBackend backend(pool, {});
+  PimBackendOptions options;
+  options.artifact_kernel = artifact;
+  PimBackend backend(pool, options);
   backend.Setup(data, c);
   const ShardPlan plan(MakeShards(data.num_rows(), c.workers), c.batch, seed, 0, true);
   LocalSgdRequest req;
@@ -82,11 +89,12 @@ void ExpectMaRoundMatchesReference(const Dataset& data, const TrainConfig& c, ui
   backend.AverageLocalModels();
   const LinearModel got = backend.ExportModel();
 
-  const auto shards = Quantize(data, c.workers);
+  const auto shards = Quantize(data, c.workers, artifact);
   const uint32_t n_pad = shards[0].n_pad;
   std::vector<int64_t> sum(n_pad + 1, 0);
   for (int k = 0; k < c.workers; ++k) {
     pimbackend::LinearKernelArgs a = ReferenceArgs(c, n_pad);
+    a.artifact = artifact ? 1 : 0;
     a.mode = pimbackend::KernelMode::kLocalSgd;
     a.lr_weight_q32 = fixed::ToScale(c.lr, "lr");
     a.decay_q32 = fixed::ToScale(c.lr * c.objective.l2, "decay");
@@ -128,6 +136,20 @@ TEST(PimBackend, SparseMaSgdRoundMatchesTheReferenceBitForBit) {
   c.objective.positive_weight = 15;  // PIM-Opt's Criteo weights
   c.objective.negative_weight = 0.5;
   ExpectMaRoundMatchesReference(testing::SmallSparse(500, 1000, 8), c, 5, 3);
+}
+
+// --kernel pim-opt end to end: PIM-Opt's arithmetic on dense rows, its feature split of the non-zeros on sparse
+// rows, both losses (the hinge with its 2^-15 margin), class weights: the reference's model bit for bit.
+TEST(PimBackend, ArtifactKernelMaSgdRoundMatchesTheReferenceBitForBit) {
+  const Dataset dense = testing::SmallDense(300, 150, 4);
+  const Dataset sparse = testing::SmallSparse(500, 1000, 8);
+  for (LossKind loss : {LossKind::kLogistic, LossKind::kHinge}) {
+    TrainConfig c = SmallConfig("ma", loss);
+    ExpectMaRoundMatchesReference(dense, c, 4, 7, true);
+    c.objective.positive_weight = 15;
+    c.objective.negative_weight = 0.5;
+    ExpectMaRoundMatchesReference(sparse, c, 5, 3, true);
+  }
 }
 
 TEST(PimBackend, SparseAndDenseKernelPathsComputeTheSameModel) {

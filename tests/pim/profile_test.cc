@@ -82,7 +82,9 @@ TEST(ProfilePresets, AreTheBaseWithTheirListedFieldsChanged) {
     for (const auto& e : ProfileFields().entries()) {
       bool listed = false;
       for (const auto& [field, value] : preset.fields) listed = listed || field == e.info.name;
-      if (!listed) EXPECT_EQ(FormatParamValue(e.get(p)), FormatParamValue(e.get(base))) << preset.name;
+      if (!listed) {
+        EXPECT_EQ(FormatParamValue(e.get(p)), FormatParamValue(e.get(base))) << preset.name;
+      }
     }
   }
   // The values the presets had as code before they were data (results must not move).

@@ -39,7 +39,9 @@ TEST(RunParams, EveryParameterIsDeclaredCompletely) {
     names.push_back(e.info.name);
     EXPECT_FALSE(e.info.help.empty()) << e.info.name;
     EXPECT_FALSE(e.info.group.empty()) << e.info.name;
-    if (e.info.type == ParamType::kChoice) EXPECT_GE(e.info.Choices().size(), 2u) << e.info.name;
+    if (e.info.type == ParamType::kChoice) {
+      EXPECT_GE(e.info.Choices().size(), 2u) << e.info.name;
+    }
     for (const ParamCondition& cond : e.info.applies_when) {
       const auto* other = table.Find(cond.param);
       ASSERT_NE(other, nullptr) << e.info.name << " depends on unknown " << cond.param;

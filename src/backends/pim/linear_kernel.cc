@@ -76,10 +76,15 @@ class LinearKernel final : public pim::Kernel {
         if (n == 0) break;
         t.MramRead(a.w_offset + uint64_t{a.n_pad} * 4, buf.word, 8);
         const int32_t bias = static_cast<int32_t>(buf.word[0] & 0xFFFFFFFF);
-        if (a.feature_split && !a.sparse) {
-          // PIM-Opt's split ([PIM-Opt] */dpu/task.c, docs/sources.md): every tasklet takes its feature blocks of each sample; two
-          // barriers per sample; G is read-modified-written in MRAM per sample.
-          FeatureSplitChunk(t, a, buf, rows, d, n, bias, chunk);
+        if ((a.feature_split && !a.sparse) || (a.artifact && a.sparse)) {
+          // PIM-Opt's split ([PIM-Opt] */dpu/task.c, docs/sources.md): every tasklet takes its feature blocks (dense)
+          // or its share of the non-zeros (sparse) of each sample; two barriers per sample; G is read-modified-written
+          // in MRAM per sample.
+          if (a.sparse) {
+            SparseFeatureSplitChunk(t, a, buf, rows, d, n, bias);
+          } else {
+            FeatureSplitChunk(t, a, buf, rows, d, n, bias, chunk);
+          }
           if (t.me() == bias_owner) {
             for (uint32_t i = 0; i < n; ++i) bias_sum += d[i];
             t.Charge(Op::kWramLoad, n);
@@ -329,6 +334,60 @@ class LinearKernel final : public pim::Kernel {
         t.Charge(Op::kWramStore, kFeatureBlock);
         t.Charge(Op::kBranch, kFeatureBlock);
         t.MramWrite(buf.acc, g_address, 8 * kFeatureBlock);
+      }
+    }
+  }
+
+  // PIM-Opt's split on sparse rows (its Criteo kernels): the row's non-zeros are dealt out to the tasklets in
+  // contiguous runs (39 non-zeros over 16 tasklets: 3 each for tasklets 0-6, 2 for 7-15); each tasklet reads only its
+  // own column numbers and values, one 8-byte DMA per weight; a barrier; tasklet 0 finishes the score and the
+  // derivative; a barrier; each tasklet adds d x to its columns' sums in MRAM (a row's columns are distinct: no race).
+  static void SparseFeatureSplitChunk(Tasklet& t, const LinearKernelArgs& a, Buffers& buf, const uint32_t* rows,
+                                      int32_t* d, uint32_t n, int32_t bias) {
+    auto* partials = t.Wram<int64_t>(kPartialsSymbol);
+    for (uint32_t i = 0; i < n; ++i) {
+      const uint32_t r = rows[i];
+      const auto [begin, end] = RowRange(t, a, buf, r);
+      const uint32_t nnz = end - begin, base = nnz / t.nr_tasklets(), extra = nnz % t.nr_tasklets();
+      const uint32_t mine = base + (t.me() < extra ? 1 : 0);
+      const uint32_t first = begin + t.me() * base + std::min(t.me(), extra);
+      t.Charge(Op::kInt32Add, 6);
+      t.Charge(Op::kInt32Mul, 2);
+      int64_t z = 0;
+      for (uint32_t k = first; k < first + mine; k += kSparseWindow) {
+        const uint32_t count = std::min(kSparseWindow, first + mine - k);
+        const auto [cols, vals] = LoadWindow(t, a, buf, k, count);
+        for (uint32_t e = 0; e < count; ++e) {
+          t.MramRead(a.w_offset + uint64_t{cols[e] & ~1u} * 4, buf.word + 1, 8);
+          z += static_cast<int64_t>(vals[e]) * reinterpret_cast<const int32_t*>(buf.word + 1)[cols[e] & 1];
+        }
+        t.Charge(Op::kWramLoad, 3 * count);
+        ChargeProducts(t, count);
+        t.Charge(Op::kInt32Add, 2 * count);
+        t.Charge(Op::kBranch, count);
+      }
+      partials[t.me()] = z;
+      t.BarrierWait();
+      if (t.me() == 0) {
+        int64_t total = a.fit_bias ? static_cast<int64_t>(bias) << fixed::kFeatureFracBits : 0;
+        for (uint32_t k = 0; k < t.nr_tasklets(); ++k) total += partials[k];
+        t.Charge(Op::kInt64Add, t.nr_tasklets());
+        d[i] = RowDerivative(t, a, buf, r, fixed::ShiftTowardZero(total, fixed::kFeatureFracBits));
+      }
+      t.BarrierWait();
+      const int64_t di = d[i];
+      for (uint32_t k = first; k < first + mine; k += kSparseWindow) {
+        const uint32_t count = std::min(kSparseWindow, first + mine - k);
+        const auto [cols, vals] = LoadWindow(t, a, buf, k, count);
+        for (uint32_t e = 0; e < count; ++e) {
+          const uint64_t address = a.g_offset + uint64_t{cols[e]} * 8;
+          t.MramRead(address, buf.word + 1, 8);
+          buf.word[1] += di * vals[e];
+          t.MramWrite(buf.word + 1, address, 8);
+        }
+        t.Charge(Op::kWramLoad, 2 * count);
+        ChargeProducts(t, count);
+        t.Charge(Op::kBranch, count);
       }
     }
   }

@@ -22,11 +22,12 @@
 // the WRAM variables are named by the constants below (host and kernel use the same ones), and the kernel declares
 // the WRAM heap each tasklet takes, so a tasklet count whose buffers do not fit is refused at load.
 //
-// PIM-Opt's kernel (args.artifact = 1, `--kernel pim-opt`, docs/pim-backend.md "The artifact's kernel"): dense
+// PIM-Opt's kernel (args.artifact = 1, `--kernel pim-opt`, docs/pim-backend.md "PIM-Opt's kernel"): dense
 // features int32 with 31 fractional bits (4 bytes each, as [PIM-Opt]'s uint32 Q1.31), every product 32 x 32 -> 64
 // bits shifted right by 31 on its own (truncation per product, before the sum), each gradient term x d shifted
 // on its own and dropped when it is -1 (the artifact's "-1 rounding check"), the feature split with two barriers per
-// sample, tasklet 0's software-float sigmoid reading an exp table of 2^20 floats in MRAM, the hinge active below
+// sample (sparse rows: each row's non-zeros dealt out to the tasklets in contiguous runs), tasklet 0's software-float
+// sigmoid reading an exp table of 2^20 floats in MRAM, the hinge active below
 // a margin of 2^-15 (not 1), and GA-SGD's dense gradients handed to the host as int32 (Q.24, saturated) in the V
 // region. The model keeps pimopt's 24 fractional bits; the sums G stay int64 in MRAM; sparse rows keep the CSR
 // layout below.

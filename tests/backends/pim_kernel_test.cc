@@ -335,8 +335,11 @@ TEST(PimLinearKernel, ArtifactArithmeticTruncatesEachProductAndDropsMinusOne) {
   EXPECT_EQ(ArtifactGradientTerm(1 << 30, 1 << 24), int64_t{1} << 30);  // 0.5 x 1.0 = 0.5 in Q.31
   fixed::Saturation sat;
   EXPECT_EQ(QuantizeFeatureArtifact(0.5f, sat), 1 << 30);
-  EXPECT_EQ(QuantizeFeatureArtifact(1.0f, sat), 2147483647);  // 2^31 does not fit: saturated
-  EXPECT_EQ(sat.events, 1u);
+  EXPECT_EQ(QuantizeFeatureArtifact(1.0f, sat), 2147483647);  // 2^31 does not fit: rounded down by 2^-31
+  EXPECT_EQ(sat.events, 0u);
+  EXPECT_EQ(QuantizeFeatureArtifact(1.5f, sat), 2147483647);  // beyond 1: saturated, counted
+  EXPECT_EQ(QuantizeFeatureArtifact(-3.0f, sat), -2147483647);
+  EXPECT_EQ(sat.events, 2u);
   // The hinge's margin is 2^-15, not 1.
   EXPECT_EQ(ArtifactDerivative(LossKind::kHinge, 0, 1 << 8, 1), -(1 << 24));  // y z = 2^-16 < 2^-15: active
   EXPECT_EQ(ArtifactDerivative(LossKind::kHinge, 0, 1 << 20, 1), 0);          // y z = 2^-4: inactive (pimopt: active)

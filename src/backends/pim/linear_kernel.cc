@@ -567,6 +567,9 @@ uint32_t ArtifactExpIndex(int64_t z_q24) {
 
 int32_t QuantizeFeatureArtifact(float x, fixed::Saturation& sat) {
   const double q = std::floor(static_cast<double>(x) * 2147483648.0);
+  // 1.0 (the maximum of min-max scaled data, 2^31 in the artifact's uint32) is 2^-31 above the largest int32: a
+  // rounding, not a saturation.
+  if (q == 2147483648.0) return 2147483647;
   if (q > 2147483647.0 || q < -2147483647.0) {
     ++sat.events;
     return q > 0 ? 2147483647 : -2147483647;

@@ -123,8 +123,8 @@ const std::vector<float>& ArtifactExpTable();
 // The entry PIM-Opt's range-reduced expf reads for exp(-z) (z in Q.24): t = -z log2(e), r = frac(t) ln 2,
 // index round(r 2^20).
 uint32_t ArtifactExpIndex(int64_t z_q24);
-// PIM-Opt's kernel: a dense feature as int32 with 31 fractional bits (floor, as its preprocessing; saturated to
-// +-(2^31 - 1)).
+// PIM-Opt's kernel: a dense feature as int32 with 31 fractional bits (floor, as its preprocessing; 1.0 becomes
+// 2^31 - 1; beyond [-1, 1] saturated to +-(2^31 - 1) and counted).
 int32_t QuantizeFeatureArtifact(float x, fixed::Saturation& sat);
 // PIM-Opt's kernel: the loss derivative (Q.24) with its hinge margin of 2^-15.
 int32_t ArtifactDerivative(LossKind loss, int32_t sigma, int64_t z_q24, int y);

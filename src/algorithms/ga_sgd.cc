@@ -32,13 +32,13 @@ class GaSgd final : public Algorithm {
       throw ConfigError("--batch", StrCat("GA-SGD needs a global batch of at least --workers (", config.workers,
                                           ") rows so that workers get rows to work on"));
     }
-  }
-  void ValidateForData(const TrainConfig& config, uint64_t train_rows) const override {
-    ValidateGlobalBatch(config, train_rows);
     if (config.ga_per_worker_batches && config.batch % static_cast<uint64_t>(config.workers) != 0) {
       throw ConfigError("--batch", StrCat("--ga-batches per-worker gives every worker B/K rows: the global batch (",
                                           config.batch, ") must be a multiple of --workers (", config.workers, ")"));
     }
+  }
+  void ValidateForData(const TrainConfig& config, uint64_t train_rows) const override {
+    ValidateGlobalBatch(config, train_rows);
   }
   EpochInfo RunEpoch(IBackend& backend, const TrainConfig& config, const Partition& part, int epoch) override {
     if (config.ga_per_worker_batches) return RunPerWorkerEpoch(backend, config, part, epoch);

@@ -91,10 +91,14 @@ int RunTrain(const RunConfig& config, const std::string& command_line, Communica
   callbacks.on_epoch = [&](const EpochRecord& r) {
     if (talk) std::cout << FormatEpochLine(r) << std::endl;
   };
+  callbacks.on_fold = [&](uint32_t fold, const Metrics& m) {
+    if (talk) std::cout << FormatFoldLine(fold, config.cv_folds, m) << std::endl;
+  };
   callbacks.after_epoch = KillHook(comm);
   const RunOutcome outcome = RunTraining(config, comm, command_line, callbacks);
   if (comm.rank() != 0) return 0;
   if (outcome.projection) std::cout << FormatProjection(*outcome.projection) << "\n";
+  if (outcome.cross_validation) std::cout << FormatCrossValidation(*outcome.cross_validation) << "\n";
   if (comm.size() > 1 && talk) std::cout << FormatMpiLine(comm.size(), outcome.result) << "\n";
   for (const TargetReached& t : TimesToTargets(outcome.config, outcome.result)) std::cout << FormatTarget(t) << "\n";
   std::cout << "\n" << FormatSummary(outcome.config, outcome.result) << std::endl;

@@ -141,6 +141,10 @@ RunOutcome TrainAndEvaluate(const RunConfig& c, const RunData& data, IBackend& b
   options.on_epoch = callbacks.on_epoch;
   RunOutcome outcome;
   outcome.config = c;
+  if (c.cv_folds > 0) {
+    PIMOPT_CHECK(comm.size() == 1, "--cv runs in one process");
+    outcome.cross_validation = CrossValidate(c, data.train, pool, callbacks.on_fold);
+  }
   outcome.result = Train(data.train, data.test ? &*data.test : nullptr, c.train, backend, options);
   if (c.backend == "pim" && (c.project_dpus > 0 || c.project_rows_per_dpu > 0)) {
     const uint32_t dpus = c.project_dpus > 0 ? c.project_dpus : static_cast<uint32_t>(c.train.workers);
@@ -156,6 +160,7 @@ RunOutcome TrainAndEvaluate(const RunConfig& c, const RunData& data, IBackend& b
   inputs.result = &outcome.result;
   inputs.backend_counters = backend.Counters();
   inputs.projection = outcome.projection;
+  inputs.cross_validation = outcome.cross_validation ? &*outcome.cross_validation : nullptr;
   inputs.threads = pool.NumThreads();
   inputs.ranks = comm.size();
   outcome.report = BuildReport(inputs);

@@ -131,6 +131,18 @@ json BuildReport(const ReportInputs& in) {
                             {"dpu_to_cpu_bytes", p.dpu_to_cpu_bytes},
                             {"mram_wram_bytes", p.mram_wram_bytes}};
   }
+  if (in.cross_validation) {
+    const CrossValidation& cv = *in.cross_validation;
+    json folds = json::array();
+    for (const Metrics& m : cv.per_fold) folds.push_back(MetricsToJson(m));
+    report["cross_validation"] = {{"folds", cv.folds},
+                                  {"stratified_by_label", true},
+                                  {"seed", config.train.seed},
+                                  {"per_fold", folds},
+                                  {"mean", MetricsToJson(cv.mean)},
+                                  {"stddev", MetricsToJson(cv.stddev)},
+                                  {"wall_seconds", cv.seconds}};
+  }
   if (const auto targets = TimesToTargets(config, result); !targets.empty()) {
     json list = json::array();
     for (const TargetReached& t : targets) {
@@ -183,6 +195,7 @@ std::string FormatRunHeader(const RunConfig& c, const RunData& d, int threads, i
                 c.train.workers, " workers\n");
   }
   for (const std::string& note : d.notes) s += StrCat("note: ", note, "\n");
+  if (c.cv_folds > 0) return s + StrCat(c.cv_folds, "-fold cross-validation on the training set, then training on all of it");
   return s + EpochHeader();
 }
 
@@ -290,6 +303,26 @@ std::string FormatMpiLine(int ranks, const TrainResult& result) {
   std::snprintf(buf, sizeof(buf), "mpi: %d ranks, %.4f s/epoch in MPI calls (rank 0), %.4g bytes/epoch sent over MPI "
                 "(all ranks)", ranks, mpi_s / epochs, static_cast<double>(result.traffic.mpi_bytes) / epochs);
   return buf;
+}
+
+namespace {
+std::string FormatFixed(double v, int digits) {
+  char buf[64];
+  std::snprintf(buf, sizeof(buf), "%.*f", digits, v);
+  return buf;
+}
+}  // namespace
+
+std::string FormatFoldLine(uint32_t fold, uint32_t folds, const Metrics& m) {
+  std::string s = StrCat("cv fold ", fold + 1, "/", folds, ": ", m.rows, " held-out rows, accuracy ",
+                         FormatFixed(m.accuracy, 4), ", auc ", FormatFixed(m.auc, 4));
+  return fold + 1 == folds ? s + "\n" + EpochHeader() : s;  // the epochs of the final training follow
+}
+
+std::string FormatCrossValidation(const CrossValidation& cv) {
+  return StrCat(cv.folds, "-fold cross-validation: accuracy ", FormatFixed(cv.mean.accuracy, 4), " +- ",
+                FormatFixed(cv.stddev.accuracy, 4), ", auc ", FormatFixed(cv.mean.auc, 4), " +- ",
+                FormatFixed(cv.stddev.auc, 4), " (", FormatFixed(cv.seconds, 2), " s)");
 }
 
 }  // namespace pimopt

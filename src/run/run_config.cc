@@ -57,6 +57,14 @@ ParamTable<RunConfig> MakeRunParams() {
       .DefaultNote("0 = all cores")
       .Group(run)
       .Help("host threads (per rank under mpirun); never changes the result");
+  t.Add("cv", &RunConfig::cv_folds, 0)
+      .Min(2)
+      .Unit("folds")
+      .Effect(ParamEffect::kNone)
+      .DefaultNote("none")
+      .Group(run)
+      .Help("first report K-fold cross-validated test metrics of this configuration on the training set (folds "
+            "stratified by label and seeded by --seed; as LIBLINEAR's -v), then train on all of it as usual");
   t.Add("dpus", &RunConfig::dpus, 0)
       .Min(1)
       .Unit("DPUs")
@@ -174,6 +182,7 @@ void ResolveRunConfig(RunConfig& c, int processes) {
   c.train.ValidateWithoutData();
   // Processes.
   c.train.CheckProcesses(processes);
+  if (processes > 1 && given("cv")) throw ConfigError("--cv", "cross-validation runs in one process (not under mpirun)");
   if (processes > 1 && (given("project-dpus") || given("project-rows-per-dpu"))) {
     throw ConfigError(given("project-dpus") ? "--project-dpus" : "--project-rows-per-dpu",
                       "projection runs in one process (not under mpirun)");

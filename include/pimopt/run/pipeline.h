@@ -18,6 +18,7 @@
 #include "pimopt/backends/pim/pim_backend.h"
 #include "pimopt/collectives/communicator.h"
 #include "pimopt/core/thread_pool.h"
+#include "pimopt/run/cross_validation.h"
 #include "pimopt/run/run_config.h"
 
 namespace pimopt {
@@ -44,6 +45,7 @@ struct RunOutcome {
   TrainResult result;
   nlohmann::json report;
   std::optional<PimProjection> projection;
+  std::optional<CrossValidation> cross_validation;  // --cv
 };
 
 struct RunCallbacks {
@@ -51,9 +53,11 @@ struct RunCallbacks {
   std::function<void(const RunConfig& config, const RunData& data, int threads)> on_start;
   std::function<void(const EpochRecord& record)> on_epoch;
   std::function<void(int epoch)> after_epoch;  // after each epoch's checkpoint (test hook)
+  std::function<void(uint32_t fold, const Metrics& metrics)> on_fold;  // --cv: after each fold
 };
 
-// Stage 4: trains (resuming from --checkpoint with --resume), evaluates after every epoch, builds the report.
+// Stage 4: with --cv K, first cross-validates (cross_validation.h); trains (resuming from --checkpoint with
+// --resume), evaluates after every epoch, builds the report.
 RunOutcome TrainAndEvaluate(const RunConfig& config, const RunData& data, IBackend& backend, Communicator& comm,
                             ThreadPool& pool, const RunCallbacks& callbacks = {});
 

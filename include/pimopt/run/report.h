@@ -8,6 +8,7 @@
 
 #include "pimopt/algorithms/train.h"
 #include "pimopt/backends/pim/pim_backend.h"
+#include "pimopt/run/cross_validation.h"
 #include "pimopt/run/run_config.h"
 
 namespace pimopt {
@@ -20,6 +21,7 @@ struct ReportInputs {
   const TrainResult* result = nullptr;
   std::map<std::string, double> backend_counters;
   std::optional<PimProjection> projection;
+  const CrossValidation* cross_validation = nullptr;  // --cv
   int threads = 1;
   int ranks = 1;
 };
@@ -36,6 +38,10 @@ std::string FormatEpochLine(const EpochRecord& r);
 std::string FormatSummary(const RunConfig& config, const TrainResult& result);
 std::string FormatProjection(const PimProjection& p);
 std::string FormatMpiLine(int ranks, const TrainResult& result);
+// --cv: one fold's line (the last one followed by the epoch header of the final training), and the mean +-
+// standard deviation over the folds.
+std::string FormatFoldLine(uint32_t fold, uint32_t folds, const Metrics& m);
+std::string FormatCrossValidation(const CrossValidation& cv);
 
 // When a target accuracy or AUC (--target-accuracy, --target-auc) was first reached: on the test set when there is
 // one, else on the training set (epochs whose metrics were not computed are skipped).

@@ -44,6 +44,7 @@ struct RunConfig {
   bool quiet;
   double target_accuracy;  // 0: none
   double target_auc;       // 0: none
+  uint32_t cv_folds;       // 0: no cross-validation
 
   std::set<std::string> given;  // the parameters set explicitly (SetParam), for the checks that need to know
 };

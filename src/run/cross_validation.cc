@@ -1,0 +1,100 @@
+#include "pimopt/run/cross_validation.h"
+
+#include <chrono>
+#include <cmath>
+
+#include "pimopt/core/error.h"
+#include "pimopt/core/rng.h"
+#include "pimopt/run/pipeline.h"
+
+namespace pimopt {
+namespace {
+
+constexpr uint64_t kFoldStream = 0xC5F01D;  // the folds' own random stream (independent of shuffles and splits)
+
+// Mean and (population) standard deviation of each score over the folds.
+void Summarize(CrossValidation& cv) {
+  const double n = static_cast<double>(cv.per_fold.size());
+  auto fields = [](Metrics& m) {
+    return std::array<double*, 5>{&m.accuracy, &m.auc, &m.log_loss, &m.hinge_loss, &m.objective};
+  };
+  for (Metrics& m : cv.per_fold) {
+    cv.mean.rows += m.rows;
+    auto src = fields(m);
+    auto dst = fields(cv.mean);
+    for (size_t i = 0; i < src.size(); ++i) *dst[i] += *src[i] / n;
+  }
+  cv.stddev.rows = cv.mean.rows;
+  for (Metrics& m : cv.per_fold) {
+    auto src = fields(m);
+    auto mean = fields(cv.mean);
+    auto dst = fields(cv.stddev);
+    for (size_t i = 0; i < src.size(); ++i) *dst[i] += (*src[i] - *mean[i]) * (*src[i] - *mean[i]) / n;
+  }
+  for (double* v : fields(cv.stddev)) *v = std::sqrt(*v);
+}
+
+}  // namespace
+
+std::vector<uint32_t> StratifiedFolds(std::span<const float> labels, uint32_t k, uint64_t seed) {
+  PIMOPT_CHECK(k >= 1);
+  std::vector<uint32_t> fold(labels.size(), 0);
+  const std::vector<uint32_t> order = Permutation(labels.size(), StreamSeed(seed, kFoldStream));
+  uint64_t dealt[2] = {0, 0};  // per class: negatives, positives
+  for (uint32_t row : order) {
+    const int c = labels[row] > 0 ? 1 : 0;
+    fold[row] = static_cast<uint32_t>(dealt[c]++ % k);
+  }
+  return fold;
+}
+
+CrossValidation CrossValidate(const RunConfig& config, const Dataset& train, ThreadPool& pool,
+                              const std::function<void(uint32_t fold, const Metrics& metrics)>& on_fold) {
+  const auto start = std::chrono::steady_clock::now();
+  const uint32_t k = config.cv_folds;
+  PIMOPT_CHECK(k >= 2);
+  uint64_t positives = 0;
+  for (float y : train.labels()) positives += y > 0 ? 1 : 0;
+  const uint64_t negatives = train.num_rows() - positives;
+  if (positives < k || negatives < k) {
+    throw ConfigError("--cv", StrCat(k, " folds need at least ", k, " rows of each class; the training set has ",
+                                     positives, " positive and ", negatives, " negative rows"));
+  }
+  const std::vector<uint32_t> fold = StratifiedFolds(train.labels(), k, config.train.seed);
+  CrossValidation cv;
+  cv.folds = k;
+  for (uint32_t f = 0; f < k; ++f) {
+    std::vector<uint32_t> fit_rows, held_rows;
+    for (uint32_t r = 0; r < train.num_rows(); ++r) (fold[r] == f ? held_rows : fit_rows).push_back(r);
+    RunData data;
+    data.train = train.SelectRows(fit_rows);
+    data.test = train.SelectRows(held_rows);
+    data.total_test_rows = held_rows.size();
+    data.partition = Partition::Whole(data.train.num_rows(), config.train.workers);
+    RunConfig fold_config = config;
+    fold_config.checkpoint.clear();
+    fold_config.resume = false;
+    fold_config.no_train_metrics = true;
+    fold_config.project_dpus = 0;
+    fold_config.project_rows_per_dpu = 0;
+    // A fold's training part must still hold what the algorithm needs (e.g. GA-SGD's global batch).
+    try {
+      fold_config.train.Validate(data.train.num_rows());
+    } catch (const ConfigError& e) {
+      throw ConfigError("--cv", StrCat("with ", k, " folds each training part has about ", data.train.num_rows(),
+                                       " rows: ", e.what()));
+    }
+    std::unique_ptr<IBackend> backend = MakeBackend(fold_config, pool);
+    TrainOptions options;
+    options.eval_pool = &pool;
+    options.evaluate_train = false;
+    const TrainResult result = Train(data.train, &*data.test, fold_config.train, *backend, options);
+    cv.per_fold.push_back(*result.epochs.back().test);
+    if (on_fold) on_fold(f, cv.per_fold.back());
+  }
+  Summarize(cv);
+  cv.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  return cv;
+}
+
+}  // namespace pimopt

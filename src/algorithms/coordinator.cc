@@ -1,4 +1,5 @@
 #include <chrono>
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <exception>
@@ -224,7 +225,7 @@ TrainResult Train(const Dataset& train, const Dataset* test, const TrainConfig& 
     meter.Record(record);
     result.model = backend.ExportModel();
     CheckFinite(result.model, done);
-    if (options.evaluate_train || done == config.epochs) {
+    if (options.evaluate_train || done == config.epochs || config.tol > 0) {
       record.train = EvaluateAcross(result.model, train, config.objective, options.eval_pool, comm);
     }
     if (test) record.test = EvaluateAcross(result.model, *test, config.objective, options.eval_pool, comm);
@@ -236,15 +237,22 @@ TrainResult Train(const Dataset& train, const Dataset* test, const TrainConfig& 
     result.traffic.from_workers_bytes += record.traffic.from_workers_bytes;
     result.traffic.mpi_bytes += record.traffic.mpi_bytes;
     if (comm.size() > 1) result.phase_seconds["mpi_comm"] += record.phase_seconds["mpi_comm"];
+    // The stopping rule (the objective is summed over all ranks: every rank stops at the same epoch).
+    if (config.tol > 0 && !result.epochs.empty()) {
+      const double before = result.epochs.back().train.objective, now = record.train.objective;
+      result.last_relative_change = std::fabs(before - now) / std::max(std::fabs(now), 1e-300);
+      result.converged = result.last_relative_change < config.tol;
+    }
     if (options.on_epoch) options.on_epoch(record);
     result.epochs.push_back(std::move(record));
     if (!options.checkpoint_path.empty() && options.checkpoint_every > 0 &&
-        (done % options.checkpoint_every == 0 || done == config.epochs)) {
+        (done % options.checkpoint_every == 0 || done == config.epochs || result.converged)) {
       BackendState state = GatherState(backend.SaveState(), comm, config.workers);
       if (comm.rank() == 0) WriteCheckpoint({identity, done, backend.name(), std::move(state)}, options.checkpoint_path);
       comm.Barrier();  // every rank returns after the checkpoint exists
     }
     if (options.after_epoch) options.after_epoch(done);
+    if (result.converged) break;
   }
   result.model.positive_label_value = train.positive_label_value;
   result.model.negative_label_value = train.negative_label_value;

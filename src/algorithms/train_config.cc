@@ -71,6 +71,14 @@ ParamTable<TrainConfig> MakeTrainParams() {
             "ranks, at least one per rank");
   t.Add("epochs", &TrainConfig::epochs, 10).Min(1).Unit("epochs").MayChangeOnResume().Group(algorithm).Help(
       "global epochs (a resumed run may raise it)");
+  t.Add("tol", &TrainConfig::tol, 0.0)
+      .Min(0)
+      .MayChangeOnResume()
+      .DefaultNote("0 = run every epoch")
+      .Group(algorithm)
+      .Help("stop before --epochs once the training objective F changes by less than this over an epoch, "
+            "|F(e-1) - F(e)| / |F(e)| < tol (the training set is then evaluated every epoch; the report says why "
+            "the run stopped)");
   t.Add("batch", &TrainConfig::batch, 0)
       .Min(1)
       .Unit("rows")

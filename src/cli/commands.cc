@@ -99,6 +99,7 @@ int RunTrain(const RunConfig& config, const std::string& command_line, Communica
   if (comm.rank() != 0) return 0;
   if (outcome.projection) std::cout << FormatProjection(*outcome.projection) << "\n";
   if (outcome.cross_validation) std::cout << FormatCrossValidation(*outcome.cross_validation) << "\n";
+  if (const std::string stop = FormatStop(outcome.config, outcome.result); !stop.empty()) std::cout << stop << "\n";
   if (comm.size() > 1 && talk) std::cout << FormatMpiLine(comm.size(), outcome.result) << "\n";
   for (const TargetReached& t : TimesToTargets(outcome.config, outcome.result)) std::cout << FormatTarget(t) << "\n";
   std::cout << "\n" << FormatSummary(outcome.config, outcome.result) << std::endl;

@@ -112,6 +112,12 @@ json BuildReport(const ReportInputs& in) {
   report["traffic"] = TrafficToJson(result.traffic);
   for (const auto& [key, value] : in.backend_counters) report["backend_counters"][key] = value;
   report["resumed_from_epoch"] = result.resumed_from_epoch;
+  const int last_epoch = result.epochs.empty() ? result.resumed_from_epoch : result.epochs.back().epoch;
+  report["stopped"] = {{"reason", result.converged ? "tolerance" : "epochs"},
+                       {"epoch", last_epoch},
+                       {"max_epochs", config.train.epochs},
+                       {"tol", config.train.tol},
+                       {"relative_objective_change", Number(result.last_relative_change)}};
   if (in.projection) {
     const PimProjection& p = *in.projection;
     report["projection"] = {{"dpus", p.dpus},
@@ -312,6 +318,13 @@ std::string FormatFixed(double v, int digits) {
   return buf;
 }
 }  // namespace
+
+std::string FormatStop(const RunConfig& config, const TrainResult& result) {
+  if (!result.converged || result.epochs.empty()) return "";
+  return StrCat("converged after epoch ", result.epochs.back().epoch, " of ", config.train.epochs,
+                ": the training objective changed by ", FormatFixed(100 * result.last_relative_change, 4),
+                "% (< --tol ", config.train.tol, ")");
+}
 
 std::string FormatFoldLine(uint32_t fold, uint32_t folds, const Metrics& m) {
   std::string s = StrCat("cv fold ", fold + 1, "/", folds, ": ", m.rows, " held-out rows, accuracy ",

@@ -129,5 +129,24 @@ TEST(Checkpoint, RejectsCorruptForeignAndCompleteCheckpoints) {
   EXPECT_THROW(Train(data, nullptr, other, b5, options), ParseError);
 }
 
+// A run that --tol stops early leaves the checkpoint of the epoch it stopped at (checkpoint_every larger than that).
+TEST(Checkpoint, WrittenWhereToleranceStopsTheRun) {
+  testing::TempDir dir;
+  const std::string path = dir.Path("tol.ckpt");
+  ThreadPool pool(2);
+  TrainConfig c = ConfigFor("mbsgd");
+  c.objective.l2 = 1e-2;
+  c.epochs = 100;
+  c.tol = 1e-2;
+  TrainOptions options;
+  options.checkpoint_path = path;
+  options.checkpoint_every = 1000;
+  auto backend = MakeBackend("cpu", pool);
+  const TrainResult r = Train(testing::SmallDense(600, 10, 3), nullptr, c, *backend, options);
+  ASSERT_TRUE(r.converged);
+  ASSERT_LT(r.epochs.size(), 100u);
+  EXPECT_EQ(ReadCheckpoint(path).epochs_done, r.epochs.back().epoch);
+}
+
 }  // namespace
 }  // namespace pimopt

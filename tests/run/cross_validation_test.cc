@@ -53,8 +53,9 @@ TEST(CrossValidation, FoldsCoverTheTrainingSetAndScoresDoNotDependOnThreads) {
     for (int threads : {1, 2}) {
       const RunConfig config = SmallRun(backend, threads);
       uint32_t calls = 0;
-      const RunOutcome outcome =
-          RunTraining(config, SingleProcess(), "test", {.on_fold = [&](uint32_t, const Metrics&) { ++calls; }});
+      RunCallbacks callbacks;
+      callbacks.on_fold = [&](uint32_t, const Metrics&) { ++calls; };
+      const RunOutcome outcome = RunTraining(config, SingleProcess(), "test", callbacks);
       ASSERT_TRUE(outcome.cross_validation.has_value());
       const CrossValidation& cv = *outcome.cross_validation;
       EXPECT_EQ(calls, 5u);

@@ -2,6 +2,7 @@
 #pragma once
 
 #include <functional>
+#include <limits>
 #include <map>
 #include <optional>
 #include <string>
@@ -39,6 +40,10 @@ struct TrainResult {
   std::map<std::string, double> phase_seconds;
   TrafficCounters traffic;
   int resumed_from_epoch = 0;  // epochs done before this run (restored from a checkpoint)
+  // Why the run stopped: after --epochs, or when the objective's relative change fell below --tol (the change
+  // of the last epoch; NaN when not computed).
+  bool converged = false;
+  double last_relative_change = std::numeric_limits<double>::quiet_NaN();
   Partition partition;         // this process's part of the run
 };
 

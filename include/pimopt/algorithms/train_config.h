@@ -21,6 +21,7 @@ struct TrainConfig {
   Objective objective;
   int workers;     // K: data shards / workers; 0 = the algorithm's default (ResolveDefaults)
   int epochs;
+  double tol;      // stop when the training objective's relative change over an epoch falls below this; 0: never
   uint64_t batch;  // rows per step, as the algorithm's traits say; 0 = the algorithm's default
   double lr;
   LrSchedule schedule;

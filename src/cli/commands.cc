@@ -22,6 +22,7 @@
 #include "pimopt/pim/host_model.h"
 #include "pimopt/pim/profile.h"
 #include "pimopt/run/pipeline.h"
+#include "pimopt/run/tune.h"
 #include "pimopt/run/report.h"
 
 #ifdef PIMOPT_HAVE_MPI
@@ -368,6 +369,38 @@ int RunProfileCommand(const std::string& name, const std::string& overrides, con
 
 }  // namespace
 
+// pimopt tune: cross-validates every setting of the grid, prints each, then trains the best as 'train' would.
+int RunTune(const RunConfig& base, const std::string& grid_text, const std::string& metric_name,
+            const std::string& command_line) {
+  RunConfig resolved = base;
+  ResolveRunConfig(resolved, 1);
+  const std::vector<GridAxis> grid = ParseGrid(grid_text, base);
+  const TuneMetric metric = metric_name == "auc" ? TuneMetric::kAuc : TuneMetric::kAccuracy;
+  ThreadPool pool(resolved.threads);
+  const RunData data = LoadRunData(resolved, SingleProcess(), pool);
+  size_t settings = 1;
+  for (const GridAxis& a : grid) settings *= a.values.size();
+  const uint32_t folds = base.cv_folds > 0 ? base.cv_folds : 5;
+  std::cout << "pimopt tune: " << settings << " settings x " << folds << " folds of " << data.train.source << " ("
+            << data.train.num_rows() << " rows), " << resolved.train.algorithm << " "
+            << LossName(resolved.train.objective.loss) << " on the " << resolved.backend << " backend; best by cv "
+            << metric_name << std::endl;
+  auto setting_text = [](const TuneTrial& t, const char* sep, const char* prefix) {
+    std::string s;
+    for (const auto& [name, value] : t.setting) s += StrCat(s.empty() ? "" : sep, prefix, name, prefix[0] ? " " : "=", value);
+    return s;
+  };
+  const TuneResult result = Tune(base, grid, metric, data.train, pool, [&](const TuneTrial& t) {
+    std::cout << setting_text(t, " ", "") << ": " << FormatCrossValidation(t.cv) << std::endl;
+  });
+  const TuneTrial& best = result.trials[result.best];
+  std::cout << "best: " << setting_text(best, " ", "--") << " (cv " << metric_name << " "
+            << (metric == TuneMetric::kAuc ? best.cv.mean.auc : best.cv.mean.accuracy)
+            << "); training it on all the training rows\n"
+            << std::endl;
+  return RunTrain(result.best_config, command_line, SingleProcess());
+}
+
 int RunCli(int argc, char** argv) {
   CLI::App app{"pimopt: distributed optimization of linear classifiers on CPUs, an emulated UPMEM PIM system and MPI"};
   app.require_subcommand(1);
@@ -376,6 +409,19 @@ int RunCli(int argc, char** argv) {
   ParamFlags train_flags;
   CLI::App* train_cmd = app.add_subcommand("train", "train a linear classifier ('pimopt params' lists every flag)");
   train_flags.Add(train_cmd, RunParams());
+
+  ParamFlags tune_flags;
+  std::string tune_grid, tune_metric = "accuracy";
+  CLI::App* tune_cmd = app.add_subcommand(
+      "tune", "select parameters by cross-validation: every setting of --grid is cross-validated (--cv folds, 5 by "
+              "default), the best is trained on all the training rows (train's flags and outputs)");
+  tune_cmd->add_option("--grid", tune_grid, "NAME=V1,V2,...;NAME=... over train's parameters (e.g. "
+                                            "'reg=1e-6,1e-4,1e-2;lr=0.05,0.1')")
+      ->required();
+  tune_cmd->add_option("--metric", tune_metric, "accuracy | auc: what 'best' means")
+      ->capture_default_str()
+      ->check(CLI::IsMember({"accuracy", "auc"}));
+  tune_flags.Add(tune_cmd, RunParams());
 
   PredictFlags predict;
   ParamFlags predict_source;
@@ -437,7 +483,7 @@ int RunCli(int argc, char** argv) {
                         "measure this machine's host reduction constants and print them as --profile-set fields");
   profile_cmd->add_option("--budget", calibrate_budget_s, "seconds --calibrate-host may take")->capture_default_str();
 
-  const std::vector<std::string> commands = {"train", "predict", "gen", "convert", "info", "params", "profile"};
+  const std::vector<std::string> commands = {"train", "tune", "predict", "gen", "convert", "info", "params", "profile"};
   if (argc > 1 && argv[1][0] != '-' && std::find(commands.begin(), commands.end(), argv[1]) == commands.end()) {
     std::cerr << "pimopt: error: unknown command '" << argv[1] << "' (commands: " << JoinNames(commands) << ")\n";
     return 2;
@@ -461,6 +507,12 @@ int RunCli(int argc, char** argv) {
       train_flags.ForEachGiven([&](const std::string& name, const std::string& text) { SetParam(config, name, text); });
       if (LaunchedUnderMpi()) return RunTrainUnderMpi(argc, argv, config);
       return RunTrain(config, JoinArgs(argc, argv), SingleProcess());
+    }
+    if (app.got_subcommand("tune")) {
+      if (LaunchedUnderMpi()) throw ConfigError("tune", "runs in one process (not under mpirun)");
+      RunConfig config;
+      tune_flags.ForEachGiven([&](const std::string& name, const std::string& text) { SetParam(config, name, text); });
+      return RunTune(config, tune_grid, tune_metric, JoinArgs(argc, argv));
     }
     if (app.got_subcommand("predict")) {
       ApplySourceFlags(predict_source, predict.source);

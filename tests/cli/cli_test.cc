@@ -96,6 +96,23 @@ TEST_F(Cli, TrainWritesModelReportAndLiblinearExport) {
   EXPECT_EQ(std::count(pred.begin(), pred.end(), '\n'), 201);
 }
 
+TEST_F(Cli, TuneCrossValidatesTheGridThenTrainsTheBest) {
+  const std::string model = dir.Path("tuned.model");
+  const RunResult r = RunPimopt("tune --data " + train + " --test " + test +
+                                " --grid 'reg=1e-5,0.5;lr=0.1' --cv 3 --epochs 3 --out " + model);
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_NE(r.output.find("2 settings x 3 folds"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("reg=0.5 lr=0.1: 3-fold cross-validation: accuracy"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("best: --reg"), std::string::npos) << r.output;
+  EXPECT_TRUE(std::filesystem::exists(model));
+  const RunResult bad = RunPimopt("tune --data " + train + " --grid 'seed'");
+  EXPECT_EQ(bad.exit_code, 2);
+  EXPECT_NE(bad.output.find("--grid"), std::string::npos) << bad.output;
+  const RunResult cv = RunPimopt("train --data " + train + " --cv 4 --epochs 2 -q");
+  ASSERT_EQ(cv.exit_code, 0) << cv.output;
+  EXPECT_NE(cv.output.find("4-fold cross-validation: accuracy"), std::string::npos) << cv.output;
+}
+
 TEST_F(Cli, PimBackendReportsModeledPhasesAndCounters) {
   const std::string report = dir.Path("pim.json");
   const RunResult r = RunPimopt("train --data " + train + " --test " + test +

@@ -1,0 +1,43 @@
+// Model selection (`pimopt tune`, as LIBLINEAR's -C or scikit-learn's GridSearchCV): every combination of a grid of
+// parameter values is cross-validated (cross_validation.h) on the training set, the best one by the chosen metric
+// (the first in grid order on a tie) is reported, then trained on all of it as `pimopt train` would.
+#pragma once
+
+#include <functional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "pimopt/core/thread_pool.h"
+#include "pimopt/run/cross_validation.h"
+#include "pimopt/run/run_config.h"
+
+namespace pimopt {
+
+struct GridAxis {
+  std::string name;                 // a parameter of 'pimopt train' that affects the result (e.g. reg, lr, rho)
+  std::vector<std::string> values;  // as text, each checked by the parameter's own rules
+};
+
+// "NAME=V1,V2,...;NAME=..." (e.g. "reg=1e-6,1e-4,1e-2;lr=0.05,0.1"). Throws ConfigError naming --grid for a
+// malformed grid, a parameter that does not exist or does not affect the result, or a value the parameter refuses.
+std::vector<GridAxis> ParseGrid(std::string_view text, const RunConfig& base);
+
+enum class TuneMetric { kAccuracy, kAuc };
+
+struct TuneTrial {
+  std::vector<std::pair<std::string, std::string>> setting;  // (name, value) per axis
+  CrossValidation cv;
+};
+
+struct TuneResult {
+  std::vector<TuneTrial> trials;  // in grid order (the last axis varies fastest)
+  size_t best = 0;                // index into trials
+  RunConfig best_config;          // `base` with the best setting, ready for RunTraining
+};
+
+// Cross-validates every combination (base.cv_folds folds, 5 when unset) on `train`. `on_trial` is called after each.
+TuneResult Tune(const RunConfig& base, const std::vector<GridAxis>& grid, TuneMetric metric, const Dataset& train,
+                ThreadPool& pool, const std::function<void(const TuneTrial& trial)>& on_trial = {});
+
+}  // namespace pimopt

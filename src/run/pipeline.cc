@@ -1,5 +1,6 @@
 #include "pimopt/run/pipeline.h"
 
+#include <algorithm>
 #include <chrono>
 
 #include "pimopt/algorithms/algorithm.h"
@@ -112,9 +113,9 @@ RunData LoadRunData(const RunConfig& c, Communicator& comm, ThreadPool& pool) {
     FeatureRanges ranges = FeatureRanges::Of(d.train);
     comm.AllreduceMin(ranges.lo);
     comm.AllreduceMax(ranges.hi);
-    const FeatureScaler scaler = FeatureScaler::FromRanges(ranges);
-    scaler.Apply(d.train);
-    if (d.test) scaler.Apply(*d.test);
+    d.scaler = FeatureScaler::FromRanges(ranges);
+    d.scaler->Apply(d.train);
+    if (d.test) d.scaler->Apply(*d.test);
   }
   d.total_test_rows = comm.SumU64(d.test ? d.test->num_rows() : 0);
   d.load_seconds = Since(start);
@@ -146,6 +147,7 @@ RunOutcome TrainAndEvaluate(const RunConfig& c, const RunData& data, IBackend& b
     outcome.cross_validation = CrossValidate(c, data.train, pool, callbacks.on_fold);
   }
   outcome.result = Train(data.train, data.test ? &*data.test : nullptr, c.train, backend, options);
+  if (data.scaler) outcome.result.model = FoldScalerIntoModel(outcome.result.model, *data.scaler);
   if (c.backend == "pim" && (c.project_dpus > 0 || c.project_rows_per_dpu > 0)) {
     const uint32_t dpus = c.project_dpus > 0 ? c.project_dpus : static_cast<uint32_t>(c.train.workers);
     const uint64_t rows = c.project_rows_per_dpu > 0
@@ -167,11 +169,30 @@ RunOutcome TrainAndEvaluate(const RunConfig& c, const RunData& data, IBackend& b
   return outcome;
 }
 
+LinearModel FoldScalerIntoModel(const LinearModel& model, const FeatureScaler& scaler) {
+  LinearModel raw = model;
+  double bias = model.bias;
+  const size_t n = std::min(model.weights.size(), scaler.scale().size());
+  bool shifted = false;
+  for (size_t j = 0; j < n; ++j) {
+    const double w = static_cast<double>(model.weights[j]) * scaler.scale()[j];
+    raw.weights[j] = static_cast<float>(w);
+    bias -= w * scaler.offset()[j];
+    shifted |= scaler.offset()[j] != 0.0f && model.weights[j] != 0.0f;
+  }
+  raw.bias = static_cast<float>(bias);
+  if (shifted) raw.fit_bias = true;  // the offsets become a bias even when training fit none
+  return raw;
+}
+
 void WriteOutputs(const RunConfig& c, const RunOutcome& outcome, const std::string& command_line) {
   if (!c.out.empty()) {
     std::string options;
     for (const auto& [name, value] : ResultOptions(c)) options += StrCat(options.empty() ? "" : " ", name, "=", value);
-    WriteModel(outcome.result.model, c.out, StrCat("trained by: ", command_line, "\noptions: ", options));
+    const std::string scaled = c.scale == ScaleChoice::kNone
+                                   ? ""
+                                   : "\nfeatures: raw (the training's --scale is folded into the weights and bias)";
+    WriteModel(outcome.result.model, c.out, StrCat("trained by: ", command_line, "\noptions: ", options, scaled));
   }
   if (!c.liblinear_out.empty()) WriteLiblinearModel(outcome.result.model, c.liblinear_out);
   if (!c.report.empty()) {

@@ -36,7 +36,8 @@ ParamTable<RunConfig> MakeRunParams() {
                    ScaleChoice::kMinMax}})
       .Noun("scaling")
       .Group(data)
-      .Help("per-feature scaling fitted on the training set");
+      .Help("per-feature scaling fitted on the training set; the saved model (--out, --liblinear-out) has it "
+            "folded into its weights and bias, so predict and LIBLINEAR score raw features");
   t.Include(SourceParams(), &RunConfig::source);
   t.Include(TrainParams(), &RunConfig::train);
   t.AddCustom("backend", ParamType::kChoice, std::string("cpu"),

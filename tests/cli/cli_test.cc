@@ -5,6 +5,7 @@
 
 #include <cstdio>
 #include <filesystem>
+#include <sstream>
 #include <nlohmann/json.hpp>
 
 #include "pimopt/model/model_io.h"
@@ -94,6 +95,55 @@ TEST_F(Cli, TrainWritesModelReportAndLiblinearExport) {
   EXPECT_NE(p.output.find(expected), std::string::npos) << p.output << " vs " << expected;
   const std::string pred = testing::ReadText(dir.Path("pred.txt"));
   EXPECT_EQ(std::count(pred.begin(), pred.end(), '\n'), 201);
+}
+
+// --scale travels with the model: the model file and the LIBLINEAR export score raw features, so predict and
+// liblinear-predict on the unscaled test file reproduce the run's test accuracy.
+TEST_F(Cli, ScalingIsFoldedIntoTheSavedModel) {
+  // The test and train files with every feature moved to 1,000 + 300 x: far from [0, 1].
+  auto shifted = [&](const std::string& in, const std::string& out) {
+    std::string text, line;
+    std::istringstream lines(testing::ReadText(in));
+    while (std::getline(lines, line)) {
+      std::istringstream tokens(line);
+      std::string token;
+      tokens >> token;
+      text += token;
+      while (tokens >> token) {
+        const size_t colon = token.find(':');
+        text += ' ';
+        text.append(token, 0, colon + 1);
+        text += std::to_string(1000 + 300 * std::stod(token.substr(colon + 1)));
+      }
+      text += "\n";
+    }
+    testing::WriteText(out, text);
+  };
+  const std::string raw_train = dir.Path("raw_train.svm"), raw_test = dir.Path("raw_test.svm");
+  shifted(train, raw_train);
+  shifted(test, raw_test);
+  const std::string model = dir.Path("scaled.model"), ll = dir.Path("scaled.ll"), report = dir.Path("scaled.json");
+  const RunResult r = RunPimopt("train --data " + raw_train + " --test " + raw_test + " --scale minmax --epochs 5 --out " +
+                                model + " --liblinear-out " + ll + " --report " + report + " -q");
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  const double accuracy = nlohmann::json::parse(testing::ReadText(report))["final"]["test"]["accuracy"].get<double>();
+  EXPECT_GT(accuracy, 0.8);
+  const RunResult p = RunPimopt("predict --model " + model + " --data " + raw_test);
+  ASSERT_EQ(p.exit_code, 0) << p.output;
+  char expected[64];
+  std::snprintf(expected, sizeof(expected), "accuracy %.4f", accuracy);
+  EXPECT_NE(p.output.find(expected), std::string::npos) << p.output << " vs " << expected;
+  EXPECT_NE(testing::ReadText(model).find("scale is folded into the weights"), std::string::npos);
+  if (std::system("command -v liblinear-predict > /dev/null 2>&1") == 0) {
+    const std::string cmd = "liblinear-predict " + raw_test + " " + ll + " " + dir.Path("ll.out") + " 2>&1";
+    FILE* pipe = popen(cmd.c_str(), "r");
+    char buf[256] = {0};
+    const size_t n = fread(buf, 1, sizeof(buf) - 1, pipe);
+    pclose(pipe);
+    const std::string out(buf, n);
+    std::snprintf(expected, sizeof(expected), "Accuracy = %g%%", 100 * accuracy);
+    EXPECT_NE(out.find(expected), std::string::npos) << out << " vs " << expected;
+  }
 }
 
 TEST_F(Cli, TuneCrossValidatesTheGridThenTrainsTheBest) {

@@ -18,6 +18,7 @@
 #include "pimopt/backends/pim/pim_backend.h"
 #include "pimopt/collectives/communicator.h"
 #include "pimopt/core/thread_pool.h"
+#include "pimopt/data/transform.h"
 #include "pimopt/run/cross_validation.h"
 #include "pimopt/run/run_config.h"
 
@@ -30,7 +31,13 @@ struct RunData {
   uint64_t total_test_rows = 0;
   double load_seconds = 0;
   std::vector<std::string> notes;  // what the user should know about how the data was read
+  std::optional<FeatureScaler> scaler;  // --scale: fitted on the training rows, applied to train and test
 };
+
+// The model that scores raw features as `model` scores the scaled ones: score = sum_j w_j (x_j - o_j) s_j + b
+// = sum_j (w_j s_j) x_j + (b - sum_j w_j s_j o_j). What the model file and the LIBLINEAR export hold, so that
+// `predict` and LIBLINEAR need no scaling.
+LinearModel FoldScalerIntoModel(const LinearModel& model, const FeatureScaler& scaler);
 
 // Stage 2. Each process holds only its rows: a binary cache is read slice by slice and a synthetic built-in
 // generates only them; other sources are parsed whole and then cut (with a note). The dense/sparse choice and the
@@ -57,7 +64,8 @@ struct RunCallbacks {
 };
 
 // Stage 4: with --cv K, first cross-validates (cross_validation.h); trains (resuming from --checkpoint with
-// --resume), evaluates after every epoch, builds the report.
+// --resume), evaluates after every epoch, builds the report. With --scale, the outcome's model has the scaling
+// folded in (FoldScalerIntoModel): it scores raw features.
 RunOutcome TrainAndEvaluate(const RunConfig& config, const RunData& data, IBackend& backend, Communicator& comm,
                             ThreadPool& pool, const RunCallbacks& callbacks = {});
 

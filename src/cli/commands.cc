@@ -83,9 +83,11 @@ std::function<void(int)> KillHook(const Communicator& comm) {
 }
 
 // Runs the library's training pipeline and prints its progress (rank 0).
-int RunTrain(const RunConfig& config, const std::string& command_line, Communicator& comm) {
+int RunTrain(const RunConfig& config, const std::string& command_line, Communicator& comm,
+             const std::function<void(nlohmann::json&)>& before_write = {}) {
   const bool talk = !config.quiet && comm.rank() == 0;
   RunCallbacks callbacks;
+  callbacks.before_write = before_write;
   callbacks.on_start = [&](const RunConfig& c, const RunData& d, int threads) {
     if (talk) std::cout << FormatRunHeader(c, d, threads, comm.size()) << std::endl;
   };
@@ -398,7 +400,21 @@ int RunTune(const RunConfig& base, const std::string& grid_text, const std::stri
             << (metric == TuneMetric::kAuc ? best.cv.mean.auc : best.cv.mean.accuracy)
             << "); training it on all the training rows\n"
             << std::endl;
-  return RunTrain(result.best_config, command_line, SingleProcess());
+  // The report of the final training gets the tuning: every setting's cross-validated scores and the best.
+  auto add_tuning = [&](nlohmann::json& report) {
+    nlohmann::json trials = nlohmann::json::array();
+    for (const TuneTrial& t : result.trials) {
+      nlohmann::json setting = nlohmann::json::object();
+      for (const auto& [name, value] : t.setting) setting[name] = value;
+      trials.push_back({{"setting", setting},
+                        {"cv_mean", MetricsToJson(t.cv.mean)},
+                        {"cv_stddev", MetricsToJson(t.cv.stddev)},
+                        {"wall_seconds", t.cv.seconds}});
+    }
+    report["tuning"] = {{"grid", grid_text}, {"metric", metric_name}, {"folds", folds},
+                        {"trials", trials}, {"best", result.best}};
+  };
+  return RunTrain(result.best_config, command_line, SingleProcess(), add_tuning);
 }
 
 int RunCli(int argc, char** argv) {

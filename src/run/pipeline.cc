@@ -210,6 +210,7 @@ RunOutcome RunTraining(RunConfig config, Communicator& comm, const std::string& 
   if (callbacks.on_start) callbacks.on_start(config, data, pool.NumThreads());
   std::unique_ptr<IBackend> backend = MakeBackend(config, pool);
   RunOutcome outcome = TrainAndEvaluate(config, data, *backend, comm, pool, callbacks);
+  if (callbacks.before_write) callbacks.before_write(outcome.report);
   if (comm.rank() == 0) WriteOutputs(config, outcome, command_line);
   return outcome;
 }

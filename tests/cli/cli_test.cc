@@ -148,9 +148,16 @@ TEST_F(Cli, ScalingIsFoldedIntoTheSavedModel) {
 
 TEST_F(Cli, TuneCrossValidatesTheGridThenTrainsTheBest) {
   const std::string model = dir.Path("tuned.model");
+  const std::string report = dir.Path("tune.json");
   const RunResult r = RunPimopt("tune --data " + train + " --test " + test +
-                                " --grid 'reg=1e-5,0.5;lr=0.1' --cv 3 --epochs 3 --out " + model);
+                                " --grid 'reg=1e-5,0.5;lr=0.1' --cv 3 --epochs 3 --out " + model + " --report " + report);
   ASSERT_EQ(r.exit_code, 0) << r.output;
+  const auto j = nlohmann::json::parse(testing::ReadText(report));
+  ASSERT_EQ(j["tuning"]["trials"].size(), 2u);
+  EXPECT_EQ(j["tuning"]["trials"][1]["setting"]["reg"], "0.5");
+  EXPECT_EQ(j["tuning"]["folds"], 3);
+  const size_t best = j["tuning"]["best"].get<size_t>();
+  EXPECT_EQ(j["config"]["reg"].get<double>(), best == 0 ? 1e-5 : 0.5);  // the final training is the best setting
   EXPECT_NE(r.output.find("2 settings x 3 folds"), std::string::npos) << r.output;
   EXPECT_NE(r.output.find("reg=0.5 lr=0.1: 3-fold cross-validation: accuracy"), std::string::npos) << r.output;
   EXPECT_NE(r.output.find("best: --reg"), std::string::npos) << r.output;

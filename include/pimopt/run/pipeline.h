@@ -61,6 +61,7 @@ struct RunCallbacks {
   std::function<void(const EpochRecord& record)> on_epoch;
   std::function<void(int epoch)> after_epoch;  // after each epoch's checkpoint (test hook)
   std::function<void(uint32_t fold, const Metrics& metrics)> on_fold;  // --cv: after each fold
+  std::function<void(nlohmann::json& report)> before_write;  // adds to the report before rank 0 writes it
 };
 
 // Stage 4: with --cv K, first cross-validates (cross_validation.h); trains (resuming from --checkpoint with

@@ -134,6 +134,15 @@ TEST_F(Cli, ScalingIsFoldedIntoTheSavedModel) {
   std::snprintf(expected, sizeof(expected), "accuracy %.4f", accuracy);
   EXPECT_NE(p.output.find(expected), std::string::npos) << p.output << " vs " << expected;
   EXPECT_NE(testing::ReadText(model).find("scale is folded into the weights"), std::string::npos);
+  // The same data on its original scale, scaled the same way: the same test accuracy (within one of its 200 rows:
+  // the shifted copy's scaled features differ from the original's by float rounding).
+  const std::string plain_report = dir.Path("plain.json");
+  ASSERT_EQ(RunPimopt("train --data " + train + " --test " + test + " --scale minmax --epochs 5 --report " +
+                      plain_report + " -q")
+                .exit_code,
+            0);
+  const double plain = nlohmann::json::parse(testing::ReadText(plain_report))["final"]["test"]["accuracy"].get<double>();
+  EXPECT_NEAR(plain, accuracy, 1.0 / 200 + 1e-9);
   if (std::system("command -v liblinear-predict > /dev/null 2>&1") == 0) {
     const std::string cmd = "liblinear-predict " + raw_test + " " + ll + " " + dir.Path("ll.out") + " 2>&1";
     FILE* pipe = popen(cmd.c_str(), "r");

@@ -374,9 +374,15 @@ int RunProfileCommand(const std::string& name, const std::string& overrides, con
 // pimopt tune: cross-validates every setting of the grid, prints each, then trains the best as 'train' would.
 int RunTune(const RunConfig& base, const std::string& grid_text, const std::string& metric_name,
             const std::string& command_line) {
-  RunConfig resolved = base;
-  ResolveRunConfig(resolved, 1);
   const std::vector<GridAxis> grid = ParseGrid(grid_text, base);
+  // The data is loaded once, for the grid's first setting (the base alone may not resolve: --rho with a grid
+  // over algo=ma,admm); every setting is resolved again in Tune.
+  RunConfig resolved = base;
+  for (const GridAxis& a : grid) SetParam(resolved, a.name, a.values.front());
+  for (const std::string& name : base.given) {
+    if (!RunParams().Applies(RunParams().Get(name), resolved)) resolved.given.erase(name);  // as Tune does
+  }
+  ResolveRunConfig(resolved, 1);
   const TuneMetric metric = metric_name == "auc" ? TuneMetric::kAuc : TuneMetric::kAccuracy;
   ThreadPool pool(resolved.threads);
   const RunData data = LoadRunData(resolved, SingleProcess(), pool);

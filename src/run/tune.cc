@@ -60,28 +60,52 @@ std::vector<GridAxis> ParseGrid(std::string_view text, const RunConfig& base) {
 TuneResult Tune(const RunConfig& base, const std::vector<GridAxis>& grid, TuneMetric metric, const Dataset& train,
                 ThreadPool& pool, const std::function<void(const TuneTrial& trial)>& on_trial) {
   PIMOPT_CHECK(!grid.empty());
-  TuneResult result;
+  // Every combination, in grid order (the last axis varies fastest).
+  std::vector<RunConfig> settings;
+  std::vector<std::vector<std::pair<std::string, std::string>>> labels;
   std::vector<size_t> index(grid.size(), 0);
-  auto score = [&](const CrossValidation& cv) { return metric == TuneMetric::kAuc ? cv.mean.auc : cv.mean.accuracy; };
   while (true) {
     RunConfig config = base;
     if (config.cv_folds == 0) config.cv_folds = 5;
-    TuneTrial trial;
+    std::vector<std::pair<std::string, std::string>> label;
     for (size_t a = 0; a < grid.size(); ++a) {
       SetParam(config, grid[a].name, grid[a].values[index[a]]);
-      trial.setting.emplace_back(grid[a].name, grid[a].values[index[a]]);
+      label.emplace_back(grid[a].name, grid[a].values[index[a]]);
     }
-    ResolveRunConfig(config, 1);  // the rules between parameters, for this combination
-    trial.cv = CrossValidate(config, train, pool);
-    if (on_trial) on_trial(trial);
-    result.trials.push_back(std::move(trial));
-    if (result.trials.size() == 1 || score(result.trials.back().cv) > score(result.trials[result.best].cv)) {
-      result.best = result.trials.size() - 1;
-      result.best_config = config;
-    }
+    settings.push_back(std::move(config));
+    labels.push_back(std::move(label));
     size_t a = grid.size();
     while (a > 0 && ++index[a - 1] == grid[a - 1].values.size()) index[--a] = 0;
     if (a == 0) break;
+  }
+  // A flag that applies to only some settings (--rho with algo=ma,admm) is used where it applies; one that applies
+  // to none is an error, as it would be for 'train'.
+  for (const std::string& name : base.given) {
+    const auto& entry = RunParams().Get(name);
+    bool somewhere = false;
+    for (const RunConfig& c : settings) somewhere = somewhere || RunParams().Applies(entry, c);
+    if (!somewhere) {
+      throw ConfigError(entry.info.Flag(), StrCat("only meaningful with ", entry.info.AppliesText(),
+                                                  ", which no setting of the grid has"));
+    }
+    for (RunConfig& c : settings) {
+      if (!RunParams().Applies(entry, c)) c.given.erase(name);
+    }
+  }
+  TuneResult result;
+  auto score = [&](const CrossValidation& cv) { return metric == TuneMetric::kAuc ? cv.mean.auc : cv.mean.accuracy; };
+  for (size_t i = 0; i < settings.size(); ++i) {
+    RunConfig& config = settings[i];
+    ResolveRunConfig(config, 1);  // the rules between parameters, for this combination
+    TuneTrial trial;
+    trial.setting = labels[i];
+    trial.cv = CrossValidate(config, train, pool);
+    if (on_trial) on_trial(trial);
+    result.trials.push_back(std::move(trial));
+    if (i == 0 || score(result.trials.back().cv) > score(result.trials[result.best].cv)) {
+      result.best = i;
+      result.best_config = config;
+    }
   }
   result.best_config.cv_folds = 0;  // the final training needs no second cross-validation
   return result;

@@ -67,5 +67,24 @@ TEST(Tune, CrossValidatesEveryCombinationInOrderAndPicksTheBest) {
   for (const TuneTrial& t : by_auc.trials) EXPECT_LE(t.cv.mean.auc, by_auc.trials[by_auc.best].cv.mean.auc);
 }
 
+TEST(Tune, AFlagForSomeSettingsAppliesWhereItMeansSomething) {
+  RunConfig base;
+  SetParam(base, "data", "dense:rows=300,features=6,seed=2");
+  SetParam(base, "epochs", "2");
+  SetParam(base, "cv", "3");
+  SetParam(base, "rho", "0.05");  // ADMM's only
+  ThreadPool pool(2);
+  const Dataset train = testing::SmallDense(300, 6, 2);
+  const TuneResult r = Tune(base, ParseGrid("algo=admm,ma", base), TuneMetric::kAccuracy, train, pool);
+  ASSERT_EQ(r.trials.size(), 2u);
+  try {
+    Tune(base, ParseGrid("algo=mbsgd,ma", base), TuneMetric::kAccuracy, train, pool);
+    FAIL() << "--rho accepted by a grid without ADMM";
+  } catch (const ConfigError& e) {
+    EXPECT_NE(std::string(e.what()).find("--rho"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("no setting of the grid"), std::string::npos) << e.what();
+  }
+}
+
 }  // namespace
 }  // namespace pimopt

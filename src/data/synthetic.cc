@@ -34,6 +34,34 @@ void ForEachBlock(uint64_t first_row, uint64_t rows, ThreadPool* pool,
   }
 }
 
+// The planted direction of the dense generators: exactly balanced +1 / -1 entries in a seeded random order.
+std::vector<float> PlantedDirection(uint64_t features, uint64_t seed) {
+  std::vector<float> v(features);
+  for (uint64_t j = 0; j < features; ++j) v[j] = j < features / 2 ? 1.0f : -1.0f;
+  Rng model_rng(StreamSeed(seed, kModelStream));
+  Shuffle(std::span<float>(v), model_rng);
+  return v;
+}
+
+// Rows [first_row, first_row + rows) of a dense generator: `draw_row(rng, x)` draws one row from its block's stream
+// and returns its label, writing the features to x (nullptr: rows of the block before first_row, drawn and dropped
+// so that row i never depends on first_row).
+template <typename DrawRow>
+Dataset GenerateDenseRows(uint64_t first_row, uint64_t rows, uint64_t features, uint64_t seed, ThreadPool* pool,
+                          const DrawRow& draw_row) {
+  std::vector<float> values(rows * features);
+  std::vector<float> labels(rows);
+  ForEachBlock(first_row, rows, pool, [&](uint64_t block, uint64_t begin, uint64_t end) {
+    Rng rng(StreamSeed(seed, kRowStream, block));
+    for (uint64_t r = block * kRowsPerBlock; r < end; ++r) {
+      const bool keep = r >= begin;
+      const float y = draw_row(rng, keep ? values.data() + (r - first_row) * features : nullptr);
+      if (keep) labels[r - first_row] = y;
+    }
+  });
+  return Dataset::FromDense(features, std::move(values), std::move(labels));
+}
+
 double HashedNormal(uint64_t key) {
   const double u1 = 1.0 - static_cast<double>(Mix64(key) >> 11) * 0x1.0p-53;
   const double u2 = static_cast<double>(Mix64(key ^ 0xA5A5A5A5A5A5A5A5ULL) >> 11) * 0x1.0p-53;
@@ -153,30 +181,18 @@ YfccSyntheticParams::YfccSyntheticParams() { YfccSyntheticTable().ApplyDefaults(
 
 Dataset GenerateYfcc(const YfccSyntheticParams& p, ThreadPool* pool) {
   YfccSyntheticTable().CheckValues(p);
-  std::vector<float> v(p.features);
-  for (uint64_t j = 0; j < p.features; ++j) v[j] = j < p.features / 2 ? 1.0f : -1.0f;
-  Rng model_rng(StreamSeed(p.seed, kModelStream));
-  Shuffle(std::span<float>(v), model_rng);
+  const std::vector<float> v = PlantedDirection(p.features, p.seed);
   const double mu = NormalQuantile(p.active);
   const double scale = mu + 4.0;  // about the largest activation: the min-max normalization's divisor
-  std::vector<float> values(p.rows * p.features);
-  std::vector<float> labels(p.rows);
-  ForEachBlock(p.first_row, p.rows, pool, [&](uint64_t block, uint64_t begin, uint64_t end) {
-    Rng rng(StreamSeed(p.seed, kRowStream, block));
-    // Rows of this block before `begin` are drawn and dropped so row i never depends on first_row.
-    for (uint64_t r = block * kRowsPerBlock; r < end; ++r) {
-      const bool keep = r >= begin;
-      const double c = rng.Uniform() < 0.5 ? 1.0 : -1.0;
-      const bool flip = rng.Uniform() < p.noise;
-      float* x = keep ? values.data() + (r - p.first_row) * p.features : nullptr;
-      for (uint64_t j = 0; j < p.features; ++j) {
-        const double a = mu + c * p.signal * v[j] + rng.Normal();
-        if (keep) x[j] = static_cast<float>(std::round(std::min(1.0, std::max(0.0, a) / scale) * 1000.0) / 1000.0);
-      }
-      if (keep) labels[r - p.first_row] = static_cast<float>(flip ? -c : c);
+  Dataset d = GenerateDenseRows(p.first_row, p.rows, p.features, p.seed, pool, [&](Rng& rng, float* x) {
+    const double c = rng.Uniform() < 0.5 ? 1.0 : -1.0;
+    const bool flip = rng.Uniform() < p.noise;
+    for (uint64_t j = 0; j < p.features; ++j) {
+      const double a = mu + c * p.signal * v[j] + rng.Normal();
+      if (x) x[j] = static_cast<float>(std::round(std::min(1.0, std::max(0.0, a) / scale) * 1000.0) / 1000.0);
     }
+    return static_cast<float>(flip ? -c : c);
   });
-  Dataset d = Dataset::FromDense(p.features, std::move(values), std::move(labels));
   d.source = "yfcc";
   return d;
 }
@@ -215,31 +231,18 @@ SparseSyntheticParams::SparseSyntheticParams() { SparseSyntheticTable().ApplyDef
 
 Dataset GenerateDense(const DenseSyntheticParams& p, ThreadPool* pool) {
   DenseSyntheticTable().CheckValues(p);
-  // Planted direction v: exactly balanced +1/-1 entries in a seeded random order.
-  std::vector<float> v(p.features);
-  for (uint64_t j = 0; j < p.features; ++j) v[j] = j < p.features / 2 ? 1.0f : -1.0f;
-  Rng model_rng(StreamSeed(p.seed, kModelStream));
-  Shuffle(std::span<float>(v), model_rng);
+  const std::vector<float> v = PlantedDirection(p.features, p.seed);
   const float shift = static_cast<float>(p.separation);
   const float spread = static_cast<float>(1.0 - 2.0 * p.separation);
-  std::vector<float> values(p.rows * p.features);
-  std::vector<float> labels(p.rows);
-  ForEachBlock(p.first_row, p.rows, pool, [&](uint64_t block, uint64_t begin, uint64_t end) {
-    Rng rng(StreamSeed(p.seed, kRowStream, block));
-    // Rows of this block before `begin` are drawn and dropped so row i never depends on first_row.
-    for (uint64_t r = block * kRowsPerBlock; r < end; ++r) {
-      const bool keep = r >= begin;
-      const float y = rng.Uniform() < 0.5 ? 1.0f : -1.0f;
-      const bool flip = rng.Uniform() < p.noise;
-      float* x = keep ? values.data() + (r - p.first_row) * p.features : nullptr;
-      for (uint64_t j = 0; j < p.features; ++j) {
-        const float u = rng.UniformFloat();
-        if (keep) x[j] = std::clamp(0.5f + y * shift * v[j] + spread * (u - 0.5f), 0.0f, 1.0f);
-      }
-      if (keep) labels[r - p.first_row] = flip ? -y : y;
+  Dataset d = GenerateDenseRows(p.first_row, p.rows, p.features, p.seed, pool, [&](Rng& rng, float* x) {
+    const float y = rng.Uniform() < 0.5 ? 1.0f : -1.0f;
+    const bool flip = rng.Uniform() < p.noise;
+    for (uint64_t j = 0; j < p.features; ++j) {
+      const float u = rng.UniformFloat();
+      if (x) x[j] = std::clamp(0.5f + y * shift * v[j] + spread * (u - 0.5f), 0.0f, 1.0f);
     }
+    return flip ? -y : y;
   });
-  Dataset d = Dataset::FromDense(p.features, std::move(values), std::move(labels));
   d.source = "dense";
   return d;
 }

@@ -193,7 +193,7 @@ class LinearKernel final : public pim::Kernel {
     t.MramRead(a.x_offset + (uint64_t{r} * a.n_pad + uint64_t{b} * kFeatureBlock) * 4, x, 4 * kFeatureBlock);
     t.MramRead(a.w_offset + uint64_t{b} * kFeatureBlock * 4, buf.w, 4 * kFeatureBlock);
     int64_t z = 0;
-    for (uint32_t j = 0; j < kFeatureBlock; ++j) z += (static_cast<int64_t>(x[j]) * buf.w[j]) >> kArtifactFeatureFracBits;
+    for (uint32_t j = 0; j < kFeatureBlock; ++j) z += ArtifactProduct(x[j], buf.w[j]);
     t.Charge(Op::kWramLoad, 2 * kFeatureBlock);
     t.Charge(Op::kInt64Mul, kFeatureBlock);
     t.Charge(Op::kInt64Shift, kFeatureBlock);
@@ -228,6 +228,11 @@ class LinearKernel final : public pim::Kernel {
 
   static int64_t SparseDot(Tasklet& t, const LinearKernelArgs& a, Buffers& buf, uint32_t r) {
     const auto [begin, end] = RowRange(t, a, buf, r);
+    return SparseDotRange(t, a, buf, begin, end);
+  }
+
+  // sum over non-zeros [begin, end) of x_k w[col_k].
+  static int64_t SparseDotRange(Tasklet& t, const LinearKernelArgs& a, Buffers& buf, uint32_t begin, uint32_t end) {
     int64_t z = 0;
     for (uint32_t k = begin; k < end; k += kSparseWindow) {
       const uint32_t count = std::min(kSparseWindow, end - k);
@@ -285,29 +290,36 @@ class LinearKernel final : public pim::Kernel {
     return fixed::ApplyClassWeight(d, weight);
   }
 
+  // The middle of PIM-Opt's per-sample protocol: this tasklet's partial score `z` is published; a barrier; tasklet
+  // 0 sums the partials and the bias (in the partials' unit, `shift` fractional bits above Q.24) and computes the
+  // row's derivative into *d; a barrier. Returns the derivative.
+  static int64_t ExchangeScore(Tasklet& t, const LinearKernelArgs& a, Buffers& buf, uint32_t r, int64_t z,
+                               int32_t bias, int shift, int32_t* d) {
+    auto* partials = t.Wram<int64_t>(kPartialsSymbol);
+    partials[t.me()] = z;
+    t.BarrierWait();
+    if (t.me() == 0) {
+      int64_t total = a.fit_bias ? static_cast<int64_t>(bias) << shift : 0;
+      for (uint32_t k = 0; k < t.nr_tasklets(); ++k) total += partials[k];
+      t.Charge(Op::kInt64Add, t.nr_tasklets());
+      *d = RowDerivative(t, a, buf, r, fixed::ShiftTowardZero(total, shift));
+    }
+    t.BarrierWait();
+    return *d;
+  }
+
   // PIM-Opt's work split for one chunk of dense rows: per sample, each tasklet's feature blocks give a partial
   // score (barrier), tasklet 0 finishes the score and the derivative (barrier), each tasklet adds d x to its blocks
   // of G in MRAM.
   static void FeatureSplitChunk(Tasklet& t, const LinearKernelArgs& a, Buffers& buf, const uint32_t* rows, int32_t* d,
                                 uint32_t n, int32_t bias, uint32_t chunk) {
-    auto* partials = t.Wram<int64_t>(kPartialsSymbol);
     const uint32_t blocks = a.n_pad / kFeatureBlock;
     for (uint32_t i = 0; i < n; ++i) {
       const uint32_t r = rows[i];
       int64_t z = 0;
       for (uint32_t b = t.me(); b < blocks; b += t.nr_tasklets()) z += DenseDotBlock(t, a, buf, r, b);
-      partials[t.me()] = z;
-      t.BarrierWait();
-      if (t.me() == 0) {
-        // pimopt's partials are Q.31 (Q0.7 x Q.24), the artifact's already Q.24 (shifted per product).
-        const int shift = a.artifact ? 0 : fixed::kFeatureFracBits;
-        int64_t total = a.fit_bias ? static_cast<int64_t>(bias) << shift : 0;
-        for (uint32_t k = 0; k < t.nr_tasklets(); ++k) total += partials[k];
-        t.Charge(Op::kInt64Add, t.nr_tasklets());
-        d[i] = RowDerivative(t, a, buf, r, fixed::ShiftTowardZero(total, shift));
-      }
-      t.BarrierWait();
-      const int64_t di = d[i];
+      // pimopt's partials are Q.31 (Q0.7 x Q.24), the artifact's already Q.24 (shifted per product).
+      const int64_t di = ExchangeScore(t, a, buf, r, z, bias, a.artifact ? 0 : fixed::kFeatureFracBits, &d[i]);
       for (uint32_t b = t.me(); b < blocks; b += t.nr_tasklets()) {
         const uint64_t g_address = a.g_offset + uint64_t{b} * kFeatureBlock * 8;
         if (chunk == 0 && i == 0) {
@@ -344,7 +356,6 @@ class LinearKernel final : public pim::Kernel {
   // derivative; a barrier; each tasklet adds d x to its columns' sums in MRAM (a row's columns are distinct: no race).
   static void SparseFeatureSplitChunk(Tasklet& t, const LinearKernelArgs& a, Buffers& buf, const uint32_t* rows,
                                       int32_t* d, uint32_t n, int32_t bias) {
-    auto* partials = t.Wram<int64_t>(kPartialsSymbol);
     for (uint32_t i = 0; i < n; ++i) {
       const uint32_t r = rows[i];
       const auto [begin, end] = RowRange(t, a, buf, r);
@@ -353,29 +364,8 @@ class LinearKernel final : public pim::Kernel {
       const uint32_t first = begin + t.me() * base + std::min(t.me(), extra);
       t.Charge(Op::kInt32Add, 6);
       t.Charge(Op::kInt32Mul, 2);
-      int64_t z = 0;
-      for (uint32_t k = first; k < first + mine; k += kSparseWindow) {
-        const uint32_t count = std::min(kSparseWindow, first + mine - k);
-        const auto [cols, vals] = LoadWindow(t, a, buf, k, count);
-        for (uint32_t e = 0; e < count; ++e) {
-          t.MramRead(a.w_offset + uint64_t{cols[e] & ~1u} * 4, buf.word + 1, 8);
-          z += static_cast<int64_t>(vals[e]) * reinterpret_cast<const int32_t*>(buf.word + 1)[cols[e] & 1];
-        }
-        t.Charge(Op::kWramLoad, 3 * count);
-        ChargeProducts(t, count);
-        t.Charge(Op::kInt32Add, 2 * count);
-        t.Charge(Op::kBranch, count);
-      }
-      partials[t.me()] = z;
-      t.BarrierWait();
-      if (t.me() == 0) {
-        int64_t total = a.fit_bias ? static_cast<int64_t>(bias) << fixed::kFeatureFracBits : 0;
-        for (uint32_t k = 0; k < t.nr_tasklets(); ++k) total += partials[k];
-        t.Charge(Op::kInt64Add, t.nr_tasklets());
-        d[i] = RowDerivative(t, a, buf, r, fixed::ShiftTowardZero(total, fixed::kFeatureFracBits));
-      }
-      t.BarrierWait();
-      const int64_t di = d[i];
+      const int64_t z = SparseDotRange(t, a, buf, first, first + mine);
+      const int64_t di = ExchangeScore(t, a, buf, r, z, bias, fixed::kFeatureFracBits, &d[i]);
       for (uint32_t k = first; k < first + mine; k += kSparseWindow) {
         const uint32_t count = std::min(kSparseWindow, first + mine - k);
         const auto [cols, vals] = LoadWindow(t, a, buf, k, count);
@@ -595,7 +585,7 @@ int32_t ReferenceDerivative(const QuantizedShard& shard, std::span<const int32_t
   int64_t z = a.fit_bias ? static_cast<int64_t>(model[shard.n_pad]) << shift : 0;
   if (artifact_dense) {
     const int32_t* x = shard.x31.data() + uint64_t{r} * shard.n_pad;
-    for (uint32_t j = 0; j < shard.n_pad; ++j) z += (static_cast<int64_t>(x[j]) * model[j]) >> kArtifactFeatureFracBits;
+    for (uint32_t j = 0; j < shard.n_pad; ++j) z += ArtifactProduct(x[j], model[j]);
   } else if (shard.sparse) {
     for (uint32_t k = shard.row_ptr[r]; k < shard.row_ptr[r + 1]; ++k) {
       z += static_cast<int64_t>(shard.val[k]) * model[shard.col[k]];
@@ -607,14 +597,12 @@ int32_t ReferenceDerivative(const QuantizedShard& shard, std::span<const int32_t
   const int64_t z24 = fixed::ShiftTowardZero(z, shift);
   const int y = shard.y[r];
   const LossKind loss = FromKernelLoss(a.loss);
-  if (a.artifact) {
-    const int32_t sigma = loss == LossKind::kLogistic ? fixed::SigmoidFloat(z24) : 0;
-    return fixed::ApplyClassWeight(ArtifactDerivative(loss, sigma, z24, y),
-                                   y > 0 ? a.positive_weight_q24 : a.negative_weight_q24);
-  }
-  const int32_t d = a.sigmoid_float && loss == LossKind::kLogistic
-                        ? fixed::DerivativeFromSigmoid(loss, fixed::SigmoidFloat(z24), z24, y)
-                        : fixed::Derivative(loss, z24, y);
+  // The kernel's choices (RowDerivative): PIM-Opt's derivative implies its float sigmoid.
+  const bool float_sigmoid = (a.sigmoid_float || a.artifact) && loss == LossKind::kLogistic;
+  const int32_t sigma = float_sigmoid ? fixed::SigmoidFloat(z24) : 0;
+  const int32_t d = a.artifact        ? ArtifactDerivative(loss, sigma, z24, y)
+                    : float_sigmoid ? fixed::DerivativeFromSigmoid(loss, sigma, z24, y)
+                                    : fixed::Derivative(loss, z24, y);
   return fixed::ApplyClassWeight(d, y > 0 ? a.positive_weight_q24 : a.negative_weight_q24);
 }
 

@@ -325,6 +325,16 @@ void PimBackend::BroadcastModel(const std::vector<int32_t>& model) {
   Broadcast(Activity::kTraining, TransferKind::kBroadcastModel, layout_.w_offset, padded.data(), layout_.model_bytes());
 }
 
+void PimBackend::PushModelVectors(TransferKind kind, uint64_t offset,
+                                  const std::function<void(uint32_t dpu, int32_t* vector)>& fill) {
+  std::vector<std::vector<int32_t>> vectors(num_dpus_, std::vector<int32_t>(layout_.n_pad + 8, 0));
+  for (uint32_t k = 0; k < num_dpus_; ++k) {
+    fill(k, vectors[k].data());
+    dpus_->PrepareXfer(k, vectors[k].data(), layout_.model_bytes());
+  }
+  Push(Activity::kTraining, kind, pim::kMramHeapSymbol, offset, layout_.model_bytes());
+}
+
 void PimBackend::PullModels() {
   std::vector<std::vector<int32_t>> buffers(num_dpus_, std::vector<int32_t>(layout_.n_pad + 8));
   for (uint32_t k = 0; k < num_dpus_; ++k) dpus_->PrepareXfer(k, buffers[k].data(), layout_.model_bytes());
@@ -427,23 +437,15 @@ void PimBackend::LocalSgd(const LocalSgdRequest& req) {
     BroadcastModel(global_);
   } else if (req.proximal && options_.artifact_kernel) {
     // PIM-Opt's ADMM pushes every DPU its own x_k back each round (K distinct buffers; the DPU already holds it).
-    std::vector<std::vector<int32_t>> models(num_dpus_, std::vector<int32_t>(layout_.n_pad + 8, 0));
-    for (uint32_t k = 0; k < num_dpus_; ++k) {
-      std::copy(local_[k].begin(), local_[k].end(), models[k].begin());
-      dpus_->PrepareXfer(k, models[k].data(), layout_.model_bytes());
-    }
-    Push(Activity::kTraining, TransferKind::kPushModels, pim::kMramHeapSymbol, layout_.w_offset, layout_.model_bytes());
+    PushModelVectors(TransferKind::kPushModels, layout_.w_offset,
+                     [&](uint32_t k, int32_t* model) { std::copy(local_[k].begin(), local_[k].end(), model); });
   }
   if (req.proximal) {
-    std::vector<std::vector<int32_t>> targets(num_dpus_, std::vector<int32_t>(layout_.n_pad + 8, 0));
-    for (uint32_t k = 0; k < num_dpus_; ++k) {
+    PushModelVectors(TransferKind::kPushTargets, layout_.v_offset, [&](uint32_t k, int32_t* target) {
       for (size_t j = 0; j <= layout_.n_pad; ++j) {
-        targets[k][j] = fixed::SaturateModel(int64_t{global_[j]} - dual_[k][j], saturation_);  // v_k = z - u_k
+        target[j] = fixed::SaturateModel(int64_t{global_[j]} - dual_[k][j], saturation_);  // v_k = z - u_k
       }
-      dpus_->PrepareXfer(k, targets[k].data(), layout_.model_bytes());
-    }
-    Push(Activity::kTraining, TransferKind::kPushTargets, pim::kMramHeapSymbol, layout_.v_offset,
-         layout_.model_bytes());
+    });
   }
   PushRowLists(lists, static_cast<uint32_t>(entries));
   PushArgs(args);

@@ -128,6 +128,10 @@ uint32_t ArtifactExpIndex(int64_t z_q24);
 int32_t QuantizeFeatureArtifact(float x, fixed::Saturation& sat);
 // PIM-Opt's kernel: the loss derivative (Q.24) with its hinge margin of 2^-15.
 int32_t ArtifactDerivative(LossKind loss, int32_t sigma, int64_t z_q24, int y);
+// PIM-Opt's kernel: one product of the score, x w (x Q0.31, w Q.24) truncated on its own to Q.24.
+inline int64_t ArtifactProduct(int32_t x31, int32_t w) {
+  return (static_cast<int64_t>(x31) * w) >> kArtifactFeatureFracBits;
+}
 // PIM-Opt's kernel: one gradient term x d (x Q0.31, d Q.24) in G's unit (Q.31): shifted on its own, -1 dropped.
 inline int64_t ArtifactGradientTerm(int32_t x31, int64_t d) {
   const int64_t term = (static_cast<int64_t>(x31) * d) >> (kArtifactFeatureFracBits - fixed::kFeatureFracBits);

@@ -11,6 +11,7 @@
 #include <array>
 #include <chrono>
 #include <map>
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -129,6 +130,9 @@ class PimBackend final : public IBackend {
   void PushRowLists(const std::vector<std::vector<uint32_t>>& per_dpu_lists, uint32_t slots);
   void PushArgs(const std::vector<pimbackend::LinearKernelArgs>& args);
   void BroadcastModel(const std::vector<int32_t>& model);
+  // Pushes one model-sized vector per DPU (n_pad + 8 int32, zero-padded, filled by `fill`) to MRAM at `offset`.
+  void PushModelVectors(TransferKind kind, uint64_t offset,
+                        const std::function<void(uint32_t dpu, int32_t* vector)>& fill);
   void PullModels();
   void Launch();
   pimbackend::LinearKernelArgs BaseArgs() const;

@@ -66,29 +66,19 @@ CrossValidation CrossValidate(const RunConfig& config, const Dataset& train, Thr
   for (uint32_t f = 0; f < k; ++f) {
     std::vector<uint32_t> fit_rows, held_rows;
     for (uint32_t r = 0; r < train.num_rows(); ++r) (fold[r] == f ? held_rows : fit_rows).push_back(r);
-    RunData data;
-    data.train = train.SelectRows(fit_rows);
-    data.test = train.SelectRows(held_rows);
-    data.total_test_rows = held_rows.size();
-    data.partition = Partition::Whole(data.train.num_rows(), config.train.workers);
-    RunConfig fold_config = config;
-    fold_config.checkpoint.clear();
-    fold_config.resume = false;
-    fold_config.no_train_metrics = true;
-    fold_config.project_dpus = 0;
-    fold_config.project_rows_per_dpu = 0;
+    const Dataset fit = train.SelectRows(fit_rows), held = train.SelectRows(held_rows);
     // A fold's training part must still hold what the algorithm needs (e.g. GA-SGD's global batch).
     try {
-      fold_config.train.Validate(data.train.num_rows());
+      config.train.Validate(fit.num_rows());
     } catch (const ConfigError& e) {
-      throw ConfigError("--cv", StrCat("with ", k, " folds each training part has about ", data.train.num_rows(),
+      throw ConfigError("--cv", StrCat("with ", k, " folds each training part has about ", fit.num_rows(),
                                        " rows: ", e.what()));
     }
-    std::unique_ptr<IBackend> backend = MakeBackend(fold_config, pool);
-    TrainOptions options;
+    std::unique_ptr<IBackend> backend = MakeBackend(config, pool);
+    TrainOptions options;  // no checkpoints, no training-set metrics: only the held-out fold is scored
     options.eval_pool = &pool;
     options.evaluate_train = false;
-    const TrainResult result = Train(data.train, &*data.test, fold_config.train, *backend, options);
+    const TrainResult result = Train(fit, &held, config.train, *backend, options);
     cv.per_fold.push_back(*result.epochs.back().test);
     if (on_fold) on_fold(f, cv.per_fold.back());
   }

@@ -374,36 +374,31 @@ int RunProfileCommand(const std::string& name, const std::string& overrides, con
 // pimopt tune: cross-validates every setting of the grid, prints each, then trains the best as 'train' would.
 int RunTune(const RunConfig& base, const std::string& grid_text, const std::string& metric_name,
             const std::string& command_line) {
-  const std::vector<GridAxis> grid = ParseGrid(grid_text, base);
-  // The data is loaded once, for the grid's first setting (the base alone may not resolve: --rho with a grid
-  // over algo=ma,admm); every setting is resolved again in Tune.
-  RunConfig resolved = base;
-  for (const GridAxis& a : grid) SetParam(resolved, a.name, a.values.front());
-  for (const std::string& name : base.given) {
-    if (!RunParams().Applies(RunParams().Get(name), resolved)) resolved.given.erase(name);  // as Tune does
-  }
+  std::vector<GridSetting> settings = GridSettings(base, ParseGrid(grid_text, base));
+  // The data is loaded once, with the first setting (the base alone may not resolve: --rho with algo=ma,admm).
+  RunConfig resolved = settings.front().config;
   ResolveRunConfig(resolved, 1);
   const TuneMetric metric = metric_name == "auc" ? TuneMetric::kAuc : TuneMetric::kAccuracy;
   ThreadPool pool(resolved.threads);
   const RunData data = LoadRunData(resolved, SingleProcess(), pool);
-  size_t settings = 1;
-  for (const GridAxis& a : grid) settings *= a.values.size();
-  const uint32_t folds = base.cv_folds > 0 ? base.cv_folds : 5;
-  std::cout << "pimopt tune: " << settings << " settings x " << folds << " folds of " << data.train.source << " ("
-            << data.train.num_rows() << " rows), " << resolved.train.algorithm << " "
+  const uint32_t folds = resolved.cv_folds;
+  std::cout << "pimopt tune: " << settings.size() << " settings x " << folds << " folds of " << data.train.source
+            << " (" << data.train.num_rows() << " rows), " << resolved.train.algorithm << " "
             << LossName(resolved.train.objective.loss) << " on the " << resolved.backend << " backend; best by cv "
             << metric_name << std::endl;
-  auto setting_text = [](const TuneTrial& t, const char* sep, const char* prefix) {
+  // "reg=1e-5 lr=0.1" for the trials, "--reg 1e-5 --lr 0.1" for the best.
+  auto setting_text = [](const TuneTrial& t, bool as_flags) {
     std::string s;
-    for (const auto& [name, value] : t.setting) s += StrCat(s.empty() ? "" : sep, prefix, name, prefix[0] ? " " : "=", value);
+    for (const auto& [name, value] : t.setting) {
+      s += StrCat(s.empty() ? "" : " ", as_flags ? "--" : "", name, as_flags ? " " : "=", value);
+    }
     return s;
   };
-  const TuneResult result = Tune(base, grid, metric, data.train, pool, [&](const TuneTrial& t) {
-    std::cout << setting_text(t, " ", "") << ": " << FormatCrossValidation(t.cv) << std::endl;
+  const TuneResult result = Tune(std::move(settings), metric, data.train, pool, [&](const TuneTrial& t) {
+    std::cout << setting_text(t, false) << ": " << FormatCrossValidation(t.cv) << std::endl;
   });
   const TuneTrial& best = result.trials[result.best];
-  std::cout << "best: " << setting_text(best, " ", "--") << " (cv " << metric_name << " "
-            << (metric == TuneMetric::kAuc ? best.cv.mean.auc : best.cv.mean.accuracy)
+  std::cout << "best: " << setting_text(best, true) << " (cv " << metric_name << " " << TuneScore(best.cv, metric)
             << "); training it on all the training rows\n"
             << std::endl;
   // The report of the final training gets the tuning: every setting's cross-validated scores and the best.

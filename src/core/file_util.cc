@@ -62,4 +62,20 @@ std::string FormatDouble(double value) {
   return std::string(buf, res.ptr);
 }
 
+std::vector<std::string> SplitText(std::string_view text, char separator) {
+  std::vector<std::string> parts;
+  size_t start = 0;
+  while (true) {
+    const size_t end = text.find(separator, start);
+    parts.emplace_back(text.substr(start, end == std::string_view::npos ? std::string_view::npos : end - start));
+    if (end == std::string_view::npos) return parts;
+    start = end + 1;
+  }
+}
+
+std::string TrimSpaces(std::string_view text) {
+  const size_t b = text.find_first_not_of(" \t"), e = text.find_last_not_of(" \t");
+  return b == std::string_view::npos ? "" : std::string(text.substr(b, e - b + 1));
+}
+
 }  // namespace pimopt

@@ -20,18 +20,13 @@ namespace {
 
 std::vector<int> ParseClassList(const std::string& text) {
   std::vector<int> classes;
-  size_t pos = 0;
-  while (pos <= text.size()) {
-    size_t comma = text.find(',', pos);
-    if (comma == std::string::npos) comma = text.size();
-    const std::string item = text.substr(pos, comma - pos);
+  for (const std::string& item : SplitText(text, ',')) {
     char* end = nullptr;
     const long v = std::strtol(item.c_str(), &end, 10);
     if (item.empty() || *end != '\0' || v < 0 || v > 255) {
       throw ConfigError("--positive-classes", StrCat("'", item, "' is not a class number (0..255)"));
     }
     classes.push_back(static_cast<int>(v));
-    pos = comma + 1;
   }
   return classes;
 }
@@ -90,17 +85,12 @@ Spec ParseSpec(const std::string& spec) {
     }
     return s;
   }
-  size_t pos = 0;
-  while (pos <= rest.size()) {
-    size_t comma = rest.find(',', pos);
-    if (comma == std::string::npos) comma = rest.size();
-    const std::string item = rest.substr(pos, comma - pos);
+  for (const std::string& item : SplitText(rest, ',')) {
     const size_t eq = item.find('=');
     if (eq == std::string::npos || eq == 0) {
       throw ConfigError("--data", StrCat("'", spec, "': expected key=value, got '", item, "'"));
     }
     s.keys[item.substr(0, eq)] = item.substr(eq + 1);
-    pos = comma + 1;
   }
   return s;
 }

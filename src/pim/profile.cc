@@ -1,6 +1,7 @@
 #include "pimopt/pim/profile.h"
 
 #include "pimopt/core/error.h"
+#include "pimopt/core/file_util.h"
 
 namespace pimopt::pim {
 
@@ -420,12 +421,9 @@ void HardwareProfile::Validate() const {
 }
 
 void ApplyOverrides(HardwareProfile& p, const std::string& overrides) {
-  size_t pos = 0;
-  while (pos < overrides.size()) {
-    size_t comma = overrides.find(',', pos);
-    if (comma == std::string::npos) comma = overrides.size();
-    const std::string item = overrides.substr(pos, comma - pos);
-    pos = comma + 1;
+  std::vector<std::string> items = SplitText(overrides, ',');
+  if (items.back().empty()) items.pop_back();  // "" and a trailing comma give no item
+  for (const std::string& item : items) {
     const size_t eq = item.find('=');
     const std::string field = item.substr(0, eq);
     if (eq == std::string::npos || ProfileFields().Find(field) == nullptr) {

@@ -46,7 +46,8 @@ TEST(Tune, CrossValidatesEveryCombinationInOrderAndPicksTheBest) {
   // A huge L2 strength flattens the model: the small one must win, whatever the learning rate.
   const auto grid = ParseGrid("reg=5,1e-5;lr=0.05,0.1", base);
   int calls = 0;
-  const TuneResult r = Tune(base, grid, TuneMetric::kAccuracy, train, pool, [&](const TuneTrial&) { ++calls; });
+  const TuneResult r =
+      Tune(GridSettings(base, grid), TuneMetric::kAccuracy, train, pool, [&](const TuneTrial&) { ++calls; });
   EXPECT_EQ(calls, 4);
   ASSERT_EQ(r.trials.size(), 4u);
   EXPECT_EQ(r.trials[0].setting, (std::vector<std::pair<std::string, std::string>>{{"reg", "5"}, {"lr", "0.05"}}));
@@ -58,12 +59,12 @@ TEST(Tune, CrossValidatesEveryCombinationInOrderAndPicksTheBest) {
   EXPECT_DOUBLE_EQ(r.best_config.train.objective.l2, 1e-5);
   EXPECT_EQ(r.best_config.cv_folds, 0u);  // the final training does not cross-validate again
   // Deterministic: the same scores again.
-  const TuneResult again = Tune(base, grid, TuneMetric::kAccuracy, train, pool);
+  const TuneResult again = Tune(GridSettings(base, grid), TuneMetric::kAccuracy, train, pool);
   for (size_t i = 0; i < r.trials.size(); ++i) {
     EXPECT_EQ(again.trials[i].cv.mean.accuracy, r.trials[i].cv.mean.accuracy);
   }
   // By AUC: the same structure, the best by that metric.
-  const TuneResult by_auc = Tune(base, grid, TuneMetric::kAuc, train, pool);
+  const TuneResult by_auc = Tune(GridSettings(base, grid), TuneMetric::kAuc, train, pool);
   for (const TuneTrial& t : by_auc.trials) EXPECT_LE(t.cv.mean.auc, by_auc.trials[by_auc.best].cv.mean.auc);
 }
 
@@ -75,10 +76,11 @@ TEST(Tune, AFlagForSomeSettingsAppliesWhereItMeansSomething) {
   SetParam(base, "rho", "0.05");  // ADMM's only
   ThreadPool pool(2);
   const Dataset train = testing::SmallDense(300, 6, 2);
-  const TuneResult r = Tune(base, ParseGrid("algo=admm,ma", base), TuneMetric::kAccuracy, train, pool);
+  const TuneResult r =
+      Tune(GridSettings(base, ParseGrid("algo=admm,ma", base)), TuneMetric::kAccuracy, train, pool);
   ASSERT_EQ(r.trials.size(), 2u);
   try {
-    Tune(base, ParseGrid("algo=mbsgd,ma", base), TuneMetric::kAccuracy, train, pool);
+    GridSettings(base, ParseGrid("algo=mbsgd,ma", base));
     FAIL() << "--rho accepted by a grid without ADMM";
   } catch (const ConfigError& e) {
     EXPECT_NE(std::string(e.what()).find("--rho"), std::string::npos) << e.what();

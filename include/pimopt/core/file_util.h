@@ -1,7 +1,9 @@
-// Small file and number-formatting helpers shared by the readers and writers of every module.
+// Small file, text and number-formatting helpers shared by the readers and writers of every module.
 #pragma once
 
 #include <string>
+#include <string_view>
+#include <vector>
 
 namespace pimopt {
 
@@ -14,5 +16,9 @@ void CheckOutputPath(const std::string& path, const std::string& flag);
 // Formats a float so that parsing it back gives the same float (shortest form).
 std::string FormatFloat(float value);
 std::string FormatDouble(double value);
+// The parts of `text` between separators, empty ones included ("a,,b" -> a, "", b; "" -> one empty part).
+std::vector<std::string> SplitText(std::string_view text, char separator);
+// `text` without leading and trailing spaces and tabs.
+std::string TrimSpaces(std::string_view text);
 
 }  // namespace pimopt

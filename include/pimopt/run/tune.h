@@ -25,19 +25,34 @@ std::vector<GridAxis> ParseGrid(std::string_view text, const RunConfig& base);
 
 enum class TuneMetric { kAccuracy, kAuc };
 
+// One combination of the grid: `base` with one value of every axis, --cv defaulting to 5 folds, and the flags given
+// to `base` that do not apply to this combination dropped (--rho where algo=ma).
+struct GridSetting {
+  RunConfig config;
+  std::vector<std::pair<std::string, std::string>> setting;  // (name, value) per axis
+};
+
+// Every combination, in grid order (the last axis varies fastest). Throws ConfigError naming a flag given to `base`
+// that applies to no combination.
+std::vector<GridSetting> GridSettings(const RunConfig& base, const std::vector<GridAxis>& grid);
+
 struct TuneTrial {
   std::vector<std::pair<std::string, std::string>> setting;  // (name, value) per axis
   CrossValidation cv;
 };
 
 struct TuneResult {
-  std::vector<TuneTrial> trials;  // in grid order (the last axis varies fastest)
+  std::vector<TuneTrial> trials;  // in the settings' order
   size_t best = 0;                // index into trials
-  RunConfig best_config;          // `base` with the best setting, ready for RunTraining
+  RunConfig best_config;          // the best setting, resolved, ready for RunTraining
 };
 
-// Cross-validates every combination (base.cv_folds folds, 5 when unset) on `train`. `on_trial` is called after each.
-TuneResult Tune(const RunConfig& base, const std::vector<GridAxis>& grid, TuneMetric metric, const Dataset& train,
-                ThreadPool& pool, const std::function<void(const TuneTrial& trial)>& on_trial = {});
+// The mean cross-validated score that `metric` ranks by.
+double TuneScore(const CrossValidation& cv, TuneMetric metric);
+
+// Resolves and cross-validates every setting on `train`; the best by TuneScore (the first on a tie). `on_trial` is
+// called after each.
+TuneResult Tune(std::vector<GridSetting> settings, TuneMetric metric, const Dataset& train, ThreadPool& pool,
+                const std::function<void(const TuneTrial& trial)>& on_trial = {});
 
 }  // namespace pimopt

@@ -36,6 +36,12 @@ json TrafficToJson(const TrafficCounters& t) {
 }
 
 std::string Cell(double v) { return std::isfinite(v) ? StrCat(std::round(v * 1e4) / 1e4) : std::string("-"); }
+// v with exactly `digits` decimals (the cross-validation and stopping lines).
+std::string FormatFixed(double v, int digits) {
+  char buf[64];
+  std::snprintf(buf, sizeof(buf), "%.*f", digits, v);
+  return buf;
+}
 
 }  // namespace
 
@@ -310,14 +316,6 @@ std::string FormatMpiLine(int ranks, const TrainResult& result) {
                 "(all ranks)", ranks, mpi_s / epochs, static_cast<double>(result.traffic.mpi_bytes) / epochs);
   return buf;
 }
-
-namespace {
-std::string FormatFixed(double v, int digits) {
-  char buf[64];
-  std::snprintf(buf, sizeof(buf), "%.*f", digits, v);
-  return buf;
-}
-}  // namespace
 
 std::string FormatStop(const RunConfig& config, const TrainResult& result) {
   if (!result.converged || result.epochs.empty()) return "";

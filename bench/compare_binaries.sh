@@ -10,10 +10,16 @@ work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 cd "$work"
 runs=0 differing=0
+# Every training flag explicit (the defaults of a newer binary may differ; explicit flags must keep their meaning):
+# these three unless the configuration sets them.
 run() {
   runs=$((runs + 1))
-  "$old" train "$@" -q --out old.model --report old.json >old.out 2>&1 || { echo "old binary failed: $*"; cat old.out; }
-  "$new" train "$@" -q --out new.model --report new.json >new.out 2>&1 || { echo "new binary failed: $*"; cat new.out; }
+  local pinned=()
+  for flag in "--scale none" "--reg 1e-5" "--lr-schedule constant"; do
+    [[ " $* " == *" ${flag% *} "* ]] || pinned+=($flag)
+  done
+  "$old" train "${pinned[@]}" "$@" -q --out old.model --report old.json >old.out 2>&1 || { echo "old binary failed: $*"; cat old.out; }
+  "$new" train "${pinned[@]}" "$@" -q --out new.model --report new.json >new.out 2>&1 || { echo "new binary failed: $*"; cat new.out; }
   local same=1
   cmp -s <(grep -v '^#' old.model) <(grep -v '^#' new.model) || { echo "MODEL DIFFERS: $*"; same=0; }
   /usr/bin/python3 - <<'PY' || { echo "REPORT DIFFERS: $*"; same=0; }
@@ -33,17 +39,17 @@ for data in "dense:rows=3000,features=64,seed=4" "sparse:rows=6000,features=2000
   epochs=3
   [[ $data == fashion-mnist ]] && epochs=2
   run --data "$data" --epochs $epochs --algo sgd --lr 0.01
-  run --data "$data" --epochs $epochs --algo mbsgd
-  run --data "$data" --epochs $epochs --algo ga --workers 4 --batch 64
-  run --data "$data" --epochs $epochs --algo ma --workers 4 --batch 16 --local-steps 2
-  run --data "$data" --epochs $epochs --algo admm --workers 4 --batch 16 --rho 0.05 --l1 1e-4 --model svm
+  run --data "$data" --epochs $epochs --algo mbsgd --batch 64 --lr 0.1
+  run --data "$data" --epochs $epochs --algo ga --workers 4 --batch 64 --lr 0.1
+  run --data "$data" --epochs $epochs --algo ma --workers 4 --batch 16 --local-steps 2 --lr 0.1
+  run --data "$data" --epochs $epochs --algo admm --workers 4 --batch 16 --rho 0.05 --l1 1e-4 --model svm --lr 0.1
   run --data "$data" --epochs $epochs --algo ma --workers 4 --batch 16 --scale minmax --lr-schedule inverse-sqrt \
-    --lr-decay 1
+    --lr-decay 1 --lr 0.1
   for algo in ga ma admm; do
     run --data "$data" --epochs 2 --algo $algo --backend pim --dpus 16 --batch 32 --lr 0.05
   done
-  run --data "$data" --epochs 2 --algo ma --backend pim --dpus 8 --batch 16 --sigmoid float --tasklet-split features \
-    --profile prim-640 --tasklets 12
+  run --data "$data" --epochs 2 --algo ma --backend pim --dpus 8 --batch 16 --lr 0.1 --sigmoid float \
+    --tasklet-split features --profile prim-640 --tasklets 12
 done
 echo "$runs configurations, $differing differing"
 ((differing == 0))

@@ -14,6 +14,9 @@ import json
 import os
 import subprocess
 import sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from bench_util import with_study_settings  # noqa: E402
 import time
 
 import numpy as np
@@ -89,7 +92,7 @@ def pimopt_train(train, test, algo, batch, lr, reg, epochs, workers, seed, threa
         cmd += ["--test", test]
     if algo == "ga":
         cmd += ["--workers", str(workers)]
-    run(cmd)
+    run(with_study_settings(cmd))
     with open(report) as f:
         r = json.load(f)
     return r

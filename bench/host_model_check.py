@@ -19,6 +19,9 @@ import os
 import re
 import subprocess
 import sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from bench_util import with_study_settings  # noqa: E402
 import tempfile
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -63,7 +66,7 @@ def main():
             report = os.path.join(tmp, "r.json")
             run([args.pimopt, "train", "--backend", "pim", "--data", data, "--algo", algo, "--dpus", str(dpus),
                  "--epochs", "1", "--threads", str(args.threads), "--lr", "0.01", "-q", "--no-train-metrics",
-                 "--profile-set", profile_set, "--report", report] + extra)
+                 "--profile-set", profile_set, "--report", report] + with_study_settings(extra))
             with open(report) as f:
                 r = json.load(f)
             ph = r["time"]["phases_seconds"]

@@ -28,6 +28,9 @@ import shutil
 import subprocess
 import sys
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from bench_util import with_study_settings  # noqa: E402
+
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 OUT = os.path.join(ROOT, "bench", "out")
 
@@ -85,7 +88,8 @@ def main():
                 report = os.path.join(OUT, f"mpi_{data}_{algo}_{ranks}.json")
                 cmd = [args.pimopt, "train", "--data", train, "--test", test, "--algo", algo, "--workers",
                        str(args.workers), "--epochs", str(args.epochs), "--threads", "1", "--backend",
-                       args.backend, "--no-train-metrics", "-q", "--report", report, *train_args, *algo_args]
+                       args.backend, "--no-train-metrics", "-q", "--report", report,
+                       *with_study_settings([*train_args, *algo_args])]
                 if ranks > 1:
                     cmd = [mpirun, "-np", str(ranks), "--oversubscribe", "--bind-to", "none", *cmd]
                 run(cmd, env)

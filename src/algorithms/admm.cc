@@ -30,7 +30,7 @@ class Admm final : public Algorithm {
     ValidateLocalBatch(config, train_rows);
   }
   void Validate(const TrainConfig& config) const override {
-    if (config.lr * config.rho >= 1) {
+    if (!config.lr_is_auto() && config.lr * config.rho >= 1) {
       throw ConfigError(
           "--rho", StrCat("lr * rho = ", config.lr * config.rho, " must be < 1 (the proximal step would overshoot)"));
     }

@@ -13,7 +13,7 @@ namespace pimopt {
 namespace {
 
 constexpr char kMagic[8] = {'P', 'I', 'M', 'O', 'P', 'T', 'C', 'K'};
-constexpr uint32_t kVersion = 3;
+constexpr uint32_t kVersion = 4;
 
 template <typename T>
 void Put(std::string& out, T v) {
@@ -190,6 +190,11 @@ std::string SerializeCheckpoint(const Checkpoint& c) {
     PutString(body, value);
   }
   Put<int32_t>(body, c.epochs_done);
+  Put<double>(body, c.progress.lr_factor);
+  Put<int32_t>(body, c.progress.plateaus);
+  Put<double>(body, c.progress.last_objective);
+  Put<double>(body, c.progress.best_objective);
+  Put<int32_t>(body, c.progress.stale_epochs);
   PutString(body, c.backend);
   Put<uint32_t>(body, static_cast<uint32_t>(c.state.shared.size()));
   for (const auto& v : c.state.shared) PutVector(body, v);
@@ -235,6 +240,14 @@ Checkpoint ParseCheckpoint(const std::string& bytes, const std::string& name) {
     c.identity.options.emplace_back(std::move(option), GetString(in));
   }
   c.epochs_done = in.Get<int32_t>();
+  c.progress.lr_factor = in.Get<double>();
+  c.progress.plateaus = in.Get<int32_t>();
+  c.progress.last_objective = in.Get<double>();
+  c.progress.best_objective = in.Get<double>();
+  c.progress.stale_epochs = in.Get<int32_t>();
+  if (!(c.progress.lr_factor > 0 && c.progress.lr_factor <= 1) || c.progress.plateaus < 0 || c.progress.stale_epochs < 0) {
+    throw ParseError(name, "corrupt training progress (learning-rate factor or plateau count out of range)");
+  }
   c.backend = GetString(in);
   const auto shared = in.Get<uint32_t>();
   for (uint32_t i = 0; i < shared; ++i) c.state.shared.push_back(GetVector(in));

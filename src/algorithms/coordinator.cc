@@ -117,13 +117,53 @@ Partition PartOfRun(const Dataset& train, const TrainConfig& config, uint64_t to
   return part;
 }
 
+// The facts --batch, --lr and --reg auto are derived from, over all processes' rows. The squared norms are summed
+// per worker shard (the shards do not depend on the processes) and the shards' sums in worker order, so every
+// split of the workers into processes gives the same bits.
+TrainDataFacts FactsOf(const Dataset& train, const Partition& part, Communicator& comm) {
+  std::vector<double> shard_sums;
+  for (const Shard& shard : LocalShards(part)) {
+    double sum = 0;
+    for (uint64_t row = shard.begin; row < shard.end; ++row) {
+      if (train.is_sparse()) {
+        const CsrMatrix& m = train.csr();
+        for (uint64_t k = m.row_ptr[row]; k < m.row_ptr[row + 1]; ++k) sum += static_cast<double>(m.val[k]) * m.val[k];
+      } else {
+        const float* x = train.dense_row(row);
+        for (size_t j = 0; j < train.num_features(); ++j) sum += static_cast<double>(x[j]) * x[j];
+      }
+    }
+    shard_sums.push_back(sum);
+  }
+  const std::vector<std::byte> all = comm.Gather(std::as_bytes(std::span<const double>(shard_sums)), 0);
+  double total = 0;
+  if (comm.rank() == 0) {
+    PIMOPT_CHECK(all.size() == sizeof(double) * static_cast<size_t>(part.total_workers));
+    for (int k = 0; k < part.total_workers; ++k) {
+      double s;
+      std::memcpy(&s, all.data() + sizeof(double) * k, sizeof(double));
+      total += s;
+    }
+  }
+  comm.BroadcastValue(total, 0);
+  TrainDataFacts facts;
+  facts.rows = part.total_rows;
+  facts.mean_row_sq_norm = total / static_cast<double>(part.total_rows);
+  return facts;
+}
+
+struct Resumed {
+  int epochs_done = 0;
+  TrainProgress progress;
+};
+
 // With --resume and an existing checkpoint of this run: restores this process's workers' state and returns the
-// epochs it holds; else 0.
-int ResumeFromCheckpoint(const TrainOptions& options, const RunIdentity& identity, const TrainConfig& config,
+// epochs it holds and where the schedule stood; else 0 epochs.
+Resumed ResumeFromCheckpoint(const TrainOptions& options, const RunIdentity& identity, const TrainConfig& config,
                          const Partition& part, IBackend& backend, Communicator& comm) {
-  if (!options.resume || options.checkpoint_path.empty()) return 0;
+  if (!options.resume || options.checkpoint_path.empty()) return {};
   std::optional<Checkpoint> checkpoint = ReadCheckpointOnRoot(options.checkpoint_path, comm);
-  if (!checkpoint) return 0;
+  if (!checkpoint) return {};
   const std::string mismatch = ResumeMismatch(*checkpoint, identity, backend.name());
   if (!mismatch.empty()) {
     throw ConfigError("--resume", StrCat(options.checkpoint_path, ": the checkpoint belongs to another run: ", mismatch,
@@ -132,6 +172,11 @@ int ResumeFromCheckpoint(const TrainOptions& options, const RunIdentity& identit
   if (checkpoint->epochs_done >= config.epochs) {
     throw ConfigError("--epochs", StrCat("the checkpoint already holds ", checkpoint->epochs_done,
                                          " epochs; raise --epochs to train further"));
+  }
+  if (config.schedule == LrSchedule::kPlateau && checkpoint->progress.plateaus >= TrainConfig::kPlateauStops) {
+    throw ConfigError("--resume", StrCat(options.checkpoint_path, ": the checkpoint's run already stopped at its ",
+                                         TrainConfig::kPlateauStops, "th plateau (epoch ", checkpoint->epochs_done,
+                                         "); start afresh without --resume to train with other settings"));
   }
   if (checkpoint->state.per_worker.size() != static_cast<size_t>(config.workers)) {
     throw InputError(StrCat(options.checkpoint_path, ": the checkpoint holds ", checkpoint->state.per_worker.size(),
@@ -143,7 +188,7 @@ int ResumeFromCheckpoint(const TrainOptions& options, const RunIdentity& identit
     mine.per_worker.push_back(std::move(checkpoint->state.per_worker[part.first_worker + k]));
   }
   backend.RestoreState(mine);
-  return checkpoint->epochs_done;
+  return {checkpoint->epochs_done, checkpoint->progress};
 }
 
 // What one epoch cost: the backend's phase times and traffic, and the collectives' time and bytes, as differences of
@@ -199,22 +244,28 @@ TrainResult Train(const Dataset& train, const Dataset* test, const TrainConfig& 
   config.ResolveDefaults();
   const uint64_t total_rows = options.partition ? options.partition->total_rows : comm.SumU64(train.num_rows());
   if (total_rows == 0) throw InputError("training set is empty");
-  config.Validate(total_rows);
+  config.CheckWorkers(total_rows);
   config.CheckProcesses(comm.size());
-  auto algorithm = MakeAlgorithm(config.algorithm);
   const Partition part = PartOfRun(train, config, total_rows, options, comm);
+  config.ResolveAuto(FactsOf(train, part, comm));
+  config.Validate(total_rows);
+  auto algorithm = MakeAlgorithm(config.algorithm);
   backend.Setup(train, config, part, comm);
 
   TrainResult result;
+  result.config = config;
   result.partition = part;
   RunIdentity identity;
   if (!options.checkpoint_path.empty()) {
     identity.options = options.resume_options.empty() ? TrainResumeOptions(config) : options.resume_options;
     identity.data = FingerprintTrainingData(train, part, comm);
   }
-  result.resumed_from_epoch = ResumeFromCheckpoint(options, identity, config, part, backend, comm);
+  const Resumed resumed = ResumeFromCheckpoint(options, identity, config, part, backend, comm);
+  result.resumed_from_epoch = resumed.epochs_done;
+  TrainProgress progress = resumed.progress;
   for (int epoch = result.resumed_from_epoch; epoch < config.epochs; ++epoch) {
     const int done = epoch + 1;
+    config.lr_factor = progress.lr_factor;
     EpochRecord record;
     record.epoch = done;
     record.lr = config.LearningRate(epoch);
@@ -225,7 +276,7 @@ TrainResult Train(const Dataset& train, const Dataset* test, const TrainConfig& 
     meter.Record(record);
     result.model = backend.ExportModel();
     CheckFinite(result.model, done);
-    if (options.evaluate_train || done == config.epochs || config.tol > 0) {
+    if (options.evaluate_train || done == config.epochs || config.watches_objective()) {
       record.train = EvaluateAcross(result.model, train, config.objective, options.eval_pool, comm);
     }
     if (test) record.test = EvaluateAcross(result.model, *test, config.objective, options.eval_pool, comm);
@@ -237,18 +288,43 @@ TrainResult Train(const Dataset& train, const Dataset* test, const TrainConfig& 
     result.traffic.from_workers_bytes += record.traffic.from_workers_bytes;
     result.traffic.mpi_bytes += record.traffic.mpi_bytes;
     if (comm.size() > 1) result.phase_seconds["mpi_comm"] += record.phase_seconds["mpi_comm"];
-    // The stopping rule (the objective is summed over all ranks: every rank stops at the same epoch).
-    if (config.tol > 0 && !result.epochs.empty()) {
-      const double before = result.epochs.back().train.objective, now = record.train.objective;
-      result.last_relative_change = std::fabs(before - now) / std::max(std::fabs(now), 1e-300);
-      result.converged = result.last_relative_change < config.tol;
+    // The stopping rule and the plateau schedule (the objective is summed over all ranks: every rank decides the
+    // same).
+    if (config.watches_objective()) {
+      const double before = progress.last_objective, now = record.train.objective;
+      if (std::isfinite(before)) {
+        result.last_relative_change = std::fabs(before - now) / std::max(std::fabs(now), 1e-300);
+        if (config.schedule == LrSchedule::kPlateau) {
+          // An epoch that lowers the best objective so far by less than tol (relative) is stale; kPlateauPatience
+          // stale epochs in a row are a plateau.
+          const double gain = (progress.best_objective - now) / std::max(std::fabs(now), 1e-300);
+          progress.stale_epochs = gain < config.tol ? progress.stale_epochs + 1 : 0;
+          if (progress.stale_epochs >= TrainConfig::kPlateauPatience) {
+            progress.stale_epochs = 0;
+            ++progress.plateaus;
+            record.plateau = true;
+            if (progress.plateaus >= TrainConfig::kPlateauStops) {
+              result.converged = true;
+            } else {
+              progress.lr_factor /= TrainConfig::kPlateauDrop;
+            }
+          }
+        } else {
+          result.converged = result.last_relative_change < config.tol;
+        }
+      }
+      progress.last_objective = now;
+      progress.best_objective = std::isfinite(progress.best_objective) ? std::min(progress.best_objective, now) : now;
     }
+    result.plateaus = progress.plateaus;
     if (options.on_epoch) options.on_epoch(record);
     result.epochs.push_back(std::move(record));
     if (!options.checkpoint_path.empty() && options.checkpoint_every > 0 &&
         (done % options.checkpoint_every == 0 || done == config.epochs || result.converged)) {
       BackendState state = GatherState(backend.SaveState(), comm, config.workers);
-      if (comm.rank() == 0) WriteCheckpoint({identity, done, backend.name(), std::move(state)}, options.checkpoint_path);
+      if (comm.rank() == 0) {
+        WriteCheckpoint({identity, done, progress, backend.name(), std::move(state)}, options.checkpoint_path);
+      }
       comm.Barrier();  // every rank returns after the checkpoint exists
     }
     if (options.after_epoch) options.after_epoch(done);

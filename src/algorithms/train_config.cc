@@ -2,6 +2,7 @@
 
 #include <cmath>
 #include <cstdlib>
+#include <limits>
 
 #include "pimopt/algorithms/algorithm.h"
 #include "pimopt/core/error.h"
@@ -69,26 +70,41 @@ ParamTable<TrainConfig> MakeTrainParams() {
       .Group(algorithm)
       .Help("K workers = K data shards (ga, ma, admm; sgd and mbsgd run on 1); under mpirun the total over all "
             "ranks, at least one per rank");
-  t.Add("epochs", &TrainConfig::epochs, 10).Min(1).Unit("epochs").MayChangeOnResume().Group(algorithm).Help(
-      "global epochs (a resumed run may raise it)");
-  t.Add("tol", &TrainConfig::tol, 0.0)
+  t.Add("epochs", &TrainConfig::epochs, 100).Min(1).Unit("epochs").MayChangeOnResume().Group(algorithm).Help(
+      "the most global epochs (a resumed run may raise it); the plateau schedule and --tol may stop earlier");
+  t.Add("tol", &TrainConfig::tol, TrainConfig::kAutoTol)
       .Min(0)
+      .Auto(TrainConfig::kAutoTol)
       .MayChangeOnResume()
-      .DefaultNote("0 = run every epoch")
       .Group(algorithm)
-      .Help("stop before --epochs once the training objective F changes by less than this over an epoch, "
-            "|F(e-1) - F(e)| / |F(e)| < tol (the training set is then evaluated every epoch; the report says why "
-            "the run stopped)");
-  t.Add("batch", &TrainConfig::batch, 0)
+      .Help(StrCat("the stopping tolerance on the training objective F's relative change over an epoch: with "
+                   "--lr-schedule plateau, epochs with (F_best - F(e)) / |F(e)| < tol count towards a plateau; with "
+                   "the other schedules the run stops once |F(e-1) - F(e)| / |F(e)| < tol (0: never). auto: ",
+                   FormatDouble(TrainConfig::kPlateauTol), " with the plateau schedule, else 0. The report says "
+                   "why the run stopped"));
+  t.Add("batch", &TrainConfig::batch, TrainConfig::kAutoBatch)
       .Min(1)
+      .Auto(TrainConfig::kAutoBatch)
       .Unit("rows")
-      .DefaultNote([] { return PerAlgorithm([](const AlgorithmTraits& a) { return a.default_batch; }); })
       .Group(algorithm)
-      .Help("rows per step: the global batch (mbsgd, ga) or the local batch of each worker (ma, admm); sgd only 1");
-  t.Add("lr", &TrainConfig::lr, 0.1).Positive().Group(algorithm).Help(
-      "learning rate, any positive value (lr * reg < 1)");
-  t.AddChoice("lr-schedule", &TrainConfig::schedule, LrSchedule::kConstant,
+      .Help(StrCat("rows per step: the global batch (mbsgd, ga) or the local batch of each worker (ma, admm); sgd only "
+                   "1. auto: ", PerAlgorithm([](const AlgorithmTraits& a) { return a.default_batch; }),
+                   "; less (a power of 2) when the training set is so small that an epoch would have fewer than ",
+                   TrainConfig::kAutoMinSteps, " steps"));
+  t.Add("lr", &TrainConfig::lr, TrainConfig::kAutoLr)
+      .Positive()
+      .Auto(TrainConfig::kAutoLr)
+      .Group(algorithm)
+      .Help("learning rate (lr * reg < 1); auto: from the training set's mean squared row norm, the loss and the "
+            "batch (docs/algorithms.md \"Defaults\")");
+  t.AddChoice("lr-schedule", &TrainConfig::schedule, LrSchedule::kAuto,
               std::vector<std::pair<ParamChoice, LrSchedule>>{
+                  {{"auto", "plateau with --lr auto, constant with a given --lr", {}}, LrSchedule::kAuto},
+                  {{"plateau",
+                    "lr until 3 epochs in a row lower the best training objective by less than --tol (relative), then "
+                    "lr / 4; the run stops at the 4th such plateau",
+                    {}},
+                   LrSchedule::kPlateau},
                   {{"constant", "lr in every epoch", {}}, LrSchedule::kConstant},
                   {{"inverse", "lr / (1 + decay e) in epoch e", {}}, LrSchedule::kInverse},
                   {{"inverse-sqrt", "lr / sqrt(1 + decay e) in epoch e", {}}, LrSchedule::kInverseSqrt}})
@@ -100,10 +116,12 @@ ParamTable<TrainConfig> MakeTrainParams() {
       .AppliesWhen("lr-schedule", {"inverse", "inverse-sqrt"})
       .Group(algorithm)
       .Help("decay rate of the inverse schedules");
-  t.Add("reg", [](auto& c) -> auto& { return c.objective.l2; }, 1e-5)
+  t.Add("reg", [](auto& c) -> auto& { return c.objective.l2; }, TrainConfig::kAutoReg)
       .Min(0)
+      .Auto(TrainConfig::kAutoReg)
       .Group(algorithm)
-      .Help("L2 strength lambda: objective + lambda/2 ||w||^2 (the bias is not regularized)");
+      .Help("L2 strength lambda: objective + lambda/2 ||w||^2 (the bias is not regularized); auto: 1 / training rows, "
+            "the objective of LIBLINEAR's C = 1");
   t.Add("l1", [](auto& c) -> auto& { return c.objective.l1; }, 0.0)
       .Min(0)
       .AppliesWhen("algo", {"admm"})
@@ -168,42 +186,82 @@ TrainConfig::TrainConfig() { TrainParams().ApplyDefaults(*this); }
 const AlgorithmTraits& TrainConfig::traits() const { return FindAlgorithm(algorithm); }
 
 void TrainConfig::ResolveDefaults() {
-  const AlgorithmTraits& t = traits();
-  if (workers == 0) workers = t.default_workers;
-  if (batch == 0) batch = t.default_batch;
+  if (workers == 0) workers = traits().default_workers;
+  if (schedule == LrSchedule::kAuto) schedule = lr_is_auto() ? LrSchedule::kPlateau : LrSchedule::kConstant;
+  if (tol == kAutoTol) tol = schedule == LrSchedule::kPlateau ? kPlateauTol : 0.0;
+}
+
+uint64_t AutoBatch(const TrainConfig& config, uint64_t train_rows) {
+  const AlgorithmTraits& t = config.traits();
+  const uint64_t workers = static_cast<uint64_t>(std::max(config.workers, 1));
+  // Rows one worker's step draws from: a worker's shard for local batches, all rows for a global batch.
+  const uint64_t pool = t.batch_meaning == BatchMeaning::kLocalPerWorker ? train_rows / workers : train_rows;
+  uint64_t batch = 1;
+  while (batch * 2 <= t.default_batch && batch * 2 * TrainConfig::kAutoMinSteps <= pool) batch *= 2;
+  if (t.default_batch < batch) batch = t.default_batch;
+  if (t.distributed && t.batch_meaning == BatchMeaning::kGlobal) {  // GA-SGD: B/K rows each, at least one
+    batch = std::max<uint64_t>(workers, batch / workers * workers);
+  }
+  return batch;
+}
+
+double AutoLearningRate(const TrainConfig& config, const TrainDataFacts& facts) {
+  const double smoothness = config.objective.loss == LossKind::kLogistic ? 0.25 : 1.0;
+  const double bias = config.objective.fit_bias ? 1.0 : 0.0;
+  double lr = std::sqrt(static_cast<double>(config.batch)) / (4 * smoothness * (facts.mean_row_sq_norm + bias));
+  if (!std::isfinite(lr) || lr <= 0) lr = 1;  // rows of zeros only
+  // lr * reg < 1 and (ADMM) lr * rho < 1 with room to spare.
+  double decay = config.objective.l2;
+  if (TrainParams().Applies(TrainParams().Get("rho"), config)) decay = std::max(decay, config.rho);
+  return decay > 0 ? std::min(lr, 0.5 / decay) : lr;
+}
+
+void TrainConfig::ResolveAuto(const TrainDataFacts& facts) {
+  if (batch == kAutoBatch) batch = AutoBatch(*this, facts.rows);
+  if (reg_is_auto()) objective.l2 = 1.0 / static_cast<double>(std::max<uint64_t>(facts.rows, 1));
+  if (lr_is_auto()) lr = AutoLearningRate(*this, facts);
 }
 
 double TrainConfig::LearningRate(int epoch) const {
   switch (schedule) {
+    case LrSchedule::kAuto:  // resolved before training (ResolveDefaults)
     case LrSchedule::kConstant:
-      return lr;
+    case LrSchedule::kPlateau:
+      return lr * lr_factor;
     case LrSchedule::kInverse:
-      return lr / (1.0 + lr_decay * epoch);
+      return lr * lr_factor / (1.0 + lr_decay * epoch);
     case LrSchedule::kInverseSqrt:
-      return lr / std::sqrt(1.0 + lr_decay * epoch);
+      return lr * lr_factor / std::sqrt(1.0 + lr_decay * epoch);
   }
   return lr;
 }
 
-void TrainConfig::Validate(uint64_t train_rows) const {
-  TrainParams().CheckValues(*this);
+void TrainConfig::CheckWorkers(uint64_t train_rows) const {
   if (static_cast<uint64_t>(workers) > train_rows) {
     throw ConfigError("--workers", StrCat(workers, " workers for only ", train_rows, " training rows"));
   }
+}
+
+void TrainConfig::Validate(uint64_t train_rows) const {
+  TrainParams().CheckValues(*this);
+  CheckWorkers(train_rows);
   ValidateWithoutData();
   MakeAlgorithm(algorithm)->ValidateForData(*this, train_rows);
 }
 
 void TrainConfig::ValidateWithoutData() const {
   TrainParams().CheckValues(*this);
-  if (lr * objective.l2 >= 1) {
+  if (!lr_is_auto() && !reg_is_auto() && lr * objective.l2 >= 1) {
     throw ConfigError("--lr", StrCat("lr * reg = ", lr * objective.l2, " must be < 1 (the L2 step would flip w)"));
   }
   if (!(std::isfinite(objective.positive_weight) && objective.positive_weight > 0 &&
         std::isfinite(objective.negative_weight) && objective.negative_weight > 0)) {
     throw ConfigError("--class-weights", "class weights must be positive finite numbers");
   }
-  MakeAlgorithm(algorithm)->Validate(*this);
+  // The algorithm's rules on the batch it would get when the data does not make it smaller.
+  TrainConfig probe = *this;
+  if (probe.batch == kAutoBatch) probe.batch = AutoBatch(probe, std::numeric_limits<uint64_t>::max());
+  MakeAlgorithm(algorithm)->Validate(probe);
 }
 
 void TrainConfig::CheckProcesses(int processes) const {

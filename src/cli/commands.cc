@@ -426,6 +426,12 @@ int RunCli(int argc, char** argv) {
   ParamFlags train_flags;
   CLI::App* train_cmd = app.add_subcommand("train", "train a linear classifier ('pimopt params' lists every flag)");
   train_flags.Add(train_cmd, RunParams());
+  train_cmd->footer(
+      "With no training flags (every 'auto'): features scaled to [0, 1] (folded back into the saved model), reg = "
+      "1 / rows (LIBLINEAR's C = 1), batch and learning rate from the data, the rate divided by 4 at each plateau of "
+      "the training objective and the run stopped at the 4th (--epochs is the bound); the chosen values and the "
+      "reason to stop are printed and in the report. A given --lr is a constant rate for --epochs epochs. "
+      "docs/algorithms.md \"Defaults\"; 'pimopt tune' selects --reg (or any parameter) by cross-validation.");
 
   ParamFlags tune_flags;
   std::string tune_grid, tune_metric = "accuracy";

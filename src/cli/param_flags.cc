@@ -40,8 +40,9 @@ std::string TypeName(const ParamInfo& info) {
 
 std::string Values(const ParamInfo& info) {
   if (info.type == ParamType::kChoice) return info.ChoicesText();
-  std::string text = info.BoundsText();
+  std::string text = info.NumberBoundsText();
   if (!info.unit.empty()) text += (text.empty() ? "" : " ") + info.unit;
+  if (info.auto_value) text += text.empty() ? "auto" : " or auto";
   return text;
 }
 

@@ -59,12 +59,17 @@ const char* ParamTypeName(ParamType type) {
 
 std::string ParamInfo::DefaultText() const {
   if (default_note) return default_note();
-  const std::string text = FormatParamValue(default_value);
+  const std::string text = Format(default_value);
   if (type == ParamType::kFlag) return std::get<bool>(default_value) ? "on" : "off";
   return text.empty() ? "-" : text;
 }
 
 std::string ParamInfo::BoundsText() const {
+  const std::string bounds = NumberBoundsText();
+  return auto_value && !bounds.empty() ? StrCat(bounds, " or auto") : bounds;
+}
+
+std::string ParamInfo::NumberBoundsText() const {
   auto lower = [&] { return StrCat(min_exclusive ? "> " : ">= ", Number(*min)); };
   auto upper = [&] { return StrCat(max_exclusive ? "< " : "<= ", Number(*max)); };
   if (min && max) {
@@ -107,7 +112,12 @@ std::string FormatParamValue(const ParamValue& value) {
       value);
 }
 
+std::string ParamInfo::Format(const ParamValue& value) const {
+  return IsAuto(value) ? "auto" : FormatParamValue(value);
+}
+
 void CheckParamValue(const ParamInfo& info, const ParamValue& value) {
+  if (info.IsAuto(value)) return;
   switch (info.type) {
     case ParamType::kInt:
       CheckNumber(info, static_cast<double>(std::get<int64_t>(value)), std::to_string(std::get<int64_t>(value)));
@@ -143,6 +153,7 @@ ParamValue ParseParamValue(const ParamInfo& info, std::string_view text) {
     if (res.ec == std::errc::result_out_of_range) throw ConfigError(info.Flag(), StrCat(shown, " is out of range"));
     return parsed;
   };
+  if (info.auto_value && text == "auto") return *info.auto_value;
   ParamValue value;
   switch (info.type) {
     case ParamType::kFlag:
@@ -187,6 +198,9 @@ ParamValue ParseParamValue(const ParamInfo& info, std::string_view text) {
       }
       break;
     }
+  }
+  if (info.IsAuto(value)) {  // the sentinel as a number is no "auto"
+    throw ConfigError(info.Flag(), StrCat(shown, " is out of range: must be ", info.BoundsText()));
   }
   CheckParamValue(info, value);
   return value;

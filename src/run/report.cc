@@ -5,6 +5,7 @@
 
 #include "pimopt/algorithms/algorithm.h"
 #include "pimopt/core/atomic_file.h"
+#include "pimopt/core/file_util.h"
 #include "pimopt/run/pipeline.h"
 
 namespace pimopt {
@@ -49,7 +50,9 @@ json ConfigToJson(const RunConfig& config) {
   json out = json::object();
   const ParamTable<RunConfig>& table = RunParams();
   for (const auto& e : table.entries()) {
-    if (table.Applies(e, config)) out[e.info.name] = ValueToJson(e.get(config));
+    if (!table.Applies(e, config)) continue;
+    const ParamValue value = e.get(config);
+    out[e.info.name] = e.info.IsAuto(value) ? json("auto") : ValueToJson(value);
   }
   return out;
 }
@@ -119,11 +122,18 @@ json BuildReport(const ReportInputs& in) {
   for (const auto& [key, value] : in.backend_counters) report["backend_counters"][key] = value;
   report["resumed_from_epoch"] = result.resumed_from_epoch;
   const int last_epoch = result.epochs.empty() ? result.resumed_from_epoch : result.epochs.back().epoch;
-  report["stopped"] = {{"reason", result.converged ? "tolerance" : "epochs"},
+  const bool plateau = result.config.schedule == LrSchedule::kPlateau;
+  report["stopped"] = {{"reason", !result.converged ? "epochs" : plateau ? "plateau" : "tolerance"},
                        {"epoch", last_epoch},
                        {"max_epochs", config.train.epochs},
-                       {"tol", config.train.tol},
+                       {"tol", result.config.tol},
+                       {"plateaus", result.plateaus},
                        {"relative_objective_change", Number(result.last_relative_change)}};
+  // What --lr auto and --reg auto became (the values the run trained with).
+  report["resolved"] = {{"lr", result.config.lr},
+                        {"reg", result.config.objective.l2},
+                        {"workers", result.config.workers},
+                        {"batch", result.config.batch}};
   if (in.projection) {
     const PimProjection& p = *in.projection;
     report["projection"] = {{"dpus", p.dpus},
@@ -198,7 +208,8 @@ std::string FormatRunHeader(const RunConfig& c, const RunData& d, int threads, i
                          d.train.is_sparse() ? "sparse" : "dense", ")");
   if (d.test) s += StrCat(", test ", d.test->source, " (", d.test->num_rows(), " rows)");
   s += StrCat("\n  backend ", c.backend, ", workers ", c.train.workers, ", threads ", threads, ", batch ",
-              c.train.batch, ", lr ", c.train.lr, ", reg ", c.train.objective.l2, ", epochs ", c.train.epochs,
+              TrainParams().GetText(c.train, "batch"), ", lr ", TrainParams().GetText(c.train, "lr"), ", reg ",
+              TrainParams().GetText(c.train, "reg"), ", epochs ", c.train.epochs,
               ", seed ", c.train.seed, "\n");
   if (ranks > 1) {
     s += StrCat("  mpi: ", ranks, " ranks; rank 0 holds ", d.train.num_rows(), " training rows (shown above) of ",
@@ -318,10 +329,28 @@ std::string FormatMpiLine(int ranks, const TrainResult& result) {
 }
 
 std::string FormatStop(const RunConfig& config, const TrainResult& result) {
-  if (!result.converged || result.epochs.empty()) return "";
-  return StrCat("converged after epoch ", result.epochs.back().epoch, " of ", config.train.epochs,
-                ": the training objective changed by ", FormatFixed(100 * result.last_relative_change, 4),
-                "% (< --tol ", config.train.tol, ")");
+  std::string s;
+  auto number = [](double v) {
+    char buf[32];
+    std::snprintf(buf, sizeof(buf), "%.4g", v);
+    return std::string(buf);
+  };
+  std::vector<std::string> resolved;
+  if (config.train.batch == TrainConfig::kAutoBatch) resolved.push_back(StrCat("batch ", result.config.batch));
+  if (config.train.lr_is_auto()) resolved.push_back(StrCat("lr ", number(result.config.lr)));
+  if (config.train.reg_is_auto()) resolved.push_back(StrCat("reg ", number(result.config.objective.l2)));
+  for (size_t i = 0; i < resolved.size(); ++i) s += StrCat(i == 0 ? "auto: " : ", ", resolved[i]);
+  if (!result.converged || result.epochs.empty()) return s;
+  if (!s.empty()) s += "\n";
+  if (result.config.schedule == LrSchedule::kPlateau) {
+    return s + StrCat("converged after epoch ", result.epochs.back().epoch, " of ", config.train.epochs, ": plateau ",
+                      result.plateaus, " of ", TrainConfig::kPlateauStops, " (", TrainConfig::kPlateauPatience,
+                      " epochs in a row lowered the best training objective by less than --tol ", result.config.tol,
+                      ")");
+  }
+  return s + StrCat("converged after epoch ", result.epochs.back().epoch, " of ", config.train.epochs,
+                    ": the training objective changed by ", FormatFixed(100 * result.last_relative_change, 4),
+                    "% (< --tol ", result.config.tol, ")");
 }
 
 std::string FormatFoldLine(uint32_t fold, uint32_t folds, const Metrics& m) {

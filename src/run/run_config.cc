@@ -29,11 +29,11 @@ ParamTable<RunConfig> MakeRunParams() {
       .DefaultNote("none")
       .Group(data)
       .Help("hold out a seeded random fraction of --data as the test set (instead of --test)");
-  t.AddChoice("scale", &RunConfig::scale, ScaleChoice::kNone,
+  t.AddChoice("scale", &RunConfig::scale, ScaleChoice::kMinMax,
               std::vector<std::pair<ParamChoice, ScaleChoice>>{
-                  {{"none", "features as they are", {}}, ScaleChoice::kNone},
                   {{"minmax", "each feature to [0, 1] by the training set's range (sparse: divided by max |x|)", {}},
-                   ScaleChoice::kMinMax}})
+                   ScaleChoice::kMinMax},
+                  {{"none", "features as they are", {}}, ScaleChoice::kNone}})
       .Noun("scaling")
       .Group(data)
       .Help("per-feature scaling fitted on the training set; the saved model (--out, --liblinear-out) has it "

@@ -148,5 +148,56 @@ TEST(Checkpoint, WrittenWhereToleranceStopsTheRun) {
   EXPECT_EQ(ReadCheckpoint(path).epochs_done, r.epochs.back().epoch);
 }
 
+// Under the plateau schedule (every default) a resumed run continues with the rate the plateaus left and the same
+// count of stale epochs: interrupted after its first plateau, it ends where the uninterrupted run ends, bit for bit.
+TEST(Checkpoint, ResumeKeepsThePlateauSchedulesState) {
+  const Dataset data = testing::SmallDense(900, 16, 4);
+  for (const std::string backend_kind : {"cpu", "pim"}) {
+    testing::TempDir dir;
+    const std::string path = dir.Path("plateau.ckpt");
+    ThreadPool pool(2);
+    TrainConfig c;
+    c.algorithm = "ma";
+    c.workers = 4;
+    auto full_backend = MakeBackend(backend_kind, pool);
+    const TrainResult full = Train(data, nullptr, c, *full_backend, {});
+    ASSERT_TRUE(full.converged) << backend_kind;
+    int first_plateau = 0;
+    for (const EpochRecord& e : full.epochs) {
+      if (e.plateau) {
+        first_plateau = e.epoch;
+        break;
+      }
+    }
+    ASSERT_GT(first_plateau, 0);
+    ASSERT_LT(first_plateau + 1, full.epochs.back().epoch);
+    TrainOptions first;
+    first.checkpoint_path = path;
+    first.checkpoint_every = 1;
+    TrainConfig part = c;
+    part.epochs = first_plateau + 1;  // one epoch at the lowered rate, one stale epoch counted
+    auto b1 = MakeBackend(backend_kind, pool);
+    Train(data, nullptr, part, *b1, first);
+    TrainOptions resume = first;
+    resume.resume = true;
+    auto b2 = MakeBackend(backend_kind, pool);
+    const TrainResult resumed = Train(data, nullptr, c, *b2, resume);
+    EXPECT_EQ(resumed.resumed_from_epoch, first_plateau + 1);
+    EXPECT_EQ(resumed.epochs.back().epoch, full.epochs.back().epoch) << backend_kind;
+    EXPECT_EQ(resumed.epochs.front().lr, full.epochs[first_plateau + 1].lr) << backend_kind;
+    EXPECT_EQ(resumed.plateaus, full.plateaus);
+    EXPECT_EQ(resumed.model.weights, full.model.weights) << backend_kind;
+    EXPECT_EQ(resumed.model.bias, full.model.bias) << backend_kind;
+    // A run that already stopped at its last plateau does not resume.
+    auto b3 = MakeBackend(backend_kind, pool);
+    try {
+      Train(data, nullptr, c, *b3, resume);
+      ADD_FAILURE() << "resumed a finished run";
+    } catch (const ConfigError& e) {
+      EXPECT_NE(std::string(e.what()).find("already stopped at its"), std::string::npos) << e.what();
+    }
+  }
+}
+
 }  // namespace
 }  // namespace pimopt

@@ -28,10 +28,11 @@ TEST(TrainConfigValidation, EveryRuleNamesItsFlag) {
   c.lr = std::nan("");
   ExpectConfigError(c, "--lr");
   c = {};
+  c.lr = 0.1;
   c.objective.l2 = 20;  // lr * reg >= 1
   ExpectConfigError(c, "--lr");
   c = {};
-  c.objective.l2 = -1;
+  c.objective.l2 = -2;
   ExpectConfigError(c, "--reg");
   c = {};
   c.workers = 3;  // mbsgd is single-worker
@@ -55,6 +56,7 @@ TEST(TrainConfigValidation, EveryRuleNamesItsFlag) {
   c.workers = 2;
   c.rho = 0;
   ExpectConfigError(c, "--rho");
+  c.lr = 0.1;
   c.rho = 20;  // lr * rho >= 1
   ExpectConfigError(c, "--rho");
   c = {};

@@ -184,5 +184,79 @@ TEST(Tolerance, StopsAtTheFirstEpochBelowTolWithTheModelOfThatManyEpochs) {
   }
 }
 
+// The plateau schedule (the default with --lr auto): an epoch is stale when it lowers the best objective so far by
+// less than tol (relative); kPlateauPatience stale epochs in a row are a plateau, after which the learning rate is
+// divided by kPlateauDrop; the kPlateauStops-th plateau stops the run. Replayed here from the recorded objectives.
+TEST(PlateauSchedule, DropsTheRateAtEachPlateauAndStopsAtTheLast) {
+  const Dataset train = testing::SmallDense(1500, 20, 5);
+  for (const std::string algo : {"sgd", "mbsgd", "ga", "ma", "admm"}) {
+    TrainConfig c;  // every default: auto batch, lr and reg, the plateau schedule, tol auto
+    c.algorithm = algo;
+    c.workers = algo == "sgd" || algo == "mbsgd" ? 1 : 4;
+    const TrainResult r = testing::TrainCpu(train, c, 2);
+    EXPECT_EQ(r.config.schedule, LrSchedule::kPlateau) << algo;
+    EXPECT_EQ(r.config.tol, TrainConfig::kPlateauTol) << algo;
+    EXPECT_DOUBLE_EQ(r.config.objective.l2, 1.0 / 1500) << algo;  // LIBLINEAR's C = 1
+    ASSERT_TRUE(r.converged) << algo << " ran all " << r.epochs.size() << " epochs";
+    EXPECT_EQ(r.plateaus, TrainConfig::kPlateauStops) << algo;
+    double best = r.epochs[0].train.objective, factor = 1;
+    int stale = 0, plateaus = 0;
+    EXPECT_DOUBLE_EQ(r.epochs[0].lr, r.config.lr) << algo;
+    for (size_t e = 1; e < r.epochs.size(); ++e) {
+      EXPECT_DOUBLE_EQ(r.epochs[e].lr, r.config.lr * factor) << algo << " epoch " << e + 1;
+      const double now = r.epochs[e].train.objective;
+      stale = (best - now) / std::fabs(now) < r.config.tol ? stale + 1 : 0;
+      const bool plateau = stale == TrainConfig::kPlateauPatience;
+      EXPECT_EQ(r.epochs[e].plateau, plateau) << algo << " epoch " << e + 1;
+      if (plateau) {
+        stale = 0;
+        ++plateaus;
+        factor /= TrainConfig::kPlateauDrop;
+      }
+      best = std::min(best, now);
+    }
+    EXPECT_EQ(plateaus, TrainConfig::kPlateauStops) << algo;
+    EXPECT_TRUE(r.epochs.back().plateau) << algo;
+    // The same epochs and model on one thread.
+    const TrainResult one = testing::TrainCpu(train, c, 1);
+    EXPECT_EQ(one.epochs.size(), r.epochs.size()) << algo;
+    EXPECT_EQ(one.model.weights, r.model.weights) << algo;
+  }
+}
+
+// --batch auto: the algorithm's batch, halved (as a power of 2) until an epoch has kAutoMinSteps steps.
+TEST(AutoDefaults, BatchShrinksOnSmallDataAndLrFollowsTheRowNorms) {
+  TrainConfig c;
+  c.algorithm = "mbsgd";
+  c.workers = 1;
+  EXPECT_EQ(AutoBatch(c, 1000000), 64u);
+  EXPECT_EQ(AutoBatch(c, 64 * 512), 64u);
+  EXPECT_EQ(AutoBatch(c, 64 * 512 - 1), 32u);
+  EXPECT_EQ(AutoBatch(c, 1000), 1u);
+  c.algorithm = "ma";
+  c.workers = 8;
+  EXPECT_EQ(AutoBatch(c, 1000000), 16u);
+  EXPECT_EQ(AutoBatch(c, 8 * 4 * 512), 4u);  // 4 * 512 rows per worker
+  c.algorithm = "ga";
+  EXPECT_EQ(AutoBatch(c, 1000000), 64u);
+  EXPECT_EQ(AutoBatch(c, 1000), 8u);  // at least a row per worker
+  c.workers = 3;
+  EXPECT_EQ(AutoBatch(c, 1000000), 63u);  // a multiple of the workers
+  c.algorithm = "sgd";
+  c.workers = 1;
+  EXPECT_EQ(AutoBatch(c, 1000000), 1u);
+  // lr: 1 / (4 L (mean ||x||^2 + 1)) sqrt(batch), L = 1/4 (logistic) or 1 (hinge); capped by 1 / (2 reg).
+  c.algorithm = "mbsgd";
+  c.batch = 16;
+  c.objective.l2 = 1e-4;
+  TrainDataFacts facts{10000, 3.0};
+  EXPECT_DOUBLE_EQ(AutoLearningRate(c, facts), 4.0 / (4 * 0.25 * 4.0));
+  c.objective.loss = LossKind::kHinge;
+  EXPECT_DOUBLE_EQ(AutoLearningRate(c, facts), 4.0 / (4 * 1.0 * 4.0));
+  facts.mean_row_sq_norm = 1e-9;
+  c.objective.l2 = 1.0;
+  EXPECT_DOUBLE_EQ(AutoLearningRate(c, facts), 0.5);  // lr * reg stays below 1
+}
+
 }  // namespace
 }  // namespace pimopt

@@ -383,8 +383,10 @@ TEST_F(Cli, ResumeUnderAnotherResultOptionIsRefusedNamingIt) {
                  "it was written with --tasklet-split samples; this run has --tasklet-split features");
   ExpectBadInput(run + " --epochs 4 --checkpoint " + ckpt + " --resume --profile-set overlap_kappa=0.5",
                  "it was written with --profile-set ; this run has --profile-set overlap_kappa=0.5");
-  ExpectBadInput(run + " --epochs 4 --checkpoint " + ckpt + " --resume --scale minmax",
-                 "it was written with --scale none; this run has --scale minmax");
+  ExpectBadInput(run + " --epochs 4 --checkpoint " + ckpt + " --resume --scale none",
+                 "it was written with --scale minmax; this run has --scale none");
+  ExpectBadInput(run + " --epochs 4 --checkpoint " + ckpt + " --resume --reg 0.001",
+                 "it was written with --reg auto; this run has --reg 0.001");
   ExpectBadInput("train --data " + train + " --algo ma --workers 4 --batch 8 -q --epochs 4 --checkpoint " + ckpt +
                      " --resume",
                  "belongs to another run: it was written by the pim backend; this run uses --backend cpu");

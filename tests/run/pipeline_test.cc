@@ -9,18 +9,31 @@
 #include <mutex>
 
 #include "pimopt/collectives/in_process_communicator.h"
+#include "pimopt/data/libsvm.h"
+#include "test_util.h"
 
 namespace pimopt {
 namespace {
 
 struct Case {
   std::string backend, algo, data;
+  bool defaults = false;  // every training parameter at its default (auto batch, lr, reg; the plateau schedule)
 };
 
-void PrintTo(const Case& c, std::ostream* os) { *os << c.backend << " " << c.algo << " " << c.data; }
+void PrintTo(const Case& c, std::ostream* os) {
+  *os << c.backend << " " << c.algo << " " << c.data << (c.defaults ? " defaults" : "");
+}
 
 RunConfig ConfigFor(const Case& c) {
   RunConfig config;
+  if (c.defaults) {
+    for (const auto& [name, value] : std::vector<std::pair<std::string, std::string>>{
+             {"data", c.data}, {"backend", c.backend}, {"algo", c.algo}, {"workers", "4"}, {"threads", "1"},
+             {"quiet", "true"}}) {
+      SetParam(config, name, value);
+    }
+    return config;
+  }
   for (const auto& [name, value] : std::vector<std::pair<std::string, std::string>>{
            {"data", c.data}, {"backend", c.backend}, {"algo", c.algo}, {"workers", "4"}, {"batch", "8"},
            {"epochs", "2"}, {"lr", "0.2"}, {"threads", "1"}, {"scale", "minmax"}, {"quiet", "true"}}) {
@@ -78,8 +91,14 @@ INSTANTIATE_TEST_SUITE_P(
                       Case{"cpu", "admm", "sparse:rows=1200,features=2000,seed=3"},
                       Case{"pim", "ga", "dense:rows=600,features=12,separation=0.2,seed=3"},
                       Case{"pim", "ma", "sparse:rows=1200,features=2000,seed=3"},
-                      Case{"pim", "admm", "dense:rows=600,features=12,separation=0.2,seed=3"}),
-    [](const auto& info) { return info.param.backend + "_" + info.param.algo + "_" + info.param.data.substr(0, 5); });
+                      Case{"pim", "admm", "dense:rows=600,features=12,separation=0.2,seed=3"},
+                      Case{"cpu", "ma", "dense:rows=600,features=12,separation=0.2,seed=3", true},
+                      Case{"cpu", "admm", "sparse:rows=1200,features=2000,seed=3", true},
+                      Case{"pim", "ga", "dense:rows=600,features=12,separation=0.2,seed=3", true}),
+    [](const auto& info) {
+      return info.param.backend + "_" + info.param.algo + "_" + info.param.data.substr(0, 5) +
+             (info.param.defaults ? "_defaults" : "");
+    });
 
 TEST(PipelineStages, LoadRunDataHoldsThisRanksRowsOnly) {
   RunConfig config;
@@ -101,6 +120,56 @@ TEST(PipelineStages, LoadRunDataHoldsThisRanksRowsOnly) {
   EXPECT_EQ(rows[0], 200u);  // workers 0 (rank 0) and 1, 2 (rank 1) of shards 200, 200, 201
   EXPECT_EQ(rows[1], 401u);
   EXPECT_EQ(test_rows[0] + test_rows[1], 150u);
+}
+
+// Defaults: with no training flags the features' scales do not decide the result. A copy of the data whose
+// features are multiplied by 1e-3 .. 1e3 and shifted gives the same test accuracy for every algorithm (the
+// default min-max scaling makes both copies the same up to rounding, and the automatic batch, learning rate and
+// regularization depend on the data only through them).
+TEST(PipelineDefaults, DifferentlyScaledCopiesGiveTheSameAccuracy) {
+  testing::TempDir dir;
+  const Dataset base = testing::SmallDense(2400, 12, 9);
+  auto rescaled = [](const Dataset& d) {
+    std::vector<float> values(d.dense_values().begin(), d.dense_values().end());
+    for (size_t i = 0; i < d.num_rows(); ++i) {
+      for (size_t j = 0; j < d.num_features(); ++j) {
+        float& v = values[i * d.num_features() + j];
+        v = v * std::pow(10.0f, static_cast<float>(j % 7) - 3.0f) + 50.0f * static_cast<float>(j);
+      }
+    }
+    return Dataset::FromDense(d.num_features(), std::move(values),
+                              std::vector<float>(d.labels().begin(), d.labels().end()));
+  };
+  const std::vector<uint32_t> all = [&] {
+    std::vector<uint32_t> rows(base.num_rows());
+    for (uint32_t i = 0; i < rows.size(); ++i) rows[i] = i;
+    return rows;
+  }();
+  const std::span<const uint32_t> rows(all);
+  const Dataset train = base.SelectRows(rows.first(1800)), test = base.SelectRows(rows.subspan(1800));
+  WriteLibsvm(train, dir.Path("a_train.svm"));
+  WriteLibsvm(test, dir.Path("a_test.svm"));
+  WriteLibsvm(rescaled(train), dir.Path("b_train.svm"));
+  WriteLibsvm(rescaled(test), dir.Path("b_test.svm"));
+  for (const std::string algo : {"sgd", "mbsgd", "ga", "ma", "admm"}) {
+    for (const std::string model : {"lr", "svm"}) {
+      double accuracy[2];
+      for (int copy = 0; copy < 2; ++copy) {
+        const std::string name = copy == 0 ? "a" : "b";
+        RunConfig config;
+        for (const auto& [param, value] : std::vector<std::pair<std::string, std::string>>{
+                 {"data", dir.Path(name + "_train.svm")}, {"test", dir.Path(name + "_test.svm")}, {"algo", algo},
+                 {"model", model}, {"storage", "dense"}, {"quiet", "true"}}) {
+          SetParam(config, param, value);
+        }
+        const RunOutcome outcome = RunTraining(config, SingleProcess(), "test");
+        EXPECT_TRUE(outcome.result.converged) << algo << " " << model << " copy " << name;
+        accuracy[copy] = outcome.result.epochs.back().test->accuracy;
+      }
+      EXPECT_GT(accuracy[0], 0.85) << algo << " " << model;
+      EXPECT_NEAR(accuracy[0], accuracy[1], 1.5 / 600) << algo << " " << model;  // at most a row apart
+    }
+  }
 }
 
 }  // namespace

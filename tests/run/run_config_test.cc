@@ -66,17 +66,39 @@ TEST(RunParams, DefaultsAreTheDeclaredOnesEverywhere) {
   // The structs that the modules use on their own have the same defaults (rho once defaulted to 1.0 here).
   const TrainConfig train;
   EXPECT_EQ(train.rho, 0.01);
-  EXPECT_EQ(train.lr, 0.1);
-  EXPECT_EQ(train.objective.l2, 1e-5);
-  EXPECT_EQ(train.epochs, 10);
+  EXPECT_TRUE(train.lr_is_auto());
+  EXPECT_TRUE(train.reg_is_auto());
+  EXPECT_EQ(train.batch, TrainConfig::kAutoBatch);
+  EXPECT_EQ(train.schedule, LrSchedule::kAuto);
+  EXPECT_EQ(train.tol, TrainConfig::kAutoTol);
+  TrainConfig resolved = train;
+  resolved.ResolveDefaults();  // with --lr auto: the plateau schedule and its tolerance
+  EXPECT_EQ(resolved.schedule, LrSchedule::kPlateau);
+  EXPECT_EQ(resolved.tol, TrainConfig::kPlateauTol);
+  TrainConfig given_lr = train;
+  given_lr.lr = 0.1;
+  given_lr.ResolveDefaults();  // a given --lr keeps its constant meaning, for --epochs epochs
+  EXPECT_EQ(given_lr.schedule, LrSchedule::kConstant);
+  EXPECT_EQ(given_lr.tol, 0.0);
+  EXPECT_EQ(train.epochs, 100);
+  EXPECT_EQ(c.scale, ScaleChoice::kMinMax);
   EXPECT_EQ(PimBackendOptions().tasklets, 16u);
   EXPECT_EQ(SourceOptions().positive_classes, (std::vector<int>{0, 2, 4, 6}));
   // Every default is accepted back as text.
   for (const auto& e : RunParams().entries()) {
     if (e.info.default_note) continue;  // a sentinel ("the algorithm's")
     RunConfig d;
-    EXPECT_NO_THROW(SetParam(d, e.info.name, FormatParamValue(e.info.default_value))) << e.info.name;
+    EXPECT_NO_THROW(SetParam(d, e.info.name, e.info.Format(e.info.default_value))) << e.info.name;
   }
+  // "auto" is a word: the number that stands for it is refused as a number.
+  RunConfig d;
+  EXPECT_THROW(SetParam(d, "lr", "0"), ConfigError);
+  EXPECT_THROW(SetParam(d, "reg", "-1"), ConfigError);
+  EXPECT_THROW(SetParam(d, "batch", "0"), ConfigError);
+  EXPECT_NO_THROW(SetParam(d, "reg", "0"));
+  EXPECT_EQ(RunParams().GetText(d, "reg"), "0");
+  SetParam(d, "reg", "auto");
+  EXPECT_EQ(RunParams().GetText(d, "reg"), "auto");
 }
 
 TEST(ResolveRunConfig, EveryFlagIsCheckedBeforeAnyDataIsRead) {
@@ -97,8 +119,8 @@ TEST(ResolveRunConfig, EveryFlagIsCheckedBeforeAnyDataIsRead) {
   ExpectRefused({{"algo", "sgd"}, {"workers", "4"}}, "--workers");
   ExpectRefused({{"algo", "sgd"}, {"batch", "8"}}, "--batch");
   ExpectRefused({{"algo", "ga"}, {"workers", "8"}, {"batch", "4"}}, "--batch");
-  ExpectRefused({{"algo", "admm"}, {"rho", "20"}}, "--rho", "lr * rho");
-  ExpectRefused({{"reg", "20"}}, "--lr", "lr * reg");
+  ExpectRefused({{"algo", "admm"}, {"lr", "0.1"}, {"rho", "20"}}, "--rho", "lr * rho");
+  ExpectRefused({{"lr", "0.1"}, {"reg", "20"}}, "--lr", "lr * reg");
   ExpectRefused({{"test", "fashion-mnist:test"}, {"test-fraction", "0.2"}}, "--test-fraction");
   ExpectRefused({{"resume", "true"}}, "--resume", "needs --checkpoint");
   ExpectRefused({{"out", "/tmp/same"}, {"report", "/tmp/same"}}, "--report", "also the file of --out");
@@ -126,7 +148,8 @@ TEST(ResolveRunConfig, ResolvesTheAlgorithmsDefaultsAndDpus) {
   RunConfig c = Config({{"data", "x.svm"}, {"algo", "admm"}});
   ResolveRunConfig(c, 1);
   EXPECT_EQ(c.train.workers, 8);
-  EXPECT_EQ(c.train.batch, 16u);
+  EXPECT_EQ(c.train.batch, TrainConfig::kAutoBatch);  // resolved with the data (AutoBatch)
+  EXPECT_EQ(AutoBatch(c.train, 1000000), 16u);
   RunConfig p = Config({{"data", "x.svm"}, {"algo", "ma"}, {"backend", "pim"}, {"dpus", "32"}, {"threads", "3"}});
   ResolveRunConfig(p, 1);
   EXPECT_EQ(p.train.workers, 32);
@@ -134,7 +157,7 @@ TEST(ResolveRunConfig, ResolvesTheAlgorithmsDefaultsAndDpus) {
   RunConfig s = Config({{"data", "x.svm"}, {"algo", "sgd"}});
   ResolveRunConfig(s, 1);
   EXPECT_EQ(s.train.workers, 1);
-  EXPECT_EQ(s.train.batch, 1u);
+  EXPECT_EQ(AutoBatch(s.train, 1000000), 1u);
 }
 
 TEST(ResumeOptions, HoldEveryOptionThatChangesTheResultAndNoOther) {

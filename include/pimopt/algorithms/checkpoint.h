@@ -19,6 +19,7 @@
 #pragma once
 
 #include <cstdint>
+#include <limits>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -52,9 +53,19 @@ struct RunIdentity {
 // The options of TrainParams() that affect the result, for callers of Train that have no fuller list.
 OptionList TrainResumeOptions(const TrainConfig& config);
 
+// Where the stopping rule and the plateau schedule stand after the checkpoint's last epoch.
+struct TrainProgress {
+  double lr_factor = 1;  // TrainConfig::lr_factor
+  int plateaus = 0;      // plateau epochs so far
+  double last_objective = std::numeric_limits<double>::quiet_NaN();  // F after the last epoch; NaN if not computed
+  double best_objective = std::numeric_limits<double>::quiet_NaN();  // the lowest F so far
+  int stale_epochs = 0;  // epochs in a row that did not lower best_objective by tol
+};
+
 struct Checkpoint {
   RunIdentity identity;
   int epochs_done = 0;
+  TrainProgress progress;
   std::string backend;
   BackendState state;
 };

@@ -30,6 +30,7 @@ struct EpochRecord {
   // collectives during training (not evaluation), excluded from the backend's phases.
   std::map<std::string, double> phase_seconds;
   TrafficCounters traffic;  // host <-> worker traffic of this epoch, summed over ranks; MPI bytes
+  bool plateau = false;     // the plateau schedule counted this epoch as a plateau (the next one runs at lr / 4)
 };
 
 struct TrainResult {
@@ -40,10 +41,14 @@ struct TrainResult {
   std::map<std::string, double> phase_seconds;
   TrafficCounters traffic;
   int resumed_from_epoch = 0;  // epochs done before this run (restored from a checkpoint)
-  // Why the run stopped: after --epochs, or when the objective's relative change fell below --tol (the change
-  // of the last epoch; NaN when not computed).
+  // The configuration the run trained with: defaults resolved (workers, batch) and --lr auto / --reg auto replaced
+  // by the values derived from the training set.
+  TrainConfig config;
+  // Why the run stopped: after --epochs, or by the stopping rule (--tol, or the plateau schedule's last plateau);
+  // the objective's relative change over the last epoch (NaN when not computed) and the plateaus met.
   bool converged = false;
   double last_relative_change = std::numeric_limits<double>::quiet_NaN();
+  int plateaus = 0;
   Partition partition;         // this process's part of the run
 };
 

@@ -12,7 +12,14 @@
 namespace pimopt {
 
 struct AlgorithmTraits;
-enum class LrSchedule { kConstant, kInverse, kInverseSqrt };
+enum class LrSchedule { kAuto, kConstant, kInverse, kInverseSqrt, kPlateau };
+
+// What the automatic defaults (--lr auto, --reg auto) are derived from: facts of the whole training set (over all
+// processes), the same for every fold of a cross-validation only when the folds are the same.
+struct TrainDataFacts {
+  uint64_t rows = 0;
+  double mean_row_sq_norm = 0;  // mean over rows of ||x_i||^2 (features as trained on, after --scale)
+};
 
 struct TrainConfig {
   TrainConfig();  // TrainParams()' defaults
@@ -21,9 +28,9 @@ struct TrainConfig {
   Objective objective;
   int workers;     // K: data shards / workers; 0 = the algorithm's default (ResolveDefaults)
   int epochs;
-  double tol;      // stop when the training objective's relative change over an epoch falls below this; 0: never
-  uint64_t batch;  // rows per step, as the algorithm's traits say; 0 = the algorithm's default
-  double lr;
+  double tol;      // the stopping rule's tolerance (see the parameter's help); kAutoTol until ResolveDefaults
+  uint64_t batch;  // rows per step, as the algorithm's traits say; kAutoBatch: AutoBatch (ResolveAuto)
+  double lr;  // kAutoLr: derived from the data (ResolveAuto)
   LrSchedule schedule;
   double lr_decay;  // inverse: lr/(1 + decay*epoch); inverse-sqrt: lr/sqrt(1 + decay*epoch)
   int local_steps;  // MA-SGD: local mini-batch steps between two averages (PIM-Opt: 1)
@@ -33,12 +40,35 @@ struct TrainConfig {
   bool ga_per_worker_batches;  // GA-SGD: each worker B/K rows of its own shard per step (PIM-Opt's), not a random
                                // global batch
   uint64_t seed;
+  // Not a parameter: the factor the plateau schedule has applied to the learning rate so far (1, 1/4, 1/16, ...).
+  double lr_factor = 1;
+
+  static constexpr uint64_t kAutoBatch = 0;  // --batch auto
+  static constexpr uint64_t kAutoMinSteps = 512;  // auto batches leave at least this many steps per epoch
+  static constexpr double kAutoLr = 0;    // --lr auto
+  static constexpr double kAutoTol = -1;  // --tol auto: kPlateauTol with the plateau schedule, else 0
+  static constexpr double kPlateauTol = 1e-3;
+  static constexpr double kAutoReg = -1;  // --reg auto
+  // The plateau schedule: kPlateauPatience epochs in a row that lower the best training objective so far by less
+  // than tol (relative) are a plateau; it divides the learning rate by kPlateauDrop at each and stops the run at the
+  // kPlateauStops-th.
+  static constexpr double kPlateauDrop = 4;
+  static constexpr int kPlateauStops = 4;
+  static constexpr int kPlateauPatience = 3;
 
   // The traits the algorithm declared (ConfigError naming --algo for an unknown name).
   const AlgorithmTraits& traits() const;
-  // Replaces the unset (0) worker count and batch by the algorithm's defaults.
+  // Replaces what needs no data: the unset (0) worker count by the algorithm's default, --lr-schedule auto by
+  // plateau (--lr auto) or constant (a given --lr), --tol auto by kPlateauTol (plateau) or 0.
   void ResolveDefaults();
-  // Learning rate of epoch e (0-based).
+  // Replaces --lr auto and --reg auto by values derived from the training set (docs/algorithms.md "Defaults"):
+  // batch = AutoBatch, reg = 1 / rows (LIBLINEAR's C = 1), lr = AutoLearningRate.
+  void ResolveAuto(const TrainDataFacts& facts);
+  bool lr_is_auto() const { return lr == kAutoLr; }
+  bool reg_is_auto() const { return objective.l2 == kAutoReg; }
+  // Whether each epoch needs the training objective (the plateau schedule or --tol).
+  bool watches_objective() const { return schedule == LrSchedule::kPlateau || tol > 0; }
+  // Learning rate of epoch e (0-based), times lr_factor.
   double LearningRate(int epoch) const;
   // Throws ConfigError naming the offending flag: every parameter within its declared bounds (after
   // ResolveDefaults), the rules that involve several of them and the algorithm's own (Algorithm::Validate).
@@ -46,9 +76,20 @@ struct TrainConfig {
   // The run spread over `processes` MPI ranks: the algorithm must be distributed, with a worker per process
   // (ConfigError naming --algo or --workers).
   void CheckProcesses(int processes) const;
+  // At most one worker per training row (ConfigError naming --workers).
+  void CheckWorkers(uint64_t train_rows) const;
   // ValidateWithoutData and the rules that involve the training set of `train_rows` rows.
   void Validate(uint64_t train_rows) const;
 };
+
+// --batch auto: the algorithm's default batch, halved until an epoch over `train_rows` rows has at least
+// kAutoMinSteps steps (not below 1; GA-SGD: a multiple of the workers, at least one row each).
+uint64_t AutoBatch(const TrainConfig& config, uint64_t train_rows);
+
+// --lr auto: a quarter of the step the loss's smoothness allows for an average row, 1 / (4 L (mean ||x||^2 + 1))
+// with L = 1/4 for the logistic loss and 1 for the hinge loss (the + 1 is the bias's constant feature), times
+// sqrt(batch) (a batch's gradient has less noise); at most 1 / (2 reg) and, for ADMM, 1 / (2 rho).
+double AutoLearningRate(const TrainConfig& config, const TrainDataFacts& facts);
 
 // The training parameters: algo, model, workers, epochs, batch, lr, lr-schedule, lr-decay, reg, l1, rho,
 // local-epochs, local-steps, class-weights, no-bias, no-shuffle, seed.

@@ -77,14 +77,21 @@ struct ParamInfo {
   bool may_change_on_resume = false;  // a result option a resumed run may change (the epoch count)
   bool required = false;
   ParamValue default_value;
+  // A number that stands for "auto" (written --name auto): resolved later from what only the run knows (the data),
+  // accepted by the checks although outside the bounds, shown as "auto".
+  std::optional<ParamValue> auto_value;
   std::function<std::string()> default_note;  // shown instead of the default (e.g. "the algorithm's")
 
   std::string Flag() const { return "--" + name; }
   std::vector<ParamChoice> Choices() const { return list_choices ? list_choices() : choices; }
   std::string DefaultText() const;  // the note, or the default value ("-" for empty text)
-  std::string BoundsText() const;   // e.g. "> 0", ">= 1", "0 .. 1", "" for none
+  std::string BoundsText() const;   // e.g. "> 0", ">= 1", "0 .. 1", "> 0 or auto", "" for none
+  std::string NumberBoundsText() const;  // the same without "or auto"
   std::string ChoicesText() const;  // "cpu | pim"
   std::string AppliesText() const;  // e.g. "--algo admm", "--backend pim, --model lr"; "" when always
+  bool IsAuto(const ParamValue& value) const { return auto_value && value == *auto_value; }
+  // FormatParamValue, or "auto" for the auto value.
+  std::string Format(const ParamValue& value) const;
 };
 
 // Canonical text of a value (shortest round-trip numbers; flags true / false).
@@ -132,6 +139,15 @@ class ParamTable {
     Builder& Effect(ParamEffect effect) { return Set(info_.effect, effect); }
     Builder& MayChangeOnResume() { return Set(info_.may_change_on_resume, true); }
     Builder& Required() { return Set(info_.required, true); }
+    // `--name auto` sets the field to `sentinel`, which the run resolves (the default when declared with it).
+    template <typename T>
+    Builder& Auto(T sentinel) {
+      ParamValue v = info_.default_value;
+      std::visit([&](auto& held) {
+        if constexpr (std::is_arithmetic_v<std::remove_cvref_t<decltype(held)>>) held = sentinel;
+      }, v);
+      return Set(info_.auto_value, std::optional<ParamValue>(v));
+    }
     Builder& DefaultNote(std::function<std::string()> note) { return Set(info_.default_note, std::move(note)); }
     Builder& DefaultNote(std::string note) {
       return DefaultNote([note] { return note; });
@@ -281,7 +297,10 @@ class ParamTable {
     if (e == nullptr) throw ConfigError(StrCat("--", name), "unknown parameter");
     e->set(c, ParseParamValue(e->info, text));
   }
-  std::string GetText(const Config& c, std::string_view name) const { return FormatParamValue(Get(name).get(c)); }
+  std::string GetText(const Config& c, std::string_view name) const {
+    const ParamInfo& info = Get(name).info;
+    return info.Format(Get(name).get(c));
+  }
   // Checks every entry's current value against its bounds and choices (ConfigError naming the flag).
   void CheckValues(const Config& c) const {
     for (const auto& e : entries_) CheckParamValue(e.info, e.get(c));

@@ -38,7 +38,8 @@ std::string FormatEpochLine(const EpochRecord& r);
 std::string FormatSummary(const RunConfig& config, const TrainResult& result);
 std::string FormatProjection(const PimProjection& p);
 std::string FormatMpiLine(int ranks, const TrainResult& result);
-// "converged after epoch E of N: ..." when --tol stopped the run, else "".
+// "auto: lr L reg R" when the run resolved --lr auto / --reg auto, and "converged after epoch E of N: ..." when the
+// stopping rule (--tol, the plateau schedule) stopped it; "" when neither.
 std::string FormatStop(const RunConfig& config, const TrainResult& result);
 // --cv: one fold's line (the last one followed by the epoch header of the final training), and the mean +-
 // standard deviation over the folds.

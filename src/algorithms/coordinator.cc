@@ -261,6 +261,7 @@ TrainResult Train(const Dataset& train, const Dataset* test, const TrainConfig& 
     identity.data = FingerprintTrainingData(train, part, comm);
   }
   const Resumed resumed = ResumeFromCheckpoint(options, identity, config, part, backend, comm);
+  if (resumed.epochs_done == 0 && options.warm_start) backend.RestoreState(*options.warm_start);
   result.resumed_from_epoch = resumed.epochs_done;
   TrainProgress progress = resumed.progress;
   for (int epoch = result.resumed_from_epoch; epoch < config.epochs; ++epoch) {
@@ -330,6 +331,7 @@ TrainResult Train(const Dataset& train, const Dataset* test, const TrainConfig& 
     if (options.after_epoch) options.after_epoch(done);
     if (result.converged) break;
   }
+  if (options.keep_final_state) result.final_state = backend.SaveState();
   result.model.positive_label_value = train.positive_label_value;
   result.model.negative_label_value = train.negative_label_value;
   for (const auto& [phase, seconds] : backend.PhaseSeconds()) result.phase_seconds[phase] = seconds;

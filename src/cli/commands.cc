@@ -372,7 +372,7 @@ int RunProfileCommand(const std::string& name, const std::string& overrides, con
 }  // namespace
 
 // pimopt tune: cross-validates every setting of the grid, prints each, then trains the best as 'train' would.
-int RunTune(const RunConfig& base, const std::string& grid_text, const std::string& metric_name,
+int RunTune(const RunConfig& base, const std::string& grid_text, const std::string& metric_name, bool warm_start,
             const std::string& command_line) {
   std::vector<GridSetting> settings = GridSettings(base, ParseGrid(grid_text, base));
   // The data is loaded once, with the first setting (the base alone may not resolve: --rho with algo=ma,admm).
@@ -394,9 +394,10 @@ int RunTune(const RunConfig& base, const std::string& grid_text, const std::stri
     }
     return s;
   };
-  const TuneResult result = Tune(std::move(settings), metric, data.train, pool, [&](const TuneTrial& t) {
-    std::cout << setting_text(t, false) << ": " << FormatCrossValidation(t.cv) << std::endl;
-  });
+  const TuneResult result = Tune(
+      std::move(settings), metric, data.train, pool,
+      [&](const TuneTrial& t) { std::cout << setting_text(t, false) << ": " << FormatCrossValidation(t.cv) << std::endl; },
+      warm_start);
   const TuneTrial& best = result.trials[result.best];
   std::cout << "best: " << setting_text(best, true) << " (cv " << metric_name << " " << TuneScore(best.cv, metric)
             << "); training it on all the training rows\n"
@@ -435,15 +436,19 @@ int RunCli(int argc, char** argv) {
 
   ParamFlags tune_flags;
   std::string tune_grid, tune_metric = "accuracy";
+  bool tune_no_warm_start = false;
   CLI::App* tune_cmd = app.add_subcommand(
       "tune", "select parameters by cross-validation: every setting of --grid is cross-validated (--cv folds, 5 by "
               "default), the best is trained on all the training rows (train's flags and outputs)");
   tune_cmd->add_option("--grid", tune_grid, "NAME=V1,V2,...;NAME=... over train's parameters (e.g. "
-                                            "'reg=1e-6,1e-4,1e-2;lr=0.05,0.1')")
+                                            "'reg=auto,1e-4,1e-2;model=lr,svm')")
       ->required();
   tune_cmd->add_option("--metric", tune_metric, "accuracy | auc: what 'best' means")
       ->capture_default_str()
       ->check(CLI::IsMember({"accuracy", "auc"}));
+  tune_cmd->add_flag("--no-warm-start", tune_no_warm_start,
+                     "train every setting's folds from zero (by default a fold starts from the model the same fold of "
+                     "the previous setting ended with, when both have the same backend, algorithm and workers)");
   tune_flags.Add(tune_cmd, RunParams());
 
   PredictFlags predict;
@@ -535,7 +540,7 @@ int RunCli(int argc, char** argv) {
       if (LaunchedUnderMpi()) throw ConfigError("tune", "runs in one process (not under mpirun)");
       RunConfig config;
       tune_flags.ForEachGiven([&](const std::string& name, const std::string& text) { SetParam(config, name, text); });
-      return RunTune(config, tune_grid, tune_metric, JoinArgs(argc, argv));
+      return RunTune(config, tune_grid, tune_metric, !tune_no_warm_start, JoinArgs(argc, argv));
     }
     if (app.got_subcommand("predict")) {
       ApplySourceFlags(predict_source, predict.source);

@@ -49,7 +49,8 @@ std::vector<uint32_t> StratifiedFolds(std::span<const float> labels, uint32_t k,
 }
 
 CrossValidation CrossValidate(const RunConfig& config, const Dataset& train, ThreadPool& pool,
-                              const std::function<void(uint32_t fold, const Metrics& metrics)>& on_fold) {
+                              const std::function<void(uint32_t fold, const Metrics& metrics)>& on_fold,
+                              FoldStates* warm) {
   const auto start = std::chrono::steady_clock::now();
   const uint32_t k = config.cv_folds;
   PIMOPT_CHECK(k >= 2);
@@ -63,6 +64,7 @@ CrossValidation CrossValidate(const RunConfig& config, const Dataset& train, Thr
   const std::vector<uint32_t> fold = StratifiedFolds(train.labels(), k, config.train.seed);
   CrossValidation cv;
   cv.folds = k;
+  std::vector<BackendState> next_states;
   for (uint32_t f = 0; f < k; ++f) {
     std::vector<uint32_t> fit_rows, held_rows;
     for (uint32_t r = 0; r < train.num_rows(); ++r) (fold[r] == f ? held_rows : fit_rows).push_back(r);
@@ -78,10 +80,16 @@ CrossValidation CrossValidate(const RunConfig& config, const Dataset& train, Thr
     TrainOptions options;  // no checkpoints, no training-set metrics: only the held-out fold is scored
     options.eval_pool = &pool;
     options.evaluate_train = false;
-    const TrainResult result = Train(fit, &held, config.train, *backend, options);
+    const bool warm_fits = warm && warm->backend == config.backend && warm->algorithm == config.train.algorithm &&
+                           warm->workers == config.train.workers && warm->per_fold.size() == k;
+    if (warm_fits) options.warm_start = &warm->per_fold[f];
+    options.keep_final_state = warm != nullptr;
+    TrainResult result = Train(fit, &held, config.train, *backend, options);
+    if (warm) next_states.push_back(std::move(result.final_state));
     cv.per_fold.push_back(*result.epochs.back().test);
     if (on_fold) on_fold(f, cv.per_fold.back());
   }
+  if (warm) *warm = FoldStates{config.backend, config.train.algorithm, config.train.workers, std::move(next_states)};
   Summarize(cv);
   cv.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   return cv;

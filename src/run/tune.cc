@@ -75,15 +75,16 @@ double TuneScore(const CrossValidation& cv, TuneMetric metric) {
 }
 
 TuneResult Tune(std::vector<GridSetting> settings, TuneMetric metric, const Dataset& train, ThreadPool& pool,
-                const std::function<void(const TuneTrial& trial)>& on_trial) {
+                const std::function<void(const TuneTrial& trial)>& on_trial, bool warm_start) {
   PIMOPT_CHECK(!settings.empty());
   TuneResult result;
+  FoldStates states;
   for (size_t i = 0; i < settings.size(); ++i) {
     RunConfig& config = settings[i].config;
     ResolveRunConfig(config, 1);  // the rules between parameters, for this combination
     TuneTrial trial;
     trial.setting = settings[i].setting;
-    trial.cv = CrossValidate(config, train, pool);
+    trial.cv = CrossValidate(config, train, pool, {}, warm_start ? &states : nullptr);
     if (on_trial) on_trial(trial);
     result.trials.push_back(std::move(trial));
     if (i == 0 || TuneScore(result.trials.back().cv, metric) > TuneScore(result.trials[result.best].cv, metric)) {

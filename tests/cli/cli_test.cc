@@ -171,6 +171,18 @@ TEST_F(Cli, TuneCrossValidatesTheGridThenTrainsTheBest) {
   EXPECT_NE(r.output.find("reg=0.5 lr=0.1: 3-fold cross-validation: accuracy"), std::string::npos) << r.output;
   EXPECT_NE(r.output.find("best: --reg"), std::string::npos) << r.output;
   EXPECT_TRUE(std::filesystem::exists(model));
+  // Warm starts are the default; --no-warm-start trains every setting from zero (the first setting is the same).
+  const RunResult warm = RunPimopt("tune --data " + train + " --grid 'reg=auto,1e-3' --cv 3 -q");
+  const RunResult cold = RunPimopt("tune --data " + train + " --grid 'reg=auto,1e-3' --cv 3 -q --no-warm-start");
+  ASSERT_EQ(warm.exit_code, 0) << warm.output;
+  ASSERT_EQ(cold.exit_code, 0) << cold.output;
+  auto line_of = [](const std::string& out, const std::string& start) {
+    const size_t at = out.find(start);
+    return at == std::string::npos ? std::string() : out.substr(at, out.find('\n', at) - at);
+  };
+  const std::string first = line_of(warm.output, "reg=auto: 3-fold");
+  EXPECT_FALSE(first.empty()) << warm.output;
+  EXPECT_EQ(first.substr(0, first.find(" (")), line_of(cold.output, "reg=auto: 3-fold").substr(0, first.find(" (")));
   const RunResult bad = RunPimopt("tune --data " + train + " --grid 'seed'");
   EXPECT_EQ(bad.exit_code, 2);
   EXPECT_NE(bad.output.find("--grid"), std::string::npos) << bad.output;

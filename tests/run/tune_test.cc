@@ -4,7 +4,10 @@
 
 #include <gtest/gtest.h>
 
+#include "pimopt/backends/cpu/cpu_backend.h"
 #include "pimopt/core/error.h"
+#include "pimopt/core/thread_pool.h"
+#include "pimopt/run/cross_validation.h"
 #include "pimopt/run/pipeline.h"
 #include "test_util.h"
 
@@ -86,6 +89,64 @@ TEST(Tune, AFlagForSomeSettingsAppliesWhereItMeansSomething) {
     EXPECT_NE(std::string(e.what()).find("--rho"), std::string::npos) << e.what();
     EXPECT_NE(std::string(e.what()).find("no setting of the grid"), std::string::npos) << e.what();
   }
+}
+
+// Warm starts: with the default plateau schedule each fold of a setting starts from the model the same fold of the
+// previous setting ended with (fewer epochs on the same problem); the first setting, and any setting whose
+// backend, algorithm or workers differ from the previous one, trains from zero exactly as without warm starts.
+TEST(Tune, WarmStartsFromThePreviousSettingsFoldsWhenTheyFit) {
+  RunConfig base;
+  SetParam(base, "data", "dense:rows=1600,features=16,seed=4");
+  SetParam(base, "cv", "3");
+  SetParam(base, "threads", "2");
+  ThreadPool pool(2);
+  const Dataset train = testing::SmallDense(1600, 16, 4);
+  const auto grid = ParseGrid("reg=auto,auto;algo=ma,mbsgd", base);
+  const TuneResult warm = Tune(GridSettings(base, grid), TuneMetric::kAccuracy, train, pool, {}, true);
+  const TuneResult cold = Tune(GridSettings(base, grid), TuneMetric::kAccuracy, train, pool, {}, false);
+  ASSERT_EQ(warm.trials.size(), 4u);
+  // Settings: (auto, ma), (auto, mbsgd), (auto, ma), (auto, mbsgd): the algorithm alternates, so no state fits and
+  // every setting trains from zero.
+  for (size_t i = 0; i < 4; ++i) EXPECT_EQ(warm.trials[i].cv.mean.objective, cold.trials[i].cv.mean.objective) << i;
+
+  // The same setting twice in a row: the second starts from the first's final models.
+  RunConfig config = base;
+  ResolveRunConfig(config, 1);
+  FoldStates states;
+  const CrossValidation first = CrossValidate(config, train, pool, {}, &states);
+  ASSERT_EQ(states.per_fold.size(), 3u);
+  EXPECT_EQ(states.algorithm, "mbsgd");
+  const FoldStates after_first = states;
+  const CrossValidation second = CrossValidate(config, train, pool, {}, &states);
+  EXPECT_NE(second.mean.objective, first.mean.objective);  // another start, another path
+  EXPECT_NEAR(second.mean.accuracy, first.mean.accuracy, 0.01);
+  // A state of another algorithm is not used: the run equals a cold one.
+  FoldStates foreign = after_first;
+  foreign.algorithm = "ma";
+  const CrossValidation ignored = CrossValidate(config, train, pool, {}, &foreign);
+  EXPECT_EQ(ignored.mean.objective, first.mean.objective);
+  EXPECT_EQ(foreign.algorithm, "mbsgd");  // and it now holds this run's states
+}
+
+// Train with a warm start begins where the other run ended: its first epoch's objective is already near that run's
+// last, and the plateau schedule stops it no later than a start from zero.
+TEST(Tune, AWarmStartBeginsWhereTheOtherRunEnded) {
+  const Dataset train = testing::SmallDense(3000, 20, 6);
+  TrainConfig c;
+  c.algorithm = "mbsgd";
+  ThreadPool pool(2);
+  CpuBackend cold_backend(pool);
+  TrainOptions keep;
+  keep.keep_final_state = true;
+  const TrainResult cold = Train(train, nullptr, c, cold_backend, keep);
+  ASSERT_FALSE(cold.final_state.shared.empty());
+  CpuBackend warm_backend(pool);
+  TrainOptions from;
+  from.warm_start = &cold.final_state;
+  const TrainResult warm = Train(train, nullptr, c, warm_backend, from);
+  EXPECT_LT(warm.epochs.front().train.objective, cold.epochs.front().train.objective);
+  EXPECT_LT(warm.epochs.front().train.objective, cold.epochs.back().train.objective * 1.02);
+  EXPECT_LE(warm.epochs.size(), cold.epochs.size());
 }
 
 }  // namespace

@@ -49,6 +49,9 @@ struct TrainResult {
   bool converged = false;
   double last_relative_change = std::numeric_limits<double>::quiet_NaN();
   int plateaus = 0;
+  // The backend's state after the last epoch (this process's workers), with TrainOptions::keep_final_state: a
+  // warm start for another run.
+  BackendState final_state;
   Partition partition;         // this process's part of the run
 };
 
@@ -64,6 +67,10 @@ struct TrainOptions {
   // What a checkpoint records and a resume must match: every option that affects the result (name, canonical
   // value); empty: the training parameters' (TrainResumeOptions). The data is fingerprinted in any case.
   OptionList resume_options;
+  // A warm start: the run begins from this state (another run's final_state on the same training rows, backend,
+  // algorithm and workers) instead of zero. A resumed checkpoint takes precedence.
+  const BackendState* warm_start = nullptr;
+  bool keep_final_state = false;
   // The processes of the run (nullptr: this process alone). Under MPI, `train` is this rank's part of the
   // training set (`partition`) and `test` its EvaluationSlice of the test set; metrics are computed over all ranks'
   // rows (rank 0 gathers the scores) and are the same on every rank.

@@ -7,8 +7,10 @@
 #include <cstdint>
 #include <functional>
 #include <span>
+#include <string>
 #include <vector>
 
+#include "pimopt/algorithms/backend.h"
 #include "pimopt/core/thread_pool.h"
 #include "pimopt/data/dataset.h"
 #include "pimopt/model/metrics.h"
@@ -27,10 +29,21 @@ struct CrossValidation {
   double seconds = 0;             // wall time of all folds (training and evaluation)
 };
 
+// Warm starts between cross-validations of one training set with the same folds (pimopt tune): each fold's final
+// backend state, and what it belongs to. A run of another backend, algorithm or worker count starts from zero.
+struct FoldStates {
+  std::string backend, algorithm;
+  int workers = 0;
+  std::vector<BackendState> per_fold;
+};
+
 // Runs the K trainings (config.cv_folds folds of `train`, which must be the whole training set of one process).
-// `on_fold(f, metrics)` is called after each fold. Throws ConfigError naming --cv when a fold would hold no row of
-// a class or the folds leave a training part smaller than the run needs.
+// `on_fold(f, metrics)` is called after each fold. With `warm`, fold f starts from warm->per_fold[f] when it belongs
+// to the same backend, algorithm and workers, and `warm` then holds this run's final states. Throws ConfigError
+// naming --cv when a fold would hold no row of a class or the folds leave a training part smaller than the run
+// needs.
 CrossValidation CrossValidate(const RunConfig& config, const Dataset& train, ThreadPool& pool,
-                              const std::function<void(uint32_t fold, const Metrics& metrics)>& on_fold = {});
+                              const std::function<void(uint32_t fold, const Metrics& metrics)>& on_fold = {},
+                              FoldStates* warm = nullptr);
 
 }  // namespace pimopt

@@ -51,8 +51,10 @@ struct TuneResult {
 double TuneScore(const CrossValidation& cv, TuneMetric metric);
 
 // Resolves and cross-validates every setting on `train`; the best by TuneScore (the first on a tie). `on_trial` is
-// called after each.
+// called after each. With `warm_start`, each fold of a setting starts from the model (the backend's whole state)
+// that the same fold of the previous setting ended with, when both have the same backend, algorithm and workers;
+// the folds are the same for every setting.
 TuneResult Tune(std::vector<GridSetting> settings, TuneMetric metric, const Dataset& train, ThreadPool& pool,
-                const std::function<void(const TuneTrial& trial)>& on_trial = {});
+                const std::function<void(const TuneTrial& trial)>& on_trial = {}, bool warm_start = true);
 
 }  // namespace pimopt

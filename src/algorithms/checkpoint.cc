@@ -32,8 +32,9 @@ class Reader {
     return v;
   }
   void Need(uint64_t n) const {
-    if (pos_ + n > bytes_.size()) throw ParseError(path_, "truncated checkpoint");
+    if (n > bytes_.size() - pos_) throw ParseError(path_, "truncated checkpoint");
   }
+  uint64_t remaining() const { return bytes_.size() - pos_; }
   const char* Take(uint64_t n) {
     Need(n);
     const char* p = bytes_.data() + pos_;
@@ -65,14 +66,16 @@ void PutVector(std::string& out, const std::vector<uint32_t>& v) {
 
 std::vector<uint32_t> GetVector(Reader& in) {
   const auto words = in.Get<uint64_t>();
-  in.Need(words * 4);
+  if (words > in.remaining() / 4) in.Need(in.remaining() + 1);  // a length beyond the file: truncated or corrupt
   std::vector<uint32_t> v(words);
   std::memcpy(v.data(), in.Take(words * 4), words * 4);
   return v;
 }
 
 WorkerStates GetWorkerStates(Reader& in, size_t workers, size_t per_worker) {
-  in.Need(uint64_t{workers} * per_worker * 8);  // each vector at least has its length
+  if (per_worker > 0 && workers > in.remaining() / 8 / per_worker) {
+    in.Need(in.remaining() + 1);  // each vector at least has its length: more than the file holds
+  }
   WorkerStates states(workers);
   for (auto& vectors : states) {
     for (size_t i = 0; i < per_worker; ++i) vectors.push_back(GetVector(in));

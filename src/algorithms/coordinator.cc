@@ -279,6 +279,10 @@ TrainResult Train(const Dataset& train, const Dataset* test, const TrainConfig& 
     CheckFinite(result.model, done);
     if (options.evaluate_train || done == config.epochs || config.watches_objective()) {
       record.train = EvaluateAcross(result.model, train, config.objective, options.eval_pool, comm);
+      if (!std::isfinite(record.train.objective)) {
+        throw InputError(StrCat("training diverged in epoch ", done,
+                                " (the training objective is not finite): lower --lr or raise --reg"));
+      }
     }
     if (test) record.test = EvaluateAcross(result.model, *test, config.objective, options.eval_pool, comm);
     record.train_seconds = std::chrono::duration<double>(t1 - t0).count();

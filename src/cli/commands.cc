@@ -147,11 +147,18 @@ struct PredictFlags {
 
 int RunPredict(const PredictFlags& f) {
   CheckOutputPath(f.out, "--out");
-  if (f.threads < 0) throw ConfigError("--threads", "must be >= 0");
+  if (f.threads < 0 || f.threads > 1024) {
+    throw ConfigError("--threads", StrCat(f.threads, " is out of range: must be 0 .. 1024"));
+  }
   const LinearModel model = ReadModel(f.model);
   ThreadPool pool(f.threads);
   const Dataset data = LoadDataset(f.data, f.source, &pool);
   const std::vector<float> scores = ComputeScores(model, data, &pool);
+  const auto non_finite = std::count_if(scores.begin(), scores.end(), [](float s) { return !std::isfinite(s); });
+  if (non_finite > 0) {
+    throw InputError(StrCat(f.model, ": the model gives ", non_finite, " of ", scores.size(), " rows of ", f.data,
+                            " a non-finite score (its weights overflow float arithmetic on these features)"));
+  }
   if (!f.out.empty()) {
     AtomicFileWriter writer(f.out);
     std::string buffer = "label score\n";
@@ -166,7 +173,7 @@ int RunPredict(const PredictFlags& f) {
   }
   Objective objective;
   objective.loss = model.loss;
-  const Metrics m = Evaluate(model, data, objective, &pool);
+  const Metrics m = MetricsOfScores(scores, data.labels(), data.weights(), model, objective);
   std::printf("rows %zu  accuracy %.4f  auc %s  log_loss %.5f  hinge_loss %.5f\n", m.rows, m.accuracy,
               std::isfinite(m.auc) ? StrCat(m.auc).c_str() : "-", m.log_loss, m.hinge_loss);
   return 0;
@@ -229,7 +236,9 @@ struct GenFlags {
 int RunGen(const std::string& kind, const GenFlags& f) {
   const FileFormat format = FormatFor(f.out, f.format, "--out");
   CheckOutputPath(f.out, "--out");
-  if (f.threads < 0) throw ConfigError("--threads", "must be >= 0");
+  if (f.threads < 0 || f.threads > 1024) {
+    throw ConfigError("--threads", StrCat(f.threads, " is out of range: must be 0 .. 1024"));
+  }
   const std::unique_ptr<SyntheticGenerator> generator = MakeSyntheticGenerator(kind);
   f.generator.ForEachGiven([&](const std::string& name, const std::string& text) {
     if (!generator->Set(name, text)) throw ConfigError(StrCat("--", name), StrCat("not a parameter of gen ", kind));

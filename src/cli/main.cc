@@ -1,3 +1,7 @@
 #include "commands.h"
+#include "pimopt/core/atomic_file.h"
 
-int main(int argc, char** argv) { return pimopt::cli::RunCli(argc, argv); }
+int main(int argc, char** argv) {
+  pimopt::InstallTempFileCleanup();  // SIGTERM / SIGINT / SIGHUP leave no temporary file behind
+  return pimopt::cli::RunCli(argc, argv);
+}

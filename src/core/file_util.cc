@@ -50,6 +50,19 @@ void CheckOutputPath(const std::string& path, const std::string& flag) {
   }
 }
 
+bool SameFile(const std::string& a, const std::string& b) {
+  if (a.empty() || b.empty()) return false;
+  std::error_code ec;
+  if (std::filesystem::exists(a, ec) && std::filesystem::exists(b, ec)) {
+    const bool same = std::filesystem::equivalent(a, b, ec);
+    if (!ec) return same;
+  }
+  const auto na = std::filesystem::weakly_canonical(a, ec);
+  if (ec) return a == b;
+  const auto nb = std::filesystem::weakly_canonical(b, ec);
+  return ec ? a == b : na == nb;
+}
+
 std::string FormatFloat(float value) {
   char buf[64];
   auto res = std::to_chars(buf, buf + sizeof(buf), value);

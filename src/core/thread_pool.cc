@@ -1,5 +1,8 @@
 #include "pimopt/core/thread_pool.h"
 
+#include <system_error>
+
+#include "pimopt/core/error.h"
 #include "pimopt/core/rng.h"
 
 namespace pimopt {
@@ -19,7 +22,19 @@ ThreadPool::ThreadPool(int num_threads) {
     num_threads = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
   }
   for (int i = 1; i < num_threads; ++i) {
-    workers_.emplace_back([this] { WorkerLoop(); });
+    try {
+      workers_.emplace_back([this] { WorkerLoop(); });
+    } catch (const std::system_error& e) {
+      // Stop and join the threads already started (a constructor that throws runs no destructor), then report.
+      {
+        std::lock_guard<std::mutex> lock(mutex_);
+        stopping_ = true;
+      }
+      wake_.notify_all();
+      for (auto& t : workers_) t.join();
+      throw ConfigError("--threads", StrCat("cannot start ", num_threads, " threads (thread ", i + 1, " failed: ",
+                                            e.what(), "); use fewer"));
+    }
   }
 }
 

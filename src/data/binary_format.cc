@@ -22,7 +22,7 @@ uint64_t Checksum64(std::span<const uint8_t> bytes, uint64_t seed) {
     h ^= h >> 29;
   }
   uint64_t tail = 0;
-  std::memcpy(&tail, bytes.data() + i, bytes.size() - i);
+  if (bytes.size() > i) std::memcpy(&tail, bytes.data() + i, bytes.size() - i);  // memcpy from null is UB even for 0
   return Mix64(h ^ tail);
 }
 

@@ -62,10 +62,25 @@ IdxArray ReadIdx(const std::string& path) {
     total *= size;
     if (total > (uint64_t{1} << 36)) throw ParseError(path, "IDX dimensions are absurdly large");
   }
-  array.values.resize(total);
-  const size_t data_got = ReadUpTo(file.get(), array.values.data(), total, path);
+  // Read in chunks, growing the array with the data that arrives: a header that declares more than the file holds
+  // (the size of a gzip stream is unknown until it is read) fails as truncated without allocating what it claims.
+  constexpr uint64_t kChunk = uint64_t{64} << 20;
+  uint64_t data_got = 0;
+  while (data_got < total) {
+    const uint64_t want = std::min(kChunk, total - data_got);
+    array.values.resize(data_got + want);
+    const size_t got_now = ReadUpTo(file.get(), array.values.data() + data_got, want, path);
+    data_got += got_now;
+    if (got_now < want) break;
+  }
   if (data_got < total) {
-    throw ParseError(path, StrCat("truncated: header declares ", total, " bytes of data, file holds ", data_got));
+    throw ParseError(path, StrCat("truncated: the header declares ", total, " bytes of data (dimensions",
+                                  [&] {
+                                    std::string d;
+                                    for (uint32_t v : array.dims) d += StrCat(" ", v);
+                                    return d;
+                                  }(),
+                                  "), the file holds ", data_got));
   }
   uint8_t extra;
   if (ReadUpTo(file.get(), &extra, 1, path) != 0) {

@@ -18,6 +18,12 @@ constexpr uint64_t kRowStream = 0x726f7773ULL;      // "rows"
 
 void ForEachBlock(uint64_t first_row, uint64_t rows, ThreadPool* pool,
                   const std::function<void(uint64_t block, uint64_t begin, uint64_t end)>& fn) {
+  // Row numbers stay far from 2^64, so first_row + rows never wraps around.
+  constexpr uint64_t kMaxRow = uint64_t{1} << 62;
+  if (first_row > kMaxRow || rows > kMaxRow - first_row) {
+    throw ConfigError("--first-row", StrCat("rows ", first_row, " .. ", first_row, " + ", rows,
+                                            " go beyond row 2^62, the last row number a generator has"));
+  }
   // Blocks are aligned to absolute row numbers so row i is the same whatever first_row is.
   const uint64_t first_block = first_row / kRowsPerBlock;
   const uint64_t last_block = (first_row + rows + kRowsPerBlock - 1) / kRowsPerBlock;

@@ -31,15 +31,19 @@ std::vector<float> ComputeScores(const LinearModel& model, const Dataset& data, 
 }
 
 double RocAuc(std::span<const float> scores, std::span<const float> labels) {
+  // A total order in which NaN scores rank lowest, as one tie group (plain < is no strict weak order with NaN, and
+  // NaN == NaN is false: the grouping below would never advance).
+  auto less = [](float a, float b) { return std::isnan(a) ? !std::isnan(b) : !std::isnan(b) && a < b; };
+  auto same = [](float a, float b) { return a == b || (std::isnan(a) && std::isnan(b)); };
   std::vector<uint32_t> order(scores.size());
   std::iota(order.begin(), order.end(), 0u);
-  std::sort(order.begin(), order.end(), [&](uint32_t a, uint32_t b) { return scores[a] < scores[b]; });
+  std::sort(order.begin(), order.end(), [&](uint32_t a, uint32_t b) { return less(scores[a], scores[b]); });
   double negatives_below = 0, pairs = 0;
   double positives = 0, negatives = 0;
   for (size_t i = 0; i < order.size();) {
     size_t j = i;
     double group_pos = 0, group_neg = 0;
-    while (j < order.size() && scores[order[j]] == scores[order[i]]) {
+    while (j < order.size() && same(scores[order[j]], scores[order[i]])) {
       (labels[order[j]] > 0 ? group_pos : group_neg) += 1;
       ++j;
     }

@@ -5,6 +5,7 @@
 
 #include "pimopt/algorithms/algorithm.h"
 #include "pimopt/backends/cpu/cpu_backend.h"
+#include "pimopt/core/atomic_file.h"
 #include "pimopt/core/error.h"
 #include "pimopt/data/transform.h"
 #include "pimopt/model/model_io.h"
@@ -186,6 +187,7 @@ LinearModel FoldScalerIntoModel(const LinearModel& model, const FeatureScaler& s
 }
 
 void WriteOutputs(const RunConfig& c, const RunOutcome& outcome, const std::string& command_line) {
+  OutputBatch batch;  // all of them or none
   if (!c.out.empty()) {
     std::string options;
     for (const auto& [name, value] : ResultOptions(c)) options += StrCat(options.empty() ? "" : " ", name, "=", value);
@@ -200,6 +202,7 @@ void WriteOutputs(const RunConfig& c, const RunOutcome& outcome, const std::stri
     report["command_line"] = command_line;
     WriteJsonFile(report, c.report);
   }
+  batch.Commit();
 }
 
 RunOutcome RunTraining(RunConfig config, Communicator& comm, const std::string& command_line,

@@ -53,6 +53,7 @@ ParamTable<RunConfig> MakeRunParams() {
       .Help("where the workers run; under mpirun every rank runs this backend on its workers");
   t.Add("threads", &RunConfig::threads, 0)
       .Min(0)
+      .Max(1024)
       .Unit("threads")
       .Effect(ParamEffect::kNone)
       .DefaultNote("0 = all cores")
@@ -193,18 +194,25 @@ void ResolveRunConfig(RunConfig& c, int processes) {
     c.pim.host_threads = c.threads;
     c.pim.ResolveProfile();
   }
-  // Outputs: writable, distinct, and --resume with a checkpoint.
-  std::map<std::string, std::string> outputs;  // path -> flag
+  // Outputs: writable, distinct, not an input, and --resume with a checkpoint.
+  std::vector<std::pair<const char*, std::string>> outputs;  // (flag, path)
   for (const auto& [flag, path] : {std::pair<const char*, const std::string*>{"--out", &c.out},
                                    {"--liblinear-out", &c.liblinear_out},
                                    {"--report", &c.report},
                                    {"--checkpoint", &c.checkpoint}}) {
     CheckOutputPath(*path, flag);
     if (path->empty()) continue;
-    if (const auto it = outputs.find(*path); it != outputs.end()) {
-      throw ConfigError(flag, StrCat("'", *path, "' is also the file of ", it->second));
+    for (const auto& [other_flag, other] : outputs) {
+      if (SameFile(*path, other)) throw ConfigError(flag, StrCat("'", *path, "' is also the file of ", other_flag));
     }
-    outputs[*path] = flag;
+    for (const auto& [input_flag, input] : {std::pair<const char*, const std::string*>{"--data", &c.data},
+                                            {"--test", &c.test}}) {
+      if (FileExists(*input) && SameFile(*path, *input)) {
+        throw ConfigError(flag, StrCat("'", *path, "' is the file of ", input_flag,
+                                       ": writing it would destroy the input"));
+      }
+    }
+    outputs.emplace_back(flag, *path);
   }
   if (c.resume && c.checkpoint.empty()) throw ConfigError("--resume", "needs --checkpoint FILE");
 }

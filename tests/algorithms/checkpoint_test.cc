@@ -11,6 +11,7 @@
 #include "pimopt/backends/pim/pim_backend.h"
 #include "pimopt/core/error.h"
 #include "pimopt/core/thread_pool.h"
+#include "pimopt/data/binary_format.h"
 #include "test_util.h"
 
 namespace pimopt {
@@ -127,6 +128,32 @@ TEST(Checkpoint, RejectsCorruptForeignAndCompleteCheckpoints) {
   testing::WriteText(path, bytes.substr(0, 20));
   CpuBackend b5(pool);
   EXPECT_THROW(Train(data, nullptr, other, b5, options), ParseError);
+}
+
+// A vector length beyond the file (here 2^62 words, whose byte count wraps around 2^64) is a corrupt checkpoint
+// (ParseError), not an allocation failure.
+TEST(Checkpoint, AnAbsurdVectorLengthIsACorruptFile) {
+  Checkpoint c;
+  c.epochs_done = 1;
+  c.backend = "cpu";
+  c.state.shared.push_back({7, 7, 7, 7, 7});
+  const std::string good = SerializeCheckpoint(c);
+  EXPECT_NO_THROW(ParseCheckpoint(good, "good"));
+  // Find the shared vector's length (5 words), set it to 2^62 and fix the checksum so the structure is read.
+  std::string body = good.substr(8, good.size() - 16);
+  const uint64_t five = 5;
+  const size_t at = body.find(std::string(reinterpret_cast<const char*>(&five), 8));
+  ASSERT_NE(at, std::string::npos);
+  const uint64_t absurd = uint64_t{1} << 62;
+  body.replace(at, 8, std::string(reinterpret_cast<const char*>(&absurd), 8));
+  const uint64_t sum = Checksum64({reinterpret_cast<const uint8_t*>(body.data()), body.size()});
+  const std::string bad = good.substr(0, 8) + body + std::string(reinterpret_cast<const char*>(&sum), 8);
+  try {
+    ParseCheckpoint(bad, "bad.ckpt");
+    FAIL() << "accepted";
+  } catch (const ParseError& e) {
+    EXPECT_NE(std::string(e.what()).find("bad.ckpt"), std::string::npos) << e.what();
+  }
 }
 
 // A run that --tol stops early leaves the checkpoint of the epoch it stopped at (checkpoint_every larger than that).

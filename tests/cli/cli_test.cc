@@ -1,6 +1,7 @@
 // End-to-end tests of the pimopt binary: outputs, reports, and every bad-input case of the contract (clear
 // message naming the file:line or flag, exit code 2, no partial output file).
 #include <gtest/gtest.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 
 #include <cstdio>
@@ -8,6 +9,8 @@
 #include <sstream>
 #include <nlohmann/json.hpp>
 
+#include "pimopt/algorithms/checkpoint.h"
+#include "pimopt/core/file_util.h"
 #include "pimopt/model/model_io.h"
 #include "pimopt/pim/profile.h"
 #include "pimopt/run/run_config.h"
@@ -22,7 +25,8 @@ struct RunResult {
 };
 
 RunResult RunPimopt(const std::string& args) {
-  const std::string cmd = std::string(PIMOPT_BINARY) + " " + args + " 2>&1";
+  // A hang is a failure (exit 124), not a stuck test suite.
+  const std::string cmd = "timeout 300 " + std::string(PIMOPT_BINARY) + " " + args + " 2>&1";
   FILE* pipe = popen(cmd.c_str(), "r");
   std::string out;
   char buf[4096];
@@ -189,6 +193,78 @@ TEST_F(Cli, TuneCrossValidatesTheGridThenTrainsTheBest) {
   const RunResult cv = RunPimopt("train --data " + train + " --cv 4 --epochs 2 -q");
   ASSERT_EQ(cv.exit_code, 0) << cv.output;
   EXPECT_NE(cv.output.find("4-fold cross-validation: accuracy"), std::string::npos) << cv.output;
+}
+
+// A model whose finite weights overflow float arithmetic on the data (scores inf - inf = NaN) is bad input naming
+// the model file; predict once looped forever ranking NaN scores.
+TEST_F(Cli, PredictRefusesAModelWhoseScoresOverflow) {
+  const std::string model = dir.Path("m.model"), huge = dir.Path("huge.model");
+  ASSERT_EQ(RunPimopt("train --data " + train + " --epochs 2 -q --out " + model).exit_code, 0);
+  // Every weight and the bias near FLT_MAX: any row with a positive feature scores inf (or inf - inf = NaN).
+  std::string text;
+  bool in_weights = false;
+  for (const std::string& line : SplitText(testing::ReadText(model), '\n')) {
+    if (line.empty()) continue;
+    in_weights = in_weights && line != "end";
+    text += (in_weights ? "3.4e38" : line.rfind("bias ", 0) == 0 ? "bias 3.4e38" : line) + "\n";
+    in_weights = in_weights || line == "weights";
+  }
+  testing::WriteText(huge, text);
+  const RunResult r = RunPimopt("predict --model " + huge + " --data " + test);
+  EXPECT_EQ(r.exit_code, 2) << r.output;
+  EXPECT_NE(r.output.find(huge + ": the model gives"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("a non-finite score"), std::string::npos) << r.output;
+  EXPECT_EQ(RunPimopt("predict --model " + model + " --data " + test).exit_code, 0);
+}
+
+// Hostile paths and sizes: an output over an input, /dev/null as an output, an unwritable second output (nothing
+// of the command is left), absurd thread counts and row numbers. Each is bad input (exit 2) naming the flag.
+TEST_F(Cli, OutputsNeverReplaceInputsDevicesOrEachOther) {
+  ExpectBadInput("train --data " + train + " --epochs 1 --out " + train, "--out: '" + train + "' is the file of --data");
+  ExpectBadInput("train --data " + train + " --test " + test + " --epochs 1 --report " + test,
+                 "is the file of --test: writing it would destroy the input");
+  ExpectBadInput("train --data " + train + " --epochs 1 --out " + dir.Path("m") + " --report " + dir.Path("./m"),
+                 "--report: '" + dir.Path("./m") + "' is also the file of --out");
+  // /dev/null as an output: written through, still a character device afterwards.
+  ASSERT_EQ(RunPimopt("train --data " + train + " --epochs 1 -q --out /dev/null --report /dev/null").exit_code, 2);
+  const RunResult null_out = RunPimopt("train --data " + train + " --epochs 1 -q --out /dev/null");
+  EXPECT_EQ(null_out.exit_code, 0) << null_out.output;
+  struct stat st;
+  ASSERT_EQ(::stat("/dev/null", &st), 0);
+  EXPECT_TRUE(S_ISCHR(st.st_mode));
+  // The report fails (a full device) after the model was written: the model is not left behind.
+  const std::string model = dir.Path("first.model");
+  const RunResult full = RunPimopt("train --data " + train + " --epochs 1 -q --out " + model + " --report /dev/full");
+  EXPECT_EQ(full.exit_code, 2) << full.output;
+  EXPECT_NE(full.output.find("/dev/full: write failed"), std::string::npos) << full.output;
+  EXPECT_FALSE(std::filesystem::exists(model));
+  EXPECT_TRUE(testing::TempLeftovers(dir.Path("")).empty());
+  ExpectBadInput("train --data " + train + " --epochs 1 --threads 100000", "--threads: 100000 is out of range");
+  ExpectBadInput("predict --model " + model + " --data " + test + " --threads 5000", "--threads");
+  ExpectBadInput("gen dense --rows 10 --first-row 18446744073709551610 --out " + dir.Path("g.svm"),
+                 "--first-row: rows 18446744073709551610");
+}
+
+// SIGTERM at any moment of a run that writes checkpoints: the process ends by the signal, no temporary file is
+// left, and the checkpoint (when one was written) is complete and resumes.
+TEST_F(Cli, SigtermLeavesNoTemporaryAndAValidCheckpoint) {
+  const std::string args = "train --data dense:rows=40000,features=2000,seed=5 --algo sgd --lr 0.001 -q "
+                           "--no-train-metrics --checkpoint-every 1";
+  for (const char* delay : {"0.05", "0.6", "1.5"}) {
+    testing::TempDir run_dir;
+    const std::string ckpt = run_dir.Path("run.ckpt");
+    const std::string script = "bash -c '" + std::string(PIMOPT_BINARY) + " " + args + " --epochs 30 --checkpoint " + ckpt +
+                               " > /dev/null 2>&1 & pid=$!; sleep " + delay + "; kill -TERM $pid; wait $pid; echo status=$?'";
+    FILE* pipe = popen(script.c_str(), "r");
+    char buf[256] = {};
+    const size_t got = fread(buf, 1, sizeof(buf) - 1, pipe);
+    pclose(pipe);
+    EXPECT_NE(std::string(buf, got).find("status=143"), std::string::npos) << delay << ": " << std::string(buf, got);
+    EXPECT_TRUE(testing::TempLeftovers(run_dir.Path("")).empty()) << delay;
+    if (std::filesystem::exists(ckpt)) {
+      EXPECT_GE(ReadCheckpoint(ckpt).epochs_done, 1) << delay;  // complete: it parses, checksum included
+    }
+  }
 }
 
 TEST_F(Cli, PimBackendReportsModeledPhasesAndCounters) {

@@ -84,6 +84,17 @@ TEST(Idx, TruncatedDataIsRejected) {
   ExpectParseError(dir.Path("h"), "truncated IDX header");
 }
 
+// A header that declares 4 GiB (65536 x 256 x 256) over a few bytes of data is a truncated file, found without
+// allocating what the header claims (the array grows with the data that arrives).
+TEST(Idx, AHeaderDeclaringGigabytesOverAFewBytesIsTruncated) {
+  testing::TempDir dir;
+  auto img = Header(0x08, {65536, 256, 256});
+  img.resize(img.size() + 64);
+  testing::WriteGzip(dir.Path("huge.gz"), img);
+  ExpectParseError(dir.Path("huge.gz"), "the header declares 4294967296 bytes of data (dimensions 65536 256 256), "
+                                        "the file holds 64");
+}
+
 TEST(Idx, TruncatedGzipStreamIsRejected) {
   testing::TempDir dir;
   auto img = Header(0x08, {100, 28, 28});

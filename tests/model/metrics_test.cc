@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include <cmath>
+
 #include "pimopt/core/rng.h"
 #include "pimopt/core/thread_pool.h"
 #include "test_util.h"
@@ -39,6 +41,17 @@ TEST(Auc, KnownValuesAndDegenerateCases) {
   EXPECT_EQ(RocAuc(std::vector<float>{4, 3, 2, 1}, std::vector<float>{-1, -1, 1, 1}), 0.0);
   EXPECT_EQ(RocAuc(std::vector<float>{1, 1, 1, 1}, std::vector<float>{-1, 1, -1, 1}), 0.5);
   EXPECT_TRUE(std::isnan(RocAuc(std::vector<float>{1, 2}, std::vector<float>{1, 1})));
+}
+
+// NaN scores (a model whose weights overflow float arithmetic) rank lowest as one tie group: the AUC is defined
+// and the computation ends (it once looped forever: NaN == NaN is false).
+TEST(Auc, NanScoresRankLowestAsOneTieAndTheComputationEnds) {
+  const float nan = std::nanf("");
+  const std::vector<float> labels{1, -1, 1, -1, 1};
+  EXPECT_DOUBLE_EQ(RocAuc(std::vector<float>{nan, nan, nan, nan, nan}, labels), 0.5);
+  // Positives 0.9 and NaN, 0.1; negatives NaN and 0.2: pairs above: (0.9 > NaN, 0.2), (0.2 vs 0.1: below),
+  // (NaN, NaN: half), (0.1 > NaN) -> (2 + 0.5 + 1) / 6.
+  EXPECT_DOUBLE_EQ(RocAuc(std::vector<float>{0.9f, nan, nan, 0.2f, 0.1f}, labels), (2 + 0.5 + 1) / 6.0);
 }
 
 TEST(Evaluate, AccuracyLossesAndObjective) {

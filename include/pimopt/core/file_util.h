@@ -16,6 +16,9 @@ void CheckOutputPath(const std::string& path, const std::string& flag);
 // Formats a float so that parsing it back gives the same float (shortest form).
 std::string FormatFloat(float value);
 std::string FormatDouble(double value);
+// Whether two paths name the same file: one existing file (through links, ./, ..), or the same path once
+// normalized when either does not exist yet.
+bool SameFile(const std::string& a, const std::string& b);
 // The parts of `text` between separators, empty ones included ("a,,b" -> a, "", b; "" -> one empty part).
 std::vector<std::string> SplitText(std::string_view text, char separator);
 // `text` without leading and trailing spaces and tabs.

@@ -72,6 +72,7 @@ RunOutcome TrainAndEvaluate(const RunConfig& config, const RunData& data, IBacke
 
 // Stage 5 (rank 0): the model file (its header records `command_line` and the options that affect the result),
 // the LIBLINEAR export, the JSON report.
+// Writes them as one OutputBatch: when one fails, none of them is left (an existing file keeps its content).
 void WriteOutputs(const RunConfig& config, const RunOutcome& outcome, const std::string& command_line);
 
 // Every stage, from ResolveRunConfig to WriteOutputs.

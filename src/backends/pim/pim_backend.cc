@@ -209,8 +209,9 @@ void PimBackend::Setup(const Dataset& train, const TrainConfig& config, const Pa
   layout_ = pimbackend::MakeLinearLayout(features_, max_rows, max_list_entries_, max_nonzeros, artifact);
   if (layout_.end > profile_.mram_bytes) {
     throw ConfigError(
-        "--dpus", StrCat("each DPU would need ", layout_.end >> 20, " MiB of MRAM for ", max_rows, " rows of ",
-                         layout_.n_pad, " features (", profile_.mram_bytes >> 20, " MiB available): use more DPUs"));
+        "--dpus", StrCat("each DPU would need ", layout_.end, " bytes (", (layout_.end + (1 << 20) - 1) >> 20,
+                         " MiB) of MRAM for ", max_rows, " rows of ", layout_.n_pad, " features (",
+                         profile_.mram_bytes, " bytes available): use more DPUs"));
   }
   system_ = std::make_unique<pim::PimSystem>(profile_, options_.host_threads);
   dpus_ = std::make_unique<pim::DpuSet>(system_->Allocate(num_dpus_));

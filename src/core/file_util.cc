@@ -4,6 +4,7 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <cmath>
 #include <charconv>
 #include <cstring>
 #include <filesystem>
@@ -61,6 +62,24 @@ bool SameFile(const std::string& a, const std::string& b) {
   if (ec) return a == b;
   const auto nb = std::filesystem::weakly_canonical(b, ec);
   return ec ? a == b : na == nb;
+}
+
+uint64_t AvailableMemoryBytes() {
+  std::ifstream in("/proc/meminfo");
+  std::string key, unit;
+  uint64_t value = 0;
+  while (in >> key >> value >> unit) {
+    if (key == "MemAvailable:") return value * 1024;
+  }
+  return 0;
+}
+
+void CheckMemoryNeed(uint64_t bytes, const std::string& what, const std::string& flag) {
+  const uint64_t available = AvailableMemoryBytes();
+  if (available == 0 || bytes <= available) return;
+  auto gib = [](uint64_t b) { return FormatDouble(std::round(static_cast<double>(b) / (1 << 30) * 10) / 10); };
+  throw ConfigError(flag, StrCat(what, " needs ", gib(bytes), " GiB of memory; this machine has ", gib(available),
+                                 " GiB available"));
 }
 
 std::string FormatFloat(float value) {

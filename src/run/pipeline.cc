@@ -7,6 +7,7 @@
 #include "pimopt/backends/cpu/cpu_backend.h"
 #include "pimopt/core/atomic_file.h"
 #include "pimopt/core/error.h"
+#include "pimopt/core/file_util.h"
 #include "pimopt/data/transform.h"
 #include "pimopt/model/model_io.h"
 #include "pimopt/run/report.h"
@@ -110,6 +111,9 @@ RunData LoadRunData(const RunConfig& c, Communicator& comm, ThreadPool& pool) {
     LoadPart(c, comm, pool, d);
   }
   if (c.scale == ScaleChoice::kMinMax) {
+    // The ranges and the scaler: 4 vectors of a float per feature.
+    CheckMemoryNeed(16 * static_cast<uint64_t>(d.train.num_features()),
+                    StrCat("per-feature scaling of ", d.train.num_features(), " features"), "--scale");
     // Ranges over all processes' rows (min / max are exact in any order): the scaler one process would fit.
     FeatureRanges ranges = FeatureRanges::Of(d.train);
     comm.AllreduceMin(ranges.lo);

@@ -245,6 +245,24 @@ TEST_F(Cli, OutputsNeverReplaceInputsDevicesOrEachOther) {
                  "--first-row: rows 18446744073709551610");
 }
 
+// A tiny file whose feature numbers are huge: the training state (CPU: 35 vectors of 2^28 floats for 8 ADMM
+// workers, 35 GiB; PIM: 2,048 DPUs' MRAM for 4 million features) would exceed the machine's memory. Refused before any
+// allocation, naming the flag that sizes it, instead of ending in the out-of-memory killer.
+TEST_F(Cli, MemoryNeedsBeyondTheMachineAreRefusedBeforeAllocating) {
+  std::string rows;
+  for (int i = 0; i < 8; ++i) rows += StrCat(i % 2 ? "+1" : "-1", " 1:1 268435456:1\n");
+  testing::WriteText(dir.Path("wide.svm"), rows);
+  if (AvailableMemoryBytes() < (uint64_t{35} << 30)) {
+    ExpectBadInput("train --data " + dir.Path("wide.svm") + " --scale none --algo admm --workers 8 --epochs 1",
+                   "--workers: the training state (35 vectors of 268435457 floats");
+  }
+  std::string many;
+  for (int i = 0; i < 2048; ++i) many += StrCat(i % 2 ? "+1" : "-1", " 1:1 4000000:1\n");
+  testing::WriteText(dir.Path("pim_wide.svm"), many);
+  ExpectBadInput("train --data " + dir.Path("pim_wide.svm") + " --scale none --backend pim --algo ma --dpus 2048 "
+                 "--epochs 1", "--dpus: the emulated MRAM (2048 DPUs x ");
+}
+
 // SIGTERM at any moment of a run that writes checkpoints: the process ends by the signal, no temporary file is
 // left, and the checkpoint (when one was written) is complete and resumes.
 TEST_F(Cli, SigtermLeavesNoTemporaryAndAValidCheckpoint) {

@@ -19,6 +19,11 @@ std::string FormatDouble(double value);
 // Whether two paths name the same file: one existing file (through links, ./, ..), or the same path once
 // normalized when either does not exist yet.
 bool SameFile(const std::string& a, const std::string& b);
+// The memory the machine can still give this process (MemAvailable of /proc/meminfo), in bytes; 0 when unknown.
+uint64_t AvailableMemoryBytes();
+// Throws ConfigError naming `flag` when `bytes` (what `what` needs) exceed AvailableMemoryBytes(): refused before
+// the allocation instead of ending in the kernel's out-of-memory killer.
+void CheckMemoryNeed(uint64_t bytes, const std::string& what, const std::string& flag);
 // The parts of `text` between separators, empty ones included ("a,,b" -> a, "", b; "" -> one empty part).
 std::vector<std::string> SplitText(std::string_view text, char separator);
 // `text` without leading and trailing spaces and tabs.

@@ -6,6 +6,7 @@
 
 #include "pimopt/algorithms/algorithm.h"
 #include "pimopt/core/error.h"
+#include "pimopt/core/file_util.h"
 #include "pimopt/core/thread_pool.h"
 
 namespace pimopt {
@@ -78,6 +79,12 @@ void CpuBackend::Setup(const Dataset& train, const TrainConfig& config, const Pa
   n_ = train.num_features();
   workers_ = part.local_workers;
   const bool duals = config.traits().keeps_duals;
+  // global, reduced (x2 with duals) and per worker: local, scratch (and dual, shift), n + 1 floats each.
+  const uint64_t vectors = (duals ? 3 : 2) + static_cast<uint64_t>(workers_) * (duals ? 4 : 2);
+  CheckMemoryNeed(vectors * (n_ + 1) * sizeof(float),
+                  StrCat("the training state (", vectors, " vectors of ", n_ + 1, " floats: ", workers_,
+                         " workers over ", n_, " features)"),
+                  "--workers");
   reduced_.assign(duals ? 2 * (n_ + 1) : n_ + 1, 0.0f);
   global_.assign(n_ + 1, 0.0f);
   local_.assign(workers_, std::vector<float>(n_ + 1, 0.0f));

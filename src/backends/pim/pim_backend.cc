@@ -7,6 +7,7 @@
 
 #include "pimopt/algorithms/algorithm.h"
 #include "pimopt/core/error.h"
+#include "pimopt/core/file_util.h"
 #include "pimopt/core/thread_pool.h"
 #include "pimopt/pim/host_model.h"
 
@@ -213,6 +214,10 @@ void PimBackend::Setup(const Dataset& train, const TrainConfig& config, const Pa
                          " MiB) of MRAM for ", max_rows, " rows of ", layout_.n_pad, " features (",
                          profile_.mram_bytes, " bytes available): use more DPUs"));
   }
+  CheckMemoryNeed(static_cast<uint64_t>(num_dpus_) * layout_.end,
+                  StrCat("the emulated MRAM (", num_dpus_, " DPUs x ", layout_.end, " bytes for ", max_rows,
+                         " rows of ", layout_.n_pad, " features)"),
+                  "--dpus");
   system_ = std::make_unique<pim::PimSystem>(profile_, options_.host_threads);
   dpus_ = std::make_unique<pim::DpuSet>(system_->Allocate(num_dpus_));
   dpus_->Load(pimbackend::MakeLinearKernel(), options_.tasklets);

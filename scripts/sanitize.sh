@@ -1,0 +1,33 @@
+#!/usr/bin/env bash
+# Builds pimopt with sanitizers in a build directory of its own and runs the test suite under them.
+#   scripts/sanitize.sh address   AddressSanitizer + UndefinedBehaviorSanitizer, the whole suite (build-asan/)
+#   scripts/sanitize.sh thread    ThreadSanitizer, the tests that run threads (build-tsan/)
+# Extra arguments go to ctest (e.g. -R Checkpoint). Any sanitizer report fails the run (halt_on_error). The normal
+# test command (scripts/test.sh) stays unsanitized and fast; this one takes several times longer.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+kind=${1:-address}
+shift || true
+case "$kind" in
+  address)
+    dir=build-asan sanitizers="address;undefined"
+    export ASAN_OPTIONS=${ASAN_OPTIONS:-halt_on_error=1:detect_leaks=1:detect_stack_use_after_return=0}
+    export UBSAN_OPTIONS=${UBSAN_OPTIONS:-halt_on_error=1:print_stacktrace=1}
+    select=()
+    ;;
+  thread)
+    dir=build-tsan sanitizers="thread"
+    export TSAN_OPTIONS=${TSAN_OPTIONS:-halt_on_error=1:second_deadlock_stack=1}
+    # The tests whose code runs on several threads (thread pool, backends, pipeline ranks as threads).
+    select=(-R 'ThreadPool|Determinism|Pipeline|Evaluate|CpuBackend|Pim|Checkpoint|Convergence|Plateau')
+    ;;
+  *)
+    echo "usage: $0 address|thread [ctest arguments]" >&2
+    exit 2
+    ;;
+esac
+cmake -S . -B "$dir" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DPIMOPT_NATIVE=OFF "-DPIMOPT_SANITIZE=$sanitizers" \
+  > /dev/null
+cmake --build "$dir" -j "$(nproc)"
+cd "$dir"
+ctest -j "$(nproc)" --output-on-failure "${select[@]}" "$@"

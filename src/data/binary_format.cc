@@ -1,9 +1,11 @@
 #include "pimopt/data/binary_format.h"
 
+#include <algorithm>
 #include <cerrno>
 #include <cmath>
 #include <cstring>
 #include <fstream>
+#include <initializer_list>
 #include <vector>
 
 #include "pimopt/core/atomic_file.h"
@@ -50,18 +52,45 @@ std::span<const uint8_t> Bytes(std::span<const T> v) {
   return {reinterpret_cast<const uint8_t*>(v.data()), v.size() * sizeof(T)};
 }
 
-// Checksum chained over the payload parts in file order.
-uint64_t PayloadChecksum(const Dataset& d) {
-  uint64_t h = Checksum64(Bytes(d.labels()), 1);
-  if (d.has_weights()) h = Checksum64(Bytes(d.weights()), h);
-  if (d.is_sparse()) {
-    h = Checksum64(Bytes(d.csr().row_ptr), h);
-    h = Checksum64(Bytes(d.csr().col), h);
-    h = Checksum64(Bytes(d.csr().val), h);
-  } else {
-    h = Checksum64(Bytes(d.dense_values()), h);
-  }
+// Checksum chained over the payload parts in file order (each part is one Checksum64 call seeded by the chain).
+uint64_t ChecksumOfParts(std::initializer_list<std::span<const uint8_t>> parts) {
+  uint64_t h = 1;
+  for (const auto& part : parts) h = Checksum64(part, h);
   return h;
+}
+
+uint64_t PayloadChecksum(const Dataset& d) {
+  if (d.is_sparse()) {
+    return d.has_weights() ? ChecksumOfParts({Bytes(d.labels()), Bytes(d.weights()), Bytes(d.csr().row_ptr),
+                                              Bytes(d.csr().col), Bytes(d.csr().val)})
+                           : ChecksumOfParts({Bytes(d.labels()), Bytes(d.csr().row_ptr), Bytes(d.csr().col),
+                                              Bytes(d.csr().val)});
+  }
+  return d.has_weights() ? ChecksumOfParts({Bytes(d.labels()), Bytes(d.weights()), Bytes(d.dense_values())})
+                         : ChecksumOfParts({Bytes(d.labels()), Bytes(d.dense_values())});
+}
+
+// Checksum64 over a part read from a stream in chunks, without holding it (the same value as one call).
+uint64_t StreamChecksum64(std::istream& in, uint64_t bytes, uint64_t seed, const std::string& path) {
+  uint64_t h = Mix64(seed ^ bytes);
+  std::vector<uint8_t> chunk(uint64_t{1} << 20);
+  uint64_t left = bytes;
+  uint64_t tail = 0;
+  while (left > 0) {
+    const uint64_t n = std::min<uint64_t>(left, chunk.size());
+    in.read(reinterpret_cast<char*>(chunk.data()), static_cast<std::streamsize>(n));
+    if (!in) throw ParseError(path, "read failed");
+    size_t i = 0;
+    for (; i + 8 <= n; i += 8) {
+      uint64_t w;
+      std::memcpy(&w, chunk.data() + i, 8);
+      h = (h ^ w) * 0x9E3779B97F4A7C15ULL;
+      h ^= h >> 29;
+    }
+    if (i < n) std::memcpy(&tail, chunk.data() + i, n - i);  // only the last chunk has a tail (chunks are 8k bytes)
+    left -= n;
+  }
+  return Mix64(h ^ tail);
 }
 
 }  // namespace
@@ -202,6 +231,22 @@ Dataset ReadBinaryDatasetRows(const std::string& path, uint64_t begin, uint64_t 
   return data;
 }
 
+void VerifyBinaryDataset(const std::string& path) {
+  std::ifstream in;
+  const Header h = OpenBinary(path, in);
+  const bool sparse = h.flags & 1u, weighted = h.flags & 2u;
+  std::vector<uint64_t> parts{4 * h.rows};
+  if (weighted) parts.push_back(4 * h.rows);
+  if (sparse) {
+    parts.insert(parts.end(), {8 * (h.rows + 1), 4 * h.stored, 4 * h.stored});
+  } else {
+    parts.push_back(4 * h.stored);
+  }
+  uint64_t sum = 1;
+  for (uint64_t bytes : parts) sum = StreamChecksum64(in, bytes, sum, path);
+  if (sum != h.checksum) throw ParseError(path, "checksum mismatch: the file is corrupt");
+}
+
 Dataset ReadBinaryDataset(const std::string& path) {
   std::ifstream in;
   const Header h = OpenBinary(path, in);
@@ -227,6 +272,11 @@ Dataset ReadBinaryDataset(const std::string& path) {
     get(m.row_ptr.data(), 8 * (h.rows + 1));
     get(m.col.data(), 4 * h.stored);
     get(m.val.data(), 4 * h.stored);
+    // The checksum first: a corrupt structure is never walked.
+    const uint64_t sum = weighted ? ChecksumOfParts({Bytes(labels), Bytes(weights), Bytes(m.row_ptr), Bytes(m.col),
+                                                     Bytes(m.val)})
+                                  : ChecksumOfParts({Bytes(labels), Bytes(m.row_ptr), Bytes(m.col), Bytes(m.val)});
+    if (sum != h.checksum) throw ParseError(path, "checksum mismatch: the file is corrupt");
     if (const std::string problem = CheckCsr(m, h.rows, h.features); !problem.empty()) {
       throw ParseError(path, problem);
     }
@@ -234,13 +284,15 @@ Dataset ReadBinaryDataset(const std::string& path) {
   } else {
     std::vector<float> values(h.stored);
     get(values.data(), 4 * h.stored);
+    const uint64_t sum = weighted ? ChecksumOfParts({Bytes(labels), Bytes(weights), Bytes(values)})
+                                  : ChecksumOfParts({Bytes(labels), Bytes(values)});
+    if (sum != h.checksum) throw ParseError(path, "checksum mismatch: the file is corrupt");
     data = Dataset::FromDense(h.features, std::move(values), std::move(labels));
   }
   for (float y : data.labels()) {
     if (y != 1.0f && y != -1.0f) throw ParseError(path, StrCat("label ", y, " is not +1/-1 (corrupt file?)"));
   }
   if (weighted) data.set_weights(std::move(weights));
-  if (PayloadChecksum(data) != h.checksum) throw ParseError(path, "checksum mismatch: the file is corrupt");
   data.positive_label_value = h.positive_label;
   data.negative_label_value = h.negative_label;
   data.source = path;

@@ -32,6 +32,7 @@ std::string CheckCsr(const CsrMatrix& m, size_t rows, size_t num_features) {
   }
   for (size_t i = 0; i < rows; ++i) {
     if (m.row_ptr[i + 1] < m.row_ptr[i]) return StrCat("CSR row pointer decreases at row ", i);
+    if (m.row_ptr[i + 1] > m.col.size()) return StrCat("CSR row pointer beyond the non-zeros at row ", i);
     for (uint64_t k = m.row_ptr[i]; k < m.row_ptr[i + 1]; ++k) {
       if (m.col[k] >= num_features) return StrCat("CSR column ", m.col[k], " out of range in row ", i);
       if (k > m.row_ptr[i] && m.col[k] <= m.col[k - 1]) return StrCat("CSR columns not increasing in row ", i);

@@ -2,12 +2,15 @@
 
 #include <algorithm>
 #include <chrono>
+#include <exception>
 
 #include "pimopt/algorithms/algorithm.h"
 #include "pimopt/backends/cpu/cpu_backend.h"
 #include "pimopt/core/atomic_file.h"
 #include "pimopt/core/error.h"
 #include "pimopt/core/file_util.h"
+#include "pimopt/data/binary_format.h"
+#include "pimopt/data/sources.h"
 #include "pimopt/data/transform.h"
 #include "pimopt/model/model_io.h"
 #include "pimopt/run/report.h"
@@ -60,12 +63,36 @@ void LoadWhole(const RunConfig& c, ThreadPool& pool, RunData& d) {
   d.partition = Partition::Whole(d.train.num_rows(), c.train.workers);
 }
 
+// A binary cache of which each process read only its rows: rank 0 streams the whole file once to check its
+// checksum, and every rank fails alike on a mismatch.
+void VerifyBinaryOnRoot(const std::string& spec, Communicator& comm) {
+  if (IsBuiltinName(spec) || !IsBinaryDatasetFile(spec)) return;
+  int32_t ok = 1;
+  std::string error;
+  std::exception_ptr failure;
+  if (comm.rank() == 0) {
+    try {
+      VerifyBinaryDataset(spec);
+    } catch (const Error& e) {
+      ok = 0;
+      error = e.what();
+      failure = std::current_exception();
+    }
+  }
+  comm.BroadcastValue(ok, 0);
+  if (ok) return;
+  comm.BroadcastString(error, 0);
+  if (failure) std::rethrow_exception(failure);
+  throw InputError(error);
+}
+
 // A process of several: its rows of the training set and its evaluation slice of the test set.
 void LoadPart(const RunConfig& c, Communicator& comm, ThreadPool& pool, RunData& d) {
   const std::optional<uint64_t> train_rows = CountRowsCheaply(c.data);
   if (train_rows.has_value() && c.test_fraction == 0) {
     d.partition = Partition::ForRank(*train_rows, c.train.workers, comm.rank(), comm.size());
     d.train = LoadRawRows(c.data, false, d.partition.first_row, d.partition.first_row + d.partition.local_rows, &pool);
+    VerifyBinaryOnRoot(c.data, comm);
     AgreeOnStorage(d.train, c.source, comm);
   } else {
     d.notes.push_back(StrCat("every rank parses ", c.data,
@@ -90,6 +117,7 @@ void LoadPart(const RunConfig& c, Communicator& comm, ThreadPool& pool, RunData&
   if (const auto rows = CountRowsCheaply(test_spec, companion)) {
     const RowRange r = EvaluationSlice(*rows, comm.rank(), comm.size());
     d.test = LoadRawRows(test_spec, companion, r.begin, r.end, &pool);
+    if (!companion) VerifyBinaryOnRoot(test_spec, comm);
     AgreeOnStorage(*d.test, c.source, comm);
     return;
   }

@@ -9,6 +9,7 @@
 #include <mutex>
 
 #include "pimopt/collectives/in_process_communicator.h"
+#include "pimopt/data/binary_format.h"
 #include "pimopt/data/libsvm.h"
 #include "test_util.h"
 
@@ -120,6 +121,35 @@ TEST(PipelineStages, LoadRunDataHoldsThisRanksRowsOnly) {
   EXPECT_EQ(rows[0], 200u);  // workers 0 (rank 0) and 1, 2 (rank 1) of shards 200, 200, 201
   EXPECT_EQ(rows[1], 401u);
   EXPECT_EQ(test_rows[0] + test_rows[1], 150u);
+}
+
+// Under MPI each rank reads only its rows of a binary cache; rank 0 also streams the file to check its checksum, so
+// a corrupt cache fails on every rank (it once trained silently with exit 0).
+TEST(PipelineStages, ACorruptBinaryCacheFailsOnEveryRank) {
+  testing::TempDir dir;
+  WriteBinaryDataset(testing::SmallDense(600, 12, 3), dir.Path("train.bin"));
+  std::string bytes = testing::ReadText(dir.Path("train.bin"));
+  bytes[bytes.size() - 7] ^= 0x10;  // a value of the last rows, which rank 0 does not hold
+  testing::WriteText(dir.Path("train.bin"), bytes);
+  RunConfig config;
+  for (const auto& [name, value] : std::vector<std::pair<std::string, std::string>>{
+           {"data", dir.Path("train.bin")}, {"algo", "ga"}, {"workers", "4"}, {"epochs", "1"}, {"threads", "1"},
+           {"quiet", "true"}}) {
+    SetParam(config, name, value);
+  }
+  InProcessGroup group(2);
+  std::mutex m;
+  std::vector<std::string> errors;
+  group.Run([&](Communicator& comm) {
+    try {
+      RunTraining(config, comm, "test");
+    } catch (const Error& e) {
+      std::lock_guard<std::mutex> lock(m);
+      errors.push_back(e.what());
+    }
+  });
+  ASSERT_EQ(errors.size(), 2u);
+  for (const std::string& e : errors) EXPECT_NE(e.find("checksum mismatch"), std::string::npos) << e;
 }
 
 // Defaults: with no training flags the features' scales do not decide the result. A copy of the data whose

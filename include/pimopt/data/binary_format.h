@@ -31,7 +31,11 @@ inline constexpr size_t kBinaryHeaderBytes = 64;
 uint64_t Checksum64(std::span<const uint8_t> bytes, uint64_t seed = 0);
 
 void WriteBinaryDataset(const Dataset& data, const std::string& path);
+// Reads the whole file; the checksum is verified before the CSR structure is walked.
 Dataset ReadBinaryDataset(const std::string& path);
+// Streams the payload once and checks its checksum (ParseError on a mismatch), holding 1 MiB at a time: what a
+// process that reads only some rows (ReadBinaryDatasetRows, under MPI) cannot check on its own.
+void VerifyBinaryDataset(const std::string& path);
 // The header of a binary dataset (validated against the file's size).
 struct BinaryDatasetInfo {
   uint64_t rows = 0;

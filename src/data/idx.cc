@@ -64,10 +64,10 @@ IdxArray ReadIdx(const std::string& path) {
   }
   // Read in chunks, growing the array with the data that arrives: a header that declares more than the file holds
   // (the size of a gzip stream is unknown until it is read) fails as truncated without allocating what it claims.
-  constexpr uint64_t kChunk = uint64_t{64} << 20;
   uint64_t data_got = 0;
-  while (data_got < total) {
-    const uint64_t want = std::min(kChunk, total - data_got);
+  while (data_got < total) {  // chunks of 1 MiB, then as large as what arrived so far (at most 64 MiB)
+    const uint64_t chunk = std::clamp<uint64_t>(data_got, uint64_t{1} << 20, uint64_t{64} << 20);
+    const uint64_t want = std::min(chunk, total - data_got);
     array.values.resize(data_got + want);
     const size_t got_now = ReadUpTo(file.get(), array.values.data() + data_got, want, path);
     data_got += got_now;

@@ -239,6 +239,11 @@ TEST_F(Cli, OutputsNeverReplaceInputsDevicesOrEachOther) {
   EXPECT_NE(full.output.find("/dev/full: write failed"), std::string::npos) << full.output;
   EXPECT_FALSE(std::filesystem::exists(model));
   EXPECT_TRUE(testing::TempLeftovers(dir.Path("")).empty());
+  // A full disk at the checkpoint or the model: bad input naming the file, nothing left behind.
+  ExpectBadInput("train --data " + train + " --epochs 2 --checkpoint /dev/full", "/dev/full: write failed");
+  ExpectBadInput("train --data " + train + " --epochs 1 --out /dev/full --report " + dir.Path("r.json"),
+                 "/dev/full: write failed");
+  EXPECT_FALSE(std::filesystem::exists(dir.Path("r.json")));
   ExpectBadInput("train --data " + train + " --epochs 1 --threads 100000", "--threads: 100000 is out of range");
   ExpectBadInput("predict --model " + model + " --data " + test + " --threads 5000", "--threads");
   ExpectBadInput("gen dense --rows 10 --first-row 18446744073709551610 --out " + dir.Path("g.svm"),

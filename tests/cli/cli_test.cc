@@ -244,6 +244,10 @@ TEST_F(Cli, OutputsNeverReplaceInputsDevicesOrEachOther) {
   ExpectBadInput("train --data " + train + " --epochs 1 --out /dev/full --report " + dir.Path("r.json"),
                  "/dev/full: write failed");
   EXPECT_FALSE(std::filesystem::exists(dir.Path("r.json")));
+  // A diverging learning rate: a clear error naming the remedy, never a NaN model.
+  ExpectBadInput("train --data " + train + " --epochs 3 --lr 3e38 --reg 0 --out " + dir.Path("nan.model"),
+                 "training diverged in epoch 1 (non-finite weights): lower --lr or raise --reg");
+  EXPECT_FALSE(std::filesystem::exists(dir.Path("nan.model")));
   ExpectBadInput("train --data " + train + " --epochs 1 --threads 100000", "--threads: 100000 is out of range");
   ExpectBadInput("predict --model " + model + " --data " + test + " --threads 5000", "--threads");
   ExpectBadInput("gen dense --rows 10 --first-row 18446744073709551610 --out " + dir.Path("g.svm"),

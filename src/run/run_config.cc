@@ -1,5 +1,6 @@
 #include "pimopt/run/run_config.h"
 
+#include <filesystem>
 #include <map>
 
 #include "pimopt/algorithms/algorithm.h"
@@ -202,8 +203,12 @@ void ResolveRunConfig(RunConfig& c, int processes) {
                                    {"--checkpoint", &c.checkpoint}}) {
     CheckOutputPath(*path, flag);
     if (path->empty()) continue;
-    for (const auto& [other_flag, other] : outputs) {
-      if (SameFile(*path, other)) throw ConfigError(flag, StrCat("'", *path, "' is also the file of ", other_flag));
+    std::error_code ec;
+    const bool device = std::filesystem::exists(*path, ec) && !std::filesystem::is_regular_file(*path, ec);
+    for (const auto& [other_flag, other] : outputs) {  // two outputs may share a device (/dev/null), not a file
+      if (!device && SameFile(*path, other)) {
+        throw ConfigError(flag, StrCat("'", *path, "' is also the file of ", other_flag));
+      }
     }
     for (const auto& [input_flag, input] : {std::pair<const char*, const std::string*>{"--data", &c.data},
                                             {"--test", &c.test}}) {

@@ -226,8 +226,7 @@ TEST_F(Cli, OutputsNeverReplaceInputsDevicesOrEachOther) {
   ExpectBadInput("train --data " + train + " --epochs 1 --out " + dir.Path("m") + " --report " + dir.Path("./m"),
                  "--report: '" + dir.Path("./m") + "' is also the file of --out");
   // /dev/null as an output: written through, still a character device afterwards.
-  ASSERT_EQ(RunPimopt("train --data " + train + " --epochs 1 -q --out /dev/null --report /dev/null").exit_code, 2);
-  const RunResult null_out = RunPimopt("train --data " + train + " --epochs 1 -q --out /dev/null");
+  const RunResult null_out = RunPimopt("train --data " + train + " --epochs 1 -q --out /dev/null --report /dev/null");
   EXPECT_EQ(null_out.exit_code, 0) << null_out.output;
   struct stat st;
   ASSERT_EQ(::stat("/dev/null", &st), 0);

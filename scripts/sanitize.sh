@@ -18,8 +18,12 @@ case "$kind" in
   thread)
     dir=build-tsan sanitizers="thread"
     export TSAN_OPTIONS=${TSAN_OPTIONS:-halt_on_error=1:second_deadlock_stack=1}
-    # The tests whose code runs on several threads (thread pool, backends, pipeline ranks as threads).
-    select=(-R 'ThreadPool|Determinism|Pipeline|Evaluate|CpuBackend|Pim|Checkpoint|Convergence|Plateau')
+    # The tests whose code runs on several threads on the CPU backend: the thread pool, the backends' parallel
+    # loops, evaluation and MPI ranks as threads. The PIM emulator's tasklets run on Boost.Context fibers, which
+    # ThreadSanitizer follows only with fiber annotations; without them its shadow state of the fiber stacks grew
+    # past 14 GB on one pipeline test here, so the tests that run the emulator are left out.
+    select=(-R 'ThreadPool|Determinism|Pipeline|Evaluate|CpuBackend|Checkpoint.Cpu|Convergence|Plateau|Tolerance'
+            -E 'pim|Pim|ResumeKeepsThePlateau')
     ;;
   *)
     echo "usage: $0 address|thread [ctest arguments]" >&2

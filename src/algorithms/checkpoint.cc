@@ -34,7 +34,10 @@ class Reader {
   void Need(uint64_t n) const {
     if (n > bytes_.size() - pos_) throw ParseError(path_, "truncated checkpoint");
   }
-  uint64_t remaining() const { return bytes_.size() - pos_; }
+  // `count` items of `bytes_each` bytes, checked without the product (which an absurd count would wrap around).
+  void NeedItems(uint64_t count, uint64_t bytes_each) const {
+    if (bytes_each > 0 && count > (bytes_.size() - pos_) / bytes_each) throw ParseError(path_, "truncated checkpoint");
+  }
   const char* Take(uint64_t n) {
     Need(n);
     const char* p = bytes_.data() + pos_;
@@ -66,16 +69,14 @@ void PutVector(std::string& out, const std::vector<uint32_t>& v) {
 
 std::vector<uint32_t> GetVector(Reader& in) {
   const auto words = in.Get<uint64_t>();
-  if (words > in.remaining() / 4) in.Need(in.remaining() + 1);  // a length beyond the file: truncated or corrupt
+  in.NeedItems(words, 4);
   std::vector<uint32_t> v(words);
   std::memcpy(v.data(), in.Take(words * 4), words * 4);
   return v;
 }
 
 WorkerStates GetWorkerStates(Reader& in, size_t workers, size_t per_worker) {
-  if (per_worker > 0 && workers > in.remaining() / 8 / per_worker) {
-    in.Need(in.remaining() + 1);  // each vector at least has its length: more than the file holds
-  }
+  in.NeedItems(uint64_t{workers}, uint64_t{per_worker} * 8);  // each vector at least has its length
   WorkerStates states(workers);
   for (auto& vectors : states) {
     for (size_t i = 0; i < per_worker; ++i) vectors.push_back(GetVector(in));

@@ -198,7 +198,6 @@ uint64_t AutoBatch(const TrainConfig& config, uint64_t train_rows) {
   const uint64_t pool = t.batch_meaning == BatchMeaning::kLocalPerWorker ? train_rows / workers : train_rows;
   uint64_t batch = 1;
   while (batch * 2 <= t.default_batch && batch * 2 * TrainConfig::kAutoMinSteps <= pool) batch *= 2;
-  if (t.default_batch < batch) batch = t.default_batch;
   if (t.distributed && t.batch_meaning == BatchMeaning::kGlobal) {  // GA-SGD: B/K rows each, at least one
     batch = std::max<uint64_t>(workers, batch / workers * workers);
   }

@@ -145,11 +145,16 @@ struct PredictFlags {
   int threads = 0;
 };
 
+// --threads of the commands outside the parameter table (predict, gen): the table's bounds, 0 .. kMaxThreads.
+void CheckThreadsFlag(int threads) {
+  if (threads < 0 || threads > kMaxThreads) {
+    throw ConfigError("--threads", StrCat(threads, " is out of range: must be 0 .. ", kMaxThreads));
+  }
+}
+
 int RunPredict(const PredictFlags& f) {
   CheckOutputPath(f.out, "--out");
-  if (f.threads < 0 || f.threads > 1024) {
-    throw ConfigError("--threads", StrCat(f.threads, " is out of range: must be 0 .. 1024"));
-  }
+  CheckThreadsFlag(f.threads);
   const LinearModel model = ReadModel(f.model);
   ThreadPool pool(f.threads);
   const Dataset data = LoadDataset(f.data, f.source, &pool);
@@ -236,9 +241,7 @@ struct GenFlags {
 int RunGen(const std::string& kind, const GenFlags& f) {
   const FileFormat format = FormatFor(f.out, f.format, "--out");
   CheckOutputPath(f.out, "--out");
-  if (f.threads < 0 || f.threads > 1024) {
-    throw ConfigError("--threads", StrCat(f.threads, " is out of range: must be 0 .. 1024"));
-  }
+  CheckThreadsFlag(f.threads);
   const std::unique_ptr<SyntheticGenerator> generator = MakeSyntheticGenerator(kind);
   f.generator.ForEachGiven([&](const std::string& name, const std::string& text) {
     if (!generator->Set(name, text)) throw ConfigError(StrCat("--", name), StrCat("not a parameter of gen ", kind));

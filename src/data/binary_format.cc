@@ -14,8 +14,11 @@
 
 namespace pimopt {
 
-uint64_t Checksum64(std::span<const uint8_t> bytes, uint64_t seed) {
-  uint64_t h = Mix64(seed ^ bytes.size());
+namespace {
+
+// Checksum64's state after the whole 8-byte words of `bytes` (a chunk of a part, mixed into `h`); returns the
+// number of bytes it mixed (the rest is the part's tail, which only its last chunk has).
+size_t MixWords(uint64_t& h, std::span<const uint8_t> bytes) {
   size_t i = 0;
   for (; i + 8 <= bytes.size(); i += 8) {
     uint64_t w;
@@ -23,9 +26,21 @@ uint64_t Checksum64(std::span<const uint8_t> bytes, uint64_t seed) {
     h = (h ^ w) * 0x9E3779B97F4A7C15ULL;
     h ^= h >> 29;
   }
+  return i;
+}
+
+uint64_t FinishChecksum(uint64_t h, std::span<const uint8_t> tail_bytes) {
   uint64_t tail = 0;
-  if (bytes.size() > i) std::memcpy(&tail, bytes.data() + i, bytes.size() - i);  // memcpy from null is UB even for 0
+  if (!tail_bytes.empty()) std::memcpy(&tail, tail_bytes.data(), tail_bytes.size());  // no memcpy from null
   return Mix64(h ^ tail);
+}
+
+}  // namespace
+
+uint64_t Checksum64(std::span<const uint8_t> bytes, uint64_t seed) {
+  uint64_t h = Mix64(seed ^ bytes.size());
+  const size_t mixed = MixWords(h, bytes);
+  return FinishChecksum(h, bytes.subspan(mixed));
 }
 
 namespace {
@@ -73,24 +88,17 @@ uint64_t PayloadChecksum(const Dataset& d) {
 // Checksum64 over a part read from a stream in chunks, without holding it (the same value as one call).
 uint64_t StreamChecksum64(std::istream& in, uint64_t bytes, uint64_t seed, const std::string& path) {
   uint64_t h = Mix64(seed ^ bytes);
-  std::vector<uint8_t> chunk(uint64_t{1} << 20);
-  uint64_t left = bytes;
-  uint64_t tail = 0;
-  while (left > 0) {
+  std::vector<uint8_t> chunk(uint64_t{1} << 20);  // a multiple of 8 bytes: only the last chunk has a tail
+  for (uint64_t left = bytes; left > 0;) {
     const uint64_t n = std::min<uint64_t>(left, chunk.size());
     in.read(reinterpret_cast<char*>(chunk.data()), static_cast<std::streamsize>(n));
     if (!in) throw ParseError(path, "read failed");
-    size_t i = 0;
-    for (; i + 8 <= n; i += 8) {
-      uint64_t w;
-      std::memcpy(&w, chunk.data() + i, 8);
-      h = (h ^ w) * 0x9E3779B97F4A7C15ULL;
-      h ^= h >> 29;
-    }
-    if (i < n) std::memcpy(&tail, chunk.data() + i, n - i);  // only the last chunk has a tail (chunks are 8k bytes)
+    const std::span<const uint8_t> part(chunk.data(), n);
+    const size_t mixed = MixWords(h, part);
     left -= n;
+    if (left == 0) return FinishChecksum(h, part.subspan(mixed));
   }
-  return Mix64(h ^ tail);
+  return FinishChecksum(h, {});
 }
 
 }  // namespace

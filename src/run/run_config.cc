@@ -1,11 +1,11 @@
 #include "pimopt/run/run_config.h"
 
 #include <filesystem>
-#include <map>
 
 #include "pimopt/algorithms/algorithm.h"
 #include "pimopt/core/error.h"
 #include "pimopt/core/file_util.h"
+#include "pimopt/core/thread_pool.h"
 
 namespace pimopt {
 namespace {
@@ -54,7 +54,7 @@ ParamTable<RunConfig> MakeRunParams() {
       .Help("where the workers run; under mpirun every rank runs this backend on its workers");
   t.Add("threads", &RunConfig::threads, 0)
       .Min(0)
-      .Max(1024)
+      .Max(kMaxThreads)
       .Unit("threads")
       .Effect(ParamEffect::kNone)
       .DefaultNote("0 = all cores")

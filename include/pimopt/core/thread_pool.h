@@ -14,6 +14,10 @@
 
 namespace pimopt {
 
+// The most host threads a command accepts (--threads): far above any machine's cores, far below the system's task
+// limit.
+inline constexpr int kMaxThreads = 1024;
+
 class ThreadPool {
  public:
   // `num_threads` counts the calling thread too; 0 means std::thread::hardware_concurrency().

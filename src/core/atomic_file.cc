@@ -1,5 +1,6 @@
 #include "pimopt/core/atomic_file.h"
 
+#include <fcntl.h>
 #include <signal.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -9,6 +10,7 @@
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
+#include <thread>
 
 #include "pimopt/core/error.h"
 
@@ -44,7 +46,20 @@ void UnregisterTemp(int slot) {
   g_temps[slot].taken.store(false);
 }
 
+// Who owns the live temporaries right now: nobody (kIdle), a batch renaming its files into place (kRenaming), or the
+// signal handler removing them (kCleaning). A signal that arrives while a batch renames is deferred until the
+// renames are done, so that one command's outputs are all replaced or none is, whatever the moment of the signal.
+enum SignalState : int { kIdle = 0, kRenaming = 1, kCleaning = 2 };
+std::atomic<int> g_signal_state{kIdle};
+std::atomic<int> g_deferred_signal{0};
+static_assert(std::atomic<int>::is_always_lock_free, "used from a signal handler");
+
 void RemoveTempsAndReraise(int sig) {
+  int expected = kIdle;
+  if (!g_signal_state.compare_exchange_strong(expected, kCleaning)) {
+    if (expected == kRenaming) g_deferred_signal.store(sig);  // raised again when the batch's renames are done
+    return;  // kCleaning: another thread is already ending the process
+  }
   for (TempSlot& t : g_temps) {
     if (t.live.load()) ::unlink(t.path);
   }
@@ -52,18 +67,38 @@ void RemoveTempsAndReraise(int sig) {
   ::raise(sig);
 }
 
+// Holds kRenaming for a batch's renames; raises a signal that arrived meanwhile when they are done.
+class RenameWindow {
+ public:
+  RenameWindow() {
+    int expected = kIdle;
+    while (!g_signal_state.compare_exchange_weak(expected, kRenaming)) {
+      expected = kIdle;  // the handler runs on another thread and ends the process
+      std::this_thread::yield();
+    }
+  }
+  ~RenameWindow() {
+    g_signal_state.store(kIdle);
+    if (const int sig = g_deferred_signal.exchange(0); sig != 0) ::raise(sig);
+  }
+  RenameWindow(const RenameWindow&) = delete;
+  RenameWindow& operator=(const RenameWindow&) = delete;
+};
+
 thread_local OutputBatch* g_batch = nullptr;
 
-// The slot of each temporary this process has open, by temporary path (not signal-visible; the slots are).
-int SlotOf(const std::string& temp) {
-  for (int i = 0; i < kTempSlots; ++i) {
-    if (g_temps[i].live.load() && temp == g_temps[i].path) return i;
-  }
-  return -1;
+// Forces a written temporary to the disk before it replaces its target, so that even a power cut leaves the old
+// file or the complete new one (a rename can reach the disk before the data it names).
+bool SyncToDisk(const std::string& path) {
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return false;
+  const bool ok = ::fsync(fd) == 0 || errno == EINVAL;  // EINVAL: a file system without fsync
+  ::close(fd);
+  return ok;
 }
 
-void RemoveTemp(const std::string& temp) {
-  UnregisterTemp(SlotOf(temp));
+void RemoveTemp(const std::string& temp, int slot) {
+  UnregisterTemp(slot);
   std::remove(temp.c_str());
 }
 
@@ -84,13 +119,13 @@ AtomicFileWriter::AtomicFileWriter(std::string path, bool binary) : path_(std::m
   if (!out_) {
     throw InputError(StrCat(path_, ": cannot create file: ", std::strerror(errno)));
   }
-  if (!temp_path_.empty()) RegisterTemp(temp_path_);
+  if (!temp_path_.empty()) temp_slot_ = RegisterTemp(temp_path_);
 }
 
 AtomicFileWriter::~AtomicFileWriter() {
   if (!committed_) {
     out_.close();
-    if (!temp_path_.empty()) RemoveTemp(temp_path_);
+    if (!temp_path_.empty()) RemoveTemp(temp_path_, temp_slot_);
   }
 }
 
@@ -98,7 +133,7 @@ void AtomicFileWriter::Commit() {
   out_.flush();
   const bool ok = static_cast<bool>(out_);
   out_.close();
-  if (!ok || out_.fail()) {
+  if (!ok || out_.fail() || (!temp_path_.empty() && !SyncToDisk(temp_path_))) {
     throw InputError(StrCat(path_, ": write failed (disk full or I/O error)"));
   }
   if (temp_path_.empty()) {  // written through
@@ -106,14 +141,14 @@ void AtomicFileWriter::Commit() {
     return;
   }
   if (g_batch != nullptr) {  // the batch renames (or removes) it
-    g_batch->pending_.emplace_back(temp_path_, path_);
+    g_batch->pending_.push_back({temp_path_, path_, temp_slot_});
     committed_ = true;
     return;
   }
   if (std::rename(temp_path_.c_str(), path_.c_str()) != 0) {
     throw InputError(StrCat(path_, ": cannot rename temporary file into place: ", std::strerror(errno)));
   }
-  UnregisterTemp(SlotOf(temp_path_));
+  UnregisterTemp(temp_slot_);
   committed_ = true;
 }
 
@@ -125,21 +160,22 @@ OutputBatch::OutputBatch() {
 OutputBatch::~OutputBatch() {
   if (g_batch == this) g_batch = nullptr;
   if (!committed_) {
-    for (const auto& [temp, target] : pending_) RemoveTemp(temp);
+    for (const PendingRename& p : pending_) RemoveTemp(p.temp, p.slot);
   }
 }
 
 void OutputBatch::Commit() {
   g_batch = nullptr;
   committed_ = true;
+  RenameWindow window;  // a signal now waits for the last rename
   for (size_t i = 0; i < pending_.size(); ++i) {
-    const auto& [temp, target] = pending_[i];
-    if (std::rename(temp.c_str(), target.c_str()) != 0) {
+    const PendingRename& p = pending_[i];
+    if (std::rename(p.temp.c_str(), p.target.c_str()) != 0) {
       const int err = errno;
-      for (size_t j = i; j < pending_.size(); ++j) RemoveTemp(pending_[j].first);
-      throw InputError(StrCat(target, ": cannot rename temporary file into place: ", std::strerror(err)));
+      for (size_t j = i; j < pending_.size(); ++j) RemoveTemp(pending_[j].temp, pending_[j].slot);
+      throw InputError(StrCat(p.target, ": cannot rename temporary file into place: ", std::strerror(err)));
     }
-    UnregisterTemp(SlotOf(temp));
+    UnregisterTemp(p.slot);
   }
 }
 
@@ -147,7 +183,12 @@ void InstallTempFileCleanup() {
   struct sigaction action {};
   action.sa_handler = RemoveTempsAndReraise;
   sigemptyset(&action.sa_mask);
-  for (int sig : {SIGTERM, SIGINT, SIGHUP}) ::sigaction(sig, &action, nullptr);
+  for (int sig : {SIGTERM, SIGINT, SIGHUP}) {
+    // A signal the parent ignores stays ignored (nohup, SIGINT in a shell's background job): the run must survive it.
+    struct sigaction current {};
+    if (::sigaction(sig, nullptr, &current) == 0 && current.sa_handler == SIG_IGN) continue;
+    ::sigaction(sig, &action, nullptr);
+  }
 }
 
 }  // namespace pimopt

@@ -1,11 +1,17 @@
 // End-to-end tests of the pimopt binary: outputs, reports, and every bad-input case of the contract (clear
 // message naming the file:line or flag, exit code 2, no partial output file).
 #include <gtest/gtest.h>
+#include <fcntl.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
+#include <unistd.h>
 
+#include <chrono>
+#include <csignal>
 #include <cstdio>
 #include <filesystem>
+#include <random>
+#include <thread>
 #include <sstream>
 #include <nlohmann/json.hpp>
 
@@ -291,6 +297,130 @@ TEST_F(Cli, SigtermLeavesNoTemporaryAndAValidCheckpoint) {
       EXPECT_GE(ReadCheckpoint(ckpt).epochs_done, 1) << delay;  // complete: it parses, checksum included
     }
   }
+}
+
+// Runs pimopt with `args` (words split at spaces) in a child process whose output goes to /dev/null, sends `sig`
+// after `delay_s` and returns the wait status. `ignore_sig`: the child starts with `sig` ignored, as under nohup.
+int RunAndSignal(const std::string& args, double delay_s, int sig, bool ignore_sig = false) {
+  std::vector<std::string> words{PIMOPT_BINARY};
+  std::istringstream in(args);
+  for (std::string w; in >> w;) words.push_back(w);
+  std::vector<char*> argv;
+  for (std::string& w : words) argv.push_back(w.data());
+  argv.push_back(nullptr);
+  const pid_t pid = fork();
+  if (pid == 0) {
+    const int null_fd = ::open("/dev/null", O_WRONLY);
+    ::dup2(null_fd, 1);
+    ::dup2(null_fd, 2);
+    if (ignore_sig) ::signal(sig, SIG_IGN);
+    ::execv(argv[0], argv.data());
+    ::_exit(127);
+  }
+  std::this_thread::sleep_for(std::chrono::duration<double>(delay_s));
+  ::kill(pid, sig);
+  int status = 0;
+  ::waitpid(pid, &status, 0);
+  return status;
+}
+
+double SecondsToRun(const std::string& args) {
+  const auto start = std::chrono::steady_clock::now();
+  EXPECT_EQ(RunPimopt(args).exit_code, 0) << args;
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+}
+
+// SIGTERM, SIGINT or SIGHUP at a random moment of a command (seeded: the same moments on every run of the suite),
+// half of them near the end, where the outputs are written: every output is either the old file, byte for byte, or
+// the complete new one; one command's outputs are replaced all together or not at all; no temporary is left.
+TEST_F(Cli, SignalsAtRandomMomentsLeaveEachOutputOldOrCompleteNeverHalfWritten) {
+  const std::string model = dir.Path("m.model"), report = dir.Path("r.json"), ll = dir.Path("ll.model"),
+                    ckpt = dir.Path("run.ckpt"), gen = dir.Path("g.svm"), bin = dir.Path("g.bin"),
+                    pred = dir.Path("p.txt");
+  const std::string train_args = "train --data sparse:rows=20000,features=262144,seed=3 --algo mbsgd --lr 0.1 -q "
+                                 "--checkpoint-every 1 --checkpoint " + ckpt + " --out " + model + " --report " +
+                                 report + " --liblinear-out " + ll + " --epochs ";
+  const std::string gen_args = "gen sparse --rows 100000 --features 100000 --out " + gen + " --seed ";
+  const std::string convert_args = "convert " + gen + " " + bin;
+  const std::string predict_args = "predict --model " + model + " --data " + gen + " --out " + pred;
+  // The old outputs (another run's) and the new ones an uninterrupted run writes.
+  std::map<std::string, std::string> old_bytes, new_bytes;
+  auto snapshot = [&](std::map<std::string, std::string>& into, const std::vector<std::string>& paths) {
+    for (const std::string& p : paths) into[p] = testing::ReadText(p);
+  };
+  // The old binary cache and predictions are of other data (seed 5) than the old LIBSVM file (seed 1).
+  ASSERT_EQ(RunPimopt(gen_args + "5").exit_code, 0);
+  ASSERT_EQ(RunPimopt(train_args + "2").exit_code, 0);
+  ASSERT_EQ(RunPimopt(convert_args).exit_code, 0);
+  ASSERT_EQ(RunPimopt(predict_args).exit_code, 0);
+  ASSERT_EQ(RunPimopt(gen_args + "1").exit_code, 0);
+  snapshot(old_bytes, {model, report, ll, ckpt, gen, bin, pred});
+  struct Case {
+    std::string args;
+    std::vector<std::string> outputs;  // replaced together
+    int trials;
+  };
+  // Each command reads the old files of the others (the inputs stay as they were before the trials).
+  const std::vector<Case> cases = {{train_args + "3", {model, report, ll}, 8},
+                                   {gen_args + "2", {gen}, 4},
+                                   {"convert " + gen + " " + bin, {bin}, 4},
+                                   {predict_args, {pred}, 4}};
+  auto restore = [&] {
+    for (const auto& [path, bytes] : old_bytes) testing::WriteText(path, bytes);
+  };
+  std::mt19937 rng(13);
+  const int signals[] = {SIGTERM, SIGINT, SIGHUP};
+  int completed = 0, killed = 0, trial = 0;
+  for (const Case& c : cases) {
+    restore();
+    const double seconds = SecondsToRun(c.args);
+    snapshot(new_bytes, c.outputs);
+    for (const std::string& out : c.outputs) ASSERT_NE(new_bytes[out], old_bytes[out]) << out;
+    for (int k = 0; k < c.trials; ++k, ++trial) {
+      restore();
+      const double delay = k % 2 == 0 ? std::uniform_real_distribution<double>(0.0, seconds)(rng)
+                                      : std::uniform_real_distribution<double>(0.8 * seconds, 1.05 * seconds)(rng);
+      const int sig = signals[trial % 3];
+      const int status = RunAndSignal(c.args, delay, sig);
+      const std::string what = c.args.substr(0, c.args.find(' ')) + " signal " + std::to_string(sig) + " after " +
+                               std::to_string(delay) + " s";
+      ASSERT_TRUE((WIFEXITED(status) && WEXITSTATUS(status) == 0) || (WIFSIGNALED(status) && WTERMSIG(status) == sig))
+          << what << ": status " << status;
+      (WIFEXITED(status) ? completed : killed)++;
+      EXPECT_TRUE(testing::TempLeftovers(dir.Path("")).empty()) << what;
+      bool all_old = true, all_new = true;
+      for (const std::string& out : c.outputs) {
+        const std::string now = testing::ReadText(out);
+        all_old = all_old && now == old_bytes[out];
+        // The report holds measured times: it is new when it is complete JSON of this run (3 epochs).
+        const auto json = out == report ? nlohmann::json::parse(now, nullptr, false) : nlohmann::json();
+        const bool is_new = out == report ? json.is_object() && json.contains("final") && json["epochs"].size() == 3
+                                          : now == new_bytes[out];
+        all_new = all_new && is_new;
+      }
+      EXPECT_TRUE(all_old != all_new) << what << ": the outputs are neither all old nor all complete new ones";
+      if (WIFEXITED(status)) {
+        EXPECT_TRUE(all_new) << what;
+      }
+      if (c.outputs[0] == model) {
+        EXPECT_GE(ReadCheckpoint(ckpt).epochs_done, 1) << what;  // complete, the old one or a new one
+      }
+    }
+  }
+  std::cout << "signals: " << completed << " runs completed, " << killed << " killed\n";
+  EXPECT_GT(killed, 0);
+}
+
+// A run started with SIGHUP ignored (nohup) survives a SIGHUP and writes its outputs.
+TEST_F(Cli, IgnoredHangupStaysIgnored) {
+  const std::string model = dir.Path("m.model");
+  const std::string args = "train --data dense:rows=20000,features=1000,seed=5 --epochs 3 --lr 0.01 -q --out " + model;
+  const auto start = std::chrono::steady_clock::now();
+  const int status = RunAndSignal(args, 0.2, SIGHUP, /*ignore_sig=*/true);
+  ASSERT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << "status " << status;
+  ASSERT_GT(std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count(), 0.25)
+      << "the run ended before the signal";
+  EXPECT_EQ(ReadModel(model).weights.size(), 1000u);
 }
 
 TEST_F(Cli, PimBackendReportsModeledPhasesAndCounters) {

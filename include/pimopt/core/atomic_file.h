@@ -8,7 +8,9 @@
 //   renames every file after all of them were written, and removes every temporary if it is destroyed without
 //   Commit() - a command that fails on its second output leaves none of them.
 // - InstallTempFileCleanup() (the CLI calls it) removes live temporaries when SIGTERM, SIGINT or SIGHUP arrives,
-//   then ends the process with that signal.
+//   then ends the process with that signal. A signal that arrives while a batch renames its files waits until the
+//   last rename, so the batch's targets are all replaced or none is. Signals the process inherited as ignored
+//   (nohup) stay ignored.
 #pragma once
 
 #include <fstream>
@@ -35,6 +37,7 @@ class AtomicFileWriter {
  private:
   std::string path_;       // the target (a symbolic link resolved)
   std::string temp_path_;  // "" when writing through
+  int temp_slot_ = -1;     // its entry in the table the signal handler cleans up (-1: none)
   std::ofstream out_;
   bool committed_ = false;
 };
@@ -51,7 +54,11 @@ class OutputBatch {
 
  private:
   friend class AtomicFileWriter;
-  std::vector<std::pair<std::string, std::string>> pending_;  // (temporary, target)
+  struct PendingRename {
+    std::string temp, target;
+    int slot;  // the temporary's entry in the signal handler's table
+  };
+  std::vector<PendingRename> pending_;
   bool committed_ = false;
 };
 

@@ -1,4 +1,5 @@
-"""Shared by the bench/ scripts: runs `pimopt train` on the PIM backend and reads its JSON report."""
+"""Shared by the bench/ scripts: runs pimopt (`train` with the studies' fixed settings) and reads its JSON report
+and its binary dataset cache."""
 import json
 import os
 import subprocess
@@ -29,3 +30,35 @@ def train(args, report, backend="pim"):
         sys.exit(f"failed: {' '.join(cmd)}\n{res.stdout}")
     with open(report) as f:
         return json.load(f)
+
+
+def run(cmd):
+    """Runs CMD and returns its output; exits with the output on failure."""
+    res = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    if res.returncode != 0:
+        sys.exit(f"command failed ({res.returncode}): {' '.join(cmd)}\n{res.stdout}")
+    return res.stdout
+
+
+def read_binary_dataset(path):
+    """pimopt's binary dataset cache (include/pimopt/data/binary_format.h; the checksum is not verified) as numpy
+    arrays: (values, labels), values of shape (rows, features) for dense data, or a tuple (row_ptr, col, val,
+    features) of CSR arrays for sparse data. Needs numpy."""
+    import numpy as np
+    header = np.fromfile(path, dtype=np.uint8, count=64)
+    if bytes(header[:8]) != b"PIMOPTDS":
+        sys.exit(f"{path}: not a pimopt binary dataset")
+    flags = int(header[12:16].view(np.uint32)[0])
+    rows, features, stored = (int(v) for v in header[16:40].view(np.uint64))
+    offset = 64
+    labels = np.fromfile(path, dtype=np.float32, count=rows, offset=offset)
+    offset += 4 * rows * (2 if flags & 2 else 1)
+    if not flags & 1:
+        values = np.fromfile(path, dtype=np.float32, count=rows * features, offset=offset).reshape(rows, features)
+        return values, labels
+    row_ptr = np.fromfile(path, dtype=np.uint64, count=rows + 1, offset=offset)
+    offset += 8 * (rows + 1)
+    col = np.fromfile(path, dtype=np.uint32, count=stored, offset=offset)
+    offset += 4 * stored
+    val = np.fromfile(path, dtype=np.float32, count=stored, offset=offset)
+    return (row_ptr, col, val, features), labels

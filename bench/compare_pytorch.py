@@ -12,11 +12,10 @@ import argparse
 import csv
 import json
 import os
-import subprocess
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from bench_util import with_study_settings  # noqa: E402
+from bench_util import read_binary_dataset, run, with_study_settings  # noqa: E402
 import time
 
 import numpy as np
@@ -27,27 +26,12 @@ PIMOPT = os.path.join(ROOT, "build", "pimopt")
 MEMBW = os.path.join(ROOT, "build", "bench", "pimopt_membw")
 
 
-def run(cmd):
-    res = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
-    if res.returncode != 0:
-        sys.exit(f"command failed ({res.returncode}): {' '.join(cmd)}\n{res.stdout}")
-    return res.stdout
-
-
 def load_binary(path):
-    """Reads pimopt's binary dataset format (docs/formats.md) into numpy arrays (dense only)."""
-    header = np.fromfile(path, dtype=np.uint8, count=64)
-    if bytes(header[:8]) != b"PIMOPTDS":
-        sys.exit(f"{path}: not a pimopt binary dataset")
-    flags = int(header[12:16].view(np.uint32)[0])
-    rows, features, _stored = (int(v) for v in header[16:40].view(np.uint64))
-    if flags & 1:
+    """A dense binary dataset as numpy arrays (values, labels)."""
+    values, labels = read_binary_dataset(path)
+    if isinstance(values, tuple):
         sys.exit(f"{path}: sparse data is not supported by this benchmark")
-    offset = 64
-    labels = np.fromfile(path, dtype=np.float32, count=rows, offset=offset)
-    offset += 4 * rows * (2 if flags & 2 else 1)
-    x = np.fromfile(path, dtype=np.float32, count=rows * features, offset=offset).reshape(rows, features)
-    return x, labels
+    return values, labels
 
 
 def torch_train(x, y, algo, batch, lr, reg, epochs, workers, seed):

@@ -91,6 +91,11 @@ void CpuBackend::Setup(const Dataset& train, const TrainConfig& config, const Pa
   dual_.assign(duals ? workers_ : 0, std::vector<float>(n_ + 1, 0.0f));
   shift_.assign(duals ? workers_ : 0, std::vector<float>(n_ + 1, 0.0f));
   scratch_.assign(workers_, std::vector<float>(n_ + 1, 0.0f));
+  scratch_zero_ = true;
+  global_scale_ = 1.0f;
+  touched_.assign(data_->is_sparse() ? workers_ : 0, {});
+  mark_.assign(data_->is_sparse() ? n_ : 0, 0);
+  union_.clear();
   derivs_.assign(workers_, {});
   shard_sizes_.clear();
   for (const Shard& s : LocalShards(part)) shard_sizes_.push_back(s.size());
@@ -110,74 +115,54 @@ void CpuBackend::GradientStep(std::span<const std::span<const uint32_t>> worker_
   PIMOPT_CHECK(batch_rows > 0 && local_rows <= batch_rows);
   const bool parallel = static_cast<double>(local_rows) * static_cast<double>(n_) >= kParallelWork;
 
+  if (data.is_sparse()) {
+    SparseGradientStep(worker_rows, batch_rows, lr, t0);
+    return;
+  }
   // Per-row loss derivative at the global model, weighted.
   auto derivative = [&](auto access, uint32_t r) {
     const float y = data.labels()[r];
     const float z = access.Dot(r, w, n_) + w[n_];
     return data.weight(r) * obj.ClassWeight(y) * LossDerivative(obj.loss, z, y);
   };
-  // Partial gradient sums, one per task; `partials` holds (n+1)-vectors, the bias last.
-  size_t num_partials = 0;
-  if (data.is_sparse()) {
-    // One task per worker: scatter-add into the worker's dense accumulator.
-    auto worker_task = [&](size_t k) {
-      float* g = scratch_[k].data();
-      std::fill(g, g + n_ + 1, 0.0f);
-      const SparseRows access{data.csr().row_ptr.data(), data.csr().col.data(), data.csr().val.data()};
-      double bias = 0;
-      for (uint32_t r : worker_rows[k]) {
-        const float d = derivative(access, r);
-        if (d != 0.0f) access.Axpy(r, d, g, n_);
-        bias += d;
-      }
-      g[n_] = static_cast<float>(bias);
-    };
-    if (parallel && k_count > 1) {
-      pool_.ParallelFor(k_count, worker_task);
-    } else {
-      for (int k = 0; k < k_count; ++k) worker_task(k);
-    }
-    num_partials = k_count;
-  } else {
-    // Dense: one pass over the data. Each task takes a fixed chunk of a worker's rows (at most kChunksPerWorker
-    // chunks, at least kRowChunk rows each: a function of the batch, not of the thread count), and for every row
-    // computes its derivative and adds d * x while the row is in L1. Chunks are summed in (worker, chunk) order.
-    chunks_.clear();
-    for (int k = 0; k < k_count; ++k) {
-      const size_t rows = worker_rows[k].size();
-      const size_t chunk = std::max(kRowChunk, (rows + kChunksPerWorker - 1) / kChunksPerWorker);
-      for (size_t c = 0; c < rows; c += chunk) chunks_.push_back({k, c, std::min(rows, c + chunk)});
-    }
-    if (partials_.size() < chunks_.size()) partials_.resize(chunks_.size());
-    const DenseRows access{data.dense_values().data(), n_};
-    auto chunk_task = [&](size_t t) {
-      const RowChunk& c = chunks_[t];
-      std::vector<float>& g = partials_[t];
-      g.assign(n_ + 1, 0.0f);
-      double bias = 0;
-      for (size_t i = c.begin; i < c.end; ++i) {
-        const uint32_t r = worker_rows[c.worker][i];
-        const float d = derivative(access, r);
-        if (d != 0.0f) access.Axpy(r, d, g.data(), n_);
-        bias += d;
-      }
-      g[n_] = static_cast<float>(bias);
-    };
-    if (parallel) {
-      pool_.ParallelFor(chunks_.size(), chunk_task);
-    } else {
-      for (size_t t = 0; t < chunks_.size(); ++t) chunk_task(t);
-    }
-    num_partials = chunks_.size();
+  // Dense: one pass over the data. Each task takes a fixed chunk of a worker's rows (at most kChunksPerWorker
+  // chunks, at least kRowChunk rows each: a function of the batch, not of the thread count), and for every row
+  // computes its derivative and adds d * x while the row is in L1. Chunks are summed in (worker, chunk) order.
+  chunks_.clear();
+  for (int k = 0; k < k_count; ++k) {
+    const size_t rows = worker_rows[k].size();
+    const size_t chunk = std::max(kRowChunk, (rows + kChunksPerWorker - 1) / kChunksPerWorker);
+    for (size_t c = 0; c < rows; c += chunk) chunks_.push_back({k, c, std::min(rows, c + chunk)});
   }
-  const std::vector<std::vector<float>>& sums = data.is_sparse() ? scratch_ : partials_;
+  if (partials_.size() < chunks_.size()) partials_.resize(chunks_.size());
+  const DenseRows access{data.dense_values().data(), n_};
+  auto chunk_task = [&](size_t t) {
+    const RowChunk& c = chunks_[t];
+    std::vector<float>& g = partials_[t];
+    g.assign(n_ + 1, 0.0f);
+    double bias = 0;
+    for (size_t i = c.begin; i < c.end; ++i) {
+      const uint32_t r = worker_rows[c.worker][i];
+      const float d = derivative(access, r);
+      if (d != 0.0f) access.Axpy(r, d, g.data(), n_);
+      bias += d;
+    }
+    g[n_] = static_cast<float>(bias);
+  };
+  if (parallel) {
+    pool_.ParallelFor(chunks_.size(), chunk_task);
+  } else {
+    for (size_t t = 0; t < chunks_.size(); ++t) chunk_task(t);
+  }
+  const size_t num_partials = chunks_.size();
   AddPhase("worker_compute", t0);
   const auto t1 = StartPhase();
 
   // Host: add the partial sums in global (worker, chunk) order, then step.
   std::span<float> g(reduced_.data(), n_ + 1);
   std::fill(g.begin(), g.end(), 0.0f);
-  comm_->OrderedSum(g, [&](std::span<float> chunk, size_t offset) { FoldInto(chunk, offset, sums, num_partials, 0); });
+  comm_->OrderedSum(g,
+                    [&](std::span<float> chunk, size_t offset) { FoldInto(chunk, offset, partials_, num_partials, 0); });
   const float scale = static_cast<float>(lr / static_cast<double>(batch_rows));
   const float decay = static_cast<float>(1.0 - lr * obj.l2);
   ForFeatureBlocks([&](size_t begin, size_t end) {
@@ -187,6 +172,114 @@ void CpuBackend::GradientStep(std::span<const std::span<const uint32_t>> worker_
   if (!obj.fit_bias) global_[n_] = 0.0f;
   CountSync(true, true);
   AddPhase("reduce_and_update", t1);
+}
+
+void CpuBackend::SparseGradientStep(std::span<const std::span<const uint32_t>> worker_rows, uint64_t batch_rows,
+                                    double lr, const PhaseStart& t0) {
+  // The weights are w = s v (global_scale_, global_[0..n)), the bias global_[n] as it is: the L2 decay of a step
+  // multiplies s, and only the coordinates the batch touches change. Per step:
+  //   s' = s (1 - lr l2),   v_j <- v_j - (lr / B) g_j / s'   for the j with g_j != 0,
+  // so s' v' = (1 - lr l2) w - (lr / B) g, the dense formula up to rounding. The rule is the same whether the
+  // touched coordinates come from the batch (one process) or from scanning the reduced gradient (MPI), so every
+  // split into ranks gives the same bits.
+  const Dataset& data = *data_;
+  const Objective& obj = config_.objective;
+  const int k_count = static_cast<int>(worker_rows.size());
+  const SparseRows access{data.csr().row_ptr.data(), data.csr().col.data(), data.csr().val.data()};
+  const float s = global_scale_;
+  const float* v = global_.data();
+  uint64_t batch_nonzeros = 0;
+  for (auto rows : worker_rows) {
+    for (uint32_t r : rows) batch_nonzeros += access.row_ptr[r + 1] - access.row_ptr[r];
+  }
+  const bool parallel = static_cast<double>(batch_nonzeros) >= kParallelWork;
+  if (!scratch_zero_) {
+    for (auto& g : scratch_) std::fill(g.begin(), g.end(), 0.0f);
+    scratch_zero_ = true;
+  }
+  // Workers: scatter-add d * x into the worker's accumulator (zero outside what it touches), noting the columns.
+  auto worker_task = [&](size_t k) {
+    float* g = scratch_[k].data();
+    std::vector<uint32_t>& cols = touched_[k];
+    cols.clear();
+    double bias = 0;
+    for (uint32_t r : worker_rows[k]) {
+      const float y = data.labels()[r];
+      const float z = s * access.Dot(r, v, n_) + v[n_];
+      const float d = data.weight(r) * obj.ClassWeight(y) * LossDerivative(obj.loss, z, y);
+      if (d != 0.0f) {
+        for (uint64_t e = access.row_ptr[r]; e < access.row_ptr[r + 1]; ++e) {
+          const uint32_t j = access.col[e];
+          if (j >= n_) continue;
+          g[j] += d * access.val[e];
+          cols.push_back(j);
+        }
+      }
+      bias += d;
+    }
+    g[n_] = static_cast<float>(bias);
+  };
+  if (parallel && k_count > 1) {
+    pool_.ParallelFor(k_count, worker_task);
+  } else {
+    for (int k = 0; k < k_count; ++k) worker_task(k);
+  }
+  AddPhase("worker_compute", t0);
+  const auto t1 = StartPhase();
+  const float scale = static_cast<float>(lr / static_cast<double>(batch_rows));
+  const float s_next = s * static_cast<float>(1.0 - lr * obj.l2);
+  const float step = scale / s_next;
+  float* w = global_.data();
+  auto update = [&](size_t j, float g_j) {
+    if (g_j != 0.0f) w[j] -= step * g_j;
+  };
+  float bias_grad = 0.0f;
+  if (comm_->size() == 1) {
+    // The coordinates some worker touched, each once (marked while collected), summed in worker order.
+    for (int k = 0; k < k_count; ++k) {
+      for (uint32_t j : touched_[k]) {
+        if (!mark_[j]) {
+          mark_[j] = 1;
+          union_.push_back(j);
+        }
+      }
+    }
+    for (uint32_t j : union_) {
+      float g_j = 0.0f;
+      for (int k = 0; k < k_count; ++k) g_j += scratch_[k][j];
+      update(j, g_j);
+      mark_[j] = 0;
+    }
+    union_.clear();
+    for (int k = 0; k < k_count; ++k) bias_grad += scratch_[k][n_];
+  } else {
+    std::span<float> g(reduced_.data(), n_ + 1);
+    std::fill(g.begin(), g.end(), 0.0f);
+    comm_->OrderedSum(g,
+                      [&](std::span<float> chunk, size_t offset) { FoldInto(chunk, offset, scratch_, k_count, 0); });
+    for (size_t j = 0; j < n_; ++j) update(j, g[j]);
+    bias_grad = g[n_];
+  }
+  w[n_] -= scale * bias_grad;
+  if (!obj.fit_bias) w[n_] = 0.0f;
+  global_scale_ = s_next;
+  if (global_scale_ < kMinScale) FoldGlobalScale();
+  // Leave the accumulators zero for the next step.
+  for (int k = 0; k < k_count; ++k) {
+    for (uint32_t j : touched_[k]) scratch_[k][j] = 0.0f;
+    scratch_[k][n_] = 0.0f;
+  }
+  CountSync(true, true);
+  AddPhase("reduce_and_update", t1);
+}
+
+void CpuBackend::FoldGlobalScale() {
+  if (global_scale_ == 1.0f) return;
+  const float s = global_scale_;
+  ForFeatureBlocks([&](size_t begin, size_t end) {
+    for (size_t j = begin; j < std::min(end, n_); ++j) global_[j] *= s;
+  });
+  global_scale_ = 1.0f;
 }
 
 void CpuBackend::RunLocalDense(int k, const LocalSgdRequest& req) {
@@ -275,6 +368,8 @@ void CpuBackend::LocalSgd(const LocalSgdRequest& req) {
   const auto t0 = StartPhase();
   PIMOPT_CHECK(req.plan && req.plan->num_workers() == workers_);
   PIMOPT_CHECK(!req.proximal || !dual_.empty(), "proximal steps need an ADMM setup");
+  FoldGlobalScale();
+  if (data_->is_sparse()) scratch_zero_ = false;  // the local steps keep the scaled local models y there
   auto worker = [&](size_t k) {
     if (req.start_from_global) std::copy(global_.begin(), global_.end(), local_[k].begin());
     if (req.proximal) {
@@ -297,6 +392,7 @@ void CpuBackend::LocalSgd(const LocalSgdRequest& req) {
 
 void CpuBackend::AverageLocalModels() {
   const auto t0 = StartPhase();
+  global_scale_ = 1.0f;  // global_ is replaced
   const float inv = 1.0f / static_cast<float>(part_.total_workers);
   std::span<float> sum(reduced_.data(), n_ + 1);
   std::fill(sum.begin(), sum.end(), 0.0f);
@@ -311,6 +407,7 @@ void CpuBackend::AverageLocalModels() {
 AdmmResiduals CpuBackend::AdmmConsensus(double rho) {
   const auto t0 = StartPhase();
   PIMOPT_CHECK(!dual_.empty(), "AdmmConsensus needs an ADMM setup");
+  FoldGlobalScale();
   const Objective& obj = config_.objective;
   const float inv = 1.0f / static_cast<float>(part_.total_workers);
   const float threshold = static_cast<float>(obj.l1 / rho);
@@ -370,8 +467,11 @@ void FromWords(const std::vector<uint32_t>& w, std::vector<float>& v) {
 
 BackendState CpuBackend::SaveState() {
   // The global model; per worker its local model, then its ADMM dual (float bit patterns).
+  // The global model (its weights times the lazy scale of sparse gradient steps, the scale's bits second: folding
+  // it here would change the run that checkpoints); per worker its local model, then its ADMM dual.
   BackendState state;
   state.shared.push_back(Words(global_));
+  state.shared.push_back(Words(std::vector<float>{global_scale_}));
   for (int k = 0; k < workers_; ++k) {
     auto& vectors = state.per_worker.emplace_back();
     vectors.push_back(Words(local_[k]));
@@ -382,10 +482,19 @@ BackendState CpuBackend::SaveState() {
 
 void CpuBackend::RestoreState(const BackendState& state) {
   const size_t per_worker = dual_.empty() ? 1 : 2;
-  bool fits = state.shared.size() == 1 && state.per_worker.size() == local_.size();
+  // Checkpoints written before the lazy scale existed hold the global model alone (scale 1).
+  bool fits = (state.shared.size() == 1 || (state.shared.size() == 2 && state.shared[1].size() == 1)) &&
+              state.per_worker.size() == local_.size();
   for (const auto& v : state.per_worker) fits = fits && v.size() == per_worker;
   if (!fits) throw InputError("checkpoint: it holds the state of a different number of workers or algorithm");
   FromWords(state.shared[0], global_);
+  global_scale_ = 1.0f;
+  if (state.shared.size() == 2) {
+    std::vector<float> scale(1);
+    FromWords(state.shared[1], scale);
+    if (!(scale[0] > 0.0f && scale[0] <= 1.0f)) throw InputError("checkpoint: the model's scale is out of range");
+    global_scale_ = scale[0];
+  }
   for (int k = 0; k < workers_; ++k) {
     FromWords(state.per_worker[k][0], local_[k]);
     if (!dual_.empty()) FromWords(state.per_worker[k][1], dual_[k]);
@@ -397,6 +506,9 @@ LinearModel CpuBackend::ExportModel() const {
   m.loss = config_.objective.loss;
   m.fit_bias = config_.objective.fit_bias;
   m.weights.assign(global_.begin(), global_.begin() + static_cast<std::ptrdiff_t>(n_));
+  if (global_scale_ != 1.0f) {
+    for (float& w : m.weights) w *= global_scale_;  // as FoldGlobalScale would
+  }
   m.bias = global_[n_];
   if (data_) {
     m.positive_label_value = data_->positive_label_value;

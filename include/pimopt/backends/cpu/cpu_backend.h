@@ -53,6 +53,11 @@ class CpuBackend final : public IBackend {
   // [offset, offset + chunk.size()) of an accumulator whose coordinates [shift, shift + n + 1) hold their sum.
   void FoldInto(std::span<float> chunk, size_t offset, const std::vector<std::vector<float>>& vectors, size_t count,
                 size_t shift);
+  // GradientStep on sparse data: costs what the batch touches (lazy L2 decay), see the definition.
+  void SparseGradientStep(std::span<const std::span<const uint32_t>> worker_rows, uint64_t batch_rows, double lr,
+                          const PhaseStart& t0);
+  // Multiplies the lazily kept scale into the weights (global_scale_ becomes 1).
+  void FoldGlobalScale();
   void RunLocalDense(int k, const LocalSgdRequest& request);
   void RunLocalSparse(int k, const LocalSgdRequest& request);
   void CountSync(bool push, bool pull);
@@ -65,7 +70,12 @@ class CpuBackend final : public IBackend {
   Partition part_;
   Communicator* comm_ = &SingleProcess();
   std::vector<float> reduced_;               // the ordered sum of a reduction
-  std::vector<float> global_;                // the host's model (for ADMM: z)
+  std::vector<float> global_;                // the host's model (for ADMM: z); weights times global_scale_
+  float global_scale_ = 1.0f;                // != 1 only between sparse gradient steps
+  bool scratch_zero_ = true;                 // scratch_ holds zeros (the sparse gradient accumulators)
+  std::vector<std::vector<uint32_t>> touched_;  // per worker: the columns its last sparse batch touched
+  std::vector<uint8_t> mark_;                // per feature: collected in union_ (sparse gradient steps)
+  std::vector<uint32_t> union_;              // the columns some worker touched, each once
   std::vector<std::vector<float>> local_;    // x_k
   std::vector<std::vector<float>> dual_;     // u_k (ADMM)
   std::vector<std::vector<float>> scratch_;  // per worker: gradient (dense) or scaled model y (sparse)

@@ -15,6 +15,30 @@
 #define PIMOPT_FINISH_SWITCH(save, bottom, size) ((void)(save), (void)(bottom), (void)(size))
 #endif
 
+#if defined(__SANITIZE_THREAD__)
+#define PIMOPT_TSAN 1
+#elif defined(__has_feature)
+#if __has_feature(thread_sanitizer)
+#define PIMOPT_TSAN 1
+#endif
+#endif
+#if defined(PIMOPT_TSAN)
+#include <sanitizer/tsan_interface.h>
+// ThreadSanitizer must be told which fiber runs: each tasklet is a fiber of its own, and every switch between a
+// tasklet and the scheduler synchronizes (they run one after the other on one host thread). A switch is announced
+// just before the jump, so that each call's entry and exit land on the same fiber's shadow stack; only the end of a
+// fiber (when its host thread ends) is announced after the jump, because the frames that end a fiber never return.
+#define PIMOPT_TSAN_CURRENT() __tsan_get_current_fiber()
+#define PIMOPT_TSAN_CREATE() __tsan_create_fiber(0)
+#define PIMOPT_TSAN_DESTROY(fiber) __tsan_destroy_fiber(fiber)
+#define PIMOPT_TSAN_SWITCH(fiber) __tsan_switch_to_fiber(fiber, 0)
+#else
+#define PIMOPT_TSAN_CURRENT() nullptr
+#define PIMOPT_TSAN_CREATE() nullptr
+#define PIMOPT_TSAN_DESTROY(fiber) ((void)(fiber))
+#define PIMOPT_TSAN_SWITCH(fiber) ((void)(fiber))
+#endif
+
 namespace pimopt::pim {
 namespace ctx = boost::context;
 
@@ -57,55 +81,110 @@ void LazyMemory::Write(uint64_t address, const void* source, uint64_t bytes) {
   }
 }
 
-// ---------------------------------------------------------------- fiber stacks
+// ---------------------------------------------------------------- tasklet fibers
 namespace {
-
-// Fiber stacks are reused per host thread: creating 16 tasklets x 2,048 DPUs per launch must not call mmap.
-class PooledStack {
- public:
-  static constexpr size_t kStackBytes = 256u << 10;
-  ctx::stack_context allocate() {
-    void* base;
-    if (free_list().empty()) {
-      base = ::operator new(kStackBytes);
-    } else {
-      base = free_list().back();
-      free_list().pop_back();
-    }
-#if defined(__SANITIZE_ADDRESS__)
-    // A reused stack may still carry the redzones of the fiber that ran on it before.
-    __asan_unpoison_memory_region(base, kStackBytes);
-#endif
-    ctx::stack_context sc;
-    sc.size = kStackBytes;
-    sc.sp = static_cast<char*>(base) + kStackBytes;
-    last_base() = base;
-    return sc;
-  }
-  // The stack most recently handed out on this thread (for sanitizer annotations).
-  static void*& last_base() {
-    thread_local void* base = nullptr;
-    return base;
-  }
-  void deallocate(ctx::stack_context& sc) noexcept { free_list().push_back(static_cast<char*>(sc.sp) - sc.size); }
-
- private:
-  struct FreeList {
-    std::vector<void*> stacks;
-    ~FreeList() {
-      for (void* s : stacks) ::operator delete(s);
-    }
-  };
-  static std::vector<void*>& free_list() {
-    thread_local FreeList list;
-    return list.stacks;
-  }
-};
-
-uint64_t AlignUp(uint64_t v, uint64_t a) { return (v + a - 1) / a * a; }
 
 // Thrown inside a suspended tasklet to unwind it when its DPU's launch is abandoned (another tasklet failed).
 struct TaskletAbort {};
+
+}  // namespace
+
+// A fiber that runs one tasklet per launch and waits, suspended, for the next launch on its host thread. Fibers are
+// kept per host thread (IdleTaskletFibers) instead of made per launch: 16 tasklets x 2,048 DPUs per launch must not
+// allocate stacks, and a fiber that ends leaves frames that never return, which ThreadSanitizer's shadow stack of
+// the fiber would keep (its stack depot grew past 8 GB on a 100-epoch test).
+class TaskletFiber {
+ public:
+  static constexpr size_t kStackBytes = 256u << 10;
+
+  TaskletFiber() : tsan_fiber_(PIMOPT_TSAN_CREATE()) {
+    fiber_ = ctx::fiber(std::allocator_arg, Stack{&stack_base_},
+                        [this](ctx::fiber&& scheduler) { return Loop(std::move(scheduler)); });
+  }
+  ~TaskletFiber() {
+    if (fiber_ && !busy_) {  // waiting for a job: let the loop return, so the fiber ends on its own
+      TaskletRun quit;
+      quit_ = true;
+      Enter(quit);
+      PIMOPT_TSAN_SWITCH(quit.tsan_scheduler);  // after the jump: the frames that end a fiber never return
+    }
+    // A fiber still inside a job (a kernel that ignored its abort) is unwound by Boost.Context's destructor.
+    fiber_ = ctx::fiber();
+    PIMOPT_TSAN_DESTROY(tsan_fiber_);
+  }
+  TaskletFiber(const TaskletFiber&) = delete;
+  TaskletFiber& operator=(const TaskletFiber&) = delete;
+
+  // Runs `run` on this fiber from the scheduler, until the tasklet suspends or ends.
+  void Enter(TaskletRun& run) {
+    run_ = &run;
+    run.fiber = this;
+    run.tsan_scheduler = PIMOPT_TSAN_CURRENT();
+    [[maybe_unused]] void* fake_stack = nullptr;
+    PIMOPT_START_SWITCH(&fake_stack, stack_base_, kStackBytes);
+    PIMOPT_TSAN_SWITCH(tsan_fiber_);
+    fiber_ = std::move(fiber_).resume();
+    PIMOPT_FINISH_SWITCH(fake_stack, nullptr, nullptr);
+  }
+  bool busy() const { return busy_; }
+
+ private:
+  // Boost.Context stack allocator: plain heap memory (the fibers live as long as their host thread).
+  struct Stack {
+    void** base_out;
+    ctx::stack_context allocate() {
+      void* base = ::operator new(kStackBytes);
+      *base_out = base;
+      ctx::stack_context sc;
+      sc.size = kStackBytes;
+      sc.sp = static_cast<char*>(base) + kStackBytes;
+      return sc;
+    }
+    void deallocate(ctx::stack_context& sc) noexcept {
+      void* base = static_cast<char*>(sc.sp) - sc.size;
+#if defined(__SANITIZE_ADDRESS__)
+      __asan_unpoison_memory_region(base, kStackBytes);  // the redzones of the frames that ran on it
+#endif
+      ::operator delete(base);
+    }
+  };
+
+  ctx::fiber Loop(ctx::fiber&& scheduler) {
+    PIMOPT_FINISH_SWITCH(nullptr, &run_->scheduler_bottom, &run_->scheduler_size);
+    while (!quit_) {
+      TaskletRun& run = *run_;
+      run.scheduler = std::move(scheduler);
+      busy_ = true;
+      run.dpu->RunTasklet(run);
+      busy_ = false;
+      // Back to the scheduler; resumed by the next launch's Enter.
+      [[maybe_unused]] void* fake_stack = nullptr;
+      PIMOPT_START_SWITCH(&fake_stack, run.scheduler_bottom, run.scheduler_size);
+      PIMOPT_TSAN_SWITCH(run.tsan_scheduler);
+      scheduler = std::move(run.scheduler).resume();
+      PIMOPT_FINISH_SWITCH(fake_stack, &run_->scheduler_bottom, &run_->scheduler_size);
+    }
+    PIMOPT_START_SWITCH(nullptr, run_->scheduler_bottom, run_->scheduler_size);  // this fiber ends
+    return std::move(scheduler);
+  }
+
+  ctx::fiber fiber_;
+  void* stack_base_ = nullptr;
+  void* tsan_fiber_;
+  TaskletRun* run_ = nullptr;
+  bool busy_ = false;
+  bool quit_ = false;
+};
+
+namespace {
+
+// The idle tasklet fibers of this host thread.
+std::vector<std::unique_ptr<TaskletFiber>>& IdleTaskletFibers() {
+  thread_local std::vector<std::unique_ptr<TaskletFiber>> idle;
+  return idle;
+}
+
+uint64_t AlignUp(uint64_t v, uint64_t a) { return (v + a - 1) / a * a; }
 
 }  // namespace
 
@@ -303,21 +382,30 @@ void Dpu::Yield(Tasklet& t) {
   TaskletRun& run = (*runs_)[t.me()];
   [[maybe_unused]] void* fake_stack = nullptr;
   PIMOPT_START_SWITCH(&fake_stack, run.scheduler_bottom, run.scheduler_size);
+  PIMOPT_TSAN_SWITCH(run.tsan_scheduler);
   run.scheduler = std::move(run.scheduler).resume();
   PIMOPT_FINISH_SWITCH(fake_stack, &run.scheduler_bottom, &run.scheduler_size);
   if (aborting_) throw TaskletAbort{};
+}
+
+void Dpu::RunTasklet(TaskletRun& run) {
+  try {
+    if (!aborting_) run.kernel->Main(*run.tasklet);  // a tasklet first resumed by AbortSuspended never starts
+  } catch (const TaskletAbort&) {
+    // the launch was abandoned: just end
+  } catch (const ctx::detail::forced_unwind&) {
+    throw;
+  } catch (...) {
+    run.error = std::current_exception();
+  }
+  run.state = TaskletRun::State::kDone;
 }
 
 void Dpu::AbortSuspended(std::vector<TaskletRun>& runs) {
   aborting_ = true;
   for (TaskletRun& r : runs) {
     // A kernel that swallows TaskletAbort may suspend again: keep resuming (bounded) until it ends.
-    for (int attempt = 0; attempt < 1000 && r.state != TaskletRun::State::kDone && r.fiber; ++attempt) {
-      [[maybe_unused]] void* fake_stack = nullptr;
-      PIMOPT_START_SWITCH(&fake_stack, r.stack_bottom, r.stack_size);
-      r.fiber = std::move(r.fiber).resume();
-      PIMOPT_FINISH_SWITCH(fake_stack, nullptr, nullptr);
-    }
+    for (int attempt = 0; attempt < 1000 && r.state != TaskletRun::State::kDone; ++attempt) r.fiber->Enter(r);
   }
   aborting_ = false;
 }
@@ -375,6 +463,25 @@ void Dpu::MutexUnlock(Tasklet& t, uint32_t mutex) {
 DpuLaunchResult Dpu::Launch(Kernel& kernel) {
   std::vector<Tasklet> tasklets(tasklets_);
   std::vector<TaskletRun> runs(tasklets_);
+  // This host thread's idle fibers run the tasklets and go back to it afterwards (all but one still inside a job:
+  // a kernel that ignored its abort).
+  struct BorrowedFibers {
+    std::vector<std::unique_ptr<TaskletFiber>> fibers;
+    explicit BorrowedFibers(uint32_t count) {
+      auto& idle = IdleTaskletFibers();
+      while (fibers.size() < count && !idle.empty()) {
+        fibers.push_back(std::move(idle.back()));
+        idle.pop_back();
+      }
+      while (fibers.size() < count) fibers.push_back(std::make_unique<TaskletFiber>());
+    }
+    ~BorrowedFibers() {
+      auto& idle = IdleTaskletFibers();
+      for (auto& f : fibers) {
+        if (!f->busy()) idle.push_back(std::move(f));
+      }
+    }
+  } borrowed(tasklets_);
   runs_ = &runs;
   barrier_arrived_.clear();
   mutex_owner_.clear();
@@ -387,25 +494,10 @@ DpuLaunchResult Dpu::Launch(Kernel& kernel) {
     t.id_ = k;
     t.num_tasklets_ = tasklets_;
     t.dpu_index_ = index_;
-    TaskletRun* run = &runs[k];
-    run->fiber = ctx::fiber(std::allocator_arg, PooledStack(), [this, &kernel, &t, run](ctx::fiber&& scheduler) {
-      PIMOPT_FINISH_SWITCH(nullptr, &run->scheduler_bottom, &run->scheduler_size);
-      run->scheduler = std::move(scheduler);
-      try {
-        if (!aborting_) kernel.Main(t);  // a tasklet first resumed by AbortSuspended never starts
-      } catch (const TaskletAbort&) {
-        // the launch was abandoned: just end
-      } catch (const ctx::detail::forced_unwind&) {
-        throw;
-      } catch (...) {
-        run->error = std::current_exception();
-      }
-      run->state = TaskletRun::State::kDone;
-      PIMOPT_START_SWITCH(nullptr, run->scheduler_bottom, run->scheduler_size);  // this fiber ends
-      return std::move(run->scheduler);
-    });
-    run->stack_bottom = PooledStack::last_base();
-    run->stack_size = PooledStack::kStackBytes;
+    runs[k].dpu = this;
+    runs[k].kernel = &kernel;
+    runs[k].tasklet = &t;
+    runs[k].fiber = borrowed.fibers[k].get();
   }
   // Round-robin over runnable tasklets until all are done; deterministic order.
   for (;;) {
@@ -415,10 +507,7 @@ DpuLaunchResult Dpu::Launch(Kernel& kernel) {
       if (r.state == TaskletRun::State::kDone) continue;
       all_done = false;
       if (r.state != TaskletRun::State::kRunnable) continue;
-      [[maybe_unused]] void* fake_stack = nullptr;
-      PIMOPT_START_SWITCH(&fake_stack, r.stack_bottom, r.stack_size);
-      r.fiber = std::move(r.fiber).resume();
-      PIMOPT_FINISH_SWITCH(fake_stack, nullptr, nullptr);
+      r.fiber->Enter(r);
       progressed = true;
       if (r.error) {
         AbortSuspended(runs);

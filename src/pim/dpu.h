@@ -30,18 +30,25 @@ class LazyMemory {
   uint64_t backed_pages_ = 0;
 };
 
+class Dpu;
+class TaskletFiber;
+
+// One tasklet's part of a launch: its job, its scheduling state and the fiber it runs on.
 struct TaskletRun {
   enum class State { kRunnable, kBarrier, kMutex, kDone };
-  boost::context::fiber fiber;
+  Dpu* dpu = nullptr;
+  Kernel* kernel = nullptr;
+  Tasklet* tasklet = nullptr;
+  TaskletFiber* fiber = nullptr;    // reused across launches on the host thread (dpu.cc)
   boost::context::fiber scheduler;  // the scheduler's continuation while this tasklet runs
   State state = State::kRunnable;
   uint32_t waiting_on = 0;
   std::exception_ptr error;
-  // Stack bounds for AddressSanitizer's fiber-switch annotations (unused otherwise).
-  const void* stack_bottom = nullptr;
-  size_t stack_size = 0;
+  // The scheduler's stack bounds for AddressSanitizer's fiber-switch annotations and its fiber for
+  // ThreadSanitizer's (unused otherwise).
   const void* scheduler_bottom = nullptr;
   size_t scheduler_size = 0;
+  void* tsan_scheduler = nullptr;
 };
 
 struct DpuLaunchResult {
@@ -85,7 +92,10 @@ class Dpu {
     uint64_t offset = 0;
     uint64_t bytes = 0;
   };
+  friend class TaskletFiber;
   void Yield(Tasklet& t);
+  // Runs the tasklet's kernel to its end on its fiber; an exception other than an abort is kept in run.error.
+  void RunTasklet(TaskletRun& run);
   // Ends every suspended tasklet by resuming it with `aborting_` set (Yield then throws TaskletAbort, which
   // unwinds the tasklet's stack), so no fiber is destroyed while suspended.
   void AbortSuspended(std::vector<TaskletRun>& runs);

@@ -275,7 +275,7 @@ TrainResult Train(const Dataset& train, const Dataset* test, const TrainConfig& 
     record.info = algorithm->RunEpoch(backend, config, part, epoch);
     const auto t1 = Clock::now();
     meter.Record(record);
-    result.model = backend.ExportModel();
+    backend.ExportModelInto(result.model);
     CheckFinite(result.model, done);
     if (options.evaluate_train || done == config.epochs || config.watches_objective()) {
       record.train = EvaluateAcross(result.model, train, config.objective, options.eval_pool, comm);

@@ -100,6 +100,9 @@ class IBackend {
 
   // The global model as floats (for evaluation and saving).
   virtual LinearModel ExportModel() const = 0;
+  // The same model into `into`, reusing its storage: the coordinator exports once per epoch, and a fresh vector of
+  // a large model (2^28 features: 1 GiB) costs its page faults every time. The default copies ExportModel().
+  virtual void ExportModelInto(LinearModel& into) const { into = ExportModel(); }
 
   // Seconds spent per phase since Setup (host wall clock), e.g. "worker_compute", "reduce", "host_update".
   virtual std::map<std::string, double> PhaseSeconds() const = 0;

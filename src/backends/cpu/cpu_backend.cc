@@ -503,6 +503,11 @@ void CpuBackend::RestoreState(const BackendState& state) {
 
 LinearModel CpuBackend::ExportModel() const {
   LinearModel m;
+  ExportModelInto(m);
+  return m;
+}
+
+void CpuBackend::ExportModelInto(LinearModel& m) const {
   m.loss = config_.objective.loss;
   m.fit_bias = config_.objective.fit_bias;
   m.weights.assign(global_.begin(), global_.begin() + static_cast<std::ptrdiff_t>(n_));
@@ -514,7 +519,6 @@ LinearModel CpuBackend::ExportModel() const {
     m.positive_label_value = data_->positive_label_value;
     m.negative_label_value = data_->negative_label_value;
   }
-  return m;
 }
 
 }  // namespace pimopt

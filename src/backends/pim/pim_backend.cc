@@ -544,6 +544,11 @@ AdmmResiduals PimBackend::AdmmConsensus(double rho) {
 
 LinearModel PimBackend::ExportModel() const {
   LinearModel m;
+  ExportModelInto(m);
+  return m;
+}
+
+void PimBackend::ExportModelInto(LinearModel& m) const {
   m.loss = config_.objective.loss;
   m.fit_bias = config_.objective.fit_bias;
   m.weights.resize(features_);
@@ -555,7 +560,6 @@ LinearModel PimBackend::ExportModel() const {
     m.positive_label_value = data_->positive_label_value;
     m.negative_label_value = data_->negative_label_value;
   }
-  return m;
 }
 
 std::map<std::string, double> PimBackend::PhaseSeconds() const {

@@ -31,6 +31,7 @@ class CpuBackend final : public IBackend {
   void AverageLocalModels() override;
   AdmmResiduals AdmmConsensus(double rho) override;
   LinearModel ExportModel() const override;
+  void ExportModelInto(LinearModel& into) const override;
   std::map<std::string, double> PhaseSeconds() const override { return phase_seconds_; }
   TrafficCounters Traffic() const override { return traffic_; }
   BackendState SaveState() override;

@@ -77,6 +77,7 @@ class PimBackend final : public IBackend {
   void AverageLocalModels() override;
   AdmmResiduals AdmmConsensus(double rho) override;
   LinearModel ExportModel() const override;
+  void ExportModelInto(LinearModel& into) const override;
   std::map<std::string, double> PhaseSeconds() const override;
   TrafficCounters Traffic() const override;
   std::map<std::string, double> Counters() override;  // reads the DPUs' saturation counters (diagnostics)

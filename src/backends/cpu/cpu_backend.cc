@@ -94,8 +94,6 @@ void CpuBackend::Setup(const Dataset& train, const TrainConfig& config, const Pa
   scratch_zero_ = true;
   global_scale_ = 1.0f;
   touched_.assign(data_->is_sparse() ? workers_ : 0, {});
-  mark_.assign(data_->is_sparse() ? n_ : 0, 0);
-  union_.clear();
   derivs_.assign(workers_, {});
   shard_sizes_.clear();
   for (const Shard& s : LocalShards(part)) shard_sizes_.push_back(s.size());
@@ -235,22 +233,16 @@ void CpuBackend::SparseGradientStep(std::span<const std::span<const uint32_t>> w
   };
   float bias_grad = 0.0f;
   if (comm_->size() == 1) {
-    // The coordinates some worker touched, each once (marked while collected), summed in worker order.
-    for (int k = 0; k < k_count; ++k) {
-      for (uint32_t j : touched_[k]) {
-        if (!mark_[j]) {
-          mark_[j] = 1;
-          union_.push_back(j);
-        }
+    // Each touched coordinate: the workers' entries summed in worker order, the update, then the entries zeroed, so
+    // that a column noted again (by another row or worker) sums to 0 and is skipped: one update per coordinate.
+    for (int k0 = 0; k0 < k_count; ++k0) {
+      for (uint32_t j : touched_[k0]) {
+        float g_j = 0.0f;
+        for (int k = 0; k < k_count; ++k) g_j += scratch_[k][j];
+        update(j, g_j);
+        for (int k = 0; k < k_count; ++k) scratch_[k][j] = 0.0f;
       }
     }
-    for (uint32_t j : union_) {
-      float g_j = 0.0f;
-      for (int k = 0; k < k_count; ++k) g_j += scratch_[k][j];
-      update(j, g_j);
-      mark_[j] = 0;
-    }
-    union_.clear();
     for (int k = 0; k < k_count; ++k) bias_grad += scratch_[k][n_];
   } else {
     std::span<float> g(reduced_.data(), n_ + 1);
@@ -264,9 +256,11 @@ void CpuBackend::SparseGradientStep(std::span<const std::span<const uint32_t>> w
   if (!obj.fit_bias) w[n_] = 0.0f;
   global_scale_ = s_next;
   if (global_scale_ < kMinScale) FoldGlobalScale();
-  // Leave the accumulators zero for the next step.
+  // Leave the accumulators zero for the next step (one process: all but the bias already are).
   for (int k = 0; k < k_count; ++k) {
-    for (uint32_t j : touched_[k]) scratch_[k][j] = 0.0f;
+    if (comm_->size() > 1) {
+      for (uint32_t j : touched_[k]) scratch_[k][j] = 0.0f;
+    }
     scratch_[k][n_] = 0.0f;
   }
   CountSync(true, true);

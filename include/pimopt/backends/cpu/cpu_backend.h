@@ -75,8 +75,6 @@ class CpuBackend final : public IBackend {
   float global_scale_ = 1.0f;                // != 1 only between sparse gradient steps
   bool scratch_zero_ = true;                 // scratch_ holds zeros (the sparse gradient accumulators)
   std::vector<std::vector<uint32_t>> touched_;  // per worker: the columns its last sparse batch touched
-  std::vector<uint8_t> mark_;                // per feature: collected in union_ (sparse gradient steps)
-  std::vector<uint32_t> union_;              // the columns some worker touched, each once
   std::vector<std::vector<float>> local_;    // x_k
   std::vector<std::vector<float>> dual_;     // u_k (ADMM)
   std::vector<std::vector<float>> scratch_;  // per worker: gradient (dense) or scaled model y (sparse)

@@ -40,7 +40,7 @@ class ThreadPool {
   std::mutex mutex_;
   std::condition_variable wake_;
   std::condition_variable done_;
-  uint64_t generation_ = 0;
+  std::atomic<uint64_t> generation_{0};  // written under mutex_; read by spinning workers without it
   bool stopping_ = false;
   const std::function<void(size_t)>* job_ = nullptr;
   size_t num_tasks_ = 0;

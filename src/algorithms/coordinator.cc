@@ -38,27 +38,16 @@ BackendState GatherState(BackendState local, Communicator& comm, int total_worke
 
 // Rank 0 reads the checkpoint (if it exists) and every rank gets it; an error on rank 0 is raised on every rank.
 std::optional<Checkpoint> ReadCheckpointOnRoot(const std::string& path, Communicator& comm) {
-  std::string bytes, error;
-  std::exception_ptr failure;
-  int32_t status = 0;  // 0: no file, 1: read, 2: error
-  if (comm.rank() == 0 && FileExists(path)) {
-    try {
-      bytes = ReadFileToString(path);
-      ParseCheckpoint(bytes, path);  // validate before sending
-      status = 1;
-    } catch (const Error& e) {
-      status = 2;
-      error = e.what();
-      failure = std::current_exception();
-    }
-  }
-  comm.BroadcastValue(status, 0);
-  if (status == 0) return std::nullopt;
-  if (status == 2) {
-    comm.BroadcastString(error, 0);
-    if (failure) std::rethrow_exception(failure);
-    throw InputError(error);
-  }
+  std::string bytes;
+  int32_t exists = 0;
+  comm.RunOnRoot([&] {
+    if (!FileExists(path)) return;
+    bytes = ReadFileToString(path);
+    ParseCheckpoint(bytes, path);  // validate before sending
+    exists = 1;
+  });
+  comm.BroadcastValue(exists, 0);
+  if (!exists) return std::nullopt;
   comm.BroadcastString(bytes, 0);
   return ParseCheckpoint(bytes, path);
 }

@@ -1,5 +1,9 @@
 #include "pimopt/collectives/communicator.h"
 
+#include <exception>
+
+#include "pimopt/core/error.h"
+
 namespace pimopt {
 
 void Communicator::BroadcastString(std::string& text, int root) {
@@ -13,6 +17,26 @@ uint64_t Communicator::SumU64(uint64_t local) {
   int64_t v = static_cast<int64_t>(local);
   AllreduceSum(std::span<int64_t>(&v, 1));
   return static_cast<uint64_t>(v);
+}
+
+void Communicator::RunOnRoot(const std::function<void()>& work, int root) {
+  int32_t ok = 1;
+  std::string error;
+  std::exception_ptr failure;
+  if (rank() == root) {
+    try {
+      work();
+    } catch (const Error& e) {
+      ok = 0;
+      error = e.what();
+      failure = std::current_exception();
+    }
+  }
+  BroadcastValue(ok, root);
+  if (ok) return;
+  BroadcastString(error, root);
+  if (failure) std::rethrow_exception(failure);
+  throw InputError(error);
 }
 
 Communicator& SingleProcess() {

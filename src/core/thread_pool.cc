@@ -23,15 +23,13 @@ inline void CpuRelax() {
 #endif
 }
 
-// Spins until done() or kSpinBeforeSleep has passed; true if done() became true.
+// Spins until done() or until kSpinBeforeSleep has passed (the caller then sleeps until done()).
 template <typename Done>
-bool SpinUntil(Done&& done) {
+void SpinUntil(Done&& done) {
   const auto until = std::chrono::steady_clock::now() + kSpinBeforeSleep;
-  while (!done()) {
+  while (!done() && std::chrono::steady_clock::now() <= until) {
     for (int i = 0; i < 64; ++i) CpuRelax();
-    if (std::chrono::steady_clock::now() > until) return done();
   }
-  return true;
 }
 
 }  // namespace
@@ -54,20 +52,16 @@ ThreadPool::ThreadPool(int num_threads) {
     try {
       workers_.emplace_back([this] { WorkerLoop(); });
     } catch (const std::system_error& e) {
-      // Stop and join the threads already started (a constructor that throws runs no destructor), then report.
-      {
-        std::lock_guard<std::mutex> lock(mutex_);
-        stopping_ = true;
-      }
-      wake_.notify_all();
-      for (auto& t : workers_) t.join();
+      StopAndJoin();  // the threads already started (a constructor that throws runs no destructor)
       throw ConfigError("--threads", StrCat("cannot start ", num_threads, " threads (thread ", i + 1, " failed: ",
                                             e.what(), "); use fewer"));
     }
   }
 }
 
-ThreadPool::~ThreadPool() {
+ThreadPool::~ThreadPool() { StopAndJoin(); }
+
+void ThreadPool::StopAndJoin() {
   {
     std::lock_guard<std::mutex> lock(mutex_);
     stopping_ = true;

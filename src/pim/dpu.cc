@@ -104,6 +104,7 @@ class TaskletFiber {
   ~TaskletFiber() {
     if (fiber_ && !busy_) {  // waiting for a job: let the loop return, so the fiber ends on its own
       TaskletRun quit;
+      quit.tsan_scheduler = PIMOPT_TSAN_CURRENT();
       quit_ = true;
       Enter(quit);
       PIMOPT_TSAN_SWITCH(quit.tsan_scheduler);  // after the jump: the frames that end a fiber never return
@@ -115,11 +116,10 @@ class TaskletFiber {
   TaskletFiber(const TaskletFiber&) = delete;
   TaskletFiber& operator=(const TaskletFiber&) = delete;
 
-  // Runs `run` on this fiber from the scheduler, until the tasklet suspends or ends.
+  // Runs `run` on this fiber from the scheduler (whose ThreadSanitizer fiber `run` holds), until the tasklet
+  // suspends or ends.
   void Enter(TaskletRun& run) {
     run_ = &run;
-    run.fiber = this;
-    run.tsan_scheduler = PIMOPT_TSAN_CURRENT();
     [[maybe_unused]] void* fake_stack = nullptr;
     PIMOPT_START_SWITCH(&fake_stack, stack_base_, kStackBytes);
     PIMOPT_TSAN_SWITCH(tsan_fiber_);
@@ -498,6 +498,7 @@ DpuLaunchResult Dpu::Launch(Kernel& kernel) {
     runs[k].kernel = &kernel;
     runs[k].tasklet = &t;
     runs[k].fiber = borrowed.fibers[k].get();
+    runs[k].tsan_scheduler = PIMOPT_TSAN_CURRENT();
   }
   // Round-robin over runnable tasklets until all are done; deterministic order.
   for (;;) {

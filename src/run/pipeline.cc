@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <chrono>
-#include <exception>
 
 #include "pimopt/algorithms/algorithm.h"
 #include "pimopt/backends/cpu/cpu_backend.h"
@@ -67,23 +66,7 @@ void LoadWhole(const RunConfig& c, ThreadPool& pool, RunData& d) {
 // checksum, and every rank fails alike on a mismatch.
 void VerifyBinaryOnRoot(const std::string& spec, Communicator& comm) {
   if (IsBuiltinName(spec) || !IsBinaryDatasetFile(spec)) return;
-  int32_t ok = 1;
-  std::string error;
-  std::exception_ptr failure;
-  if (comm.rank() == 0) {
-    try {
-      VerifyBinaryDataset(spec);
-    } catch (const Error& e) {
-      ok = 0;
-      error = e.what();
-      failure = std::current_exception();
-    }
-  }
-  comm.BroadcastValue(ok, 0);
-  if (ok) return;
-  comm.BroadcastString(error, 0);
-  if (failure) std::rethrow_exception(failure);
-  throw InputError(error);
+  comm.RunOnRoot([&] { VerifyBinaryDataset(spec); });
 }
 
 // A process of several: its rows of the training set and its evaluation slice of the test set.

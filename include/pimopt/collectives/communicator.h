@@ -78,6 +78,9 @@ class Communicator {
     Broadcast(std::as_writable_bytes(std::span<T>(&value, 1)), root);
   }
   uint64_t SumU64(uint64_t local);
+  // Runs `work` on `root` only; when it throws a pimopt Error every rank throws: the root its own exception, the
+  // others an InputError with the same message. Collective: every rank calls it.
+  void RunOnRoot(const std::function<void()>& work, int root = 0);
 };
 
 // The communicator of a single process (P = 1): every collective is a local no-op or copy.

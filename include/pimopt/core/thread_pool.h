@@ -34,6 +34,7 @@ class ThreadPool {
 
  private:
   void WorkerLoop();
+  void StopAndJoin();  // wakes every worker to end and joins it
   void RunTasks();
 
   std::vector<std::thread> workers_;

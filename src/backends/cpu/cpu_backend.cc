@@ -251,18 +251,15 @@ void CpuBackend::SparseGradientStep(std::span<const std::span<const uint32_t>> w
                       [&](std::span<float> chunk, size_t offset) { FoldInto(chunk, offset, scratch_, k_count, 0); });
     for (size_t j = 0; j < n_; ++j) update(j, g[j]);
     bias_grad = g[n_];
+    for (int k = 0; k < k_count; ++k) {
+      for (uint32_t j : touched_[k]) scratch_[k][j] = 0.0f;
+    }
   }
   w[n_] -= scale * bias_grad;
   if (!obj.fit_bias) w[n_] = 0.0f;
   global_scale_ = s_next;
   if (global_scale_ < kMinScale) FoldGlobalScale();
-  // Leave the accumulators zero for the next step (one process: all but the bias already are).
-  for (int k = 0; k < k_count; ++k) {
-    if (comm_->size() > 1) {
-      for (uint32_t j : touched_[k]) scratch_[k][j] = 0.0f;
-    }
-    scratch_[k][n_] = 0.0f;
-  }
+  for (int k = 0; k < k_count; ++k) scratch_[k][n_] = 0.0f;  // the accumulators are zero again
   CountSync(true, true);
   AddPhase("reduce_and_update", t1);
 }
@@ -460,7 +457,6 @@ void FromWords(const std::vector<uint32_t>& w, std::vector<float>& v) {
 }  // namespace
 
 BackendState CpuBackend::SaveState() {
-  // The global model; per worker its local model, then its ADMM dual (float bit patterns).
   // The global model (its weights times the lazy scale of sparse gradient steps, the scale's bits second: folding
   // it here would change the run that checkpoints); per worker its local model, then its ADMM dual.
   BackendState state;

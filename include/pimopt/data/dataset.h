@@ -92,6 +92,12 @@ struct DenseRows {
     for (size_t j = 0; j < n; ++j) sum += x[j] * w[j];
     return sum;
   }
+  // Asks the caches for row `row` ahead of its use: a shuffled epoch jumps between rows, which the hardware
+  // prefetcher does not follow, so without it every row starts with a wait for memory.
+  void Prefetch(size_t row) const {
+    const char* x = reinterpret_cast<const char*>(values + row * num_features);
+    for (size_t b = 0; b < num_features * sizeof(float); b += 64) __builtin_prefetch(x + b);
+  }
   // g += a * x_i
   void Axpy(size_t row, float a, float* g, size_t g_size) const {
     const float* x = values + row * num_features;

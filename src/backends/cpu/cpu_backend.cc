@@ -141,6 +141,7 @@ void CpuBackend::GradientStep(std::span<const std::span<const uint32_t>> worker_
     double bias = 0;
     for (size_t i = c.begin; i < c.end; ++i) {
       const uint32_t r = worker_rows[c.worker][i];
+      if (i + 1 < c.end) access.Prefetch(worker_rows[c.worker][i + 1]);
       const float d = derivative(access, r);
       if (d != 0.0f) access.Axpy(r, d, g.data(), n_);
       bias += d;
@@ -285,12 +286,21 @@ void CpuBackend::RunLocalDense(int k, const LocalSgdRequest& req) {
   const float lr = static_cast<float>(req.lr);
   const float keep = static_cast<float>(1.0 - req.lr * decay);
   const DenseRows access{data.dense_values().data(), n_};
-  for (uint64_t s = req.first_step; s < req.first_step + req.num_steps; ++s) {
+  const uint64_t end_step = req.first_step + req.num_steps;
+  for (uint64_t s = req.first_step; s < end_step; ++s) {
     const auto rows = req.plan->LocalBatch(k, s);
     const float inv = static_cast<float>(weight / static_cast<double>(rows.size()));
     std::fill(g, g + n_, 0.0f);
     float bias_grad = 0;
-    for (uint32_t r : rows) {
+    for (size_t i = 0; i < rows.size(); ++i) {
+      const uint32_t r = rows[i];
+      // The next row (of this batch, else the next step's first) is fetched while this one computes.
+      if (i + 1 < rows.size()) {
+        access.Prefetch(rows[i + 1]);
+      } else if (s + 1 < end_step) {
+        const auto next = req.plan->LocalBatch(k, s + 1);
+        if (!next.empty()) access.Prefetch(next[0]);
+      }
       const float y = data.labels()[r];
       const float z = access.Dot(r, x, n_) + x[n_];
       const float d = inv * data.weight(r) * obj.ClassWeight(y) * LossDerivative(obj.loss, z, y);

@@ -3,8 +3,11 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstdint>
+#include <vector>
 
 #include "pimopt/core/error.h"
+#include "pimopt/core/rng.h"
 
 namespace pimopt::fixed {
 namespace {
@@ -13,6 +16,29 @@ TEST(Fixed, ShiftRoundsTowardZero) {
   EXPECT_EQ(ShiftTowardZero(7, 1), 3);
   EXPECT_EQ(ShiftTowardZero(-7, 1), -3);  // an arithmetic shift would give -4
   EXPECT_EQ(ShiftTowardZero(-1, 5), 0);   // PIM-Opt's "-1" drift cannot happen
+}
+
+// The branch-free roundings agree with integer division, which truncates toward zero, over random values of both
+// signs and every magnitude (and the extremes).
+TEST(Fixed, RoundingTowardZeroEqualsTruncatingDivision) {
+  Rng rng(11);
+  std::vector<int64_t> values = {0, 1, -1, INT64_MAX, INT64_MIN + 1, INT64_MIN};
+  for (int i = 0; i < 20000; ++i) {
+    const int bits = static_cast<int>(rng() % 63);
+    const int64_t magnitude = static_cast<int64_t>(rng() >> (63 - bits));
+    values.push_back(rng() & 1 ? -magnitude : magnitude);
+  }
+  for (const int64_t v : values) {
+    for (const int shift : {1, 7, 24, 31, 62}) {
+      ASSERT_EQ(ShiftTowardZero(v, shift), static_cast<int64_t>(static_cast<__int128_t>(v) / (int64_t{1} << shift)))
+          << v << " >> " << shift;
+    }
+    if (v == INT64_MIN) continue;  // the quotient below may not fit 64 bits
+    for (const uint64_t scale : {uint64_t{1}, uint64_t{3}, ToScale(0.3, "x"), ToScale(0.999, "x"), uint64_t{1} << 32}) {
+      const __int128_t quotient = static_cast<__int128_t>(v) * scale / (__int128_t{1} << kScaleFracBits);
+      ASSERT_EQ(MulScale(v, scale), static_cast<int64_t>(quotient)) << v << " x " << scale;
+    }
+  }
 }
 
 TEST(Fixed, SaturationIsSymmetricAndCounted) {

@@ -32,8 +32,11 @@ struct Saturation {
   uint64_t events = 0;
 };
 
-// Arithmetic right shift rounding toward zero.
-constexpr int64_t ShiftTowardZero(int64_t v, int shift) { return v >= 0 ? v >> shift : -((-v) >> shift); }
+// Arithmetic right shift rounding toward zero (v / 2^shift): a negative v is first raised by 2^shift - 1, so the
+// flooring shift rounds it up. Branch-free: the emulated kernels apply it to values of random sign.
+constexpr int64_t ShiftTowardZero(int64_t v, int shift) {
+  return (v + ((v >> 63) & ((int64_t{1} << shift) - 1))) >> shift;
+}
 
 inline int32_t SaturateModel(int64_t v, Saturation& sat) {
   if (v > kModelMax) {
@@ -59,7 +62,8 @@ int ScaleShift(uint64_t scale);
 // ShiftTowardZero(v, k): DPU kernels charge a shift then, a software 64-bit multiply otherwise.
 inline int64_t MulScale(int64_t v, uint64_t scale) {
   const __int128_t p = static_cast<__int128_t>(v) * static_cast<__int128_t>(scale);
-  return static_cast<int64_t>(p >= 0 ? p >> kScaleFracBits : -((-p) >> kScaleFracBits));
+  const __int128_t round_up = (p >> 127) & ((__int128_t{1} << kScaleFracBits) - 1);  // as in ShiftTowardZero
+  return static_cast<int64_t>((p + round_up) >> kScaleFracBits);
 }
 
 // One SGD coordinate update: x - (G * scale) / 2^32 / 2^7 - decay_base * decay / 2^32, all toward zero, where G is a

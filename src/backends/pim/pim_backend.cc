@@ -331,10 +331,19 @@ void PimBackend::BroadcastModel(const std::vector<int32_t>& model) {
   Broadcast(Activity::kTraining, TransferKind::kBroadcastModel, layout_.w_offset, padded.data(), layout_.model_bytes());
 }
 
+template <typename T>
+std::vector<std::vector<T>>& PimBackend::Staging(std::vector<std::vector<T>>& buffers) {
+  if (buffers.size() != num_dpus_ || buffers[0].size() != layout_.n_pad + 8) {
+    buffers.assign(num_dpus_, std::vector<T>(layout_.n_pad + 8, 0));
+  }
+  return buffers;
+}
+
 void PimBackend::PushModelVectors(TransferKind kind, uint64_t offset,
                                   const std::function<void(uint32_t dpu, int32_t* vector)>& fill) {
-  std::vector<std::vector<int32_t>> vectors(num_dpus_, std::vector<int32_t>(layout_.n_pad + 8, 0));
+  std::vector<std::vector<int32_t>>& vectors = Staging(staged_pushes_);
   for (uint32_t k = 0; k < num_dpus_; ++k) {
+    std::fill(vectors[k].begin() + layout_.n_pad + 1, vectors[k].end(), 0);  // the padding after the bias
     fill(k, vectors[k].data());
     dpus_->PrepareXfer(k, vectors[k].data(), layout_.model_bytes());
   }
@@ -342,7 +351,7 @@ void PimBackend::PushModelVectors(TransferKind kind, uint64_t offset,
 }
 
 void PimBackend::PullModels() {
-  std::vector<std::vector<int32_t>> buffers(num_dpus_, std::vector<int32_t>(layout_.n_pad + 8));
+  std::vector<std::vector<int32_t>>& buffers = Staging(staged_models_);
   for (uint32_t k = 0; k < num_dpus_; ++k) dpus_->PrepareXfer(k, buffers[k].data(), layout_.model_bytes());
   Pull(Activity::kTraining, TransferKind::kPullModels, pim::kMramHeapSymbol, layout_.w_offset, layout_.model_bytes());
   for (uint32_t k = 0; k < num_dpus_; ++k) std::copy_n(buffers[k].begin(), layout_.n_pad + 1, local_[k].begin());
@@ -379,10 +388,10 @@ void PimBackend::GradientStep(std::span<const std::span<const uint32_t>> worker_
   PushRowLists(lists, slots);
   PushArgs(args);
   Launch();
-  std::vector<std::vector<int64_t>> grads(num_dpus_, std::vector<int64_t>(layout_.n_pad + 8));
+  std::vector<std::vector<int64_t>>& grads = Staging(staged_gradients_);
   const bool narrow = options_.artifact_kernel && !layout_.sparse;  // PIM-Opt: int32 dense gradients (Q.24)
   if (narrow) {
-    std::vector<std::vector<int32_t>> narrowed(num_dpus_, std::vector<int32_t>(layout_.n_pad + 8));
+    std::vector<std::vector<int32_t>>& narrowed = Staging(staged_narrow_gradients_);
     for (uint32_t k = 0; k < num_dpus_; ++k) dpus_->PrepareXfer(k, narrowed[k].data(), layout_.model_bytes());
     Pull(Activity::kTraining, TransferKind::kPullGradients, pim::kMramHeapSymbol, layout_.v_offset,
          layout_.model_bytes());

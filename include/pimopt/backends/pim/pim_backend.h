@@ -166,6 +166,12 @@ class PimBackend final : public IBackend {
   std::vector<int32_t> global_;              // Q8.24, n_pad + 1 (bias last): the host's model (ADMM: z)
   std::vector<std::vector<int32_t>> local_;  // x_k as last pulled
   std::vector<std::vector<int32_t>> dual_;   // u_k (ADMM)
+  // Host staging buffers of the transfers, one per DPU of n_pad + 8 elements, kept across steps: made per step
+  // they cost a page fault per 4 KB each time (64 DPUs x 8 MB of gradients per GA-SGD step on 2^20 features).
+  template <typename T>
+  std::vector<std::vector<T>>& Staging(std::vector<std::vector<T>>& buffers);
+  std::vector<std::vector<int64_t>> staged_gradients_;
+  std::vector<std::vector<int32_t>> staged_narrow_gradients_, staged_models_, staged_pushes_;
   fixed::Saturation saturation_;             // host-side narrowing
   double quantization_saturations_ = 0;
   Ledger ledger_;

@@ -111,16 +111,8 @@ void LoadPart(const RunConfig& c, Communicator& comm, ThreadPool& pool, RunData&
   }
 }
 
-}  // namespace
-
-RunData LoadRunData(const RunConfig& c, Communicator& comm, ThreadPool& pool) {
-  const auto start = Clock::now();
-  RunData d;
-  if (comm.size() == 1) {
-    LoadWhole(c, pool, d);
-  } else {
-    LoadPart(c, comm, pool, d);
-  }
+// --scale: the scaler fitted on all processes' training rows, applied to this process's rows; the test rows counted.
+void FitScalerAndCount(const RunConfig& c, Communicator& comm, RunData& d) {
   if (c.scale == ScaleChoice::kMinMax) {
     // The ranges and the scaler: 4 vectors of a float per feature.
     CheckMemoryNeed(16 * static_cast<uint64_t>(d.train.num_features()),
@@ -134,6 +126,30 @@ RunData LoadRunData(const RunConfig& c, Communicator& comm, ThreadPool& pool) {
     if (d.test) d.scaler->Apply(*d.test);
   }
   d.total_test_rows = comm.SumU64(d.test ? d.test->num_rows() : 0);
+}
+
+}  // namespace
+
+RunData LoadRunData(const RunConfig& c, Communicator& comm, ThreadPool& pool) {
+  const auto start = Clock::now();
+  RunData d;
+  if (comm.size() == 1) {
+    LoadWhole(c, pool, d);
+  } else {
+    LoadPart(c, comm, pool, d);
+  }
+  FitScalerAndCount(c, comm, d);
+  d.load_seconds = Since(start);
+  return d;
+}
+
+RunData PrepareRunData(const RunConfig& c, Dataset train, std::optional<Dataset> test) {
+  const auto start = Clock::now();
+  RunData d;
+  d.train = ApplyStorageChoice(std::move(train), c.source);
+  if (test) d.test = ApplyStorageChoice(std::move(*test), c.source);
+  d.partition = Partition::Whole(d.train.num_rows(), c.train.workers);
+  FitScalerAndCount(c, SingleProcess(), d);
   d.load_seconds = Since(start);
   return d;
 }

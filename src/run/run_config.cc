@@ -153,7 +153,7 @@ void SetParam(RunConfig& config, std::string_view name, std::string_view text) {
   config.given.insert(std::string(name));
 }
 
-void ResolveRunConfig(RunConfig& c, int processes) {
+void ResolveRunConfig(RunConfig& c, int processes, DataOrigin origin) {
   const ParamTable<RunConfig>& table = RunParams();
   auto given = [&](const char* name) { return c.given.count(name) > 0; };
   for (const auto& e : table.entries()) {
@@ -162,11 +162,17 @@ void ResolveRunConfig(RunConfig& c, int processes) {
     }
   }
   // Data: the names of built-ins (files are checked when they are read).
-  if (c.data.empty()) throw ConfigError("--data", "is required");
-  CheckDataSpec(c.data);
-  if (!c.test.empty()) CheckDataSpec(c.test);
-  if (!c.test.empty() && c.test_fraction > 0) {
-    throw ConfigError("--test-fraction", "contradicts --test: give one or the other");
+  if (origin == DataOrigin::kInMemory) {
+    for (const char* name : {"data", "test", "test-fraction", "input-format", "positive-classes"}) {
+      if (given(name)) throw ConfigError(StrCat("--", name), "does not apply: the data are the arrays passed in");
+    }
+  } else {
+    if (c.data.empty()) throw ConfigError("--data", "is required");
+    CheckDataSpec(c.data);
+    if (!c.test.empty()) CheckDataSpec(c.test);
+    if (!c.test.empty() && c.test_fraction > 0) {
+      throw ConfigError("--test-fraction", "contradicts --test: give one or the other");
+    }
   }
   // The algorithm: --dpus, the defaults it declares, its rules.
   const AlgorithmTraits& traits = c.train.traits();

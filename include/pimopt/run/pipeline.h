@@ -44,6 +44,10 @@ LinearModel FoldScalerIntoModel(const LinearModel& model, const FeatureScaler& s
 // min-max scaler are made from all processes' rows, so every process count stores and scales alike.
 RunData LoadRunData(const RunConfig& config, Communicator& comm, ThreadPool& pool);
 
+// Stage 2 for data a front end already holds (one process; a config resolved with DataOrigin::kInMemory): the
+// storage choice (--storage) and the scaler, as LoadRunData applies them. Labels must be +1 / -1.
+RunData PrepareRunData(const RunConfig& config, Dataset train, std::optional<Dataset> test);
+
 // Stage 3.
 std::unique_ptr<IBackend> MakeBackend(const RunConfig& config, ThreadPool& pool);
 

@@ -59,7 +59,11 @@ void SetParam(RunConfig& config, std::string_view name, std::string_view text);
 // admm), the rules between parameters, the algorithm's own rules, the PIM profile and tasklets, the output paths;
 // resolves --dpus and the defaults the algorithm declares (workers, batch) and passes --threads to the PIM backend.
 // `processes` is the number of MPI ranks (1 for one process). Throws ConfigError naming the flag.
-void ResolveRunConfig(RunConfig& config, int processes);
+// Where a run's data come from: --data / --test (files, built-ins), or arrays a front end already holds (the
+// Python package), when the data parameters (--data, --test, --test-fraction, --input-format, --positive-classes)
+// must not be given.
+enum class DataOrigin { kSources, kInMemory };
+void ResolveRunConfig(RunConfig& config, int processes, DataOrigin origin = DataOrigin::kSources);
 
 // The options that affect the result, as (name, value), in table order: those a checkpoint must match to be
 // resumed (not the epoch count), and those the model file records.

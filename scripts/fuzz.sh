@@ -17,7 +17,7 @@ if ! command -v clang++ > /dev/null || ! ls /usr/lib/llvm-*/lib/clang/*/lib/linu
   apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq clang libclang-rt-14-dev > /dev/null
 fi
 cmake -S . -B build-fuzz -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_C_COMPILER=clang \
-  -DCMAKE_CXX_COMPILER=clang++ -DPIMOPT_NATIVE=OFF -DPIMOPT_FUZZ=libfuzzer "-DPIMOPT_SANITIZE=address;undefined" \
+  -DCMAKE_CXX_COMPILER=clang++ -DPIMOPT_NATIVE=OFF -DPIMOPT_PYTHON=OFF -DPIMOPT_FUZZ=libfuzzer "-DPIMOPT_SANITIZE=address;undefined" \
   > /dev/null
 cmake --build build-fuzz -j "$(nproc)" --target $(printf 'fuzz_%s ' "${targets[@]}")
 status=0

@@ -8,4 +8,5 @@ cd "$(dirname "$0")/.."
 bash scripts/setup.sh
 cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=Release -DPIMOPT_BUILD_TESTS=OFF > /dev/null
 cmake --build build -j "$(nproc)"
+cmake --install build --component python > /dev/null  # the Python package: python3 -c "import pimopt"
 bash bench/fashion_mnist_table.sh lr --pim 256 "$@"

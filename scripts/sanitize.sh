@@ -29,7 +29,7 @@ case "$kind" in
     exit 2
     ;;
 esac
-cmake -S . -B "$dir" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DPIMOPT_NATIVE=OFF "-DPIMOPT_SANITIZE=$sanitizers" \
+cmake -S . -B "$dir" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DPIMOPT_NATIVE=OFF -DPIMOPT_PYTHON=OFF "-DPIMOPT_SANITIZE=$sanitizers" \
   > /dev/null
 cmake --build "$dir" -j "$(nproc)"
 cd "$dir"

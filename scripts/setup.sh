@@ -1,11 +1,12 @@
 #!/usr/bin/env bash
 # Installs everything pimopt needs to build, test and benchmark on Debian 12 (idempotent).
-# Usage: scripts/setup.sh [--bench]   (--bench adds PyTorch, numpy, matplotlib for bench/ scripts)
+# Usage: scripts/setup.sh [--bench]   (--bench adds PyTorch and matplotlib for bench/ scripts)
 set -euo pipefail
 core_pkgs=(build-essential cmake ninja-build pkg-config git zlib1g-dev
   libgtest-dev libgmock-dev libcli11-dev nlohmann-json3-dev libboost-context-dev
-  openmpi-bin libopenmpi-dev liblinear-tools dataset-fashion-mnist python3)
-bench_pkgs=(python3-torch python3-numpy python3-matplotlib python3-sklearn)
+  openmpi-bin libopenmpi-dev liblinear-tools dataset-fashion-mnist python3
+  pybind11-dev python3-dev python3-numpy python3-scipy python3-sklearn python3-pytest)
+bench_pkgs=(python3-torch python3-matplotlib)
 pkgs=("${core_pkgs[@]}")
 if [[ "${1:-}" == "--bench" ]]; then pkgs+=("${bench_pkgs[@]}"); fi
 missing=()

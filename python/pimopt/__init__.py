@@ -1,0 +1,214 @@
+"""pimopt from Python: scikit-learn estimators over pimopt's training pipeline, on the CPU backend or the emulated
+UPMEM PIM system, and `train`, the functional entry point that mirrors `pimopt train`.
+
+    import pimopt
+    clf = pimopt.LogisticRegression(algo="admm", backend="pim", workers=256).fit(X, y)
+    clf.score(X_test, y_test), clf.history_[-1], clf.times_
+
+docs/python.md describes every parameter; they are `pimopt train`'s flags (docs and `pimopt params`), with '-'
+written '_'. Errors in the data or the parameters raise ValueError with the CLI's message.
+"""
+import json
+import numbers
+
+import numpy as np
+import scipy.sparse as sp
+from sklearn.base import BaseEstimator, ClassifierMixin
+from sklearn.utils import check_random_state
+from sklearn.utils.multiclass import check_classification_targets
+from sklearn.utils.validation import _check_sample_weight, check_is_fitted
+
+from . import _core
+
+__all__ = ["LogisticRegression", "LinearSVC", "train", "param_names"]
+
+
+def param_names():
+    """The names of `pimopt train`'s parameters (its flags without the dashes)."""
+    return list(_core.param_names())
+
+
+def _as_core_matrix(X):
+    """X (a dense array or a SciPy sparse matrix, already validated) as the core's input: a float32 C-order array
+    (no copy when it is one already), or CSR arrays (indptr, indices, data, n_features) with sorted indices."""
+    if sp.issparse(X):
+        X = sp.csr_matrix(X)
+        if not X.has_sorted_indices or not X.has_canonical_format:
+            X = X.copy()
+            X.sum_duplicates()  # also sorts the indices
+        return (np.asarray(X.indptr, dtype=np.int64), np.asarray(X.indices, dtype=np.int64),
+                np.asarray(X.data, dtype=np.float32), X.shape[1])
+    return np.ascontiguousarray(X, dtype=np.float32)
+
+
+def _option_text(value):
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, float):
+        return repr(value)
+    return str(value)
+
+
+def train(X, y, *, X_test=None, y_test=None, sample_weight=None, **options):
+    """Trains as `pimopt train` does, on arrays: X (n_samples x n_features, NumPy or SciPy sparse), y with labels
+    +1 / -1 (or 1 / 0, True / False), and train's options by name (`algo="ma"`, `lr_schedule="constant"`, `out=PATH`,
+    ...). Returns a dict: coef (float32 weights that score the raw features), intercept, report (the JSON report
+    as a dict: config, per-epoch metrics, time by phase, traffic, modeled PIM times), epochs (report["epochs"])."""
+    def labels(v):
+        v = np.asarray(v, dtype=np.float64).ravel()
+        if not np.all((v == 1) | (v == -1) | (v == 0)):
+            raise ValueError("y: labels must be +1 and -1 (or 1 and 0)")
+        return np.where(v > 0, 1.0, -1.0).astype(np.float32)
+
+    core_options = {name.replace("_", "-"): _option_text(value) for name, value in options.items()
+                    if value is not None}
+    X_core = _as_core_matrix(X if sp.issparse(X) else np.asarray(X))
+    weights = np.empty(0, np.float32) if sample_weight is None else np.asarray(sample_weight, np.float32).ravel()
+    X_test_core = None if X_test is None else _as_core_matrix(X_test if sp.issparse(X_test) else np.asarray(X_test))
+    y_test_core = np.empty(0, np.float32) if y_test is None else labels(y_test)
+    out = _core.train(core_options, X_core, labels(y), weights, X_test_core, y_test_core)
+    report = json.loads(out["report"])
+    return {"coef": out["coef"], "intercept": out["intercept"], "report": report, "epochs": report["epochs"]}
+
+
+class _LinearClassifier(ClassifierMixin, BaseEstimator):
+    """What both estimators share: binary labels mapped as scikit-learn does (classes_[1] is the positive class),
+    training by `train`, prediction from coef_ and intercept_."""
+
+    _model = None  # "lr" or "svm"
+
+    def __init__(self, *, algo="mbsgd", backend="cpu", epochs=100, batch="auto", lr="auto", lr_schedule="auto",
+                 lr_decay=0.0, reg="auto", tol="auto", l1=0.0, rho=0.01, local_epochs=1, local_steps=1,
+                 ga_batches="random", workers=None, dpus=None, tasklets=None, profile=None, profile_set=None,
+                 kernel=None, sigmoid=None, tasklet_split=None, host_time=None, class_weight=None,
+                 fit_intercept=True, shuffle=True, scale="minmax", storage="auto", random_state=1, threads=0):
+        self.algo = algo
+        self.backend = backend
+        self.epochs = epochs
+        self.batch = batch
+        self.lr = lr
+        self.lr_schedule = lr_schedule
+        self.lr_decay = lr_decay
+        self.reg = reg
+        self.tol = tol
+        self.l1 = l1
+        self.rho = rho
+        self.local_epochs = local_epochs
+        self.local_steps = local_steps
+        self.ga_batches = ga_batches
+        self.workers = workers
+        self.dpus = dpus
+        self.tasklets = tasklets
+        self.profile = profile
+        self.profile_set = profile_set
+        self.kernel = kernel
+        self.sigmoid = sigmoid
+        self.tasklet_split = tasklet_split
+        self.host_time = host_time
+        self.class_weight = class_weight
+        self.fit_intercept = fit_intercept
+        self.shuffle = shuffle
+        self.scale = scale
+        self.storage = storage
+        self.random_state = random_state
+        self.threads = threads
+
+    # Parameters that `pimopt train` takes only in some settings (e.g. --rho with ADMM): passed when they differ
+    # from their defaults, so that the defaults never trip its "only meaningful with" check.
+    _DEFAULTS_NOT_PASSED = {"lr_decay": 0.0, "l1": 0.0, "rho": 0.01, "local_epochs": 1, "local_steps": 1,
+                            "ga_batches": "random"}
+
+    def _options(self, classes, y):
+        options = {"model": self._model}
+        for name in ("algo", "backend", "epochs", "batch", "lr", "lr_schedule", "lr_decay", "reg", "tol", "l1", "rho",
+                     "local_epochs", "local_steps", "ga_batches", "workers", "dpus", "tasklets", "profile", "kernel",
+                     "sigmoid", "tasklet_split", "host_time", "scale", "storage", "threads"):
+            value = getattr(self, name)
+            if value is None or (name in self._DEFAULTS_NOT_PASSED and value == self._DEFAULTS_NOT_PASSED[name]):
+                continue
+            options[name] = value
+        if self.profile_set is not None:
+            options["profile_set"] = self.profile_set if isinstance(self.profile_set, str) else ",".join(
+                f"{k}={v}" for k, v in dict(self.profile_set).items())
+        if not self.fit_intercept:
+            options["no_bias"] = True
+        if not self.shuffle:
+            options["no_shuffle"] = True
+        if isinstance(self.random_state, numbers.Integral) and not isinstance(self.random_state, bool):
+            options["seed"] = int(self.random_state)
+        else:
+            options["seed"] = int(check_random_state(self.random_state).randint(0, 2**31 - 1))
+        if self.class_weight is not None:
+            options["class_weights"] = self._class_weights_text(classes, y)
+        return options
+
+    def _class_weights_text(self, classes, y):
+        if isinstance(self.class_weight, str):
+            if self.class_weight != "balanced":
+                raise ValueError(f"class_weight: 'balanced', a dict or None, not {self.class_weight!r}")
+            counts = np.array([np.sum(y == c) for c in classes], dtype=np.float64)
+            weights = len(y) / (len(classes) * counts)
+        else:
+            weights = np.array([float(self.class_weight.get(c, 1.0)) for c in classes])
+        return f"{weights[1]!r}:{weights[0]!r}"
+
+    def fit(self, X, y, sample_weight=None):
+        """Trains on X (dense or sparse, float32 or float64) and y (any two labels); sample_weight optional."""
+        X, y = self._validate_data(X, y, accept_sparse="csr", dtype=[np.float32, np.float64], order="C")
+        check_classification_targets(y)
+        classes = np.unique(y)
+        if len(classes) != 2:
+            raise ValueError(f"{type(self).__name__} trains binary classifiers: y needs 2 classes, got "
+                             f"{len(classes)} class{'es' if len(classes) != 1 else ''}")
+        weights = None if sample_weight is None else _check_sample_weight(sample_weight, X, dtype=np.float32)
+        result = train(X, np.where(y == classes[1], 1.0, -1.0), sample_weight=weights, **self._options(classes, y))
+        self.classes_ = classes
+        self.coef_ = np.asarray(result["coef"], dtype=np.float64).reshape(1, -1)
+        self.intercept_ = np.array([result["intercept"]], dtype=np.float64)
+        self.n_iter_ = len(result["epochs"])
+        self.report_ = result["report"]
+        self.history_ = result["epochs"]
+        self.times_ = result["report"]["time"]["phases_seconds"]
+        return self
+
+    def decision_function(self, X):
+        """Scores X: positive for classes_[1]."""
+        check_is_fitted(self)
+        X = self._validate_data(X, accept_sparse="csr", dtype=[np.float64, np.float32], reset=False)
+        return np.asarray(X @ self.coef_[0] + self.intercept_[0], dtype=np.float64).ravel()
+
+    def predict(self, X):
+        positive = self.decision_function(X) > 0  # first: it raises NotFittedError before classes_ is read
+        return self.classes_[positive.astype(int)]
+
+    def _more_tags(self):
+        return {
+            "binary_only": True,
+            "_xfail_checks": {
+                "check_sample_weights_invariance": (
+                    "zero sample_weight is not equivalent to removing samples: the shuffled order of the epochs "
+                    "depends on the number of rows"),
+            },
+        }
+
+
+class LogisticRegression(_LinearClassifier):
+    """L2-regularized logistic regression trained by pimopt (SGD, MB-SGD, GA-SGD, MA-SGD or ADMM; CPU or emulated
+    PIM backend). The defaults are `pimopt train`'s with no flags: LIBLINEAR's C = 1 objective, scaled features,
+    automatic batch and learning rate."""
+
+    _model = "lr"
+
+    def predict_proba(self, X):
+        """[P(classes_[0]), P(classes_[1])] per row."""
+        p = 1.0 / (1.0 + np.exp(-np.clip(self.decision_function(X), -700, 700)))
+        return np.column_stack([1.0 - p, p])
+
+    def predict_log_proba(self, X):
+        return np.log(self.predict_proba(X))
+
+
+class LinearSVC(_LinearClassifier):
+    """L2-regularized linear SVM (hinge loss) trained by pimopt; the parameters are LogisticRegression's."""
+
+    _model = "svm"

@@ -1,0 +1,147 @@
+"""The Python package: scikit-learn's own estimator checks, the same model as the CLI, NumPy and SciPy inputs, the
+CLI's error messages. Run by CTest (python_package) with PYTHONPATH=build/python and PIMOPT_BINARY=build/pimopt."""
+import json
+import os
+import signal
+import subprocess
+import threading
+import warnings
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+from sklearn.datasets import dump_svmlight_file, make_classification
+from sklearn.utils.estimator_checks import check_estimator, check_sample_weights_invariance
+
+import pimopt
+
+PIMOPT = os.environ.get("PIMOPT_BINARY", "build/pimopt")
+
+
+@pytest.fixture(scope="module")
+def data():
+    X, y = make_classification(n_samples=3000, n_features=30, n_informative=10, random_state=3)
+    return X.astype(np.float32), np.where(y > 0, 1, -1)
+
+
+def model_weights(path):
+    """The weights and bias of a pimopt model file (docs/formats.md: comment lines start with '#'; 'key value'
+    lines; one weight per line between 'weights' and 'end')."""
+    with open(path) as f:
+        lines = [line.split() for line in f if line.strip() and not line.startswith("#")]
+    fields = {parts[0]: parts[1:] for parts in lines if len(parts) > 1}
+    start = next(i for i, parts in enumerate(lines) if parts[0] == "weights") + 1
+    end = next((i for i in range(start, len(lines)) if lines[i][0] == "end"), len(lines))
+    weights = np.array([float(parts[0]) for parts in lines[start:end]], dtype=np.float32)
+    return weights, np.float32(float(fields["bias"][0]))
+
+
+@pytest.mark.parametrize("estimator", [pimopt.LogisticRegression(), pimopt.LinearSVC()], ids=lambda e: type(e).__name__)
+def test_passes_scikit_learns_estimator_checks(estimator):
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        check_estimator(estimator)
+        # Weights of 1 give the model that no weights give (the "zeros" variant is an expected failure: see tags).
+        check_sample_weights_invariance(type(estimator).__name__, estimator, kind="ones")
+
+
+@pytest.mark.parametrize("settings", [
+    {"algo": "mbsgd"},
+    {"algo": "ma", "workers": 4, "lr": 0.05, "lr_schedule": "constant", "epochs": 3},
+    {"algo": "admm", "workers": 4, "backend": "pim", "epochs": 2, "rho": 0.02},
+    {"algo": "ga", "workers": 8, "model": "svm", "scale": "none", "epochs": 4, "seed": 7},
+], ids=lambda s: s["algo"])
+def test_gives_the_clis_model_bit_for_bit(tmp_path, data, settings):
+    X, y = data
+    path = str(tmp_path / "train.svm")
+    dump_svmlight_file(X.astype(np.float64), y, path, zero_based=False)
+    model_file = str(tmp_path / "cli.model")
+    flags = [x for name, value in settings.items() for x in (f"--{name.replace('_', '-')}", str(value))]
+    subprocess.run([PIMOPT, "train", "--data", path, "--storage", "dense", "-q", "--out", model_file] + flags,
+                   check=True, capture_output=True)
+    weights, bias = model_weights(model_file)
+    result = pimopt.train(X, y, storage="dense", **settings)
+    np.testing.assert_array_equal(result["coef"], weights)
+    assert np.float32(result["intercept"]) == bias
+    assert result["report"]["train_data"]["rows"] == len(y)
+
+
+def test_numpy_layouts_and_scipy_formats_give_one_model(data):
+    X, y = data
+    reference = pimopt.LogisticRegression(epochs=3).fit(X, y).coef_
+    for variant in (X.astype(np.float64), np.asfortranarray(X), X.tolist(), sp.csr_matrix(X), sp.csc_matrix(X)):
+        np.testing.assert_array_equal(pimopt.LogisticRegression(epochs=3).fit(variant, y).coef_, reference)
+
+
+def test_sparse_input_trains_sparse_and_matches_the_cli(tmp_path):
+    X = sp.random(2000, 5000, density=0.004, format="csr", random_state=1, dtype=np.float64)
+    X.data = np.round(X.data, 3).astype(np.float32).astype(np.float64)  # values the text file holds exactly
+    y = np.where(np.asarray(X.sum(axis=1)).ravel() > np.median(np.asarray(X.sum(axis=1))), 1, -1)
+    path, model_file = str(tmp_path / "sparse.svm"), str(tmp_path / "sparse.model")
+    dump_svmlight_file(X, y, path, zero_based=False)
+    subprocess.run([PIMOPT, "train", "--data", path, "--epochs", "5", "-q", "--out", model_file], check=True,
+                   capture_output=True)
+    result = pimopt.train(X, y, epochs=5)
+    assert result["report"]["train_data"]["storage"] == "sparse"
+    weights, _ = model_weights(model_file)
+    np.testing.assert_array_equal(result["coef"], weights)
+
+
+def test_labels_map_as_scikit_learn_does(data):
+    X, y = data
+    words = np.where(y > 0, "spam", "ham")  # classes_ sorted: 'ham' < 'spam', so 'spam' is the positive class
+    clf = pimopt.LogisticRegression(epochs=3).fit(X, words)
+    assert list(clf.classes_) == ["ham", "spam"]
+    np.testing.assert_array_equal(clf.coef_, pimopt.LogisticRegression(epochs=3).fit(X, y).coef_)
+    assert clf.score(X, words) > 0.8
+    proba = clf.predict_proba(X[:5])
+    np.testing.assert_allclose(proba.sum(axis=1), 1.0)
+
+
+def test_errors_raise_value_error_with_the_clis_message(data):
+    X, y = data
+    with pytest.raises(ValueError) as python_error:
+        pimopt.LogisticRegression(lr=-1).fit(X, y)
+    cli = subprocess.run([PIMOPT, "train", "--data", "fashion-mnist", "--lr", "-1"], capture_output=True, text=True)
+    assert cli.returncode != 0
+    assert str(python_error.value) in cli.stderr
+    with pytest.raises(ValueError, match="--rho: only meaningful with"):
+        pimopt.LogisticRegression(algo="mbsgd", rho=0.5).fit(X, y)
+    with pytest.raises(ValueError, match="2 classes"):
+        pimopt.LogisticRegression().fit(X, np.arange(len(y)) % 3)
+    with pytest.raises(ValueError, match="does not apply"):
+        pimopt.train(X, y, data="fashion-mnist")
+
+
+def test_results_carry_metrics_times_and_modeled_pim_times(data):
+    X, y = data
+    clf = pimopt.LogisticRegression(algo="ma", backend="pim", workers=16, epochs=2).fit(X, y)
+    cpu = pimopt.LogisticRegression(algo="ma", backend="cpu", workers=16, epochs=2).fit(X, y)
+    assert clf.n_iter_ == 2 and len(clf.history_) == 2
+    assert abs(clf.history_[-1]["train"]["accuracy"] - cpu.history_[-1]["train"]["accuracy"]) < 0.02
+    assert clf.times_["modeled_total"] > 0 and clf.times_["emulation_wall"] > 0
+    assert clf.report_["backend_counters"]["dpus"] == 16
+
+
+def test_ctrl_c_interrupts_training_between_epochs_and_writes_nothing(tmp_path):
+    X = np.random.RandomState(0).rand(50000, 100).astype(np.float32)
+    y = np.where(X[:, 0] > 0.5, 1, -1)
+    model = tmp_path / "m.model"
+    timer = threading.Timer(0.5, lambda: os.kill(os.getpid(), signal.SIGINT))
+    timer.start()
+    try:
+        with pytest.raises(KeyboardInterrupt):
+            pimopt.train(X, y, epochs=100000, lr=0.01, out=str(model))
+    finally:
+        timer.cancel()
+    assert not model.exists()
+
+
+def test_outputs_are_the_clis_files(tmp_path, data):
+    X, y = data
+    model, report = tmp_path / "m.model", tmp_path / "r.json"
+    result = pimopt.train(X, y, epochs=2, out=str(model), report=str(report))
+    assert "# trained by: python: pimopt.train" in model.read_text()
+    weights, bias = model_weights(str(model))
+    np.testing.assert_array_equal(weights, result["coef"])
+    assert json.loads(report.read_text())["epochs"] == result["epochs"]

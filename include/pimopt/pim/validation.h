@@ -53,4 +53,18 @@ double MeasureReductionCyclesPerElement(const HardwareProfile& profile, uint32_t
 inline constexpr double kPublishedVaCyclesPerElement = 10.25;
 inline constexpr double kPublishedRedCyclesPerElement = 8.26;
 
+// One line of the validation table: a microbenchmark's modeled value beside the published one.
+struct ValidationRow {
+  std::string benchmark;  // e.g. "MRAM read 64 B latency (cycles)"
+  double modeled = 0;
+  double published = 0;
+  double tolerance = 0;  // the largest relative error the test suite accepts
+  std::string unit;
+  double Error() const { return (modeled - published) / published; }
+  bool Ok() const;
+};
+// Every comparison of the README's validation table, run on `profile` (the published values are at 350 MHz:
+// profile pim-opt). bench/pim_validate.cc prints it; the Python package returns it.
+std::vector<ValidationRow> ValidationTable(const HardwareProfile& profile);
+
 }  // namespace pimopt::pim

@@ -1,8 +1,10 @@
 // PrIM-style microbenchmark kernels. Each charges what the DPU compiler emits for the loop PrIM measures.
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <memory>
 
+#include "pimopt/core/error.h"
 #include "pimopt/pim/system.h"
 #include "pimopt/pim/validation.h"
 
@@ -295,6 +297,47 @@ double MeasureReductionCyclesPerElement(const HardwareProfile& profile, uint32_t
   set.CopyFrom(0, "partial", 0, &sum, 8);
   if (sum != expected) throw PimError("RED kernel computed a wrong sum");
   return s.slowest.total / static_cast<double>(elements);
+}
+
+bool ValidationRow::Ok() const { return std::fabs(Error()) <= tolerance; }
+
+std::vector<ValidationRow> ValidationTable(const HardwareProfile& p) {
+  std::vector<ValidationRow> rows;
+  auto row = [&rows](std::string what, double modeled, double published, double tolerance, const char* unit) {
+    rows.push_back({std::move(what), modeled, published, tolerance, unit});
+  };
+  for (ElementType type : {ElementType::kInt32, ElementType::kInt64, ElementType::kFloat, ElementType::kDouble}) {
+    for (ArithOp op : {ArithOp::kAdd, ArithOp::kSub, ArithOp::kMul, ArithOp::kDiv}) {
+      row(StrCat("arithmetic ", ElementTypeName(type), " ", ArithOpName(op), ", 16 tasklets (MOPS)"),
+          MeasureArithmeticMops(p, type, op, 16), PublishedArithmeticMops(type, op), 0.10, "MOPS");
+    }
+  }
+  for (uint32_t t : {1u, 4u, 8u, 11u, 24u}) {
+    row(StrCat("arithmetic int32 add, ", t, " tasklets (MOPS)"), MeasureArithmeticMops(p, ElementType::kInt32,
+                                                                                       ArithOp::kAdd, t),
+        PublishedArithmeticMops(ElementType::kInt32, ArithOp::kAdd) * std::min(t, 11u) / 11.0, 0.10, "MOPS");
+  }
+  for (bool read : {true, false}) {
+    const char* verb = read ? "read" : "write";
+    for (uint32_t bytes : {8u, 64u, 256u, 1024u, 2048u}) {
+      row(StrCat("MRAM ", verb, " ", bytes, " B latency (cycles)"), MeasureMramDma(p, read, bytes).latency_cycles,
+          PublishedMramDma(read, bytes).latency_cycles, 0.10, "cycles");
+    }
+    row(StrCat("MRAM ", verb, " 2048 B bandwidth (MB/s, measured)"), MeasureMramDma(p, read, 2048).bandwidth_mb_per_s,
+        read ? 628 : 633, 0.10, "MB/s");
+  }
+  const HostTransferResult rank = MeasureHostTransfers(p, 64, 32ull << 20, false);
+  const HostTransferResult one = MeasureHostTransfers(p, 1, 32ull << 20, false);
+  row("CPU->DPU parallel, 1 rank, 32 MB/DPU (GB/s)", rank.to_dpu_gb_per_s, 6.68, 0.15, "GB/s");
+  row("DPU->CPU parallel, 1 rank, 32 MB/DPU (GB/s)", rank.from_dpu_gb_per_s, 4.74, 0.15, "GB/s");
+  row("CPU->DPU broadcast, 1 rank, 32 MB/DPU (GB/s)", rank.broadcast_gb_per_s, 16.88, 0.15, "GB/s");
+  row("CPU->DPU, 1 DPU, 32 MB (GB/s)", one.to_dpu_gb_per_s, 0.33, 0.15, "GB/s");
+  row("DPU->CPU, 1 DPU, 32 MB (GB/s)", one.from_dpu_gb_per_s, 0.12, 0.15, "GB/s");
+  row("VA, 16 tasklets (DPU cycles/element)", MeasureVectorAddCyclesPerElement(p, 16, 1 << 21),
+      kPublishedVaCyclesPerElement, 0.15, "cycles");
+  row("RED, 16 tasklets (DPU cycles/element)", MeasureReductionCyclesPerElement(p, 16, 1 << 21),
+      kPublishedRedCyclesPerElement, 0.15, "cycles");
+  return rows;
 }
 
 }  // namespace pimopt::pim

@@ -20,12 +20,55 @@ from sklearn.utils.validation import _check_sample_weight, check_is_fitted
 
 from . import _core
 
-__all__ = ["LogisticRegression", "LinearSVC", "train", "param_names"]
+__all__ = ["LogisticRegression", "LinearSVC", "train", "param_names", "load_dataset", "profile_names", "profile",
+           "validate"]
 
 
 def param_names():
     """The names of `pimopt train`'s parameters (its flags without the dashes)."""
     return list(_core.param_names())
+
+
+def load_dataset(spec, **options):
+    """A dataset as `pimopt train --data SPEC` reads it: a file (LIBSVM, IDX, pimopt binary) or a built-in name
+    ("fashion-mnist", "fashion-mnist:test", "dense:rows=1000,features=64", "sparse:rows=10000", ...), with train's
+    source options (input_format, positive_classes, storage). Returns (X, y): X a float32 array, or a SciPy CSR
+    matrix for sparse data; y float32 labels +1 / -1."""
+    X, y = _core.load_dataset(spec, {k.replace("_", "-"): _option_text(v) for k, v in options.items()})
+    if isinstance(X, tuple):
+        indptr, indices, data, n_features = X
+        X = sp.csr_matrix((data, indices, indptr), shape=(len(indptr) - 1, n_features))
+    return X, y
+
+
+def profile_names():
+    """The emulator's hardware profiles (`pimopt profile`)."""
+    return list(_core.profile_names())
+
+
+def _overrides_text(overrides):
+    if overrides is None:
+        return ""
+    return overrides if isinstance(overrides, str) else ",".join(f"{k}={v}" for k, v in dict(overrides).items())
+
+
+def profile(name="pim-opt", overrides=None):
+    """A hardware profile's fields after OVERRIDES ("field=value,..." or a dict; `slots.<op>` for op costs), as
+    `pimopt profile NAME --set ...` shows them: {field: value}, numbers as float."""
+    def value(text):
+        try:
+            return float(text)
+        except ValueError:
+            return text
+    return {k: value(v) for k, v in _core.profile(name, _overrides_text(overrides)).items()}
+
+
+def validate(profile="pim-opt", overrides=None):
+    """The emulator's validation table on a profile: PrIM-style microbenchmarks (arithmetic throughput, MRAM DMA,
+    host transfers, the VA and RED kernels) run on the emulator beside the published hardware numbers. A list of
+    dicts: benchmark, modeled, published, error (relative), tolerance, unit, ok. The published values are at the
+    pim-opt profile's 350 MHz."""
+    return list(_core.validate(profile, _overrides_text(overrides)))
 
 
 def _as_core_matrix(X):

@@ -11,6 +11,9 @@
 #include <vector>
 
 #include "pimopt/core/error.h"
+#include "pimopt/data/sources.h"
+#include "pimopt/pim/profile.h"
+#include "pimopt/pim/validation.h"
 #include "pimopt/run/pipeline.h"
 #include "pimopt/run/run_config.h"
 
@@ -108,6 +111,69 @@ py::dict TrainOnArrays(const std::map<std::string, std::string>& options, const 
   return result;
 }
 
+// A dataset the CLI can read (a file or a built-in name such as "fashion-mnist" or "sparse:rows=1000"), with the
+// source options of train (--input-format, --positive-classes, --storage) by name: X dense (float32) or the CSR
+// arrays (indptr, indices, data, n_features), and y (+1 / -1).
+py::tuple LoadForPython(const std::string& spec, const std::map<std::string, std::string>& options) {
+  RunConfig config;
+  for (const auto& [name, value] : options) SetParam(config, name, value);
+  Dataset d;
+  {
+    py::gil_scoped_release release;
+    ThreadPool pool(0);
+    d = LoadDataset(spec, config.source, &pool);
+  }
+  py::array_t<float> y(static_cast<py::ssize_t>(d.num_rows()));
+  std::copy(d.labels().begin(), d.labels().end(), y.mutable_data());
+  if (d.is_sparse()) {
+    const CsrMatrix& m = d.csr();
+    py::array_t<int64_t> indptr(static_cast<py::ssize_t>(m.row_ptr.size()));
+    py::array_t<int32_t> indices(static_cast<py::ssize_t>(m.col.size()));
+    py::array_t<float> data(static_cast<py::ssize_t>(m.val.size()));
+    std::copy(m.row_ptr.begin(), m.row_ptr.end(), indptr.mutable_data());
+    std::copy(m.col.begin(), m.col.end(), indices.mutable_data());
+    std::copy(m.val.begin(), m.val.end(), data.mutable_data());
+    return py::make_tuple(py::make_tuple(indptr, indices, data, d.num_features()), y);
+  }
+  py::array_t<float> x({static_cast<py::ssize_t>(d.num_rows()), static_cast<py::ssize_t>(d.num_features())});
+  std::copy(d.dense_values().begin(), d.dense_values().end(), x.mutable_data());
+  return py::make_tuple(x, y);
+}
+
+// A hardware profile's fields (name -> value as text), after `overrides` ("field=value,..."), as `pimopt profile`.
+std::map<std::string, std::string> ProfileForPython(const std::string& name, const std::string& overrides) {
+  pim::HardwareProfile profile = pim::MakeProfile(name);
+  if (!overrides.empty()) pim::ApplyOverrides(profile, overrides);
+  std::map<std::string, std::string> fields;
+  const auto& table = pim::ProfileFields();
+  for (const auto& e : table.entries()) fields[e.info.name] = table.GetText(profile, e.info.name);
+  return fields;
+}
+
+// The emulator's validation table (PrIM-style microbenchmarks against published hardware numbers) on a profile.
+py::list ValidateForPython(const std::string& name, const std::string& overrides) {
+  pim::HardwareProfile profile = pim::MakeProfile(name);
+  if (!overrides.empty()) pim::ApplyOverrides(profile, overrides);
+  std::vector<pim::ValidationRow> rows;
+  {
+    py::gil_scoped_release release;
+    rows = pim::ValidationTable(profile);
+  }
+  py::list out;
+  for (const pim::ValidationRow& r : rows) {
+    py::dict row;
+    row["benchmark"] = r.benchmark;
+    row["modeled"] = r.modeled;
+    row["published"] = r.published;
+    row["error"] = r.Error();
+    row["tolerance"] = r.tolerance;
+    row["unit"] = r.unit;
+    row["ok"] = r.Ok();
+    out.append(row);
+  }
+  return out;
+}
+
 std::vector<std::string> ParamNames() {
   std::vector<std::string> names;
   for (const auto& e : RunParams().entries()) names.push_back(e.info.name);
@@ -127,4 +193,11 @@ PYBIND11_MODULE(_core, m) {
         py::arg("X_test"), py::arg("y_test"),
         "Trains on X, y with train's options (name -> text); returns coef, intercept and the JSON report's text");
   m.def("param_names", &pimopt::ParamNames, "the names of train's parameters, as the CLI's flags without dashes");
+  m.def("load_dataset", &pimopt::LoadForPython, py::arg("spec"), py::arg("options"),
+        "a file or built-in dataset as (X, y): X dense or CSR arrays (indptr, indices, data, n_features)");
+  m.def("profile_names", &pimopt::pim::ProfileNames, "the hardware profiles' names");
+  m.def("profile", &pimopt::ProfileForPython, py::arg("name"), py::arg("overrides"),
+        "a hardware profile's fields (name -> value text) after 'field=value,...' overrides");
+  m.def("validate", &pimopt::ValidateForPython, py::arg("name"), py::arg("overrides"),
+        "the emulator's validation table on a profile: benchmark, modeled, published, error, tolerance, unit, ok");
 }

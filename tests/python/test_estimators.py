@@ -145,3 +145,29 @@ def test_outputs_are_the_clis_files(tmp_path, data):
     weights, bias = model_weights(str(model))
     np.testing.assert_array_equal(weights, result["coef"])
     assert json.loads(report.read_text())["epochs"] == result["epochs"]
+
+
+def test_a_built_in_dataset_loads_and_trains_as_in_the_cli(tmp_path):
+    spec = "dense:rows=800,features=24,seed=3"
+    X, y = pimopt.load_dataset(spec)
+    assert X.shape == (800, 24) and set(np.unique(y)) == {-1.0, 1.0}
+    model_file = str(tmp_path / "cli.model")
+    subprocess.run([PIMOPT, "train", "--data", spec, "--algo", "sgd", "--epochs", "3", "-q", "--out", model_file],
+                   check=True, capture_output=True)
+    result = pimopt.train(X, y, algo="sgd", epochs=3)
+    np.testing.assert_array_equal(result["coef"], model_weights(model_file)[0])
+    Xs, ys = pimopt.load_dataset("sparse:rows=300,features=5000,seed=2")
+    assert sp.issparse(Xs) and Xs.shape == (300, 5000) and len(ys) == 300
+
+
+def test_the_emulator_from_python():
+    assert "pim-opt" in pimopt.profile_names()
+    base = pimopt.profile("pim-opt")
+    assert base["dpu_frequency_hz"] == 350e6
+    assert pimopt.profile("pim-opt", {"dpu_frequency_hz": 4e8})["dpu_frequency_hz"] == 4e8
+    with pytest.raises(ValueError, match="--profile"):
+        pimopt.profile("no-such-machine")
+    rows = pimopt.validate()
+    assert len(rows) > 30 and all(r["ok"] for r in rows), [r for r in rows if not r["ok"]]
+    va = next(r for r in rows if r["benchmark"].startswith("VA"))
+    assert abs(va["modeled"] - 10.25) / 10.25 < 0.15

@@ -96,7 +96,8 @@ def train(X, y, *, X_test=None, y_test=None, sample_weight=None, **options):
     """Trains as `pimopt train` does, on arrays: X (n_samples x n_features, NumPy or SciPy sparse), y with labels
     +1 / -1 (or 1 / 0, True / False), and train's options by name (`algo="ma"`, `lr_schedule="constant"`, `out=PATH`,
     ...). Returns a dict: coef (float32 weights that score the raw features), intercept, report (the JSON report
-    as a dict: config, per-epoch metrics, time by phase, traffic, modeled PIM times), epochs (report["epochs"])."""
+    as a dict: config, per-epoch metrics, time by phase, traffic, modeled PIM times), epochs (report["epochs"]) and,
+    when pandas is installed, epochs_frame (the same as a DataFrame)."""
     def labels(v):
         v = np.asarray(v, dtype=np.float64).ravel()
         if not np.all((v == 1) | (v == -1) | (v == 0)):
@@ -111,7 +112,21 @@ def train(X, y, *, X_test=None, y_test=None, sample_weight=None, **options):
     y_test_core = np.empty(0, np.float32) if y_test is None else labels(y_test)
     out = _core.train(core_options, X_core, labels(y), weights, X_test_core, y_test_core)
     report = json.loads(out["report"])
-    return {"coef": out["coef"], "intercept": out["intercept"], "report": report, "epochs": report["epochs"]}
+    result = {"coef": out["coef"], "intercept": out["intercept"], "report": report, "epochs": report["epochs"]}
+    frame = _epochs_frame(report["epochs"])
+    if frame is not None:
+        result["epochs_frame"] = frame
+    return result
+
+
+def _epochs_frame(epochs):
+    """The per-epoch records as a pandas DataFrame, one row per epoch, nested fields as dotted columns
+    ("train.accuracy", "phases_seconds.modeled_dpu_kernel", ...); None without pandas."""
+    try:
+        import pandas
+    except ImportError:
+        return None
+    return pandas.json_normalize(epochs)
 
 
 class _LinearClassifier(ClassifierMixin, BaseEstimator):
@@ -213,6 +228,14 @@ class _LinearClassifier(ClassifierMixin, BaseEstimator):
         self.history_ = result["epochs"]
         self.times_ = result["report"]["time"]["phases_seconds"]
         return self
+
+    def history_frame(self):
+        """history_ as a pandas DataFrame (one row per epoch, nested fields as dotted columns); needs pandas."""
+        check_is_fitted(self)
+        frame = _epochs_frame(self.history_)
+        if frame is None:
+            raise ImportError("history_frame needs pandas (Debian: python3-pandas)")
+        return frame
 
     def decision_function(self, X):
         """Scores X: positive for classes_[1]."""

@@ -171,3 +171,15 @@ def test_the_emulator_from_python():
     assert len(rows) > 30 and all(r["ok"] for r in rows), [r for r in rows if not r["ok"]]
     va = next(r for r in rows if r["benchmark"].startswith("VA"))
     assert abs(va["modeled"] - 10.25) / 10.25 < 0.15
+
+
+def test_history_as_a_pandas_data_frame(data):
+    pandas = pytest.importorskip("pandas")  # scripts/setup.sh installs python3-pandas
+    X, y = data
+    clf = pimopt.LogisticRegression(backend="pim", algo="ga", workers=4, epochs=3).fit(X, y)
+    frame = clf.history_frame()
+    assert isinstance(frame, pandas.DataFrame) and len(frame) == 3
+    assert list(frame["epoch"]) == [1, 2, 3]
+    np.testing.assert_allclose(frame["train.accuracy"], [e["train"]["accuracy"] for e in clf.history_])
+    assert (frame["phases_seconds.modeled_dpu_kernel"] > 0).all()
+    assert len(pimopt.train(X, y, epochs=2)["epochs_frame"]) == 2

@@ -21,7 +21,7 @@ from sklearn.utils.validation import _check_sample_weight, check_is_fitted
 from . import _core
 
 __all__ = ["LogisticRegression", "LinearSVC", "train", "param_names", "load_dataset", "profile_names", "profile",
-           "validate"]
+           "validate", "run_kernel"]
 
 
 def param_names():
@@ -61,6 +61,15 @@ def profile(name="pim-opt", overrides=None):
         except ValueError:
             return text
     return {k: value(v) for k, v in _core.profile(name, _overrides_text(overrides)).items()}
+
+
+def run_kernel(kernel="va", profile="pim-opt", overrides=None, tasklets=16, elements=1 << 20):
+    """One launch of a bundled DPU kernel on one emulated DPU: "va" (PrIM's vector add, int32 c = a + b) or "red"
+    (its uint64 reduction), 1,024-byte DMAs, ELEMENTS elements, on a profile after OVERRIDES. The result is checked;
+    returns the launch's modeled cycle breakdown (cycles: issue, dma, chain, sync, total), cycles_per_element,
+    kernel_s, launch_overhead_s, energy_j, issue_slots, MRAM bytes, barrier waits and the emulation's host_wall_s.
+    docs/pim-emulator.md defines the terms."""
+    return dict(_core.run_kernel(kernel, profile, _overrides_text(overrides), int(tasklets), int(elements)))
 
 
 def validate(profile="pim-opt", overrides=None):

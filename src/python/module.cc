@@ -174,6 +174,42 @@ py::list ValidateForPython(const std::string& name, const std::string& overrides
   return out;
 }
 
+// One launch of a bundled kernel ("va": PrIM's vector add, "red": its reduction) on one DPU of a profile: the
+// launch's modeled cycle breakdown and counters.
+py::dict RunKernelForPython(const std::string& kernel, const std::string& name, const std::string& overrides,
+                            uint32_t tasklets, uint64_t elements) {
+  if (kernel != "va" && kernel != "red") throw ConfigError("kernel", StrCat("'", kernel, "': va or red"));
+  if (elements == 0) throw ConfigError("elements", "must be >= 1");
+  pim::HardwareProfile profile = pim::MakeProfile(name);
+  if (!overrides.empty()) pim::ApplyOverrides(profile, overrides);
+  pim::LaunchStats s;
+  {
+    py::gil_scoped_release release;
+    s = kernel == "va" ? pim::RunVectorAdd(profile, tasklets, elements) : pim::RunReduction(profile, tasklets, elements);
+  }
+  py::dict cycles;
+  cycles["issue"] = s.slowest.issue;
+  cycles["dma"] = s.slowest.dma;
+  cycles["chain"] = s.slowest.chain;
+  cycles["sync"] = s.slowest.sync;
+  cycles["total"] = s.slowest.total;
+  py::dict out;
+  out["kernel"] = s.kernel;
+  out["tasklets"] = s.tasklets;
+  out["elements"] = elements;
+  out["cycles"] = cycles;
+  out["cycles_per_element"] = s.slowest.total / static_cast<double>(elements);
+  out["kernel_s"] = s.kernel_s;
+  out["launch_overhead_s"] = s.overhead_s;
+  out["energy_j"] = s.energy_j;
+  out["issue_slots"] = s.issue_slots;
+  out["mram_read_bytes"] = s.mram_read_bytes;
+  out["mram_write_bytes"] = s.mram_write_bytes;
+  out["barrier_waits"] = s.barrier_waits;
+  out["host_wall_s"] = s.host_wall_s;
+  return out;
+}
+
 std::vector<std::string> ParamNames() {
   std::vector<std::string> names;
   for (const auto& e : RunParams().entries()) names.push_back(e.info.name);
@@ -198,6 +234,8 @@ PYBIND11_MODULE(_core, m) {
   m.def("profile_names", &pimopt::pim::ProfileNames, "the hardware profiles' names");
   m.def("profile", &pimopt::ProfileForPython, py::arg("name"), py::arg("overrides"),
         "a hardware profile's fields (name -> value text) after 'field=value,...' overrides");
+  m.def("run_kernel", &pimopt::RunKernelForPython, py::arg("kernel"), py::arg("name"), py::arg("overrides"),
+        py::arg("tasklets"), py::arg("elements"), "one launch of a bundled kernel (va, red): its cycle breakdown");
   m.def("validate", &pimopt::ValidateForPython, py::arg("name"), py::arg("overrides"),
         "the emulator's validation table on a profile: benchmark, modeled, published, error, tolerance, unit, ok");
 }

@@ -183,3 +183,17 @@ def test_history_as_a_pandas_data_frame(data):
     np.testing.assert_allclose(frame["train.accuracy"], [e["train"]["accuracy"] for e in clf.history_])
     assert (frame["phases_seconds.modeled_dpu_kernel"] > 0).all()
     assert len(pimopt.train(X, y, epochs=2)["epochs_frame"]) == 2
+
+
+def test_a_bundled_kernel_launch_and_its_cycle_breakdown():
+    va = pimopt.run_kernel("va", tasklets=16, elements=1 << 16)
+    cycles = va["cycles"]
+    assert cycles["total"] >= max(cycles["issue"], cycles["dma"]) > 0
+    assert va["mram_read_bytes"] == 8 << 16 and va["mram_write_bytes"] == 4 << 16
+    assert va["kernel_s"] == pytest.approx(cycles["total"] / 350e6)
+    slow = pimopt.run_kernel("va", overrides="dpu_frequency_hz=1.75e8", tasklets=16, elements=1 << 16)
+    assert slow["kernel_s"] == pytest.approx(2 * va["kernel_s"])
+    one = pimopt.run_kernel("red", tasklets=1, elements=1 << 14)
+    assert one["cycles_per_element"] > pimopt.run_kernel("red", tasklets=16, elements=1 << 14)["cycles_per_element"]
+    with pytest.raises(ValueError, match="va or red"):
+        pimopt.run_kernel("matmul")

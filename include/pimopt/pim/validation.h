@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "pimopt/pim/profile.h"
+#include "pimopt/pim/system.h"
 
 namespace pimopt::pim {
 
@@ -46,7 +47,11 @@ HostTransferResult MeasureHostTransfers(const HardwareProfile& profile, uint32_t
 // Published one-rank values at 32 MB per DPU [PrIM]: 64 DPUs 6.68 / 4.74 / 16.88 GB/s; 1 DPU 0.33 / 0.12 GB/s.
 HostTransferResult PublishedHostTransfers(uint32_t dpus);
 
-// PrIM VA (int32 c = a + b) and RED (uint64 sum) kernels, 1 DPU, 1,024-byte DMAs: modeled DPU cycles per element.
+// PrIM VA (int32 c = a + b) and RED (uint64 sum) kernels, 1 DPU, 1,024-byte DMAs: the launch's statistics (its
+// cycle breakdown: issue, DMA, chain, sync, total; bytes; barrier waits), after checking the kernel's result.
+LaunchStats RunVectorAdd(const HardwareProfile& profile, uint32_t tasklets, uint64_t elements);
+LaunchStats RunReduction(const HardwareProfile& profile, uint32_t tasklets, uint64_t elements);
+// The same as modeled DPU cycles per element.
 double MeasureVectorAddCyclesPerElement(const HardwareProfile& profile, uint32_t tasklets, uint64_t elements);
 double MeasureReductionCyclesPerElement(const HardwareProfile& profile, uint32_t tasklets, uint64_t elements);
 // Published hardware runs at 16 tasklets, 350 MHz ([uPIMulator] input.xlsx): VA 10.25, RED 8.26.

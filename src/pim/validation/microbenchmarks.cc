@@ -266,7 +266,7 @@ HostTransferResult PublishedHostTransfers(uint32_t dpus) {
   return {6.68, 4.74, 16.88};  // 64 DPUs, one rank [PrIM]
 }
 
-double MeasureVectorAddCyclesPerElement(const HardwareProfile& profile, uint32_t tasklets, uint64_t elements) {
+LaunchStats RunVectorAdd(const HardwareProfile& profile, uint32_t tasklets, uint64_t elements) {
   PimSystem system(profile, 1);
   DpuSet set = system.Allocate(1);
   set.Load(std::make_shared<VectorAddKernel>(), tasklets);
@@ -280,10 +280,14 @@ double MeasureVectorAddCyclesPerElement(const HardwareProfile& profile, uint32_t
   for (uint64_t i = 0; i < elements; ++i) {
     if (c[i] != data[i] + data[elements + i]) throw PimError("VA kernel computed a wrong sum");
   }
-  return s.slowest.total / static_cast<double>(elements);
+  return s;
 }
 
-double MeasureReductionCyclesPerElement(const HardwareProfile& profile, uint32_t tasklets, uint64_t elements) {
+double MeasureVectorAddCyclesPerElement(const HardwareProfile& profile, uint32_t tasklets, uint64_t elements) {
+  return RunVectorAdd(profile, tasklets, elements).slowest.total / static_cast<double>(elements);
+}
+
+LaunchStats RunReduction(const HardwareProfile& profile, uint32_t tasklets, uint64_t elements) {
   PimSystem system(profile, 1);
   DpuSet set = system.Allocate(1);
   set.Load(std::make_shared<ReductionKernel>(), tasklets);
@@ -296,7 +300,11 @@ double MeasureReductionCyclesPerElement(const HardwareProfile& profile, uint32_t
   uint64_t sum = 0;
   set.CopyFrom(0, "partial", 0, &sum, 8);
   if (sum != expected) throw PimError("RED kernel computed a wrong sum");
-  return s.slowest.total / static_cast<double>(elements);
+  return s;
+}
+
+double MeasureReductionCyclesPerElement(const HardwareProfile& profile, uint32_t tasklets, uint64_t elements) {
+  return RunReduction(profile, tasklets, elements).slowest.total / static_cast<double>(elements);
 }
 
 bool ValidationRow::Ok() const { return std::fabs(Error()) <= tolerance; }

@@ -4,6 +4,7 @@
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
 
+#include <cmath>
 #include <cstring>
 #include <map>
 #include <optional>
@@ -24,10 +25,28 @@ namespace {
 
 using FloatArray = py::array_t<float, py::array::c_style | py::array::forcecast>;
 
+// The checks a file reader makes, for arrays: finite values, one label per row, finite non-negative weights.
+void CheckArrays(const char* what, const float* values, size_t count, size_t rows, const FloatArray& y,
+                 const FloatArray& weights) {
+  for (size_t i = 0; i < count; ++i) {
+    if (!std::isfinite(values[i])) throw ConfigError(what, "contains NaN or infinity");
+  }
+  const std::string labels = std::string(what) == "X" ? "y" : "y_test";
+  if (static_cast<size_t>(y.size()) != rows) {
+    throw ConfigError(labels, StrCat(y.size(), " labels for ", rows, " rows of ", what));
+  }
+  for (py::ssize_t i = 0; i < weights.size(); ++i) {
+    if (!std::isfinite(weights.data()[i]) || weights.data()[i] < 0) {
+      throw ConfigError("sample_weight", "weights must be finite and >= 0");
+    }
+  }
+}
+
 // A dense row-major float32 matrix and its labels (+1 / -1) and weights (empty: none) as a Dataset (one copy).
-Dataset DenseDataset(const FloatArray& x, const FloatArray& y, const FloatArray& weights) {
-  if (x.ndim() != 2) throw ConfigError("X", "must be a 2-D array");
+Dataset DenseDataset(const char* what, const FloatArray& x, const FloatArray& y, const FloatArray& weights) {
+  if (x.ndim() != 2) throw ConfigError(what, "must be a 2-D array");
   const auto rows = static_cast<size_t>(x.shape(0)), features = static_cast<size_t>(x.shape(1));
+  CheckArrays(what, x.data(), rows * features, rows, y, weights);
   std::vector<float> values(rows * features);
   if (!values.empty()) std::memcpy(values.data(), x.data(), values.size() * sizeof(float));
   Dataset d = Dataset::FromDense(features, std::move(values), std::vector<float>(y.data(), y.data() + y.size()));
@@ -36,39 +55,40 @@ Dataset DenseDataset(const FloatArray& x, const FloatArray& y, const FloatArray&
 }
 
 // CSR arrays (row pointers, column numbers, values) as a Dataset; CheckCsr names what is wrong.
-Dataset CsrDataset(py::array_t<int64_t, py::array::c_style | py::array::forcecast> indptr,
+Dataset CsrDataset(const char* what, py::array_t<int64_t, py::array::c_style | py::array::forcecast> indptr,
                    py::array_t<int64_t, py::array::c_style | py::array::forcecast> indices, const FloatArray& values,
                    size_t features, const FloatArray& y, const FloatArray& weights) {
   CsrMatrix m;
   m.row_ptr.resize(static_cast<size_t>(indptr.size()));
   for (size_t i = 0; i < m.row_ptr.size(); ++i) {
-    if (indptr.data()[i] < 0) throw ConfigError("X", "negative row pointer in the CSR matrix");
+    if (indptr.data()[i] < 0) throw ConfigError(what, "negative row pointer in the CSR matrix");
     m.row_ptr[i] = static_cast<uint64_t>(indptr.data()[i]);
   }
   m.col.resize(static_cast<size_t>(indices.size()));
   for (size_t i = 0; i < m.col.size(); ++i) {
     const int64_t c = indices.data()[i];
-    if (c < 0 || static_cast<uint64_t>(c) >= features) throw ConfigError("X", "column index out of range");
+    if (c < 0 || static_cast<uint64_t>(c) >= features) throw ConfigError(what, "column index out of range");
     m.col[i] = static_cast<uint32_t>(c);
   }
   m.val.assign(values.data(), values.data() + values.size());
   const size_t rows = m.row_ptr.empty() ? 0 : m.row_ptr.size() - 1;
-  if (const std::string problem = CheckCsr(m, rows, features); !problem.empty()) throw ConfigError("X", problem);
+  CheckArrays(what, m.val.data(), m.val.size(), rows, y, weights);
+  if (const std::string problem = CheckCsr(m, rows, features); !problem.empty()) throw ConfigError(what, problem);
   Dataset d = Dataset::FromCsr(features, std::move(m), std::vector<float>(y.data(), y.data() + y.size()));
   if (weights.size() > 0) d.set_weights(std::vector<float>(weights.data(), weights.data() + weights.size()));
   return d;
 }
 
 // Dense (a 2-D array) or sparse (a tuple: indptr, indices, data, n_features) input.
-Dataset ToDataset(const py::object& x, const FloatArray& y, const FloatArray& weights) {
+Dataset ToDataset(const char* what, const py::object& x, const FloatArray& y, const FloatArray& weights) {
   if (py::isinstance<py::tuple>(x)) {
     const auto t = x.cast<py::tuple>();
-    if (t.size() != 4) throw ConfigError("X", "a sparse matrix is passed as (indptr, indices, data, n_features)");
-    return CsrDataset(t[0].cast<py::array_t<int64_t, py::array::c_style | py::array::forcecast>>(),
+    if (t.size() != 4) throw ConfigError(what, "a sparse matrix is passed as (indptr, indices, data, n_features)");
+    return CsrDataset(what, t[0].cast<py::array_t<int64_t, py::array::c_style | py::array::forcecast>>(),
                       t[1].cast<py::array_t<int64_t, py::array::c_style | py::array::forcecast>>(),
                       t[2].cast<FloatArray>(), t[3].cast<size_t>(), y, weights);
   }
-  return DenseDataset(x.cast<FloatArray>(), y, weights);
+  return DenseDataset(what, x.cast<FloatArray>(), y, weights);
 }
 
 // Trains on (x, y): `options` are train's flags by name without dashes (every value as its text), the same as the
@@ -78,12 +98,15 @@ py::dict TrainOnArrays(const std::map<std::string, std::string>& options, const 
   RunConfig config;
   for (const auto& [name, value] : options) SetParam(config, name, value);
   ResolveRunConfig(config, 1, DataOrigin::kInMemory);
-  Dataset train = ToDataset(x, y, weights);
+  Dataset train = ToDataset("X", x, y, weights);
   train.source = "arrays";
   std::optional<Dataset> test;
   if (!x_test.is_none()) {
-    test = ToDataset(x_test, y_test, FloatArray());
+    test = ToDataset("X_test", x_test, y_test, FloatArray());
     test->source = "test arrays";
+    if (test->num_features() != train.num_features()) {
+      throw ConfigError("X_test", StrCat("has ", test->num_features(), " features; X has ", train.num_features()));
+    }
   }
   RunOutcome outcome;
   {

@@ -111,6 +111,15 @@ def test_errors_raise_value_error_with_the_clis_message(data):
         pimopt.LogisticRegression().fit(X, np.arange(len(y)) % 3)
     with pytest.raises(ValueError, match="does not apply"):
         pimopt.train(X, y, data="fashion-mnist")
+    # pimopt.train checks arrays as a file reader checks a file (the estimators' validation comes first)
+    for args, kwargs, message in [
+            ((X, y[:-1]), {}, "y: 2999 labels for 3000 rows of X"),
+            ((X, y), {"sample_weight": -np.ones(len(y))}, "sample_weight: weights must be finite and >= 0"),
+            ((X, y), {"X_test": X[:10, :5], "y_test": y[:10]}, "X_test: has 5 features; X has 30"),
+            ((np.where(X > 2, np.nan, X), y), {}, "X: contains NaN or infinity"),
+            ((sp.csr_matrix(np.where(X > 2, np.inf, X)), y), {}, "X: contains NaN or infinity")]:
+        with pytest.raises(ValueError, match=message):
+            pimopt.train(*args, epochs=1, **kwargs)
 
 
 def test_results_carry_metrics_times_and_modeled_pim_times(data):

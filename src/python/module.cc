@@ -4,6 +4,7 @@
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
 
+#include <chrono>
 #include <cmath>
 #include <cstring>
 #include <map>
@@ -91,6 +92,12 @@ Dataset ToDataset(const char* what, const py::object& x, const FloatArray& y, co
   return DenseDataset(what, x.cast<FloatArray>(), y, weights);
 }
 
+// Runs Python's handlers of the signals that arrived (Ctrl-C: KeyboardInterrupt), from a thread without the GIL.
+void RaisePendingSignals() {
+  py::gil_scoped_acquire acquire;
+  if (PyErr_CheckSignals() != 0) throw py::error_already_set();
+}
+
 // Trains on (x, y): `options` are train's flags by name without dashes (every value as its text), the same as the
 // CLI's; returns the model (weights, bias: they score the raw features) and the JSON report's text.
 py::dict TrainOnArrays(const std::map<std::string, std::string>& options, const py::object& x, const FloatArray& y,
@@ -114,11 +121,17 @@ py::dict TrainOnArrays(const std::map<std::string, std::string>& options, const 
     ThreadPool pool(config.threads);
     RunData data = PrepareRunData(config, std::move(train), std::move(test));
     std::unique_ptr<IBackend> backend = MakeBackend(config, pool);
+    // Ctrl-C: Python's handler only sets a flag; raise it after each epoch and, within an epoch, between steps
+    // (every 64th step, at most every 20 ms: taking the GIL at every step of batch-1 SGD would cost time).
+    backend->SetStepCheck([steps = uint64_t{0}, last = std::chrono::steady_clock::now()]() mutable {
+      if (++steps % 64 != 0) return;
+      const auto now = std::chrono::steady_clock::now();
+      if (now - last < std::chrono::milliseconds(20)) return;
+      last = now;
+      RaisePendingSignals();
+    });
     RunCallbacks callbacks;
-    callbacks.on_epoch = [](const EpochRecord&) {
-      py::gil_scoped_acquire acquire;  // Ctrl-C: Python's handler set a flag; raise it between epochs
-      if (PyErr_CheckSignals() != 0) throw py::error_already_set();
-    };
+    callbacks.on_epoch = [](const EpochRecord&) { RaisePendingSignals(); };
     outcome = TrainAndEvaluate(config, data, *backend, SingleProcess(), pool, callbacks);
     if (!config.out.empty() || !config.liblinear_out.empty() || !config.report.empty()) {
       WriteOutputs(config, outcome, "python: pimopt.train");

@@ -5,6 +5,7 @@ import os
 import signal
 import subprocess
 import threading
+import time
 import warnings
 
 import numpy as np
@@ -206,3 +207,21 @@ def test_a_bundled_kernel_launch_and_its_cycle_breakdown():
     assert one["cycles_per_element"] > pimopt.run_kernel("red", tasklets=16, elements=1 << 14)["cycles_per_element"]
     with pytest.raises(ValueError, match="va or red"):
         pimopt.run_kernel("matmul")
+
+
+def test_ctrl_c_interrupts_inside_a_long_epoch():
+    X = np.random.RandomState(0).rand(800000, 50).astype(np.float32)
+    y = np.where(X[:, 0] > 0.5, 1, -1)
+    settings = dict(algo="mbsgd", batch=2, epochs=1, lr=0.01, scale="none")  # one epoch of 400,000 steps
+    start = time.perf_counter()
+    pimopt.train(X, y, **settings)
+    full = time.perf_counter() - start
+    timer = threading.Timer(0.3, lambda: os.kill(os.getpid(), signal.SIGINT))
+    timer.start()
+    start = time.perf_counter()
+    try:
+        with pytest.raises(KeyboardInterrupt):
+            pimopt.train(X, y, **settings)
+    finally:
+        timer.cancel()
+    assert time.perf_counter() - start < 0.6 * full  # not at the epoch's end

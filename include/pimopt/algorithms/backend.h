@@ -13,6 +13,7 @@
 // - Verbs are called from one thread (the coordinator's).
 #pragma once
 
+#include <functional>
 #include <map>
 #include <memory>
 #include <span>
@@ -114,6 +115,18 @@ class IBackend {
   // Checkpointing (after Setup): the state that the next verbs depend on.
   virtual BackendState SaveState() = 0;
   virtual void RestoreState(const BackendState& state) = 0;
+
+  // A front end's check between steps (the Python package's Ctrl-C): every backend calls CheckBeforeStep() at the
+  // start of each GradientStep and LocalSgd. The check may throw, which abandons the run like any error.
+  void SetStepCheck(std::function<void()> check) { step_check_ = std::move(check); }
+
+ protected:
+  void CheckBeforeStep() const {
+    if (step_check_) step_check_();
+  }
+
+ private:
+  std::function<void()> step_check_;
 };
 
 }  // namespace pimopt

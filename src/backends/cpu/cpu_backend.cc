@@ -102,6 +102,7 @@ void CpuBackend::Setup(const Dataset& train, const TrainConfig& config, const Pa
 }
 
 void CpuBackend::GradientStep(std::span<const std::span<const uint32_t>> worker_rows, uint64_t batch_rows, double lr) {
+  CheckBeforeStep();
   const auto t0 = StartPhase();
   const int k_count = static_cast<int>(worker_rows.size());
   PIMOPT_CHECK(k_count >= 1 && k_count <= workers_);
@@ -366,6 +367,7 @@ void CpuBackend::RunLocalSparse(int k, const LocalSgdRequest& req) {
 }
 
 void CpuBackend::LocalSgd(const LocalSgdRequest& req) {
+  CheckBeforeStep();
   const auto t0 = StartPhase();
   PIMOPT_CHECK(req.plan && req.plan->num_workers() == workers_);
   PIMOPT_CHECK(!req.proximal || !dual_.empty(), "proximal steps need an ADMM setup");

@@ -372,6 +372,7 @@ void PimBackend::Launch() {
 }
 
 void PimBackend::GradientStep(std::span<const std::span<const uint32_t>> worker_rows, uint64_t batch_rows, double lr) {
+  CheckBeforeStep();
   PIMOPT_CHECK(worker_rows.size() == num_dpus_ && batch_rows > 0);
   uint32_t slots = 2;
   for (auto rows : worker_rows) slots = std::max<uint32_t>(slots, static_cast<uint32_t>(rows.size()));
@@ -427,6 +428,7 @@ void PimBackend::GradientStep(std::span<const std::span<const uint32_t>> worker_
 }
 
 void PimBackend::LocalSgd(const LocalSgdRequest& req) {
+  CheckBeforeStep();
   PIMOPT_CHECK(req.plan && req.plan->num_workers() == static_cast<int>(num_dpus_));
   const uint32_t slots = static_cast<uint32_t>((config_.batch + 1) / 2 * 2);
   const uint64_t entries = req.num_steps * slots;

@@ -6,7 +6,6 @@
 
 #include <chrono>
 #include <cmath>
-#include <cstring>
 #include <map>
 #include <optional>
 #include <string>
@@ -48,8 +47,7 @@ Dataset DenseDataset(const char* what, const FloatArray& x, const FloatArray& y,
   if (x.ndim() != 2) throw ConfigError(what, "must be a 2-D array");
   const auto rows = static_cast<size_t>(x.shape(0)), features = static_cast<size_t>(x.shape(1));
   CheckArrays(what, x.data(), rows * features, rows, y, weights);
-  std::vector<float> values(rows * features);
-  if (!values.empty()) std::memcpy(values.data(), x.data(), values.size() * sizeof(float));
+  std::vector<float> values(x.data(), x.data() + rows * features);  // one pass: no zero-filling first
   Dataset d = Dataset::FromDense(features, std::move(values), std::vector<float>(y.data(), y.data() + y.size()));
   if (weights.size() > 0) d.set_weights(std::vector<float>(weights.data(), weights.data() + weights.size()));
   return d;

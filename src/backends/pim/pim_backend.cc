@@ -333,7 +333,7 @@ void PimBackend::BroadcastModel(const std::vector<int32_t>& model) {
 
 template <typename T>
 std::vector<std::vector<T>>& PimBackend::Staging(std::vector<std::vector<T>>& buffers) {
-  if (buffers.size() != num_dpus_ || buffers[0].size() != layout_.n_pad + 8) {
+  if (buffers.size() != num_dpus_ || (!buffers.empty() && buffers[0].size() != layout_.n_pad + 8)) {
     buffers.assign(num_dpus_, std::vector<T>(layout_.n_pad + 8, 0));
   }
   return buffers;

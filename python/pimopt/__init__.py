@@ -8,6 +8,7 @@ UPMEM PIM system, and `train`, the functional entry point that mirrors `pimopt t
 docs/python.md describes every parameter; they are `pimopt train`'s flags (docs and `pimopt params`), with '-'
 written '_'. Errors in the data or the parameters raise ValueError with the CLI's message.
 """
+import inspect
 import json
 import numbers
 
@@ -81,11 +82,11 @@ def validate(profile="pim-opt", overrides=None):
 
 
 def _as_core_matrix(X):
-    """X (a dense array or a SciPy sparse matrix, already validated) as the core's input: a float32 C-order array
-    (no copy when it is one already), or CSR arrays (indptr, indices, data, n_features) with sorted indices."""
+    """X (array-like or a SciPy sparse matrix) as the core's input: a float32 C-order array (no copy when it is one
+    already), or CSR arrays (indptr, indices, data, n_features) with sorted indices."""
     if sp.issparse(X):
         X = sp.csr_matrix(X)
-        if not X.has_sorted_indices or not X.has_canonical_format:
+        if not X.has_canonical_format:  # canonical: sorted indices, no duplicates
             X = X.copy()
             X.sum_duplicates()  # also sorts the indices
         return (np.asarray(X.indptr, dtype=np.int64), np.asarray(X.indices, dtype=np.int64),
@@ -115,9 +116,9 @@ def train(X, y, *, X_test=None, y_test=None, sample_weight=None, **options):
 
     core_options = {name.replace("_", "-"): _option_text(value) for name, value in options.items()
                     if value is not None}
-    X_core = _as_core_matrix(X if sp.issparse(X) else np.asarray(X))
+    X_core = _as_core_matrix(X)
     weights = np.empty(0, np.float32) if sample_weight is None else np.asarray(sample_weight, np.float32).ravel()
-    X_test_core = None if X_test is None else _as_core_matrix(X_test if sp.issparse(X_test) else np.asarray(X_test))
+    X_test_core = None if X_test is None else _as_core_matrix(X_test)
     y_test_core = np.empty(0, np.float32) if y_test is None else labels(y_test)
     out = _core.train(core_options, X_core, labels(y), weights, X_test_core, y_test_core)
     report = json.loads(out["report"])
@@ -181,22 +182,22 @@ class _LinearClassifier(ClassifierMixin, BaseEstimator):
         self.threads = threads
 
     # Parameters that `pimopt train` takes only in some settings (e.g. --rho with ADMM): passed when they differ
-    # from their defaults, so that the defaults never trip its "only meaningful with" check.
-    _DEFAULTS_NOT_PASSED = {"lr_decay": 0.0, "l1": 0.0, "rho": 0.01, "local_epochs": 1, "local_steps": 1,
-                            "ga_batches": "random"}
+    # from their defaults (__init__'s), so that the defaults never trip its "only meaningful with" check.
+    _PASSED_WHEN_CHANGED = ("lr_decay", "l1", "rho", "local_epochs", "local_steps", "ga_batches")
+    # Parameters that are not train's options as they are: translated below.
+    _TRANSLATED = ("profile_set", "class_weight", "fit_intercept", "shuffle", "random_state")
 
     def _options(self, classes, y):
         options = {"model": self._model}
-        for name in ("algo", "backend", "epochs", "batch", "lr", "lr_schedule", "lr_decay", "reg", "tol", "l1", "rho",
-                     "local_epochs", "local_steps", "ga_batches", "workers", "dpus", "tasklets", "profile", "kernel",
-                     "sigmoid", "tasklet_split", "host_time", "scale", "storage", "threads"):
-            value = getattr(self, name)
-            if value is None or (name in self._DEFAULTS_NOT_PASSED and value == self._DEFAULTS_NOT_PASSED[name]):
+        defaults = inspect.signature(_LinearClassifier.__init__).parameters
+        for name, value in self.get_params().items():
+            if name in self._TRANSLATED or value is None:
+                continue
+            if name in self._PASSED_WHEN_CHANGED and value == defaults[name].default:
                 continue
             options[name] = value
         if self.profile_set is not None:
-            options["profile_set"] = self.profile_set if isinstance(self.profile_set, str) else ",".join(
-                f"{k}={v}" for k, v in dict(self.profile_set).items())
+            options["profile_set"] = _overrides_text(self.profile_set)
         if not self.fit_intercept:
             options["no_bias"] = True
         if not self.shuffle:

@@ -1,5 +1,6 @@
 // The Python package's native core (`pimopt._core`): the library's run stages over arrays the caller holds. The
-// estimators and the argument checks are Python (python/pimopt/); this file only converts and calls.
+// estimators and scikit-learn's input validation are Python (python/pimopt/); this file converts, checks the arrays
+// as a file reader checks a file, and calls.
 #include <pybind11/numpy.h>
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
@@ -25,38 +26,39 @@ namespace {
 
 using FloatArray = py::array_t<float, py::array::c_style | py::array::forcecast>;
 
-// The checks a file reader makes, for arrays: finite values, one label per row, finite non-negative weights.
-void CheckArrays(const char* what, const float* values, size_t count, size_t rows, const FloatArray& y,
-                 const FloatArray& weights) {
+using IndexArray = py::array_t<int64_t, py::array::c_style | py::array::forcecast>;
+
+// A matrix argument and its labels, as the Python function names them (X and y, or X_test and y_test).
+struct ArrayNames {
+  const char* x;
+  const char* y;
+};
+
+std::vector<float> ToVector(const FloatArray& a) { return std::vector<float>(a.data(), a.data() + a.size()); }
+
+// The checks a file reader makes, for arrays: finite values and one label per row.
+void CheckValuesAndLabels(ArrayNames names, const float* values, size_t count, size_t rows, const FloatArray& y) {
   for (size_t i = 0; i < count; ++i) {
-    if (!std::isfinite(values[i])) throw ConfigError(what, "contains NaN or infinity");
+    if (!std::isfinite(values[i])) throw ConfigError(names.x, "contains NaN or infinity");
   }
-  const std::string labels = std::string(what) == "X" ? "y" : "y_test";
   if (static_cast<size_t>(y.size()) != rows) {
-    throw ConfigError(labels, StrCat(y.size(), " labels for ", rows, " rows of ", what));
-  }
-  for (py::ssize_t i = 0; i < weights.size(); ++i) {
-    if (!std::isfinite(weights.data()[i]) || weights.data()[i] < 0) {
-      throw ConfigError("sample_weight", "weights must be finite and >= 0");
-    }
+    throw ConfigError(names.y, StrCat(y.size(), " labels for ", rows, " rows of ", names.x));
   }
 }
 
-// A dense row-major float32 matrix and its labels (+1 / -1) and weights (empty: none) as a Dataset (one copy).
-Dataset DenseDataset(const char* what, const FloatArray& x, const FloatArray& y, const FloatArray& weights) {
-  if (x.ndim() != 2) throw ConfigError(what, "must be a 2-D array");
+// A dense row-major float32 matrix and its labels (+1 / -1) as a Dataset (one copy).
+Dataset DenseDataset(ArrayNames names, const FloatArray& x, const FloatArray& y) {
+  if (x.ndim() != 2) throw ConfigError(names.x, "must be a 2-D array");
   const auto rows = static_cast<size_t>(x.shape(0)), features = static_cast<size_t>(x.shape(1));
-  CheckArrays(what, x.data(), rows * features, rows, y, weights);
+  CheckValuesAndLabels(names, x.data(), rows * features, rows, y);
   std::vector<float> values(x.data(), x.data() + rows * features);  // one pass: no zero-filling first
-  Dataset d = Dataset::FromDense(features, std::move(values), std::vector<float>(y.data(), y.data() + y.size()));
-  if (weights.size() > 0) d.set_weights(std::vector<float>(weights.data(), weights.data() + weights.size()));
-  return d;
+  return Dataset::FromDense(features, std::move(values), ToVector(y));
 }
 
-// CSR arrays (row pointers, column numbers, values) as a Dataset; CheckCsr names what is wrong.
-Dataset CsrDataset(const char* what, py::array_t<int64_t, py::array::c_style | py::array::forcecast> indptr,
-                   py::array_t<int64_t, py::array::c_style | py::array::forcecast> indices, const FloatArray& values,
-                   size_t features, const FloatArray& y, const FloatArray& weights) {
+// CSR arrays (row pointers, column numbers, values) and labels as a Dataset; CheckCsr names what is wrong.
+Dataset CsrDataset(ArrayNames names, const IndexArray& indptr, const IndexArray& indices, const FloatArray& values,
+                   size_t features, const FloatArray& y) {
+  const char* what = names.x;
   CsrMatrix m;
   m.row_ptr.resize(static_cast<size_t>(indptr.size()));
   for (size_t i = 0; i < m.row_ptr.size(); ++i) {
@@ -71,23 +73,38 @@ Dataset CsrDataset(const char* what, py::array_t<int64_t, py::array::c_style | p
   }
   m.val.assign(values.data(), values.data() + values.size());
   const size_t rows = m.row_ptr.empty() ? 0 : m.row_ptr.size() - 1;
-  CheckArrays(what, m.val.data(), m.val.size(), rows, y, weights);
+  CheckValuesAndLabels(names, m.val.data(), m.val.size(), rows, y);
   if (const std::string problem = CheckCsr(m, rows, features); !problem.empty()) throw ConfigError(what, problem);
-  Dataset d = Dataset::FromCsr(features, std::move(m), std::vector<float>(y.data(), y.data() + y.size()));
-  if (weights.size() > 0) d.set_weights(std::vector<float>(weights.data(), weights.data() + weights.size()));
+  return Dataset::FromCsr(features, std::move(m), ToVector(y));
+}
+
+// Dense (a 2-D array) or sparse (a tuple: indptr, indices, data, n_features) input, with its sample weights (empty:
+// none; finite and >= 0).
+Dataset ToDataset(ArrayNames names, const py::object& x, const FloatArray& y, const FloatArray& weights) {
+  Dataset d;
+  if (py::isinstance<py::tuple>(x)) {
+    const auto t = x.cast<py::tuple>();
+    if (t.size() != 4) throw ConfigError(names.x, "a sparse matrix is passed as (indptr, indices, data, n_features)");
+    d = CsrDataset(names, t[0].cast<IndexArray>(), t[1].cast<IndexArray>(), t[2].cast<FloatArray>(),
+                   t[3].cast<size_t>(), y);
+  } else {
+    d = DenseDataset(names, x.cast<FloatArray>(), y);
+  }
+  if (weights.size() == 0) return d;
+  for (py::ssize_t i = 0; i < weights.size(); ++i) {
+    if (!std::isfinite(weights.data()[i]) || weights.data()[i] < 0) {
+      throw ConfigError("sample_weight", "weights must be finite and >= 0");
+    }
+  }
+  d.set_weights(ToVector(weights));
   return d;
 }
 
-// Dense (a 2-D array) or sparse (a tuple: indptr, indices, data, n_features) input.
-Dataset ToDataset(const char* what, const py::object& x, const FloatArray& y, const FloatArray& weights) {
-  if (py::isinstance<py::tuple>(x)) {
-    const auto t = x.cast<py::tuple>();
-    if (t.size() != 4) throw ConfigError(what, "a sparse matrix is passed as (indptr, indices, data, n_features)");
-    return CsrDataset(what, t[0].cast<py::array_t<int64_t, py::array::c_style | py::array::forcecast>>(),
-                      t[1].cast<py::array_t<int64_t, py::array::c_style | py::array::forcecast>>(),
-                      t[2].cast<FloatArray>(), t[3].cast<size_t>(), y, weights);
-  }
-  return DenseDataset(what, x.cast<FloatArray>(), y, weights);
+// A hardware profile by name, after "field=value,..." overrides (none when empty), as --profile and --profile-set.
+pim::HardwareProfile ProfileWithOverrides(const std::string& name, const std::string& overrides) {
+  pim::HardwareProfile profile = pim::MakeProfile(name);
+  if (!overrides.empty()) pim::ApplyOverrides(profile, overrides);
+  return profile;
 }
 
 // Runs Python's handlers of the signals that arrived (Ctrl-C: KeyboardInterrupt), from a thread without the GIL.
@@ -103,11 +120,11 @@ py::dict TrainOnArrays(const std::map<std::string, std::string>& options, const 
   RunConfig config;
   for (const auto& [name, value] : options) SetParam(config, name, value);
   ResolveRunConfig(config, 1, DataOrigin::kInMemory);
-  Dataset train = ToDataset("X", x, y, weights);
+  Dataset train = ToDataset({"X", "y"}, x, y, weights);
   train.source = "arrays";
   std::optional<Dataset> test;
   if (!x_test.is_none()) {
-    test = ToDataset("X_test", x_test, y_test, FloatArray());
+    test = ToDataset({"X_test", "y_test"}, x_test, y_test, FloatArray());
     test->source = "test arrays";
     if (test->num_features() != train.num_features()) {
       throw ConfigError("X_test", StrCat("has ", test->num_features(), " features; X has ", train.num_features()));
@@ -176,8 +193,7 @@ py::tuple LoadForPython(const std::string& spec, const std::map<std::string, std
 
 // A hardware profile's fields (name -> value as text), after `overrides` ("field=value,..."), as `pimopt profile`.
 std::map<std::string, std::string> ProfileForPython(const std::string& name, const std::string& overrides) {
-  pim::HardwareProfile profile = pim::MakeProfile(name);
-  if (!overrides.empty()) pim::ApplyOverrides(profile, overrides);
+  const pim::HardwareProfile profile = ProfileWithOverrides(name, overrides);
   std::map<std::string, std::string> fields;
   const auto& table = pim::ProfileFields();
   for (const auto& e : table.entries()) fields[e.info.name] = table.GetText(profile, e.info.name);
@@ -186,8 +202,7 @@ std::map<std::string, std::string> ProfileForPython(const std::string& name, con
 
 // The emulator's validation table (PrIM-style microbenchmarks against published hardware numbers) on a profile.
 py::list ValidateForPython(const std::string& name, const std::string& overrides) {
-  pim::HardwareProfile profile = pim::MakeProfile(name);
-  if (!overrides.empty()) pim::ApplyOverrides(profile, overrides);
+  const pim::HardwareProfile profile = ProfileWithOverrides(name, overrides);
   std::vector<pim::ValidationRow> rows;
   {
     py::gil_scoped_release release;
@@ -214,8 +229,7 @@ py::dict RunKernelForPython(const std::string& kernel, const std::string& name, 
                             uint32_t tasklets, uint64_t elements) {
   if (kernel != "va" && kernel != "red") throw ConfigError("kernel", StrCat("'", kernel, "': va or red"));
   if (elements == 0) throw ConfigError("elements", "must be >= 1");
-  pim::HardwareProfile profile = pim::MakeProfile(name);
-  if (!overrides.empty()) pim::ApplyOverrides(profile, overrides);
+  const pim::HardwareProfile profile = ProfileWithOverrides(name, overrides);
   pim::LaunchStats s;
   {
     py::gil_scoped_release release;

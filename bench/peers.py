@@ -282,12 +282,18 @@ def training_table(title, results, loads, data_mb, target, target_note, metric="
     return "\n".join(lines) + "\n"
 
 
+def fashion_mnist_files(work, extension):
+    """fashion-mnist's training and test sets in WORK as .bin or .svm files (converted once per work folder)."""
+    paths = os.path.join(work, f"fm_train.{extension}"), os.path.join(work, f"fm_test.{extension}")
+    for src, dst in zip(("fashion-mnist", "fashion-mnist:test"), paths):
+        if not os.path.exists(dst):
+            run([PIMOPT, "convert", src, dst])
+    return paths
+
+
 def case_fashion_mnist(args, work):
-    train, test = os.path.join(work, "fm_train.bin"), os.path.join(work, "fm_test.bin")
-    train_svm, test_svm = os.path.join(work, "fm_train.svm"), os.path.join(work, "fm_test.svm")
-    for src, dst in (("fashion-mnist", train), ("fashion-mnist:test", test), ("fashion-mnist", train_svm),
-                     ("fashion-mnist:test", test_svm)):
-        run([PIMOPT, "convert", src, dst])
+    train, test = fashion_mnist_files(work, "bin")
+    train_svm, test_svm = fashion_mnist_files(work, "svm")
     contenders = [liblinear_contender(train_svm, test_svm, work)]
     for batch in (1, 8, 64, 256):
         lr, reg = resolved_lr(train, batch, args.threads, work)
@@ -421,9 +427,7 @@ def case_parse(args, work):
 
 
 def case_emulator(args, work):
-    train, test = os.path.join(work, "fm_train.bin"), os.path.join(work, "fm_test.bin")
-    run([PIMOPT, "convert", "fashion-mnist", train])
-    run([PIMOPT, "convert", "fashion-mnist:test", test])
+    train, test = fashion_mnist_files(work, "bin")
     contenders = []
     for algo, title in (("ma", "MA-SGD"), ("admm", "ADMM")):
         for backend in ("cpu", "pim"):

@@ -233,7 +233,8 @@ py::dict RunKernelForPython(const std::string& kernel, const std::string& name, 
   pim::LaunchStats s;
   {
     py::gil_scoped_release release;
-    s = kernel == "va" ? pim::RunVectorAdd(profile, tasklets, elements) : pim::RunReduction(profile, tasklets, elements);
+    s = kernel == "va" ? pim::RunVectorAdd(profile, tasklets, elements)
+                       : pim::RunReduction(profile, tasklets, elements);
   }
   py::dict cycles;
   cycles["issue"] = s.slowest.issue;

@@ -20,31 +20,31 @@ namespace {
 
 constexpr uint32_t kBlock = 256;  // int32 elements per 1 KB DMA
 
-// acc += x[i] * w[i % 256] over the DPU's MRAM heap; per-tasklet partial sums combined by tasklet 0.
+// acc += x[i] * w[i % 256] over the DPU's MRAM heap; per-tasklet partial sums combined by tasklet 0. Written with
+// the kernel API's operand types: the emulator counts what it does (a 32-bit multiply by its operands' bits, the
+// loads, the 64-bit accumulation, the loop's add and compare-and-branch).
 class MacKernel final : public Kernel {
  public:
   KernelSpec Spec() const override {
     return {"mac", 16, 0, {{"n", 8}, {"w", 4 * kBlock}, {"partials", 8 * 24}, {"result", 8}}, {}};
   }
   void Main(Tasklet& t) override {
-    const uint64_t n = *t.Wram<uint64_t>("n");
-    const int32_t* w = t.Wram<int32_t>("w");
-    auto* x = static_cast<int32_t*>(t.MemAlloc(4 * kBlock));
-    int64_t acc = 0;
-    for (uint64_t i = uint64_t{t.me()} * kBlock; i < n; i += uint64_t{t.nr_tasklets()} * kBlock) {
-      t.MramRead(t.MramHeap() + 4 * i, x, 4 * kBlock);
-      for (uint32_t j = 0; j < kBlock; ++j) acc += static_cast<int64_t>(x[j]) * w[j];
-      t.Charge(Op::kWramLoad, 2 * kBlock);
-      t.Charge(Op::kInt32Mul, kBlock);
-      t.Charge(Op::kInt64Add, kBlock);
-      t.Charge(Op::kBranch, kBlock);
+    const u64 n = Load(t.Wram<uint64_t>("n"));
+    const WramPtr<int32_t> w = t.WramVar<int32_t>("w");
+    const WramPtr<int32_t> x = t.Alloc<int32_t>(kBlock);
+    const WramPtr<int64_t> partials = t.WramVar<int64_t>("partials");
+    const u32 me = t.me();
+    i64 acc = 0;
+    for (u64 i = Cast<uint64_t>(me) * kBlock; i < n; i += u64(t.nr_tasklets()) * kBlock) {
+      t.MramRead(t.MramHeap() + i * 4, x, 4 * kBlock);
+      for (u32 j = 0; j < kBlock; ++j) acc += Cast<int64_t>(x[j] * w[j]);
     }
-    t.Wram<int64_t>("partials")[t.me()] = acc;
+    partials[me] = acc;
     t.BarrierWait();
-    if (t.me() == 0) {
-      int64_t total = 0;
-      for (uint32_t k = 0; k < t.nr_tasklets(); ++k) total += t.Wram<int64_t>("partials")[k];
-      *t.Wram<int64_t>("result") = total;
+    if (me == 0) {
+      i64 total = 0;
+      for (u32 k = 0; k < t.nr_tasklets(); ++k) total += partials[k];
+      Store(t.Wram<int64_t>("result"), total);
     }
     t.MemReset();
   }

@@ -22,7 +22,7 @@ from sklearn.utils.validation import _check_sample_weight, check_is_fitted
 from . import _core
 
 __all__ = ["LogisticRegression", "LinearSVC", "train", "param_names", "load_dataset", "profile_names", "profile",
-           "validate", "run_kernel"]
+           "validate", "run_prim", "prim_benchmarks", "validate_kernels"]
 
 
 def param_names():
@@ -64,13 +64,33 @@ def profile(name="pim-opt", overrides=None):
     return {k: value(v) for k, v in _core.profile(name, _overrides_text(overrides)).items()}
 
 
-def run_kernel(kernel="va", profile="pim-opt", overrides=None, tasklets=16, elements=1 << 20):
-    """One launch of a bundled DPU kernel on one emulated DPU: "va" (PrIM's vector add, int32 c = a + b) or "red"
-    (its uint64 reduction), 1,024-byte DMAs, ELEMENTS elements, on a profile after OVERRIDES. The result is checked;
-    returns the launch's modeled cycle breakdown (cycles: issue, dma, chain, sync, total), cycles_per_element,
-    kernel_s, launch_overhead_s, energy_j, issue_slots, MRAM bytes, barrier waits and the emulation's host_wall_s.
+def prim_benchmarks():
+    """The PrIM benchmarks ported to the emulator (its validation kernels): VA, RED, SEL, UNI, HST-S, HST-L, TS,
+    SCAN-SSA, SCAN-RSS, TRNS, MLP, GEMV, BS."""
+    return list(_core.prim_benchmarks())
+
+
+def run_prim(benchmark="VA", dpus=1, param=1 << 20, tasklets=16, profile="pim-opt", overrides=None):
+    """One run of a ported PrIM benchmark on DPUS emulated DPUs of a profile (after OVERRIDES), its result checked
+    against its host reference. PARAM is the benchmark's size parameter over all DPUs (`pimopt prim --list`).
+    Returns the modeled times PrIM's host program measures (kernel_s: every timed launch with its overhead,
+    cpu_to_dpu_s, dpu_to_cpu_s, dpu_to_dpu_s), cycles (the slowest DPU's: issue, revolver, dma, interference,
+    sync, total), instructions, dmas, unaligned_dmas, check (what was compared) and host_wall_s.
     docs/pim-emulator.md defines the terms."""
-    return dict(_core.run_kernel(kernel, profile, _overrides_text(overrides), int(tasklets), int(elements)))
+    return dict(_core.run_prim(benchmark, int(dpus), int(param), int(tasklets), profile, _overrides_text(overrides)))
+
+
+def validate_kernels(path=None, benchmarks=None, profile="pim-opt", overrides=None):
+    """Leave-one-benchmark-out validation of the emulator's timing against PrIM kernels timed on UPMEM hardware
+    (`pimopt validate`): runs every row of the CSV at PATH (default: $PIMOPT_HW_DATA, else the project's
+    ../shared/data/upmem-hw-kernels.csv beside the source tree), fits the timing model's free constants on all
+    benchmarks but one and predicts that one. Returns a dict: benchmarks (a list, one dict per benchmark:
+    benchmark, rows, kernel_out_of_sample, kernel_in_sample, simulator, transfers_out_of_sample, each with rows,
+    median_abs, worst_abs and worst (signed); fold_constants), fitted (the constants fitted on all),
+    mean_median_out_of_sample, mean_median_simulator and skipped (rows of benchmarks not ported)."""
+    if path is None:
+        path = _core.default_hw_data_path()
+    return dict(_core.validate_kernels(str(path), list(benchmarks or []), profile, _overrides_text(overrides)))
 
 
 def validate(profile="pim-opt", overrides=None):

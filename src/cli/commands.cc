@@ -8,6 +8,7 @@
 #include <iostream>
 
 #include "param_flags.h"
+#include "pim_commands.h"
 #include "pimopt/core/atomic_file.h"
 #include "pimopt/core/error.h"
 #include "pimopt/core/file_util.h"
@@ -20,10 +21,11 @@
 #include "pimopt/model/metrics.h"
 #include "pimopt/model/model_io.h"
 #include "pimopt/pim/host_model.h"
+#include "pimopt/pim/hw_validation.h"
 #include "pimopt/pim/profile.h"
 #include "pimopt/run/pipeline.h"
-#include "pimopt/run/tune.h"
 #include "pimopt/run/report.h"
+#include "pimopt/run/tune.h"
 
 #ifdef PIMOPT_HAVE_MPI
 #include "pimopt/collectives/mpi_communicator.h"
@@ -63,7 +65,8 @@ std::string JoinArgs(int argc, char** argv) {
 
 // Applies the source flags given to a data command.
 void ApplySourceFlags(const ParamFlags& flags, SourceOptions& source) {
-  flags.ForEachGiven([&](const std::string& name, const std::string& text) { SourceParams().SetText(source, name, text); });
+  flags.ForEachGiven(
+      [&](const std::string& name, const std::string& text) { SourceParams().SetText(source, name, text); });
 }
 
 // ---------------------------------------------------------------- train
@@ -286,7 +289,6 @@ int RunInfoCommand(const std::string& spec, const SourceOptions& source) {
   return 0;
 }
 
-
 // ---------------------------------------------------------------- params
 int RunParamsCommand(const std::string& format) {
   const auto infos = Infos(RunParams());
@@ -408,7 +410,9 @@ int RunTune(const RunConfig& base, const std::string& grid_text, const std::stri
   };
   const TuneResult result = Tune(
       std::move(settings), metric, data.train, pool,
-      [&](const TuneTrial& t) { std::cout << setting_text(t, false) << ": " << FormatCrossValidation(t.cv) << std::endl; },
+      [&](const TuneTrial& t) {
+        std::cout << setting_text(t, false) << ": " << FormatCrossValidation(t.cv) << std::endl;
+      },
       warm_start);
   const TuneTrial& best = result.trials[result.best];
   std::cout << "best: " << setting_text(best, true) << " (cv " << metric_name << " " << TuneScore(best.cv, metric)
@@ -425,8 +429,8 @@ int RunTune(const RunConfig& base, const std::string& grid_text, const std::stri
                         {"cv_stddev", MetricsToJson(t.cv.stddev)},
                         {"wall_seconds", t.cv.seconds}});
     }
-    report["tuning"] = {{"grid", grid_text}, {"metric", metric_name}, {"folds", folds},
-                        {"trials", trials}, {"best", result.best}};
+    report["tuning"] = {
+        {"grid", grid_text}, {"metric", metric_name}, {"folds", folds}, {"trials", trials}, {"best", result.best}};
   };
   return RunTrain(result.best_config, command_line, SingleProcess(), add_tuning);
 }
@@ -450,10 +454,13 @@ int RunCli(int argc, char** argv) {
   std::string tune_grid, tune_metric = "accuracy";
   bool tune_no_warm_start = false;
   CLI::App* tune_cmd = app.add_subcommand(
-      "tune", "select parameters by cross-validation: every setting of --grid is cross-validated (--cv folds, 5 by "
-              "default), the best is trained on all the training rows (train's flags and outputs)");
-  tune_cmd->add_option("--grid", tune_grid, "NAME=V1,V2,...;NAME=... over train's parameters (e.g. "
-                                            "'reg=auto,1e-4,1e-2;model=lr,svm')")
+      "tune",
+      "select parameters by cross-validation: every setting of --grid is cross-validated (--cv folds, 5 by "
+      "default), the best is trained on all the training rows (train's flags and outputs)");
+  tune_cmd
+      ->add_option("--grid", tune_grid,
+                   "NAME=V1,V2,...;NAME=... over train's parameters (e.g. "
+                   "'reg=auto,1e-4,1e-2;model=lr,svm')")
       ->required();
   tune_cmd->add_option("--metric", tune_metric, "accuracy | auc: what 'best' means")
       ->capture_default_str()
@@ -481,7 +488,8 @@ int RunCli(int argc, char** argv) {
   }
   gen_cmd->add_option("kind", gen_kind, kinds)->required()->check(CLI::IsMember(SyntheticGeneratorNames()));
   gen_cmd->add_option("--out", gen.out, "output file (.svm LIBSVM or .bin binary)")->required();
-  gen_cmd->add_option("--format", gen.format, "libsvm | binary | yfcc-text | criteo-text (default: from the extension)");
+  gen_cmd->add_option("--format", gen.format,
+                      "libsvm | binary | yfcc-text | criteo-text (default: from the extension)");
   std::vector<std::unique_ptr<SyntheticGenerator>> generators;  // their parameters' declarations, while parsing
   for (const std::string& name : SyntheticGeneratorNames()) {
     generators.push_back(MakeSyntheticGenerator(name));
@@ -507,13 +515,15 @@ int RunCli(int argc, char** argv) {
   info_flags.Add(info_cmd, SourceParams());
 
   std::string params_format = "text";
-  CLI::App* params_cmd = app.add_subcommand("params", "list every parameter of 'train': type, default, bounds, "
-                                                      "where it applies, what it affects");
+  CLI::App* params_cmd = app.add_subcommand("params",
+                                            "list every parameter of 'train': type, default, bounds, "
+                                            "where it applies, what it affects");
   params_cmd->add_option("--format", params_format, "text | markdown (the README's tables)")->capture_default_str();
 
   std::string profile_name, profile_overrides, profile_format = "text";
-  CLI::App* profile_cmd = app.add_subcommand("profile", "list the hardware profiles, or show one's fields with their "
-                                                        "units and sources");
+  CLI::App* profile_cmd = app.add_subcommand("profile",
+                                             "list the hardware profiles, or show one's fields with their "
+                                             "units and sources");
   profile_cmd->add_option("NAME", profile_name, "a profile (none: list them)");
   profile_cmd->add_option("--set", profile_overrides, "FIELD=VALUE,... overrides, as train's --profile-set");
   profile_cmd->add_option("--format", profile_format, "text | markdown")->capture_default_str();
@@ -523,7 +533,44 @@ int RunCli(int argc, char** argv) {
                         "measure this machine's host reduction constants and print them as --profile-set fields");
   profile_cmd->add_option("--budget", calibrate_budget_s, "seconds --calibrate-host may take")->capture_default_str();
 
-  const std::vector<std::string> commands = {"train", "tune", "predict", "gen", "convert", "info", "params", "profile"};
+  ValidateFlags validate;
+  std::string validate_benchmarks;
+  CLI::App* validate_cmd = app.add_subcommand(
+      "validate",
+      "check the emulator's timing against PrIM kernels timed on UPMEM hardware: fit the timing model's "
+      "free constants on all benchmarks but one, predict that one (leave one benchmark out)");
+  validate_cmd->add_option(
+      "--hw-data", validate.hw_data,
+      "the hardware measurements (CSV; default $PIMOPT_HW_DATA, else " + pim::validation::DefaultHwDataPath() + ")");
+  validate_cmd->add_option("--benchmarks", validate_benchmarks, "A,B,...: only these benchmarks' rows (default all)");
+  validate_cmd->add_option("--profile", validate.profile, "the hardware profile to start from")->capture_default_str();
+  validate_cmd->add_option("--profile-set", validate.profile_set, "FIELD=VALUE,... overrides of the profile");
+  validate_cmd->add_option("--markdown", validate.markdown_out, "also write the table (markdown) here");
+  validate_cmd->add_option("--json", validate.json_out, "also write the full report (JSON) here");
+  validate_cmd->add_option("--threads", validate.threads, "host threads (0 = all cores)");
+  validate_cmd->add_flag("-q,--quiet", validate.quiet, "no progress on stderr");
+
+  PrimFlags prim;
+  CLI::App* prim_cmd = app.add_subcommand("prim",
+                                          "run one ported PrIM benchmark on the emulator (checked against its "
+                                          "host reference) and print its modeled times");
+  prim_cmd->add_option("BENCHMARK", prim.benchmark,
+                       "VA, RED, SEL, UNI, HST-S, HST-L, TS, SCAN-SSA, SCAN-RSS, TRNS, "
+                       "MLP, GEMV, BS (none or --list: describe them)");
+  prim_cmd->add_flag("--list", prim.list, "list the benchmarks and what their size parameter means");
+  prim_cmd->add_option("--dpus", prim.dpus, "DPUs")->capture_default_str();
+  prim_cmd->add_option("--param", prim.param, "the benchmark's size parameter, over all DPUs (--list)")
+      ->capture_default_str();
+  prim_cmd->add_option("--tasklets", prim.tasklets, "tasklets per DPU")->capture_default_str();
+  prim_cmd->add_option("--profile", prim.profile, "hardware profile")->capture_default_str();
+  prim_cmd->add_option("--profile-set", prim.profile_set, "FIELD=VALUE,... overrides of the profile");
+  prim_cmd->add_option("--shuffle-seed", prim.shuffle_seed,
+                       "> 0: resume waiting tasklets in a seeded random order (flushes out kernel races)");
+  prim_cmd->add_option("--threads", prim.threads, "host threads (0 = all cores)");
+  prim_cmd->add_flag("--json", prim.json, "print the result as JSON");
+
+  const std::vector<std::string> commands = {"train", "tune",   "predict", "gen",      "convert",
+                                             "info",  "params", "profile", "validate", "prim"};
   if (argc > 1 && argv[1][0] != '-' && std::find(commands.begin(), commands.end(), argv[1]) == commands.end()) {
     std::cerr << "pimopt: error: unknown command '" << argv[1] << "' (commands: " << JoinNames(commands) << ")\n";
     return 2;
@@ -570,6 +617,11 @@ int RunCli(int argc, char** argv) {
     if (app.got_subcommand("params")) return RunParamsCommand(params_format);
     if (app.got_subcommand("profile") && calibrate_host) return RunCalibrateHost(calibrate_budget_s);
     if (app.got_subcommand("profile")) return RunProfileCommand(profile_name, profile_overrides, profile_format);
+    if (app.got_subcommand("validate")) {
+      if (!validate_benchmarks.empty()) validate.benchmarks = SplitText(validate_benchmarks, ',');
+      return RunValidateCommand(validate);
+    }
+    if (app.got_subcommand("prim")) return RunPrimCommand(prim);
   } catch (...) {
     const Failure f = Classify(std::current_exception());
     std::cerr << "pimopt: " << f.message << "\n";

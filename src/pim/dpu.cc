@@ -127,6 +127,12 @@ class TaskletFiber {
     PIMOPT_FINISH_SWITCH(fake_stack, nullptr, nullptr);
   }
   bool busy() const { return busy_; }
+  // Whether [p, p + bytes) lies on this fiber's stack (a DMA may target a tasklet's stack variables).
+  bool OnStack(const void* p, size_t bytes) const {
+    const auto* b = static_cast<const uint8_t*>(stack_base_);
+    const auto* q = static_cast<const uint8_t*>(p);
+    return b != nullptr && q >= b && q + bytes <= b + kStackBytes;
+  }
 
  private:
   // Boost.Context stack allocator: plain heap memory (the fibers live as long as their host thread).
@@ -196,34 +202,74 @@ uint64_t AlignUp(uint64_t v, uint64_t a) { return (v + a - 1) / a * a; }
 
 }  // namespace
 
-// ---------------------------------------------------------------- Tasklet
-int32_t Tasklet::Mul32(int32_t a, int32_t b) {
-  // __mulsi3 puts the unsigned-smaller operand in the shift register and stops at its highest set bit ([SDK] mul32.c).
-  const uint32_t smaller = std::min(static_cast<uint32_t>(a), static_cast<uint32_t>(b));
-  extra_slots_ += dpu_->profile().mul32_setup_slots + static_cast<double>(std::bit_width(smaller));
-  return static_cast<int32_t>(static_cast<uint32_t>(a) * static_cast<uint32_t>(b));
+__thread OpCounts tls_op_counts;
+
+namespace {
+// The tasklet running on this host thread (for the operand types' faults and spin-wait yields).
+thread_local Tasklet* tls_current_tasklet = nullptr;
+}  // namespace
+
+namespace detail {
+void DpuFault(const char* what) {
+  if (tls_current_tasklet != nullptr) tls_current_tasklet->Fail(what);
+  throw PimError(StrCat("DPU fault outside a launch: ", what));
 }
+void VolatileYield() {
+  if (tls_current_tasklet == nullptr) {  // host code outside a launch
+    tls_op_counts.volatile_reads = tls_op_counts.volatile_writes = 0;
+    return;
+  }
+  tls_current_tasklet->Yield();  // a spin when the tasklet only read shared WRAM since its last event
+}
+}  // namespace detail
+
+// ---------------------------------------------------------------- Tasklet
 void* Tasklet::WramSymbol(std::string_view symbol, uint32_t min_bytes) {
   return dpu_->WramSymbol(*this, symbol, min_bytes);
 }
 void* Tasklet::MemAlloc(uint32_t bytes) { return dpu_->MemAlloc(*this, bytes); }
 void Tasklet::MemReset() { dpu_->MemReset(); }
+uint32_t Tasklet::WramAddress(const void* p) const { return dpu_->WramAddress(*this, p); }
+void* Tasklet::WramAtAddress(uint32_t address, uint32_t bytes) { return dpu_->WramAtAddress(*this, address, bytes); }
 uint64_t Tasklet::MramSymbol(std::string_view symbol) const { return dpu_->MramSymbol(*this, symbol); }
 uint64_t Tasklet::MramHeap() const { return dpu_->mram_heap(); }
 void Tasklet::MramRead(uint64_t mram_address, void* wram_destination, uint32_t bytes) {
   dpu_->Dma(*this, true, mram_address, wram_destination, bytes);
 }
+uint32_t Tasklet::RuntimeDmaBytes(uint64_t bytes) { return dpu_->RuntimeDmaBytes(bytes); }
 void Tasklet::MramWrite(const void* wram_source, uint64_t mram_address, uint32_t bytes) {
   dpu_->Dma(*this, false, mram_address, const_cast<void*>(wram_source), bytes);
 }
-void Tasklet::BarrierWait(uint32_t barrier) { dpu_->Barrier(*this, barrier); }
-void Tasklet::MutexLock(uint32_t mutex) { dpu_->MutexLock(*this, mutex); }
-void Tasklet::MutexUnlock(uint32_t mutex) { dpu_->MutexUnlock(*this, mutex); }
+void Tasklet::BarrierWait(uint32_t barrier, uint32_t participants) {
+  if (participants > num_tasklets_) {
+    Fail(StrCat("barrier ", barrier, " for ", participants, " tasklets: the DPU runs ", num_tasklets_));
+  }
+  dpu_->Event(*this, {timing::EventKind::kBarrier, barrier, participants});
+}
+void Tasklet::MutexLock(uint32_t mutex) { dpu_->Event(*this, {timing::EventKind::kMutexLock, mutex, 0}); }
+void Tasklet::MutexUnlock(uint32_t mutex) { dpu_->Event(*this, {timing::EventKind::kMutexUnlock, mutex, 0}); }
+void Tasklet::HandshakeNotify() { dpu_->Event(*this, {timing::EventKind::kHandshakeNotify, 0, 0}); }
+int Tasklet::HandshakeWaitFor(uint32_t notifier) {
+  if (notifier >= num_tasklets_) Fail(StrCat("handshake_wait_for(", notifier, "): there is no tasklet ", notifier));
+  if (notifier == id_) Fail(StrCat("handshake_wait_for(", notifier, "): a tasklet cannot wait for itself"));
+  return static_cast<int>(dpu_->Event(*this, {timing::EventKind::kHandshakeWait, notifier, 0}));
+}
+void Tasklet::SemTake(uint32_t semaphore) { dpu_->Event(*this, {timing::EventKind::kSemTake, semaphore, 0}); }
+void Tasklet::SemGive(uint32_t semaphore) { dpu_->Event(*this, {timing::EventKind::kSemGive, semaphore, 0}); }
+void Tasklet::Yield() {
+  const bool spin = tls_op_counts.volatile_reads > 0 && tls_op_counts.volatile_writes == 0;
+  dpu_->Event(*this, {spin ? timing::EventKind::kSpinYield : timing::EventKind::kYield, 0, 0});
+}
+uint64_t Tasklet::Cycles() { return dpu_->Event(*this, {timing::EventKind::kReadClock, 0, 0}); }
 void Tasklet::Fail(const std::string& what) const { dpu_->Fail(this, what); }
 
 // ---------------------------------------------------------------- Dpu
 Dpu::Dpu(const HardwareProfile& profile, uint32_t index)
-    : profile_(profile), index_(index), mram_(profile.mram_bytes), wram_(profile.wram_bytes, 0) {}
+    : profile_(profile),
+      clock_params_(timing::FromProfile(profile)),
+      index_(index),
+      mram_(profile.mram_bytes),
+      wram_(profile.wram_bytes, 0) {}
 
 void Dpu::Fail(const Tasklet* t, const std::string& what) const {
   if (t) throw PimError(StrCat("kernel '", kernel_name_, "', DPU ", index_, ", tasklet ", t->me(), ": ", what));
@@ -245,7 +291,11 @@ void Dpu::Load(const KernelSpec& spec, uint32_t tasklets) {
   if (tasklets == 0 || tasklets > profile_.max_tasklets) {
     Fail(nullptr, StrCat(tasklets, " tasklets requested; this DPU runs 1 to ", profile_.max_tasklets));
   }
+  if (spec.semaphores.size() > timing::kMaxSyncObjects) {
+    Fail(nullptr, StrCat(spec.semaphores.size(), " semaphores declared; a DPU has room for ", timing::kMaxSyncObjects));
+  }
   tasklets_ = tasklets;
+  semaphores_ = spec.semaphores;
   std::fill(wram_.begin(), wram_.end(), 0);
   wram_symbols_.clear();
   mram_symbols_.clear();
@@ -348,10 +398,36 @@ void* Dpu::MemAlloc(const Tasklet& t, uint32_t bytes) {
   return wram_.data() + start;
 }
 
+uint32_t Dpu::WramAddress(const Tasklet& t, const void* p) const {
+  const auto* q = static_cast<const uint8_t*>(p);
+  if (q < wram_.data() || q >= wram_.data() + wram_.size()) {
+    Fail(&t,
+         "WramAddress: the pointer is not inside this DPU's WRAM (a stack variable has no address the other "
+         "tasklets could use in the emulator)");
+  }
+  return static_cast<uint32_t>(q - wram_.data());
+}
+
+void* Dpu::WramAtAddress(const Tasklet& t, uint32_t address, uint32_t bytes) {
+  if (uint64_t{address} + bytes > wram_.size()) {
+    Fail(&t, StrCat("WRAM address 0x", std::hex, address, std::dec, " (+", bytes, " bytes) is beyond the ",
+                    wram_.size(), " bytes of WRAM"));
+  }
+  return wram_.data() + address;
+}
+
 uint64_t Dpu::MramSymbol(const Tasklet& t, std::string_view symbol) const {
   const auto it = mram_symbols_.find(symbol);
   if (it == mram_symbols_.end()) Fail(&t, StrCat("unknown MRAM symbol '", symbol, "'"));
   return it->second.offset;
+}
+
+uint32_t Dpu::RuntimeDmaBytes(uint64_t bytes) {
+  // The length field holds (bytes / 8 - 1) in as many bits as the largest DMA needs ([uPIMulator] logic.go).
+  const uint64_t units = std::max<uint64_t>(1, profile_.dma_max_bytes / 8);
+  const uint64_t encoded = (((bytes >> 3) + units - 1) % units + 1) * 8;
+  if (encoded != bytes) ++result_->resized_dmas;
+  return static_cast<uint32_t>(encoded);
 }
 
 void Dpu::Dma(Tasklet& t, bool read, uint64_t mram_address, void* wram, uint32_t bytes) {
@@ -360,45 +436,91 @@ void Dpu::Dma(Tasklet& t, bool read, uint64_t mram_address, void* wram, uint32_t
     Fail(&t, StrCat(verb, " of ", bytes, " bytes: the size must be a multiple of 8 in [", profile_.dma_min_bytes, ", ",
                     profile_.dma_max_bytes, "]"));
   }
-  const auto* w = static_cast<uint8_t*>(wram);
-  if (w < wram_.data() || w + bytes > wram_.data() + wram_.size()) {
-    Fail(&t, StrCat(verb, ": the WRAM buffer is not inside this DPU's WRAM (use MemAlloc or a WRAM symbol)"));
+  // The DPU ignores the low 3 bits of both addresses ([SDK-docs] mram_read: "addresses must be aligned on 8 bytes";
+  // the DMA engine drops the low bits): so does the emulator, and it counts such DMAs.
+  auto* w = static_cast<uint8_t*>(wram);
+  const bool in_wram = w >= wram_.data() && w + bytes <= wram_.data() + wram_.size();
+  bool unaligned = false;
+  if (in_wram) {
+    const uint64_t offset = static_cast<uint64_t>(w - wram_.data());
+    if (offset % 8) {
+      unaligned = true;
+      w -= offset % 8;
+    }
+  } else {
+    TaskletRun& run = (*runs_)[t.me()];
+    const uint64_t misalign = reinterpret_cast<uintptr_t>(w) % 8;
+    if (!run.fiber->OnStack(w - misalign, bytes)) {
+      Fail(&t, StrCat(verb,
+                      ": the WRAM buffer is neither inside this DPU's WRAM nor on the tasklet's stack (use "
+                      "MemAlloc, a WRAM symbol or a local variable)"));
+    }
+    if (misalign) {
+      unaligned = true;
+      w -= misalign;
+    }
   }
-  const uint64_t wram_offset = static_cast<uint64_t>(w - wram_.data());
-  if (wram_offset % 8 || mram_address % 8) {
-    Fail(&t, StrCat(verb, ": addresses must be 8-byte aligned (MRAM 0x", std::hex, mram_address, ", WRAM 0x",
-                    wram_offset, ")"));
+  if (mram_address % 8) {
+    unaligned = true;
+    mram_address &= ~uint64_t{7};
   }
   if (mram_address + bytes > mram_.size()) {
     Fail(&t, StrCat(verb, " of ", bytes, " bytes at MRAM address ", mram_address, " is out of range (MRAM holds ",
                     mram_.size(), " bytes)"));
   }
   if (read) {
-    mram_.Read(mram_address, wram, bytes);
-    mram_read_bytes_ += bytes;
+    mram_.Read(mram_address, w, bytes);
+    result_->mram_read_bytes += bytes;
   } else {
-    mram_.Write(mram_address, wram, bytes);
-    mram_write_bytes_ += bytes;
+    mram_.Write(mram_address, w, bytes);
+    result_->mram_write_bytes += bytes;
   }
-  const double alpha = read ? profile_.dma_read_alpha_cycles : profile_.dma_write_alpha_cycles;
-  const double transfer = profile_.dma_beta_cycles_per_byte * bytes;
-  t.dma_latency_cycles_ += alpha + transfer;
-  dma_occupancy_cycles_ += profile_.dma_occupancy_alpha_fraction * alpha + transfer;
+  if (unaligned) ++result_->unaligned_dmas;
+  Event(t, {read ? timing::EventKind::kDmaRead : timing::EventKind::kDmaWrite, bytes, 0});
+}
+
+double Dpu::Harvest() {
+  OpCounts& c = tls_op_counts;
+  double slots = 0;
+  for (size_t i = 0; i < kNumOps; ++i) {
+    if (c.n[i] == 0) continue;
+    slots += static_cast<double>(c.n[i]) * profile_.op_slots[i];
+    result_->op_counts[i] += c.n[i];
+    c.n[i] = 0;
+  }
+  c.volatile_reads = c.volatile_writes = 0;
+  result_->issue_slots += slots;
+  return slots;
+}
+
+uint64_t Dpu::Event(Tasklet& t, const timing::Event& event) {
+  TaskletRun& run = (*runs_)[t.me()];
+  run.pending_slots = Harvest();
+  run.pending = event;
+  Yield(t);
+  return clock_->Result(t.me());
 }
 
 void Dpu::Yield(Tasklet& t) {
   TaskletRun& run = (*runs_)[t.me()];
+  tls_current_tasklet = nullptr;
   [[maybe_unused]] void* fake_stack = nullptr;
   PIMOPT_START_SWITCH(&fake_stack, run.scheduler_bottom, run.scheduler_size);
   PIMOPT_TSAN_SWITCH(run.tsan_scheduler);
   run.scheduler = std::move(run.scheduler).resume();
   PIMOPT_FINISH_SWITCH(fake_stack, &run.scheduler_bottom, &run.scheduler_size);
   if (aborting_) throw TaskletAbort{};
+  tls_current_tasklet = &t;
 }
 
 void Dpu::RunTasklet(TaskletRun& run) {
   try {
-    if (!aborting_) run.kernel->Main(*run.tasklet);  // a tasklet first resumed by AbortSuspended never starts
+    if (!aborting_) {  // a tasklet first resumed by AbortSuspended never starts
+      tls_current_tasklet = run.tasklet;
+      run.kernel->Main(*run.tasklet);
+      run.pending_slots = Harvest();
+      run.pending = {timing::EventKind::kExit, 0, 0};
+    }
   } catch (const TaskletAbort&) {
     // the launch was abandoned: just end
   } catch (const ctx::detail::forced_unwind&) {
@@ -406,69 +528,27 @@ void Dpu::RunTasklet(TaskletRun& run) {
   } catch (...) {
     run.error = std::current_exception();
   }
-  run.state = TaskletRun::State::kDone;
+  tls_current_tasklet = nullptr;
+  run.done = true;
 }
 
 void Dpu::AbortSuspended(std::vector<TaskletRun>& runs) {
   aborting_ = true;
   for (TaskletRun& r : runs) {
     // A kernel that swallows TaskletAbort may suspend again: keep resuming (bounded) until it ends.
-    for (int attempt = 0; attempt < 1000 && r.state != TaskletRun::State::kDone; ++attempt) r.fiber->Enter(r);
+    for (int attempt = 0; attempt < 1000 && !r.done && r.fiber->busy(); ++attempt) r.fiber->Enter(r);
   }
   aborting_ = false;
 }
 
-void Dpu::Barrier(Tasklet& t, uint32_t barrier) {
-  if (barrier >= barrier_arrived_.size()) barrier_arrived_.resize(barrier + 1, 0);
-  ++barrier_waits_;
-  if (++barrier_arrived_[barrier] == tasklets_) {
-    barrier_arrived_[barrier] = 0;
-    ++barrier_episodes_;
-    for (TaskletRun& r : *runs_) {
-      if (r.state == TaskletRun::State::kBarrier && r.waiting_on == barrier) r.state = TaskletRun::State::kRunnable;
-    }
-    return;
-  }
-  TaskletRun& run = (*runs_)[t.me()];
-  run.state = TaskletRun::State::kBarrier;
-  run.waiting_on = barrier;
-  Yield(t);
+void Dpu::AbortLaunch(std::vector<TaskletRun>& runs, const std::string& what) {
+  AbortSuspended(runs);
+  runs_ = nullptr;
+  clock_ = nullptr;
+  Fail(nullptr, what);
 }
 
-void Dpu::MutexLock(Tasklet& t, uint32_t mutex) {
-  t.extra_slots_ += profile_.mutex_slots;
-  auto it = mutex_owner_.find(mutex);
-  if (it == mutex_owner_.end() || it->second < 0) {
-    mutex_owner_[mutex] = static_cast<int>(t.me());
-    return;
-  }
-  if (it->second == static_cast<int>(t.me())) Fail(&t, StrCat("mutex ", mutex, " locked twice by the same tasklet"));
-  ++mutex_contentions_;
-  TaskletRun& run = (*runs_)[t.me()];
-  run.state = TaskletRun::State::kMutex;
-  run.waiting_on = mutex;
-  Yield(t);  // resumed owning the mutex (MutexUnlock hands it over)
-}
-
-void Dpu::MutexUnlock(Tasklet& t, uint32_t mutex) {
-  t.extra_slots_ += profile_.mutex_slots;
-  auto it = mutex_owner_.find(mutex);
-  if (it == mutex_owner_.end() || it->second != static_cast<int>(t.me())) {
-    Fail(&t, StrCat("mutex ", mutex, " unlocked by a tasklet that does not hold it"));
-  }
-  // Hand over to the first waiter in tasklet order (deterministic).
-  for (uint32_t k = 0; k < runs_->size(); ++k) {
-    TaskletRun& r = (*runs_)[k];
-    if (r.state == TaskletRun::State::kMutex && r.waiting_on == mutex) {
-      r.state = TaskletRun::State::kRunnable;
-      it->second = static_cast<int>(k);
-      return;
-    }
-  }
-  it->second = -1;
-}
-
-DpuLaunchResult Dpu::Launch(Kernel& kernel) {
+DpuLaunchResult Dpu::Launch(Kernel& kernel, uint64_t shuffle_seed, bool record) {
   std::vector<Tasklet> tasklets(tasklets_);
   std::vector<TaskletRun> runs(tasklets_);
   // This host thread's idle fibers run the tasklets and go back to it afterwards (all but one still inside a job:
@@ -490,12 +570,19 @@ DpuLaunchResult Dpu::Launch(Kernel& kernel) {
       }
     }
   } borrowed(tasklets_);
+  DpuLaunchResult result;
+  // One clock per host thread, reused by the DPUs it runs (its buffers stay allocated and in cache).
+  thread_local timing::DpuClock clock(clock_params_, tasklets_, shuffle_seed);
+  clock.Reset(clock_params_, tasklets_, shuffle_seed);
+  clock.SetSemaphores(semaphores_);
   runs_ = &runs;
-  barrier_arrived_.clear();
-  mutex_owner_.clear();
-  dma_occupancy_cycles_ = 0;
-  barrier_episodes_ = barrier_waits_ = mutex_contentions_ = 0;
-  mram_read_bytes_ = mram_write_bytes_ = 0;
+  clock_ = &clock;
+  result_ = &result;
+  record_ = record;
+  if (record) {
+    result.trace.tasklets.resize(tasklets_);
+    result.trace.semaphores = semaphores_;
+  }
   for (uint32_t k = 0; k < tasklets_; ++k) {
     Tasklet& t = tasklets[k];
     t.dpu_ = this;
@@ -508,72 +595,55 @@ DpuLaunchResult Dpu::Launch(Kernel& kernel) {
     runs[k].fiber = borrowed.fibers[k].get();
     runs[k].tsan_scheduler = PIMOPT_TSAN_CURRENT();
   }
-  // Round-robin over runnable tasklets until all are done; deterministic order.
-  for (;;) {
-    bool progressed = false, all_done = true;
-    for (uint32_t k = 0; k < tasklets_; ++k) {
-      TaskletRun& r = runs[k];
-      if (r.state == TaskletRun::State::kDone) continue;
-      all_done = false;
-      if (r.state != TaskletRun::State::kRunnable) continue;
-      r.fiber->Enter(r);
-      progressed = true;
-      if (r.error) {
-        AbortSuspended(runs);
-        runs_ = nullptr;
-        std::rethrow_exception(r.error);
-      }
-    }
-    if (all_done) break;
-    if (!progressed) {
-      std::string waiting;
-      for (uint32_t k = 0; k < tasklets_; ++k) {
-        const TaskletRun& r = runs[k];
-        if (r.state == TaskletRun::State::kBarrier)
-          waiting += StrCat(" tasklet ", k, " at barrier ", r.waiting_on, ";");
-        if (r.state == TaskletRun::State::kMutex) waiting += StrCat(" tasklet ", k, " on mutex ", r.waiting_on, ";");
-      }
+  // Counts of code that ran on this host thread outside a tasklet (host references) are not the kernel's.
+  tls_op_counts = OpCounts{};
+  auto clock_step = [&](auto&& step) {
+    try {
+      return step();
+    } catch (const timing::TaskletError& e) {  // a misuse the clock found (a mutex unlocked by another tasklet)
       AbortSuspended(runs);
       runs_ = nullptr;
-      Fail(nullptr, StrCat("deadlock: no tasklet can run (", waiting,
-                           " a barrier needs all tasklets, and finished tasklets never arrive)"));
+      clock_ = nullptr;
+      Fail(&tasklets[e.tasklet()], e.what());
     }
+  };
+  for (;;) {
+    const timing::DpuClock::State state = clock_step([&] { return clock.Advance(); });
+    if (state == timing::DpuClock::State::kFinished) break;
+    if (state == timing::DpuClock::State::kDeadlock) {
+      AbortLaunch(runs, StrCat("deadlock: no tasklet can run (", clock.Describe(),
+                               "; a barrier needs all its tasklets, and finished tasklets never arrive)"));
+    }
+    if (state == timing::DpuClock::State::kSpinStall) {
+      AbortLaunch(runs, StrCat("spin-wait without progress: ", clock.Describe(), " for more than ",
+                               clock_params_.spin_limit_cycles,
+                               " cycles (profile field spin_limit_cycles) while no other tasklet can change what it "
+                               "reads; wait with a handshake, a semaphore or a barrier, or make the writer run"));
+    }
+    const uint32_t k = clock.NextReady();
+    TaskletRun& r = runs[k];
+    if (r.done) Fail(nullptr, StrCat("internal: tasklet ", k, " resumed after its end"));
+    r.fiber->Enter(r);
+    if (r.error) {
+      AbortSuspended(runs);
+      runs_ = nullptr;
+      clock_ = nullptr;
+      std::rethrow_exception(r.error);
+    }
+    if (record) result.trace.tasklets[k].push_back({r.pending_slots, r.pending});
+    clock_step([&] {
+      clock.Submit(k, r.pending_slots, r.pending);
+      return 0;
+    });
   }
   runs_ = nullptr;
-  DpuLaunchResult result;
-  result.cycles = Time(tasklets);
-  for (const Tasklet& t : tasklets) {
-    double slots = t.extra_slots_;
-    for (size_t op = 0; op < kNumOps; ++op) slots += static_cast<double>(t.op_counts_[op]) * profile_.op_slots[op];
-    result.issue_slots += static_cast<uint64_t>(slots);
-  }
-  result.mram_read_bytes = mram_read_bytes_;
-  result.mram_write_bytes = mram_write_bytes_;
-  result.barrier_waits = barrier_waits_;
+  clock_ = nullptr;
+  result_ = nullptr;
+  result.cycles = clock.Cycles();
+  result.dmas = clock.dmas();
+  result.barrier_waits = clock.barrier_waits();
+  result.lock_contentions = clock.lock_contentions();
   return result;
-}
-
-DpuCycles Dpu::Time(const std::vector<Tasklet>& tasklets) const {
-  // docs/pim-emulator.md: T = max(T_issue, T_dma, T_chain) + kappa * min(T_issue, T_dma) + T_sync.
-  const double revolver = profile_.revolver_cycles;
-  const double slot_interval = std::max(revolver, static_cast<double>(tasklets.size()));
-  double sum_slots = 0, max_slots = 0, chain = 0;
-  for (const Tasklet& t : tasklets) {
-    double slots = t.extra_slots_;
-    for (size_t op = 0; op < kNumOps; ++op) slots += static_cast<double>(t.op_counts_[op]) * profile_.op_slots[op];
-    sum_slots += slots;
-    max_slots = std::max(max_slots, slots);
-    chain = std::max(chain, slot_interval * slots + t.dma_latency_cycles_);
-  }
-  DpuCycles c;
-  c.issue = std::max(sum_slots, revolver * max_slots);
-  c.dma = dma_occupancy_cycles_;
-  c.chain = chain;
-  c.sync = static_cast<double>(barrier_episodes_) * static_cast<double>(tasklets.size()) *
-               profile_.barrier_slots_per_tasklet * revolver +
-           static_cast<double>(mutex_contentions_) * profile_.mutex_contention_cycles;
-  c.total = std::max({c.issue, c.dma, c.chain}) + profile_.overlap_kappa * std::min(c.issue, c.dma) + c.sync;
-  return c;
 }
 
 }  // namespace pimopt::pim

@@ -1,6 +1,7 @@
 // Private: one emulated DPU (lazily backed MRAM, WRAM, symbols, the tasklet scheduler and its time accounting).
 #pragma once
 
+#include <array>
 #include <boost/context/fiber.hpp>
 #include <cstdint>
 #include <exception>
@@ -11,6 +12,7 @@
 
 #include "pimopt/pim/kernel.h"
 #include "pimopt/pim/system.h"
+#include "pimopt/pim/timing.h"
 
 namespace pimopt::pim {
 
@@ -33,17 +35,17 @@ class LazyMemory {
 class Dpu;
 class TaskletFiber;
 
-// One tasklet's part of a launch: its job, its scheduling state and the fiber it runs on.
+// One tasklet's part of a launch: its job, the fiber it runs on, and the event it stopped at.
 struct TaskletRun {
-  enum class State { kRunnable, kBarrier, kMutex, kDone };
   Dpu* dpu = nullptr;
   Kernel* kernel = nullptr;
   Tasklet* tasklet = nullptr;
   TaskletFiber* fiber = nullptr;    // reused across launches on the host thread (dpu.cc)
   boost::context::fiber scheduler;  // the scheduler's continuation while this tasklet runs
-  State state = State::kRunnable;
-  uint32_t waiting_on = 0;
+  bool done = false;                // Main returned or threw
   std::exception_ptr error;
+  double pending_slots = 0;  // issue slots since the previous event
+  timing::Event pending;     // the event the tasklet stopped at
   // The scheduler's stack bounds for AddressSanitizer's fiber-switch annotations and its fiber for
   // ThreadSanitizer's (unused otherwise).
   const void* scheduler_bottom = nullptr;
@@ -53,10 +55,16 @@ struct TaskletRun {
 
 struct DpuLaunchResult {
   DpuCycles cycles;
-  uint64_t issue_slots = 0;
+  std::array<uint64_t, kNumOps> op_counts{};
+  double issue_slots = 0;
   uint64_t mram_read_bytes = 0;
   uint64_t mram_write_bytes = 0;
+  uint64_t dmas = 0;
+  uint64_t unaligned_dmas = 0;
+  uint64_t resized_dmas = 0;
   uint64_t barrier_waits = 0;
+  uint64_t lock_contentions = 0;
+  timing::DpuTrace trace;  // when recorded
 };
 
 class Dpu {
@@ -64,7 +72,9 @@ class Dpu {
   Dpu(const HardwareProfile& profile, uint32_t index);
 
   void Load(const KernelSpec& spec, uint32_t tasklets);
-  DpuLaunchResult Launch(Kernel& kernel);
+  // Runs every tasklet to its end in the order of the modeled clock; `shuffle_seed` (0: none) shuffles
+  // simultaneous events; `record` keeps the events in the result's trace.
+  DpuLaunchResult Launch(Kernel& kernel, uint64_t shuffle_seed = 0, bool record = false);
 
   // Host transfers (validated: symbol known, bounds, UPMEM alignment).
   void HostWrite(std::string_view symbol, uint64_t offset, const void* source, uint64_t bytes);
@@ -78,12 +88,15 @@ class Dpu {
   void* WramSymbol(const Tasklet& t, std::string_view symbol, uint32_t min_bytes);
   void* MemAlloc(const Tasklet& t, uint32_t bytes);
   void MemReset() { heap_top_ = heap_start_; }
+  uint32_t WramAddress(const Tasklet& t, const void* p) const;
+  void* WramAtAddress(const Tasklet& t, uint32_t address, uint32_t bytes);
   uint64_t MramSymbol(const Tasklet& t, std::string_view symbol) const;
   uint64_t mram_heap() const { return mram_heap_start_; }
   void Dma(Tasklet& t, bool read, uint64_t mram_address, void* wram, uint32_t bytes);
-  void Barrier(Tasklet& t, uint32_t barrier);
-  void MutexLock(Tasklet& t, uint32_t mutex);
-  void MutexUnlock(Tasklet& t, uint32_t mutex);
+  uint32_t RuntimeDmaBytes(uint64_t bytes);  // Tasklet::RuntimeDmaBytes
+  // Ends the tasklet's run of instructions with `event`: it resumes when the modeled clock says so. Returns the
+  // event's result (timing::DpuClock::Result).
+  uint64_t Event(Tasklet& t, const timing::Event& event);
   [[noreturn]] void Fail(const Tasklet* t, const std::string& what) const;
   const HardwareProfile& profile() const { return profile_; }
 
@@ -93,18 +106,22 @@ class Dpu {
     uint64_t bytes = 0;
   };
   friend class TaskletFiber;
+  // Takes the running tasklet's counts since its previous event: its issue slots.
+  double Harvest();
   void Yield(Tasklet& t);
   // Runs the tasklet's kernel to its end on its fiber; an exception other than an abort is kept in run.error.
   void RunTasklet(TaskletRun& run);
   // Ends every suspended tasklet by resuming it with `aborting_` set (Yield then throws TaskletAbort, which
   // unwinds the tasklet's stack), so no fiber is destroyed while suspended.
   void AbortSuspended(std::vector<TaskletRun>& runs);
-  DpuCycles Time(const std::vector<Tasklet>& tasklets) const;
+  [[noreturn]] void AbortLaunch(std::vector<TaskletRun>& runs, const std::string& what);
 
   const HardwareProfile& profile_;
+  timing::ClockParams clock_params_;
   uint32_t index_;
   std::string kernel_name_;
   uint32_t tasklets_ = 0;
+  std::vector<int32_t> semaphores_;
   LazyMemory mram_;
   std::vector<uint8_t> wram_;
   std::map<std::string, Placement, std::less<>> wram_symbols_;
@@ -114,14 +131,10 @@ class Dpu {
   uint64_t mram_heap_start_ = 0;
   // Per launch.
   std::vector<TaskletRun>* runs_ = nullptr;
+  timing::DpuClock* clock_ = nullptr;
   bool aborting_ = false;
-  std::vector<uint32_t> barrier_arrived_;
-  std::map<uint32_t, int> mutex_owner_;  // mutex -> tasklet holding it
-  double dma_occupancy_cycles_ = 0;
-  uint64_t barrier_episodes_ = 0;
-  uint64_t barrier_waits_ = 0;
-  uint64_t mutex_contentions_ = 0;
-  uint64_t mram_read_bytes_ = 0, mram_write_bytes_ = 0;
+  DpuLaunchResult* result_ = nullptr;
+  bool record_ = false;
 };
 
 }  // namespace pimopt::pim

@@ -7,10 +7,11 @@ namespace pimopt::pim {
 
 const char* OpName(Op op) {
   static constexpr const char* kNames[kNumOps] = {
-      "int32_add",  "int32_logic",   "int32_shift", "int64_add",  "int64_logic", "int64_shift",
-      "mul8",       "int32_mul",     "int32_div",   "int64_mul",  "int64_div",   "float_add",
-      "float_sub",  "float_mul",     "float_div",   "double_add", "double_sub",  "double_mul",
-      "double_div", "float_convert", "wram_load",   "wram_store", "branch"};
+      "int32_add",  "int32_logic",   "int32_shift", "int64_add",  "int64_logic",   "int64_shift",
+      "mul8",       "int32_mul",     "int32_div",   "int64_mul",  "int64_div",     "float_add",
+      "float_sub",  "float_mul",     "float_div",   "double_add", "double_sub",    "double_mul",
+      "double_div", "float_convert", "wram_load",   "wram_store", "branch",        "mul32_setup",
+      "mul_step",   "div32_setup",   "div_step",    "div_signed", "int64_compare", "call"};
   return kNames[static_cast<size_t>(op)];
 }
 
@@ -47,8 +48,25 @@ constexpr OpCost kOpCosts[] = {
     {Op::kWramLoad, 1, "[SDK-docs] DPU handbook: 1-cycle WRAM access"},
     {Op::kWramStore, 1, "[SDK-docs] DPU handbook: 1-cycle WRAM access"},
     {Op::kBranch, 1, "[SDK-docs] DPU handbook: fused compare-and-branch"},
+    {Op::kMul32Setup, 8,
+     "[SDK] mul32.c (__mulsi3): operand swap, call and return; with PrIM's operands (rand() x 2^20: 21 steps) "
+     "8 + 21 = 29 slots, [PrIM]'s 10.27 MOPS"},
+    {Op::kMulStep, 1, "[uPIMulator] op_code.go: mul_step, one bit of the smaller operand per instruction"},
+    {Op::kDiv32Setup, 8, "[SDK] div32.c (__udivsi3): clz of both operands, the jump into the step chain, return"},
+    {Op::kDivStep, 1, "[uPIMulator] op_code.go: div_step, one quotient bit per instruction"},
+    {Op::kDivSigned, 8,
+     "inferred: __divsi3's sign handling; with PrIM's operands (rand() / 2^20: about 10 steps) 8 + 8 + 10 = 26 "
+     "slots, [PrIM]'s 11.27 MOPS"},
+    {Op::kInt64Compare, 1, "[uPIMulator] op_code.go: sub + subc with the condition (the subc branches)"},
+    {Op::kCall, 4, "inferred: call, return, and saving the return address of a function that is not inlined"},
 };
 static_assert(std::size(kOpCosts) == kNumOps, "every op class needs a cost");
+
+// The timing model's free constants: fitted on PrIM kernels timed on real hardware by pimopt's validation
+// ('pimopt validate --fit'), which also predicts each kernel from a fit on the others (docs/pim-emulator.md).
+constexpr const char* kFitted =
+    "fitted: 'pimopt validate' on 10 PrIM kernels timed on hardware ([uPIMulator] input.xlsx), "
+    "leave-one-out checked (docs/pim-emulator.md)";
 
 ParamTable<HardwareProfile> MakeProfileFields() {
   ParamTable<HardwareProfile> t;
@@ -103,21 +121,25 @@ ParamTable<HardwareProfile> MakeProfileFields() {
       .Help("cycles between two issues of one tasklet: IPC = min(1, tasklets / this)");
   for (const OpCost& cost : kOpCosts) {
     const size_t i = static_cast<size_t>(cost.op);
-    t.AddCustom(StrCat("slots.", OpName(cost.op)), ParamType::kReal, cost.slots,
-                [i](const HardwareProfile& p) -> ParamValue { return p.op_slots[i]; },
-                [i](HardwareProfile& p, const ParamValue& v) { p.op_slots[i] = std::get<double>(v); })
+    t.AddCustom(
+         StrCat("slots.", OpName(cost.op)), ParamType::kReal, cost.slots,
+         [i](const HardwareProfile& p) -> ParamValue { return p.op_slots[i]; },
+         [i](HardwareProfile& p, const ParamValue& v) { p.op_slots[i] = std::get<double>(v); })
         .Min(0)
         .Unit("slots")
         .Group(pipeline)
         .Source(cost.source)
         .Help(StrCat("issue slots of one ", OpName(cost.op)));
   }
-  t.Add("mul32_setup_slots", &HardwareProfile::mul32_setup_slots, 8.0)
+  t.Add("issue_stall_cycles", &HardwareProfile::issue_stall_cycles, 0.0)
       .Min(0)
-      .Unit("slots")
+      .Max(2)
+      .Unit("cycles")
       .Group(pipeline)
-      .Source("[SDK] mul32.c (__mulsi3), inferred count")
-      .Help("__mulsi3's setup and call; Tasklet::Mul32 adds the bit length of the smaller operand");
+      .Source(kFitted)
+      .Help(
+          "cycles of the pipeline an issued instruction loses on average (register-file bank conflicts and other "
+          "structural hazards): a full pipeline issues 1 / (1 + this) instructions per cycle");
   t.Add("dma_read_alpha_cycles", &HardwareProfile::dma_read_alpha_cycles, 77.0)
       .Min(0)
       .Unit("cycles")
@@ -136,12 +158,34 @@ ParamTable<HardwareProfile> MakeProfileFields() {
       .Group(dma)
       .Source("[PrIM] MRAM latency")
       .Help("latency per byte transferred");
-  t.Add("dma_occupancy_alpha_fraction", &HardwareProfile::dma_occupancy_alpha_fraction, 1.0)
+  t.Add("dma_occupancy_cycles", &HardwareProfile::dma_occupancy_cycles, 0.0)
+      .Min(0)
+      .Unit("cycles")
+      .Group(dma)
+      .Source(kFitted)
+      .Help(
+          "the DMA engine's fixed busy time per DMA (its busy time is this + dma_occupancy_cycles_per_byte x "
+          "bytes; the tasklet waits alpha + beta x bytes from the DMA's start)");
+  t.Add("dma_occupancy_cycles_per_byte", &HardwareProfile::dma_occupancy_cycles_per_byte, 0.579)
+      .Min(0)
+      .Unit("cycles/byte")
+      .Group(dma)
+      .Source(kFitted)
+      .Help("the DMA engine's busy time per byte: queued DMAs stream at 1 / this bytes per cycle");
+  t.Add("dma_pipeline_stall", &HardwareProfile::dma_pipeline_stall, 0.372)
       .Min(0)
       .Max(1)
       .Group(dma)
-      .Source("inferred (docs/pim-emulator.md): 1 = the engine is busy for the whole latency")
-      .Help("share of alpha during which the DMA engine is busy");
+      .Source(kFitted)
+      .Help("share of the pipeline's issue slots lost while the DMA engine is busy");
+  t.Add("dma_issue_slots", &HardwareProfile::dma_issue_slots, 0.0)
+      .Min(0)
+      .Unit("slots")
+      .Group(dma)
+      .Source(
+          "[PrIM] MRAM latency: its alpha already includes the ldma / sdma instruction (a size known only at run "
+          "time adds a shift and an add, counted by the kernel API)")
+      .Help("issue slots of mram_read / mram_write beyond the DMA's latency");
   t.Add("dma_max_bytes", &HardwareProfile::dma_max_bytes, 2048)
       .Min(8)
       .Unit("bytes")
@@ -154,58 +198,97 @@ ParamTable<HardwareProfile> MakeProfileFields() {
       .Group(dma)
       .Source("[SDK] mram.h")
       .Help("smallest DMA");
-  t.Add("overlap_kappa", &HardwareProfile::overlap_kappa, 0.55)
-      .Min(0)
-      .Group(dma)
-      .Source("inferred: fitted on PrIM's VA, 10.26 cycles/element measured ([uPIMulator] input.xlsx)")
-      .Help("how imperfectly DMA and pipeline overlap: T = max(issue, dma, chain) + kappa min(issue, dma)");
-  t.Add("barrier_slots_per_tasklet", &HardwareProfile::barrier_slots_per_tasklet, 17.5)
+  t.Add("lock_acquire_slots", &HardwareProfile::lock_acquire_slots, 1.0)
       .Min(0)
       .Unit("slots")
       .Group(sync)
-      .Source("[SDK] barrier.c, inferred count")
-      .Help("serialized issue slots per tasklet arriving at a barrier");
-  t.Add("mutex_slots", &HardwareProfile::mutex_slots, 1.0)
+      .Source("[SDK] mutex.h: mutex_lock is one acquire, re-issued while the bit is taken")
+      .Help("one acquire of an atomic bit (a tasklet spinning on a taken one re-issues it)");
+  t.Add("lock_release_slots", &HardwareProfile::lock_release_slots, 1.0)
       .Min(0)
       .Unit("slots")
       .Group(sync)
-      .Source("[SDK] mutex.h, inferred count")
-      .Help("slots of an uncontended lock or unlock");
-  t.Add("mutex_contention_cycles", &HardwareProfile::mutex_contention_cycles, 22.0)
+      .Source("[SDK] mutex.h: mutex_unlock is one release")
+      .Help("one release of an atomic bit");
+  t.Add("barrier_call_slots", &HardwareProfile::barrier_call_slots, 4.0)
       .Min(0)
+      .Unit("slots")
+      .Group(sync)
+      .Source("[SDK] barrier.c, inferred count: call and prologue")
+      .Help("barrier_wait's instructions before it takes the barrier's lock");
+  t.Add("barrier_critical_slots", &HardwareProfile::barrier_critical_slots, 10.0)
+      .Min(0)
+      .Unit("slots")
+      .Group(sync)
+      .Source("[SDK] barrier.c, counted: read the count and the wait queue, test, enqueue, decrement, release")
+      .Help("each arrival's instructions under the barrier's lock (arrivals serialize on it)");
+  t.Add("barrier_resume_slots", &HardwareProfile::barrier_resume_slots, 4.0)
+      .Min(0)
+      .Unit("slots")
+      .Group(sync)
+      .Source("[SDK] barrier.c, counted: walk the wait queue (load, compare), resume")
+      .Help("the last arrival's instructions per waiting tasklet it resumes");
+  t.Add("sync_return_slots", &HardwareProfile::sync_return_slots, 3.0)
+      .Min(0)
+      .Unit("slots")
+      .Group(sync)
+      .Source("[SDK] barrier.c, handshake.c, sem.c, inferred count: epilogue and return")
+      .Help("a synchronization routine's instructions after its critical section or after being resumed");
+  t.Add("handshake_critical_slots", &HardwareProfile::handshake_critical_slots, 5.0)
+      .Min(0)
+      .Unit("slots")
+      .Group(sync)
+      .Source("[SDK] handshake.c, counted: read the notifier's slot, test, resume or record, write")
+      .Help("handshake_notify / handshake_wait_for's instructions under the notifier's lock");
+  t.Add("semaphore_critical_slots", &HardwareProfile::semaphore_critical_slots, 6.0)
+      .Min(0)
+      .Unit("slots")
+      .Group(sync)
+      .Source("[SDK] sem.c, inferred count")
+      .Help("sem_take / sem_give's instructions under the semaphore's lock");
+  t.Add("read_clock_slots", &HardwareProfile::read_clock_slots, 2.0)
+      .Min(0)
+      .Unit("slots")
+      .Group(sync)
+      .Source("[SDK] perfcounter.h: perfcounter_get reads the time register")
+      .Help("perfcounter_get's instructions");
+  t.Add("spin_limit_cycles", &HardwareProfile::spin_limit_cycles, 1e7)
+      .Positive()
       .Unit("cycles")
-      .Group(sync)
-      .Source("inferred: two spin retries")
-      .Help("extra cycles per contended lock");
-  t.Add("serial_to_dpu_bytes_per_s", &HardwareProfile::serial_to_dpu_bytes_per_s, 0.33e9)
+      .Group("emulator checks")
+      .Source("emulator setting (not hardware)")
+      .Help(
+          "a tasklet spinning on shared WRAM (pim::Volatile) while no other tasklet can change it for this long "
+          "is reported as an error naming it");
+  t.Add("serial_to_dpu_bytes_per_s", &HardwareProfile::serial_to_dpu_bytes_per_s, 0.866e9)
       .Positive()
       .Unit("bytes/s")
       .Group(host)
-      .Source("[PrIM] CPU-DPU, 1 DPU; [PrIM-notes]")
+      .Source(kFitted)
       .Help("dpu_copy_to of one DPU");
-  t.Add("serial_from_dpu_bytes_per_s", &HardwareProfile::serial_from_dpu_bytes_per_s, 0.12e9)
+  t.Add("serial_from_dpu_bytes_per_s", &HardwareProfile::serial_from_dpu_bytes_per_s, 0.126e9)
       .Positive()
       .Unit("bytes/s")
       .Group(host)
-      .Source("[PrIM] DPU-CPU, 1 DPU; [PrIM-notes]")
+      .Source(kFitted)
       .Help("dpu_copy_from of one DPU");
-  t.Add("serial_call_overhead_s", &HardwareProfile::serial_call_overhead_s, 30e-6)
+  t.Add("serial_call_overhead_s", &HardwareProfile::serial_call_overhead_s, 37.3e-6)
       .Min(0)
       .Unit("s")
       .Group(host)
-      .Source("[PrIM-notes] a 4 KB serial copy takes about 30 us")
+      .Source(kFitted)
       .Help("fixed cost of a serial copy");
-  t.Add("rank_to_dpu_bytes_per_s", &HardwareProfile::rank_to_dpu_bytes_per_s, 6.68e9)
+  t.Add("rank_to_dpu_bytes_per_s", &HardwareProfile::rank_to_dpu_bytes_per_s, 5.5e9)
       .Positive()
       .Unit("bytes/s")
       .Group(host)
-      .Source("[PrIM] CPU-DPU parallel, 64 DPUs")
+      .Source(kFitted)
       .Help("parallel push to one full rank");
-  t.Add("rank_from_dpu_bytes_per_s", &HardwareProfile::rank_from_dpu_bytes_per_s, 4.74e9)
+  t.Add("rank_from_dpu_bytes_per_s", &HardwareProfile::rank_from_dpu_bytes_per_s, 1.81e9)
       .Positive()
       .Unit("bytes/s")
       .Group(host)
-      .Source("[PrIM] DPU-CPU parallel, 64 DPUs")
+      .Source(kFitted)
       .Help("parallel pull from one full rank");
   t.Add("rank_broadcast_bytes_per_s", &HardwareProfile::rank_broadcast_bytes_per_s, 16.88e9)
       .Positive()
@@ -231,11 +314,11 @@ ParamTable<HardwareProfile> MakeProfileFields() {
       .Group(host)
       .Source("inferred: a broadcast writes one copy per chip group (8 x the push cap)")
       .Help("the host's cap on broadcasts, counting every copy delivered");
-  t.Add("push_to_dpu_overhead_s", &HardwareProfile::push_to_dpu_overhead_s, 60e-6)
+  t.Add("push_to_dpu_overhead_s", &HardwareProfile::push_to_dpu_overhead_s, 54.3e-6)
       .Min(0)
       .Unit("s")
       .Group(host)
-      .Source("[comm-test] one rank")
+      .Source(kFitted)
       .Help("fixed cost of a parallel push or broadcast to one rank");
   t.Add("push_to_dpu_overhead_per_rank_s", &HardwareProfile::push_to_dpu_overhead_per_rank_s, 12e-6)
       .Min(0)
@@ -243,11 +326,11 @@ ParamTable<HardwareProfile> MakeProfileFields() {
       .Group(host)
       .Source("inferred: fit to about 0.45 ms at 32 ranks ([sdk-light])")
       .Help("added per further rank");
-  t.Add("push_from_dpu_overhead_s", &HardwareProfile::push_from_dpu_overhead_s, 150e-6)
+  t.Add("push_from_dpu_overhead_s", &HardwareProfile::push_from_dpu_overhead_s, 119e-6)
       .Min(0)
       .Unit("s")
       .Group(host)
-      .Source("[comm-test] one rank")
+      .Source(kFitted)
       .Help("fixed cost of a parallel pull from one rank");
   t.Add("push_from_dpu_overhead_per_rank_s", &HardwareProfile::push_from_dpu_overhead_per_rank_s, 28e-6)
       .Min(0)
@@ -255,18 +338,67 @@ ParamTable<HardwareProfile> MakeProfileFields() {
       .Group(host)
       .Source("inferred: fit to about 1 ms at 32 ranks ([sdk-light])")
       .Help("added per further rank");
-  t.Add("launch_overhead_s", &HardwareProfile::launch_overhead_s, 50e-6)
+  t.Add("push_to_dpu_overhead_per_dpu_s", &HardwareProfile::push_to_dpu_overhead_per_dpu_s, 0.19e-6)
       .Min(0)
       .Unit("s")
       .Group(host)
-      .Source("[comm-test] dpu_launch of an empty kernel: 183 us at 4 ranks")
+      .Source(kFitted)
+      .Help("added per DPU of one rank to a push or broadcast (ranks are worked in parallel)");
+  t.Add("push_from_dpu_overhead_per_dpu_s", &HardwareProfile::push_from_dpu_overhead_per_dpu_s, 4.74e-6)
+      .Min(0)
+      .Unit("s")
+      .Group(host)
+      .Source(kFitted)
+      .Help(
+          "added per DPU of one rank to a pull, and to a serial copy from one DPU of a set (per DPU of the set's "
+          "first rank)");
+  t.Add("push_bandwidth_knee_bytes", &HardwareProfile::push_bandwidth_knee_bytes, 67.7e6)
+      .Positive()
+      .Unit("bytes")
+      .Group(host)
+      .Source(kFitted)
+      .Help(
+          "bytes per rank at which a push's bandwidth has halved: the host reads its buffers from cache below, "
+          "from DRAM above (bandwidth x 1 / (1 + (bytes per rank / this)^push_bandwidth_knee_exponent))");
+  t.Add("push_bandwidth_knee_exponent", &HardwareProfile::push_bandwidth_knee_exponent, 0.737)
+      .Min(0)
+      .Max(8)
+      .Group(host)
+      .Source(kFitted)
+      .Help("how sharply a push's bandwidth falls past push_bandwidth_knee_bytes");
+  t.Add("launch_overhead_s", &HardwareProfile::launch_overhead_s, 98.6e-6)
+      .Min(0)
+      .Unit("s")
+      .Group(host)
+      .Source(kFitted)
       .Help("fixed cost of a synchronous launch");
   t.Add("launch_overhead_per_rank_s", &HardwareProfile::launch_overhead_per_rank_s, 33e-6)
       .Min(0)
       .Unit("s")
       .Group(host)
-      .Source("inferred: 50 + 4 x 33 = 182 us at 4 ranks ([comm-test])")
+      .Source("inferred: 182 us at 4 ranks against about 50 us at one ([comm-test]): 33 us per rank")
       .Help("added per rank launched");
+  const std::string uncertainty_source =
+      "validated: 68th percentile of the absolute relative error out of sample, leave-one-benchmark-out over 10 "
+      "PrIM kernels timed on hardware ([uPIMulator] input.xlsx; 'pimopt validate')";
+  t.Add("kernel_time_uncertainty", &HardwareProfile::kernel_time_uncertainty, 0.108)
+      .Min(0)
+      .Unit("fraction")
+      .Group("error bars")
+      .Source(uncertainty_source)
+      .Help("relative uncertainty of a modeled kernel time with its launch (reports' error bars)");
+  t.Add("cpu_to_dpu_time_uncertainty", &HardwareProfile::cpu_to_dpu_time_uncertainty, 0.272)
+      .Min(0)
+      .Unit("fraction")
+      .Group("error bars")
+      .Source(uncertainty_source)
+      .Help("relative uncertainty of a modeled CPU->DPU transfer time (1 MB or more)");
+  t.Add("dpu_to_cpu_time_uncertainty", &HardwareProfile::dpu_to_cpu_time_uncertainty, 0.186)
+      .Min(0)
+      .Unit("fraction")
+      .Group("error bars")
+      .Source(uncertainty_source)
+      .Help("relative uncertainty of a modeled DPU->CPU transfer time (1 MB or more)");
   t.Add("dpu_active_power_w", &HardwareProfile::dpu_active_power_w, 0.15)
       .Min(0)
       .Unit("W")
@@ -316,8 +448,9 @@ ParamTable<HardwareProfile> MakeProfileFields() {
       .Positive()
       .Unit("B/s")
       .Group(host_group)
-      .Source("inferred: 4 DDR4-2400 channels of host DRAM beside 20 PIM DIMMs, 70% of their peak "
-              "(docs/pim-emulator.md)")
+      .Source(
+          "inferred: 4 DDR4-2400 channels of host DRAM beside 20 PIM DIMMs, 70% of their peak "
+          "(docs/pim-emulator.md)")
       .Help("host memory bandwidth with every reduction thread streaming");
   t.Add("host_thread_start_s", &HardwareProfile::host_thread_start_s, 10e-6)
       .Min(0)
@@ -334,9 +467,13 @@ std::vector<ProfilePreset> MakePresets() {
   return {
       {"pim-opt", "the PIM-Opt server: 2,048 DPUs (32 ranks) of UPMEM v1A at 350 MHz", "[PIM-Opt]", {}},
       {"prim-2556", "PrIM's 2,556-DPU system (20 dual-rank DIMMs) at 350 MHz", "[PrIM]", {{"num_dpus", "2556"}}},
-      {"prim-640", "PrIM's 640-DPU system (10 DIMMs) at 267 MHz", "[PrIM]",
+      {"prim-640",
+       "PrIM's 640-DPU system (10 DIMMs) at 267 MHz",
+       "[PrIM]",
        {{"num_dpus", "640"}, {"dpu_frequency_hz", "267e6"}}},
-      {"upmem-2524", "the PIM-ML system: 2,524 DPUs at 425 MHz", "[PIM-ML]",
+      {"upmem-2524",
+       "the PIM-ML system: 2,524 DPUs at 425 MHz",
+       "[PIM-ML]",
        {{"num_dpus", "2524"}, {"dpu_frequency_hz", "425e6"}}},
       {"future-fpu",
        "what-if: a DPU with a pipelined FPU and 32-bit multiplier (every op one slot, 64-bit mul/div two)",
@@ -354,13 +491,18 @@ std::vector<ProfilePreset> MakePresets() {
         {"slots.double_mul", "1"},
         {"slots.double_div", "1"},
         {"slots.float_convert", "1"},
-        {"mul32_setup_slots", "1"}}},
-      {"future-wide", "what-if: the 500 MHz design clock, 4x WRAM (256 KB) and 4x host links",
+        {"slots.mul32_setup", "1"},
+        {"slots.mul_step", "0"},
+        {"slots.div32_setup", "1"},
+        {"slots.div_step", "0"},
+        {"slots.div_signed", "0"}}},
+      {"future-wide",
+       "what-if: the 500 MHz design clock, 4x WRAM (256 KB) and 4x host links",
        "what-if after [HotChips19]'s 500 MHz target",
        {{"dpu_frequency_hz", "500e6"},
         {"wram_bytes", "262144"},
-        {"rank_to_dpu_bytes_per_s", "26.72e9"},
-        {"rank_from_dpu_bytes_per_s", "18.96e9"},
+        {"rank_to_dpu_bytes_per_s", "22e9"},
+        {"rank_from_dpu_bytes_per_s", "7.24e9"},
         {"rank_broadcast_bytes_per_s", "67.52e9"},
         {"max_to_dpu_bytes_per_s", "90.4e9"},
         {"max_from_dpu_bytes_per_s", "44.4e9"},
@@ -377,8 +519,8 @@ const ParamTable<HardwareProfile>& ProfileFields() {
 
 // A field added to HardwareProfile must be declared in ProfileFields(): its fields have no initializers of their
 // own, so an undeclared one would be left unset. This guard makes such an addition fail to compile on the LP64
-// platforms pimopt is built on (the size counts 43 fields and the op-cost array).
-static_assert(sizeof(void*) != 8 || sizeof(std::string) != 32 || sizeof(HardwareProfile) == 520,
+// platforms pimopt is built on (the size counts every field and the op-cost array).
+static_assert(sizeof(void*) != 8 || sizeof(std::string) != 32 || sizeof(HardwareProfile) == 704,
               "HardwareProfile changed: declare every field in ProfileFields() and update this size");
 
 HardwareProfile::HardwareProfile() : name("pim-opt") { ProfileFields().ApplyDefaults(*this); }
@@ -403,7 +545,8 @@ HardwareProfile MakeProfile(const std::string& name) {
     p.Validate();
     return p;
   }
-  throw ConfigError("--profile", StrCat("unknown hardware profile '", name, "' (known: ", JoinNames(ProfileNames()), ")"));
+  throw ConfigError("--profile",
+                    StrCat("unknown hardware profile '", name, "' (known: ", JoinNames(ProfileNames()), ")"));
 }
 
 void HardwareProfile::Validate() const {

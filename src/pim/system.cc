@@ -9,54 +9,9 @@
 
 namespace pimopt::pim {
 
-// ---------------------------------------------------------------- transfer and launch models (docs/pim-emulator.md)
 namespace {
-
 uint32_t RanksFor(const HardwareProfile& p, uint32_t dpus) { return (dpus + p.dpus_per_rank - 1) / p.dpus_per_rank; }
-
-// Aggregate bandwidth of a parallel push over `dpus` DPUs: within one rank it grows from the single-DPU rate to
-// the full-rank rate geometrically in the number of DPUs ([PrIM]: 0.33 GB/s for 1 DPU, 6.68 GB/s for 64;
-// interpolation inferred); ranks add up to the host's cap ([sdk-light]). Sources: docs/sources.md.
-double ParallelBandwidth(const HardwareProfile& p, double single, double rank, double cap, uint32_t dpus) {
-  const uint32_t in_rank = std::min(dpus, p.dpus_per_rank);
-  const double exponent = p.dpus_per_rank > 1 ? std::log(in_rank) / std::log(p.dpus_per_rank) : 1.0;
-  const double per_rank = single * std::pow(rank / single, exponent);
-  return std::min(cap, per_rank * RanksFor(p, dpus));
-}
-
 }  // namespace
-
-double ModelParallelTransferSeconds(const HardwareProfile& p, XferDirection direction, uint32_t dpus,
-                                    uint64_t bytes_per_dpu) {
-  if (dpus == 0 || bytes_per_dpu == 0) return 0;
-  const uint32_t ranks = RanksFor(p, dpus);
-  const bool to = direction == XferDirection::kToDpu;
-  const double overhead = to ? p.push_to_dpu_overhead_s + p.push_to_dpu_overhead_per_rank_s * (ranks - 1)
-                             : p.push_from_dpu_overhead_s + p.push_from_dpu_overhead_per_rank_s * (ranks - 1);
-  const double bw =
-      to ? ParallelBandwidth(p, p.serial_to_dpu_bytes_per_s, p.rank_to_dpu_bytes_per_s, p.max_to_dpu_bytes_per_s, dpus)
-         : ParallelBandwidth(p, p.serial_from_dpu_bytes_per_s, p.rank_from_dpu_bytes_per_s, p.max_from_dpu_bytes_per_s,
-                             dpus);
-  return overhead + static_cast<double>(dpus) * static_cast<double>(bytes_per_dpu) / bw;
-}
-
-double ModelBroadcastSeconds(const HardwareProfile& p, uint32_t dpus, uint64_t bytes) {
-  if (dpus == 0 || bytes == 0) return 0;
-  const uint32_t ranks = RanksFor(p, dpus);
-  const double overhead = p.push_to_dpu_overhead_s + p.push_to_dpu_overhead_per_rank_s * (ranks - 1);
-  const double bw = ParallelBandwidth(p, p.serial_to_dpu_bytes_per_s, p.rank_broadcast_bytes_per_s,
-                                      p.max_broadcast_bytes_per_s, dpus);
-  return overhead + static_cast<double>(dpus) * static_cast<double>(bytes) / bw;  // bytes delivered, as PrIM counts
-}
-
-double ModelSerialTransferSeconds(const HardwareProfile& p, XferDirection direction, uint64_t bytes) {
-  const double bw = direction == XferDirection::kToDpu ? p.serial_to_dpu_bytes_per_s : p.serial_from_dpu_bytes_per_s;
-  return p.serial_call_overhead_s + static_cast<double>(bytes) / bw;
-}
-
-double ModelLaunchOverheadSeconds(const HardwareProfile& p, uint32_t dpus) {
-  return p.launch_overhead_s + p.launch_overhead_per_rank_s * RanksFor(p, dpus);
-}
 
 // ---------------------------------------------------------------- DpuSet
 DpuSet::DpuSet(const HardwareProfile& profile, uint32_t num_dpus, ThreadPool& pool)
@@ -88,7 +43,8 @@ LaunchStats DpuSet::Launch() {
   if (!kernel_) throw PimError("Launch: no kernel loaded on this DPU set");
   const auto t0 = std::chrono::steady_clock::now();
   std::vector<DpuLaunchResult> results(dpus_.size());
-  pool_->ParallelFor(dpus_.size(), [&](size_t i) { results[i] = dpus_[i]->Launch(*kernel_); });
+  pool_->ParallelFor(dpus_.size(),
+                     [&](size_t i) { results[i] = dpus_[i]->Launch(*kernel_, shuffle_seed_, record_traces_); });
   LaunchStats s;
   s.kernel = kernel_name_;
   s.dpus = size();
@@ -100,10 +56,19 @@ LaunchStats DpuSet::Launch() {
     if (r.cycles.total > s.slowest.total) s.slowest = r.cycles;
     sum += r.cycles.total;
     busy_s += r.cycles.total / profile_->dpu_frequency_hz;
-    s.issue_slots += r.issue_slots;
+    s.issue_slots += static_cast<uint64_t>(std::llround(r.issue_slots));
+    for (size_t op = 0; op < kNumOps; ++op) s.op_counts[op] += r.op_counts[op];
     s.mram_read_bytes += r.mram_read_bytes;
     s.mram_write_bytes += r.mram_write_bytes;
+    s.dmas += r.dmas;
+    s.unaligned_dmas += r.unaligned_dmas;
+    s.resized_dmas += r.resized_dmas;
     s.barrier_waits += r.barrier_waits;
+    s.lock_contentions += r.lock_contentions;
+  }
+  if (record_traces_) {
+    s.traces.reserve(results.size());
+    for (DpuLaunchResult& r : results) s.traces.push_back(std::move(r.trace));
   }
   s.mean_total_cycles = results.empty() ? 0 : sum / static_cast<double>(results.size());
   s.kernel_s = s.slowest.total / profile_->dpu_frequency_hz;
@@ -121,7 +86,7 @@ LaunchStats DpuSet::Launch() {
 double DpuSet::CopyTo(uint32_t dpu, std::string_view symbol, uint64_t offset, const void* source, uint64_t bytes) {
   if (dpu >= size()) throw PimError(StrCat("CopyTo: DPU ", dpu, " is not in this set of ", size()));
   dpus_[dpu]->HostWrite(symbol, offset, source, bytes);
-  const double s = ModelSerialTransferSeconds(*profile_, XferDirection::kToDpu, bytes);
+  const double s = ModelSerialTransferSeconds(*profile_, XferDirection::kToDpu, size(), bytes);
   stats_.to_dpu_s += s;
   stats_.to_dpu_bytes += bytes;
   ++stats_.transfers;
@@ -131,7 +96,7 @@ double DpuSet::CopyTo(uint32_t dpu, std::string_view symbol, uint64_t offset, co
 double DpuSet::CopyFrom(uint32_t dpu, std::string_view symbol, uint64_t offset, void* destination, uint64_t bytes) {
   if (dpu >= size()) throw PimError(StrCat("CopyFrom: DPU ", dpu, " is not in this set of ", size()));
   dpus_[dpu]->HostRead(symbol, offset, destination, bytes);
-  const double s = ModelSerialTransferSeconds(*profile_, XferDirection::kFromDpu, bytes);
+  const double s = ModelSerialTransferSeconds(*profile_, XferDirection::kFromDpu, size(), bytes);
   stats_.from_dpu_s += s;
   stats_.from_dpu_bytes += bytes;
   ++stats_.transfers;

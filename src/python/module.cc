@@ -14,6 +14,8 @@
 
 #include "pimopt/core/error.h"
 #include "pimopt/data/sources.h"
+#include "pimopt/pim/hw_validation.h"
+#include "pimopt/pim/prim.h"
 #include "pimopt/pim/profile.h"
 #include "pimopt/pim/validation.h"
 #include "pimopt/run/pipeline.h"
@@ -116,7 +118,7 @@ void RaisePendingSignals() {
 // Trains on (x, y): `options` are train's flags by name without dashes (every value as its text), the same as the
 // CLI's; returns the model (weights, bias: they score the raw features) and the JSON report's text.
 py::dict TrainOnArrays(const std::map<std::string, std::string>& options, const py::object& x, const FloatArray& y,
-               const FloatArray& weights, const py::object& x_test, const FloatArray& y_test) {
+                       const FloatArray& weights, const py::object& x_test, const FloatArray& y_test) {
   RunConfig config;
   for (const auto& [name, value] : options) SetParam(config, name, value);
   ResolveRunConfig(config, 1, DataOrigin::kInMemory);
@@ -223,39 +225,102 @@ py::list ValidateForPython(const std::string& name, const std::string& overrides
   return out;
 }
 
-// One launch of a bundled kernel ("va": PrIM's vector add, "red": its reduction) on one DPU of a profile: the
-// launch's modeled cycle breakdown and counters.
-py::dict RunKernelForPython(const std::string& kernel, const std::string& name, const std::string& overrides,
-                            uint32_t tasklets, uint64_t elements) {
-  if (kernel != "va" && kernel != "red") throw ConfigError("kernel", StrCat("'", kernel, "': va or red"));
-  if (elements == 0) throw ConfigError("elements", "must be >= 1");
+py::dict CyclesDict(const pim::DpuCycles& c) {
+  py::dict d;
+  d["issue"] = c.issue;
+  d["revolver"] = c.revolver;
+  d["dma"] = c.dma;
+  d["interference"] = c.interference;
+  d["sync"] = c.sync;
+  d["total"] = c.total;
+  return d;
+}
+
+py::dict PhasesDict(const pim::prim::PhaseTimes& t) {
+  py::dict d;
+  d["kernel_s"] = t.kernel_s;
+  d["cpu_to_dpu_s"] = t.cpu_to_dpu_s;
+  d["dpu_to_cpu_s"] = t.dpu_to_cpu_s;
+  d["dpu_to_dpu_s"] = t.dpu_to_dpu_s;
+  return d;
+}
+
+// One run of a ported PrIM benchmark (prim.h) on an emulated system of a profile, checked against its host
+// reference: the modeled times PrIM's host program measures, the slowest DPU's cycles, counts.
+py::dict RunPrimForPython(const std::string& benchmark, uint32_t dpus, uint64_t param, uint32_t tasklets,
+                          const std::string& name, const std::string& overrides) {
+  pim::prim::Find(benchmark);
   const pim::HardwareProfile profile = ProfileWithOverrides(name, overrides);
-  pim::LaunchStats s;
+  pim::prim::RunRequest request;
+  request.dpus = dpus;
+  request.param = param;
+  request.tasklets = tasklets;
+  pim::prim::RunResult r;
   {
     py::gil_scoped_release release;
-    s = kernel == "va" ? pim::RunVectorAdd(profile, tasklets, elements)
-                       : pim::RunReduction(profile, tasklets, elements);
+    r = pim::prim::Run(benchmark, request, profile);
   }
-  py::dict cycles;
-  cycles["issue"] = s.slowest.issue;
-  cycles["dma"] = s.slowest.dma;
-  cycles["chain"] = s.slowest.chain;
-  cycles["sync"] = s.slowest.sync;
-  cycles["total"] = s.slowest.total;
+  py::dict out = PhasesDict(r.modeled);
+  out["benchmark"] = r.benchmark;
+  out["dpus"] = r.dpus;
+  out["param"] = r.param;
+  out["check"] = r.check;
+  out["cycles"] = CyclesDict(r.slowest_dpu);
+  out["instructions"] = r.instructions;
+  out["dmas"] = r.dmas;
+  out["unaligned_dmas"] = r.unaligned_dmas;
+  out["resized_dmas"] = r.resized_dmas;
+  out["host_wall_s"] = r.host_wall_s;
+  return out;
+}
+
+// The leave-one-benchmark-out validation against the hardware measurements in `path` (hw_validation.h).
+py::dict ValidateKernelsForPython(const std::string& path, const std::vector<std::string>& benchmarks,
+                                  const std::string& name, const std::string& overrides) {
+  const pim::HardwareProfile profile = ProfileWithOverrides(name, overrides);
+  pim::validation::Report report;
+  {
+    py::gil_scoped_release release;
+    const std::vector<pim::validation::HwRow> rows = pim::validation::ReadHwData(path);
+    pim::validation::RunOptions options;
+    options.benchmarks = benchmarks;
+    report = pim::validation::LeaveOneOut(pim::validation::RunRows(rows, profile, options), profile);
+  }
+  auto summary = [](const pim::validation::ErrorSummary& e) {
+    py::dict d;
+    d["rows"] = e.rows;
+    d["median_abs"] = e.median_abs;
+    d["worst_abs"] = e.worst_abs;
+    d["worst"] = e.worst_signed;
+    return d;
+  };
+  auto constants = [](const pim::validation::KernelConstants& c) {
+    py::dict d;
+    d["launch_overhead_s"] = c.launch_overhead_s;
+    d["dma_occupancy_cycles"] = c.dma_occupancy_cycles;
+    d["dma_occupancy_cycles_per_byte"] = c.dma_occupancy_cycles_per_byte;
+    d["dma_pipeline_stall"] = c.dma_pipeline_stall;
+    d["issue_stall_cycles"] = c.issue_stall_cycles;
+    return d;
+  };
+  py::list rows;
+  for (const pim::validation::BenchmarkValidation& b : report.benchmarks) {
+    py::dict row;
+    row["benchmark"] = b.benchmark;
+    row["rows"] = b.rows;
+    row["kernel_out_of_sample"] = summary(b.out_of_sample);
+    row["kernel_in_sample"] = summary(b.in_sample);
+    row["simulator"] = summary(b.simulator);
+    row["transfers_out_of_sample"] = summary(b.transfers_out_of_sample);
+    row["fold_constants"] = constants(b.fold);
+    rows.append(row);
+  }
   py::dict out;
-  out["kernel"] = s.kernel;
-  out["tasklets"] = s.tasklets;
-  out["elements"] = elements;
-  out["cycles"] = cycles;
-  out["cycles_per_element"] = s.slowest.total / static_cast<double>(elements);
-  out["kernel_s"] = s.kernel_s;
-  out["launch_overhead_s"] = s.overhead_s;
-  out["energy_j"] = s.energy_j;
-  out["issue_slots"] = s.issue_slots;
-  out["mram_read_bytes"] = s.mram_read_bytes;
-  out["mram_write_bytes"] = s.mram_write_bytes;
-  out["barrier_waits"] = s.barrier_waits;
-  out["host_wall_s"] = s.host_wall_s;
+  out["benchmarks"] = rows;
+  out["fitted"] = constants(report.fitted);
+  out["mean_median_out_of_sample"] = report.mean_median_out_of_sample;
+  out["mean_median_simulator"] = report.mean_median_simulator;
+  out["skipped"] = report.skipped;
   return out;
 }
 
@@ -283,8 +348,21 @@ PYBIND11_MODULE(_core, m) {
   m.def("profile_names", &pimopt::pim::ProfileNames, "the hardware profiles' names");
   m.def("profile", &pimopt::ProfileForPython, py::arg("name"), py::arg("overrides"),
         "a hardware profile's fields (name -> value text) after 'field=value,...' overrides");
-  m.def("run_kernel", &pimopt::RunKernelForPython, py::arg("kernel"), py::arg("name"), py::arg("overrides"),
-        py::arg("tasklets"), py::arg("elements"), "one launch of a bundled kernel (va, red): its cycle breakdown");
+  m.def("run_prim", &pimopt::RunPrimForPython, py::arg("benchmark"), py::arg("dpus"), py::arg("param"),
+        py::arg("tasklets"), py::arg("name"), py::arg("overrides"),
+        "one run of a ported PrIM benchmark: modeled phase times, the slowest DPU's cycles, counts");
+  m.def(
+      "prim_benchmarks",
+      [] {
+        std::vector<std::string> names;
+        for (const auto& b : pimopt::pim::prim::Benchmarks()) names.push_back(b.name);
+        return names;
+      },
+      "the ported PrIM benchmarks' names");
+  m.def("default_hw_data_path", &pimopt::pim::validation::DefaultHwDataPath,
+        "where the hardware measurements are read from when no path is given");
+  m.def("validate_kernels", &pimopt::ValidateKernelsForPython, py::arg("path"), py::arg("benchmarks"), py::arg("name"),
+        py::arg("overrides"), "leave-one-benchmark-out validation of the timing model against hardware measurements");
   m.def("validate", &pimopt::ValidateForPython, py::arg("name"), py::arg("overrides"),
         "the emulator's validation table on a profile: benchmark, modeled, published, error, tolerance, unit, ok");
 }

@@ -123,7 +123,9 @@ json BuildReport(const ReportInputs& in) {
   report["resumed_from_epoch"] = result.resumed_from_epoch;
   const int last_epoch = result.epochs.empty() ? result.resumed_from_epoch : result.epochs.back().epoch;
   const bool plateau = result.config.schedule == LrSchedule::kPlateau;
-  report["stopped"] = {{"reason", !result.converged ? "epochs" : plateau ? "plateau" : "tolerance"},
+  report["stopped"] = {{"reason", !result.converged ? "epochs"
+                                  : plateau         ? "plateau"
+                                                    : "tolerance"},
                        {"epoch", last_epoch},
                        {"max_epochs", config.train.epochs},
                        {"tol", result.config.tol},
@@ -157,13 +159,10 @@ json BuildReport(const ReportInputs& in) {
     const CrossValidation& cv = *in.cross_validation;
     json folds = json::array();
     for (const Metrics& m : cv.per_fold) folds.push_back(MetricsToJson(m));
-    report["cross_validation"] = {{"folds", cv.folds},
-                                  {"stratified_by_label", true},
-                                  {"seed", config.train.seed},
-                                  {"per_fold", folds},
-                                  {"mean", MetricsToJson(cv.mean)},
-                                  {"stddev", MetricsToJson(cv.stddev)},
-                                  {"wall_seconds", cv.seconds}};
+    report["cross_validation"] = {
+        {"folds", cv.folds},         {"stratified_by_label", true},    {"seed", config.train.seed},
+        {"per_fold", folds},         {"mean", MetricsToJson(cv.mean)}, {"stddev", MetricsToJson(cv.stddev)},
+        {"wall_seconds", cv.seconds}};
   }
   if (const auto targets = TimesToTargets(config, result); !targets.empty()) {
     json list = json::array();
@@ -203,14 +202,13 @@ void WriteJsonFile(const json& report, const std::string& path) {
 }
 
 std::string FormatRunHeader(const RunConfig& c, const RunData& d, int threads, int ranks) {
-  std::string s = StrCat("pimopt train: ", c.train.algorithm, " ", ModelName(c.train.objective.loss), " on ",
-                         d.train.source, " (", d.train.num_rows(), " x ", d.train.num_features(), ", ",
-                         d.train.is_sparse() ? "sparse" : "dense", ")");
+  std::string s =
+      StrCat("pimopt train: ", c.train.algorithm, " ", ModelName(c.train.objective.loss), " on ", d.train.source, " (",
+             d.train.num_rows(), " x ", d.train.num_features(), ", ", d.train.is_sparse() ? "sparse" : "dense", ")");
   if (d.test) s += StrCat(", test ", d.test->source, " (", d.test->num_rows(), " rows)");
   s += StrCat("\n  backend ", c.backend, ", workers ", c.train.workers, ", threads ", threads, ", batch ",
               TrainParams().GetText(c.train, "batch"), ", lr ", TrainParams().GetText(c.train, "lr"), ", reg ",
-              TrainParams().GetText(c.train, "reg"), ", epochs ", c.train.epochs,
-              ", seed ", c.train.seed, "\n");
+              TrainParams().GetText(c.train, "reg"), ", epochs ", c.train.epochs, ", seed ", c.train.seed, "\n");
   if (ranks > 1) {
     s += StrCat("  mpi: ", ranks, " ranks; rank 0 holds ", d.train.num_rows(), " training rows (shown above) of ",
                 d.partition.total_rows, " and ",
@@ -218,7 +216,8 @@ std::string FormatRunHeader(const RunConfig& c, const RunData& d, int threads, i
                 c.train.workers, " workers\n");
   }
   for (const std::string& note : d.notes) s += StrCat("note: ", note, "\n");
-  if (c.cv_folds > 0) return s + StrCat(c.cv_folds, "-fold cross-validation on the training set, then training on all of it");
+  if (c.cv_folds > 0)
+    return s + StrCat(c.cv_folds, "-fold cross-validation on the training set, then training on all of it");
   return s + EpochHeader();
 }
 
@@ -241,12 +240,14 @@ std::string FormatSummary(const RunConfig& c, const TrainResult& result) {
   const double epochs = static_cast<double>(result.epochs.size());
   char buf[512];
   std::snprintf(buf, sizeof(buf), "%-8s %-5s %9s %9s %9s %9s %11s%s\n", "algo", "model", "train_acc", "test_acc",
-                "test_auc", "test_loss", "s/epoch", pim ? "  modeled_s/epoch  of_it_host_s/epoch" : "");
+                "test_auc", "test_loss", "s/epoch", pim ? "  modeled_s/epoch (+-)  of_it_host_s/epoch" : "");
   std::string s = buf;
   const EpochRecord& last = result.epochs.back();
   std::string modeled;
   if (pim) {
-    std::snprintf(buf, sizeof(buf), "  %15.4f  %19.4f", result.phase_seconds.at("modeled_total") / epochs,
+    const auto bar = result.phase_seconds.find("modeled_total_uncertainty");
+    std::snprintf(buf, sizeof(buf), "  %11.4f %8.4f  %19.4f", result.phase_seconds.at("modeled_total") / epochs,
+                  bar == result.phase_seconds.end() ? 0.0 : bar->second / epochs,
                   result.phase_seconds.at("modeled_host_reduction") / epochs);
     modeled = buf;
   }
@@ -271,21 +272,24 @@ std::string FormatProjection(const PimProjection& p) {
 
 std::vector<TargetReached> TimesToTargets(const RunConfig& c, const TrainResult& result) {
   std::vector<TargetReached> out;
-  for (const auto& [metric, target] : {std::pair<const char*, double>{"accuracy", c.target_accuracy},
-                                       {"auc", c.target_auc}}) {
+  for (const auto& [metric, target] :
+       {std::pair<const char*, double>{"accuracy", c.target_accuracy}, {"auc", c.target_auc}}) {
     if (target <= 0) continue;
     TargetReached t;
     t.metric = metric;
     t.target = target;
     const bool test = !result.epochs.empty() && result.epochs.front().test.has_value();
     t.set = test ? "test" : "train";
-    double wall = 0, modeled = 0;
+    double wall = 0, modeled = 0, modeled_bar = 0;
     bool pim = false;
     for (const EpochRecord& r : result.epochs) {
       wall += r.train_seconds;
       if (const auto it = r.phase_seconds.find("modeled_total"); it != r.phase_seconds.end()) {
         modeled += it->second;
         pim = true;
+      }
+      if (const auto it = r.phase_seconds.find("modeled_total_uncertainty"); it != r.phase_seconds.end()) {
+        modeled_bar += it->second;
       }
       const Metrics& m = test ? *r.test : r.train;
       if (m.rows == 0) continue;  // not evaluated in this epoch
@@ -297,6 +301,7 @@ std::vector<TargetReached> TimesToTargets(const RunConfig& c, const TrainResult&
         t.epoch = r.epoch;
         t.train_wall_s = wall;
         t.modeled_s = pim ? modeled : -1;
+        t.modeled_uncertainty_s = pim ? modeled_bar : 0;
       }
     }
     out.push_back(t);
@@ -313,7 +318,7 @@ std::string FormatTarget(const TargetReached& t) {
                 t.metric.c_str(), t.target, t.epoch, t.train_wall_s);
   std::string s = buf;
   if (t.modeled_s >= 0) {
-    std::snprintf(buf, sizeof(buf), " (modeled PIM time %.4f s)", t.modeled_s);
+    std::snprintf(buf, sizeof(buf), " (modeled PIM time %.4f s +- %.4f)", t.modeled_s, t.modeled_uncertainty_s);
     s += buf;
   }
   return s;
@@ -323,8 +328,10 @@ std::string FormatMpiLine(int ranks, const TrainResult& result) {
   const double epochs = static_cast<double>(result.epochs.size());
   const double mpi_s = result.phase_seconds.count("mpi_comm") ? result.phase_seconds.at("mpi_comm") : 0.0;
   char buf[256];
-  std::snprintf(buf, sizeof(buf), "mpi: %d ranks, %.4f s/epoch in MPI calls (rank 0), %.4g bytes/epoch sent over MPI "
-                "(all ranks)", ranks, mpi_s / epochs, static_cast<double>(result.traffic.mpi_bytes) / epochs);
+  std::snprintf(buf, sizeof(buf),
+                "mpi: %d ranks, %.4f s/epoch in MPI calls (rank 0), %.4g bytes/epoch sent over MPI "
+                "(all ranks)",
+                ranks, mpi_s / epochs, static_cast<double>(result.traffic.mpi_bytes) / epochs);
   return buf;
 }
 

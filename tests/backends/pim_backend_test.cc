@@ -239,6 +239,15 @@ TEST(PimBackend, SameModelWhateverTheHostThreadsAndModeledTimesAreReported) {
                     ra.phase_seconds.at("modeled_launch_overhead") + ra.phase_seconds.at("modeled_dpu_to_cpu") +
                     ra.phase_seconds.at("modeled_host_reduction"),
                 1e-12);
+    // The error bar: each validated component times the profile's relative uncertainty.
+    const pim::HardwareProfile p = pim::MakeProfile("pim-opt");
+    EXPECT_NEAR(ra.phase_seconds.at("modeled_total_uncertainty"),
+                p.kernel_time_uncertainty *
+                        (ra.phase_seconds.at("modeled_dpu_kernel") + ra.phase_seconds.at("modeled_launch_overhead")) +
+                    p.cpu_to_dpu_time_uncertainty * ra.phase_seconds.at("modeled_cpu_to_dpu") +
+                    p.dpu_to_cpu_time_uncertainty * ra.phase_seconds.at("modeled_dpu_to_cpu"),
+                1e-12);
+    EXPECT_GT(ra.phase_seconds.at("modeled_total_uncertainty"), 0.05 * ra.phase_seconds.at("modeled_total"));
     EXPECT_GT(ra.epochs.back().train.accuracy, 0.85) << algo;
     EXPECT_EQ(a.Counters().at("dpu_saturations"), 0);
   }
@@ -255,15 +264,13 @@ TEST(PimBackend, ModeledHostReductionIsTheProfilesModelOfEachSynchronization) {
   PimBackend backend(pool, o);
   const TrainResult r = Train(data, nullptr, c, backend, TrainOptions{});
   const uint64_t syncs = backend.ledger().syncs;
-  ASSERT_EQ(syncs, 640u / 4 / 8);  // one model average per local step
+  ASSERT_EQ(syncs, 640u / 4 / 8);                                                   // one model average per local step
   const uint64_t coordinates = backend.ledger().host_work.begin()->first.elements;  // n_pad + bias
-  const double one = pim::ModelHostReductionSeconds(
-      pim::MakeProfile("pim-opt"),
-      {.vectors = 4,
-       .elements = coordinates,
-       .bytes_per_element = 4,
-       .update_elements = coordinates,
-       .update_bytes_per_element = 20});
+  const double one = pim::ModelHostReductionSeconds(pim::MakeProfile("pim-opt"), {.vectors = 4,
+                                                                                  .elements = coordinates,
+                                                                                  .bytes_per_element = 4,
+                                                                                  .update_elements = coordinates,
+                                                                                  .update_bytes_per_element = 20});
   EXPECT_NEAR(r.phase_seconds.at("modeled_host_reduction"), one * static_cast<double>(syncs), 1e-12);
   // --host-time measured puts this machine's measured seconds in the modeled times instead.
   PimBackendOptions measured;
@@ -308,10 +315,10 @@ TEST(PimBackend, ArtifactKernelMovesWhatPimOptMoves) {
       EXPECT_EQ(count(Kind::kPushModels, model_bytes), syncs);
       EXPECT_EQ(count(Kind::kPullGradients, model_bytes), syncs);  // int32 gradients on dense data
       EXPECT_EQ(pimopt_backend.ledger().training_transfers.at({Kind::kPullGradients, gradient_bytes}),
-                pimopt_backend.ledger().syncs);                      // pimopt's are int64
+                pimopt_backend.ledger().syncs);  // pimopt's are int64
     } else {
-      EXPECT_EQ(syncs, 2u);                                          // one consensus round per epoch
-      EXPECT_EQ(count(Kind::kPushModels, model_bytes), syncs);       // x_k back to each DPU (zeros in round 0)
+      EXPECT_EQ(syncs, 2u);                                     // one consensus round per epoch
+      EXPECT_EQ(count(Kind::kPushModels, model_bytes), syncs);  // x_k back to each DPU (zeros in round 0)
       EXPECT_EQ(count(Kind::kPushTargets, model_bytes), syncs);
       EXPECT_EQ(count(Kind::kPullModels, model_bytes), syncs);
     }

@@ -1,7 +1,7 @@
 // End-to-end tests of the pimopt binary: outputs, reports, and every bad-input case of the contract (clear
 // message naming the file:line or flag, exit code 2, no partial output file).
-#include <gtest/gtest.h>
 #include <fcntl.h>
+#include <gtest/gtest.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -10,10 +10,10 @@
 #include <csignal>
 #include <cstdio>
 #include <filesystem>
-#include <random>
-#include <thread>
-#include <sstream>
 #include <nlohmann/json.hpp>
+#include <random>
+#include <sstream>
+#include <thread>
 
 #include "pimopt/algorithms/checkpoint.h"
 #include "pimopt/core/file_util.h"
@@ -133,8 +133,9 @@ TEST_F(Cli, ScalingIsFoldedIntoTheSavedModel) {
   shifted(train, raw_train);
   shifted(test, raw_test);
   const std::string model = dir.Path("scaled.model"), ll = dir.Path("scaled.ll"), report = dir.Path("scaled.json");
-  const RunResult r = RunPimopt("train --data " + raw_train + " --test " + raw_test + " --scale minmax --epochs 5 --out " +
-                                model + " --liblinear-out " + ll + " --report " + report + " -q");
+  const RunResult r =
+      RunPimopt("train --data " + raw_train + " --test " + raw_test + " --scale minmax --epochs 5 --out " + model +
+                " --liblinear-out " + ll + " --report " + report + " -q");
   ASSERT_EQ(r.exit_code, 0) << r.output;
   const double accuracy = nlohmann::json::parse(testing::ReadText(report))["final"]["test"]["accuracy"].get<double>();
   EXPECT_GT(accuracy, 0.8);
@@ -151,7 +152,8 @@ TEST_F(Cli, ScalingIsFoldedIntoTheSavedModel) {
                       plain_report + " -q")
                 .exit_code,
             0);
-  const double plain = nlohmann::json::parse(testing::ReadText(plain_report))["final"]["test"]["accuracy"].get<double>();
+  const double plain =
+      nlohmann::json::parse(testing::ReadText(plain_report))["final"]["test"]["accuracy"].get<double>();
   EXPECT_NEAR(plain, accuracy, 1.0 / 200 + 1e-9);
   if (std::system("command -v liblinear-predict > /dev/null 2>&1") == 0) {
     const std::string cmd = "liblinear-predict " + raw_test + " " + ll + " " + dir.Path("ll.out") + " 2>&1";
@@ -168,8 +170,9 @@ TEST_F(Cli, ScalingIsFoldedIntoTheSavedModel) {
 TEST_F(Cli, TuneCrossValidatesTheGridThenTrainsTheBest) {
   const std::string model = dir.Path("tuned.model");
   const std::string report = dir.Path("tune.json");
-  const RunResult r = RunPimopt("tune --data " + train + " --test " + test +
-                                " --grid 'reg=1e-5,0.5;lr=0.1' --cv 3 --epochs 3 --out " + model + " --report " + report);
+  const RunResult r =
+      RunPimopt("tune --data " + train + " --test " + test + " --grid 'reg=1e-5,0.5;lr=0.1' --cv 3 --epochs 3 --out " +
+                model + " --report " + report);
   ASSERT_EQ(r.exit_code, 0) << r.output;
   const auto j = nlohmann::json::parse(testing::ReadText(report));
   ASSERT_EQ(j["tuning"]["trials"].size(), 2u);
@@ -226,7 +229,8 @@ TEST_F(Cli, PredictRefusesAModelWhoseScoresOverflow) {
 // Hostile paths and sizes: an output over an input, /dev/null as an output, an unwritable second output (nothing
 // of the command is left), absurd thread counts and row numbers. Each is bad input (exit 2) naming the flag.
 TEST_F(Cli, OutputsNeverReplaceInputsDevicesOrEachOther) {
-  ExpectBadInput("train --data " + train + " --epochs 1 --out " + train, "--out: '" + train + "' is the file of --data");
+  ExpectBadInput("train --data " + train + " --epochs 1 --out " + train,
+                 "--out: '" + train + "' is the file of --data");
   ExpectBadInput("train --data " + train + " --test " + test + " --epochs 1 --report " + test,
                  "is the file of --test: writing it would destroy the input");
   ExpectBadInput("train --data " + train + " --epochs 1 --out " + dir.Path("m") + " --report " + dir.Path("./m"),
@@ -273,20 +277,24 @@ TEST_F(Cli, MemoryNeedsBeyondTheMachineAreRefusedBeforeAllocating) {
   std::string many;
   for (int i = 0; i < 2048; ++i) many += StrCat(i % 2 ? "+1" : "-1", " 1:1 4000000:1\n");
   testing::WriteText(dir.Path("pim_wide.svm"), many);
-  ExpectBadInput("train --data " + dir.Path("pim_wide.svm") + " --scale none --backend pim --algo ma --dpus 2048 "
-                 "--epochs 1", "--dpus: the emulated MRAM (2048 DPUs x ");
+  ExpectBadInput("train --data " + dir.Path("pim_wide.svm") +
+                     " --scale none --backend pim --algo ma --dpus 2048 "
+                     "--epochs 1",
+                 "--dpus: the emulated MRAM (2048 DPUs x ");
 }
 
 // SIGTERM at any moment of a run that writes checkpoints: the process ends by the signal, no temporary file is
 // left, and the checkpoint (when one was written) is complete and resumes.
 TEST_F(Cli, SigtermLeavesNoTemporaryAndAValidCheckpoint) {
-  const std::string args = "train --data dense:rows=40000,features=2000,seed=5 --algo sgd --lr 0.001 -q "
-                           "--no-train-metrics --checkpoint-every 1";
+  const std::string args =
+      "train --data dense:rows=40000,features=2000,seed=5 --algo sgd --lr 0.001 -q "
+      "--no-train-metrics --checkpoint-every 1";
   for (const char* delay : {"0.05", "0.6", "1.5"}) {
     testing::TempDir run_dir;
     const std::string ckpt = run_dir.Path("run.ckpt");
-    const std::string script = "bash -c '" + std::string(PIMOPT_BINARY) + " " + args + " --epochs 30 --checkpoint " + ckpt +
-                               " > /dev/null 2>&1 & pid=$!; sleep " + delay + "; kill -TERM $pid; wait $pid; echo status=$?'";
+    const std::string script = "bash -c '" + std::string(PIMOPT_BINARY) + " " + args + " --epochs 30 --checkpoint " +
+                               ckpt + " > /dev/null 2>&1 & pid=$!; sleep " + delay +
+                               "; kill -TERM $pid; wait $pid; echo status=$?'";
     FILE* pipe = popen(script.c_str(), "r");
     char buf[256] = {};
     const size_t got = fread(buf, 1, sizeof(buf) - 1, pipe);
@@ -337,9 +345,10 @@ TEST_F(Cli, SignalsAtRandomMomentsLeaveEachOutputOldOrCompleteNeverHalfWritten) 
   const std::string model = dir.Path("m.model"), report = dir.Path("r.json"), ll = dir.Path("ll.model"),
                     ckpt = dir.Path("run.ckpt"), gen = dir.Path("g.svm"), bin = dir.Path("g.bin"),
                     pred = dir.Path("p.txt");
-  const std::string train_args = "train --data sparse:rows=20000,features=262144,seed=3 --algo mbsgd --lr 0.1 -q "
-                                 "--checkpoint-every 1 --checkpoint " + ckpt + " --out " + model + " --report " +
-                                 report + " --liblinear-out " + ll + " --epochs ";
+  const std::string train_args =
+      "train --data sparse:rows=20000,features=262144,seed=3 --algo mbsgd --lr 0.1 -q "
+      "--checkpoint-every 1 --checkpoint " +
+      ckpt + " --out " + model + " --report " + report + " --liblinear-out " + ll + " --epochs ";
   const std::string gen_args = "gen sparse --rows 100000 --features 100000 --out " + gen + " --seed ";
   const std::string convert_args = "convert " + gen + " " + bin;
   const std::string predict_args = "predict --model " + model + " --data " + gen + " --out " + pred;
@@ -437,9 +446,9 @@ TEST_F(Cli, PimBackendReportsModeledPhasesAndCounters) {
   EXPECT_EQ(j["backend_counters"]["dpus"], 8);
   EXPECT_EQ(j["backend_counters"]["tasklets"], 12);
   EXPECT_EQ(j["backend_counters"]["dpu_frequency_hz"], 267e6);
-  for (const char* phase : {"modeled_cpu_to_dpu", "modeled_dpu_kernel", "modeled_dpu_compute", "modeled_dpu_dma",
-                            "modeled_dpu_sync", "modeled_dpu_to_cpu", "modeled_host_reduction",
-                            "measured_host_reduction", "emulation_wall"}) {
+  for (const char* phase :
+       {"modeled_cpu_to_dpu", "modeled_dpu_kernel", "modeled_dpu_compute", "modeled_dpu_dma", "modeled_dpu_sync",
+        "modeled_dpu_to_cpu", "modeled_host_reduction", "measured_host_reduction", "emulation_wall"}) {
     EXPECT_TRUE(j["epochs"][2]["phases_seconds"].contains(phase)) << phase;
     EXPECT_TRUE(j["time"]["phases_seconds"].contains(phase)) << phase;
   }
@@ -544,7 +553,8 @@ TEST_F(Cli, BadFlagsNameTheFlag) {
   ExpectBadInput(TrainArgs(train) + " --algo ma --l1 0.1", "--l1");
   ExpectBadInput(TrainArgs(train) + " --algo ga --rho 1", "--rho");
   ExpectBadInput(TrainArgs(train) + " --algo admm --local-steps 3", "--local-steps");
-  ExpectBadInput(TrainArgs(train) + " --backend mpi", "--backend: there is no 'mpi' backend: start pimopt under mpirun");
+  ExpectBadInput(TrainArgs(train) + " --backend mpi",
+                 "--backend: there is no 'mpi' backend: start pimopt under mpirun");
   ExpectBadInput(TrainArgs(train) + " --dpus 64", "--dpus: only meaningful with --backend pim");
   ExpectBadInput(TrainArgs(train) + " --backend pim --profile cray", "unknown hardware profile 'cray'");
   ExpectBadInput(TrainArgs(train) + " --backend pim --algo sgd --dpus 4", "--dpus");
@@ -613,8 +623,10 @@ TEST_F(Cli, CalibratedHostConstantsAreAcceptedByTrain) {
   ASSERT_NE(at, std::string::npos) << calib.output;
   std::string overrides = calib.output.substr(at + 14);
   overrides = overrides.substr(0, overrides.find_first_of(" \n"));
-  const RunResult run = RunPimopt("train --data " + train + " --backend pim --algo ma --dpus 4 --batch 8 -q "
-                                  "--epochs 1 --profile-set " + overrides);
+  const RunResult run = RunPimopt("train --data " + train +
+                                  " --backend pim --algo ma --dpus 4 --batch 8 -q "
+                                  "--epochs 1 --profile-set " +
+                                  overrides);
   EXPECT_EQ(run.exit_code, 0) << run.output;
   ExpectBadInput("profile --calibrate-host --budget 0", "--budget");
 }
@@ -627,15 +639,15 @@ TEST_F(Cli, ResumeUnderAnotherResultOptionIsRefusedNamingIt) {
                  "belongs to another run: it was written with --sigmoid table; this run has --sigmoid float");
   ExpectBadInput(run + " --epochs 4 --checkpoint " + ckpt + " --resume --tasklet-split features",
                  "it was written with --tasklet-split samples; this run has --tasklet-split features");
-  ExpectBadInput(run + " --epochs 4 --checkpoint " + ckpt + " --resume --profile-set overlap_kappa=0.5",
-                 "it was written with --profile-set ; this run has --profile-set overlap_kappa=0.5");
+  ExpectBadInput(run + " --epochs 4 --checkpoint " + ckpt + " --resume --profile-set dma_pipeline_stall=0.5",
+                 "it was written with --profile-set ; this run has --profile-set dma_pipeline_stall=0.5");
   ExpectBadInput(run + " --epochs 4 --checkpoint " + ckpt + " --resume --scale none",
                  "it was written with --scale minmax; this run has --scale none");
   ExpectBadInput(run + " --epochs 4 --checkpoint " + ckpt + " --resume --reg 0.001",
                  "it was written with --reg auto; this run has --reg 0.001");
-  ExpectBadInput("train --data " + train + " --algo ma --workers 4 --batch 8 -q --epochs 4 --checkpoint " + ckpt +
-                     " --resume",
-                 "belongs to another run: it was written by the pim backend; this run uses --backend cpu");
+  ExpectBadInput(
+      "train --data " + train + " --algo ma --workers 4 --batch 8 -q --epochs 4 --checkpoint " + ckpt + " --resume",
+      "belongs to another run: it was written by the pim backend; this run uses --backend cpu");
   ExpectBadInput("train --data " + test + " --backend pim --algo ma --dpus 4 --batch 8 --epochs 4 -q --checkpoint " +
                      ckpt + " --resume",
                  "it was written for other training data (600 rows x 12 features; this run: 200 x 12)");

@@ -1,5 +1,6 @@
 // The emulator's modeled results against the published UPMEM hardware numbers (docs/sources.md): 10% on
-// arithmetic and MRAM, 15% on host transfers, VA and RED. The same functions print the README's validation table (bench/pim_validate.cc).
+// arithmetic and MRAM, 15% on VA and RED. The same functions print the README's validation table
+// (bench/pim_validate.cc).
 #include "pimopt/pim/validation.h"
 
 #include <gtest/gtest.h>
@@ -55,17 +56,8 @@ TEST(PimValidation, MramLatencyAndBandwidthWithinTenPercent) {
   }
 }
 
-TEST(PimValidation, HostTransfersOfOneRankWithinFifteenPercent) {
-  for (uint32_t dpus : {1u, 64u}) {
-    const HostTransferResult modeled = MeasureHostTransfers(Profile(), dpus, 32ull << 20, false);
-    const HostTransferResult published = PublishedHostTransfers(dpus);
-    EXPECT_LT(RelativeError(modeled.to_dpu_gb_per_s, published.to_dpu_gb_per_s), 0.15) << dpus;
-    EXPECT_LT(RelativeError(modeled.from_dpu_gb_per_s, published.from_dpu_gb_per_s), 0.15) << dpus;
-    if (dpus == 64) {
-      EXPECT_LT(RelativeError(modeled.broadcast_gb_per_s, published.broadcast_gb_per_s), 0.15);
-    }
-  }
-  // The functional transfers charge exactly the model (small sizes keep host memory low).
+TEST(PimValidation, FunctionalHostTransfersChargeExactlyTheModel) {
+  // Small sizes keep host memory low. The model itself is checked against hardware in hw_validation_test.cc.
   const HostTransferResult functional = MeasureHostTransfers(Profile(), 64, 1 << 16, true);
   const HostTransferResult model = MeasureHostTransfers(Profile(), 64, 1 << 16, false);
   EXPECT_DOUBLE_EQ(functional.to_dpu_gb_per_s, model.to_dpu_gb_per_s);

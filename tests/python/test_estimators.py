@@ -186,8 +186,8 @@ def test_the_emulator_from_python():
     with pytest.raises(ValueError, match="--profile"):
         pimopt.profile("no-such-machine")
     rows = pimopt.validate()
-    assert len(rows) > 30 and all(r["ok"] for r in rows), [r for r in rows if not r["ok"]]
-    va = next(r for r in rows if r["benchmark"].startswith("VA"))
+    assert len(rows) > 25 and all(r["ok"] for r in rows), [r for r in rows if not r["ok"]]
+    va = next(r for r in rows if r["benchmark"].startswith("PrIM VA"))
     assert abs(va["modeled"] - 10.25) / 10.25 < 0.15
 
 
@@ -203,18 +203,38 @@ def test_history_as_a_pandas_data_frame(data):
     assert len(pimopt.train(X, y, epochs=2)["epochs_frame"]) == 2
 
 
-def test_a_bundled_kernel_launch_and_its_cycle_breakdown():
-    va = pimopt.run_kernel("va", tasklets=16, elements=1 << 16)
+def test_a_ported_prim_benchmark_and_its_cycle_breakdown():
+    assert {"VA", "RED", "SEL", "UNI", "HST-S", "TS", "SCAN-SSA", "TRNS", "MLP"} <= set(pimopt.prim_benchmarks())
+    va = pimopt.run_prim("VA", dpus=2, param=1 << 15)
+    assert va["check"] and va["dpus"] == 2
     cycles = va["cycles"]
     assert cycles["total"] >= max(cycles["issue"], cycles["dma"]) > 0
-    assert va["mram_read_bytes"] == 8 << 16 and va["mram_write_bytes"] == 4 << 16
-    assert va["kernel_s"] == pytest.approx(cycles["total"] / 350e6)
-    slow = pimopt.run_kernel("va", overrides="dpu_frequency_hz=1.75e8", tasklets=16, elements=1 << 16)
-    assert slow["kernel_s"] == pytest.approx(2 * va["kernel_s"])
-    one = pimopt.run_kernel("red", tasklets=1, elements=1 << 14)
-    assert one["cycles_per_element"] > pimopt.run_kernel("red", tasklets=16, elements=1 << 14)["cycles_per_element"]
-    with pytest.raises(ValueError, match="va or red"):
-        pimopt.run_kernel("matmul")
+    assert va["dmas"] > 0 and va["unaligned_dmas"] == 0
+    assert va["kernel_s"] > cycles["total"] / 350e6 > 0  # the launch's fixed cost on top
+    slow = pimopt.run_prim("VA", dpus=2, param=1 << 15, overrides="dpu_frequency_hz=1.75e8")
+    assert slow["kernel_s"] - va["kernel_s"] == pytest.approx(cycles["total"] / 350e6, rel=1e-9)
+    one = pimopt.run_prim("RED", dpus=1, param=1 << 14, tasklets=1)
+    assert one["cycles"]["total"] > pimopt.run_prim("RED", dpus=1, param=1 << 14)["cycles"]["total"]
+    with pytest.raises(ValueError, match="VA"):
+        pimopt.run_prim("matmul")
+
+
+def test_leave_one_out_validation_from_python(tmp_path):
+    csv = tmp_path / "hw.csv"
+    csv.write_text("benchmark,num_dpus,data_prep_param,hw_kernel_ms,hw_cpu_to_dpu_ms,hw_dpu_to_cpu_ms,"
+                   "hw_dpu_to_dpu_ms,upimulator_sim_kernel_ms\n"
+                   "VA,1,65536,0.75,0.2,0.5,0,0.6\n"
+                   "VA,4,262144,0.75,0.5,0.7,0,0.6\n"
+                   "RED,1,32768,0.5,0.2,0.1,0,0.4\n"
+                   "RED,4,131072,0.5,0.3,0.1,0,0.4\n")
+    report = pimopt.validate_kernels(csv)
+    by_name = {b["benchmark"]: b for b in report["benchmarks"]}
+    assert set(by_name) == {"VA", "RED"} and by_name["VA"]["rows"] == 2
+    assert by_name["VA"]["kernel_out_of_sample"]["median_abs"] >= 0 and "launch_overhead_s" in report["fitted"]
+    with pytest.raises(ValueError, match="bad.csv:2: num_dpus"):
+        bad = tmp_path / "bad.csv"
+        bad.write_text(csv.read_text().splitlines()[0] + "\nVA,x,1,1,1,1,1,1\n")
+        pimopt.validate_kernels(bad)
 
 
 def test_ctrl_c_interrupts_inside_a_long_epoch(ctrl_c_raises):

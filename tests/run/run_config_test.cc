@@ -48,12 +48,47 @@ TEST(RunParams, EveryParameterIsDeclaredCompletely) {
       for (const std::string& v : cond.values) EXPECT_NO_THROW(ParseParamValue(other->info, v)) << v;
     }
   }
-  for (const char* expected :
-       {"data", "test", "test-fraction", "scale", "positive-classes", "storage", "algo", "model", "workers", "epochs",
-        "batch", "lr", "lr-schedule", "lr-decay", "reg", "l1", "rho", "local-epochs", "local-steps", "class-weights",
-        "no-bias", "no-shuffle", "seed", "backend", "threads", "dpus", "tasklets", "profile", "profile-set",
-        "sigmoid", "tasklet-split", "project-dpus", "project-rows-per-dpu", "out", "liblinear-out", "report",
-        "checkpoint", "checkpoint-every", "resume", "no-train-metrics", "quiet"}) {
+  for (const char* expected : {"data",
+                               "test",
+                               "test-fraction",
+                               "scale",
+                               "positive-classes",
+                               "storage",
+                               "algo",
+                               "model",
+                               "workers",
+                               "epochs",
+                               "batch",
+                               "lr",
+                               "lr-schedule",
+                               "lr-decay",
+                               "reg",
+                               "l1",
+                               "rho",
+                               "local-epochs",
+                               "local-steps",
+                               "class-weights",
+                               "no-bias",
+                               "no-shuffle",
+                               "seed",
+                               "backend",
+                               "threads",
+                               "dpus",
+                               "tasklets",
+                               "profile",
+                               "profile-set",
+                               "sigmoid",
+                               "tasklet-split",
+                               "project-dpus",
+                               "project-rows-per-dpu",
+                               "out",
+                               "liblinear-out",
+                               "report",
+                               "checkpoint",
+                               "checkpoint-every",
+                               "resume",
+                               "no-train-metrics",
+                               "quiet"}) {
     EXPECT_NE(std::find(names.begin(), names.end(), expected), names.end()) << expected;
   }
 }
@@ -161,21 +196,31 @@ TEST(ResolveRunConfig, ResolvesTheAlgorithmsDefaultsAndDpus) {
 }
 
 TEST(ResumeOptions, HoldEveryOptionThatChangesTheResultAndNoOther) {
-  RunConfig c = Config({{"data", "x.svm"}, {"algo", "ma"}, {"backend", "pim"}, {"sigmoid", "float"},
-                        {"tasklet-split", "features"}, {"profile", "prim-640"}, {"profile-set", "overlap_kappa=0.5"},
-                        {"tasklets", "12"}, {"scale", "minmax"}, {"threads", "1"}, {"epochs", "3"}, {"out", "/tmp/m"}});
+  RunConfig c = Config({{"data", "x.svm"},
+                        {"algo", "ma"},
+                        {"backend", "pim"},
+                        {"sigmoid", "float"},
+                        {"tasklet-split", "features"},
+                        {"profile", "prim-640"},
+                        {"profile-set", "dma_pipeline_stall=0.5"},
+                        {"tasklets", "12"},
+                        {"scale", "minmax"},
+                        {"threads", "1"},
+                        {"epochs", "3"},
+                        {"out", "/tmp/m"}});
   ResolveRunConfig(c, 1);
   std::map<std::string, std::string> options;
   for (const auto& [name, value] : ResumeOptions(c)) options[name] = value;
-  for (const char* name : {"sigmoid", "tasklet-split", "profile", "profile-set", "tasklets", "scale", "storage",
-                           "algo", "model", "workers", "batch", "lr", "reg", "local-steps", "seed", "backend", "dpus",
-                           "class-weights", "no-bias", "no-shuffle", "test-fraction", "positive-classes"}) {
+  for (const char* name :
+       {"sigmoid", "tasklet-split", "profile", "profile-set", "tasklets",      "scale",           "storage", "algo",
+        "model",   "workers",       "batch",   "lr",          "reg",           "local-steps",     "seed",    "backend",
+        "dpus",    "class-weights", "no-bias", "no-shuffle",  "test-fraction", "positive-classes"}) {
     EXPECT_TRUE(options.count(name)) << name;
   }
   EXPECT_EQ(options["sigmoid"], "float");
-  EXPECT_EQ(options["profile-set"], "overlap_kappa=0.5");
-  for (const char* name : {"epochs", "threads", "out", "data", "test", "quiet", "rho", "l1", "checkpoint", "resume",
-                           "project-dpus"}) {
+  EXPECT_EQ(options["profile-set"], "dma_pipeline_stall=0.5");
+  for (const char* name :
+       {"epochs", "threads", "out", "data", "test", "quiet", "rho", "l1", "checkpoint", "resume", "project-dpus"}) {
     EXPECT_FALSE(options.count(name)) << name;
   }
   // On the CPU backend the PIM options do not apply and are not recorded.
@@ -245,6 +290,7 @@ TEST(Report, TimeToTargetIsTheFirstEpochThatReachesIt) {
     r.epoch = e + 1;
     r.train_seconds = 0.5;
     r.phase_seconds["modeled_total"] = 2.0;
+    r.phase_seconds["modeled_total_uncertainty"] = 0.25;
     Metrics m;
     m.rows = 10;
     m.accuracy = accuracy[e];
@@ -260,10 +306,12 @@ TEST(Report, TimeToTargetIsTheFirstEpochThatReachesIt) {
   EXPECT_EQ(targets[0].epoch, 2);
   EXPECT_DOUBLE_EQ(targets[0].train_wall_s, 1.0);
   EXPECT_DOUBLE_EQ(targets[0].modeled_s, 4.0);
+  EXPECT_DOUBLE_EQ(targets[0].modeled_uncertainty_s, 0.5);
   EXPECT_DOUBLE_EQ(targets[0].best, 0.95);
   EXPECT_FALSE(targets[1].reached);  // the AUC peaks at 0.93
   EXPECT_NE(FormatTarget(targets[1]).find("not reached (best 0.93)"), std::string::npos) << FormatTarget(targets[1]);
-  EXPECT_NE(FormatTarget(targets[0]).find("reached in epoch 2 after 1.0000 s of training (modeled PIM time 4.0000 s)"),
+  EXPECT_NE(FormatTarget(targets[0])
+                .find("reached in epoch 2 after 1.0000 s of training (modeled PIM time 4.0000 s +- 0.5000)"),
             std::string::npos)
       << FormatTarget(targets[0]);
 }

@@ -17,17 +17,19 @@
 
 namespace pimopt::pim {
 
-// Instruction classes a kernel charges. Costs are issue slots (one slot = one pipeline issue) in the profile.
+// The constructs a kernel's work is counted in: what the emulator's operand types (dpu_types.h) count
+// automatically, and what Tasklet::Charge counts by hand. Each costs the profile's issue slots ("slots.<name>");
+// docs/pim-emulator.md "What a construct costs" lists them with their sources.
 enum class Op : uint8_t {
-  kInt32Add,    // add/sub/compare/move (also address arithmetic)
+  kInt32Add,    // add/sub/negate/move of <= 32-bit values (also address arithmetic and array indexing)
   kInt32Logic,  // and/or/xor/not
   kInt32Shift,
   kInt64Add,
   kInt64Logic,
   kInt64Shift,
   kMul8,      // native 8x8 -> 16 bit multiply
-  kInt32Mul,  // __mulsi3, operand-independent average (Tasklet::Mul32 charges the operand-dependent cost)
-  kInt32Div,
+  kInt32Mul,  // __mulsi3 at PrIM's operands (Charge only; the operand types count kMul32Setup + kMulStep)
+  kInt32Div,  // __divsi3 at PrIM's operands (Charge only; the operand types count kDiv32Setup + kDivStep)
   kInt64Mul,
   kInt64Div,
   kFloatAdd,
@@ -41,7 +43,14 @@ enum class Op : uint8_t {
   kFloatConvert,  // int <-> float conversions and float compares
   kWramLoad,
   kWramStore,
-  kBranch,
+  kBranch,        // a compare-and-branch (the DPU fuses them)
+  kMul32Setup,    // __mulsi3's fixed part: call, operand swap, return
+  kMulStep,       // one mul_step: __mulsi3 runs one per bit of its smaller operand
+  kDiv32Setup,    // __udivsi3's fixed part
+  kDivStep,       // one div_step: one per quotient bit
+  kDivSigned,     // __divsi3's sign handling around __udivsi3
+  kInt64Compare,  // the extra instruction of a 64-bit compare before its branch
+  kCall,          // a call to a function that is not inlined: call, frame, return
   kCount
 };
 inline constexpr size_t kNumOps = static_cast<size_t>(Op::kCount);
@@ -61,21 +70,31 @@ struct HardwareProfile {
   uint32_t max_tasklets;
   uint32_t default_stack_bytes;  // WRAM stack reserved per tasklet
   // pipeline
-  uint32_t revolver_cycles;  // a tasklet issues at most every this many cycles: IPC = min(1, n / revolver)
+  uint32_t revolver_cycles;              // a tasklet issues at most every this many cycles: IPC = min(1, n / revolver)
   std::array<double, kNumOps> op_slots;  // issue slots per op class ("slots.<op>")
-  double mul32_setup_slots;              // __mulsi3: setup + call/return, + bit length of the smaller operand
-  // MRAM <-> WRAM DMA: latency = alpha + beta * bytes
+  double issue_stall_cycles;  // pipeline cycles an issued instruction loses on average (register-file hazards)
+  // MRAM <-> WRAM DMA: latency = alpha + beta * bytes; engine occupancy = occupancy + occupancy_per_byte * bytes
   double dma_read_alpha_cycles;
   double dma_write_alpha_cycles;
   double dma_beta_cycles_per_byte;
-  double dma_occupancy_alpha_fraction;  // engine occupancy = fraction * alpha + beta * bytes
+  double dma_occupancy_cycles;
+  double dma_occupancy_cycles_per_byte;  // engine occupancy per byte (the sustained rate of queued DMAs)
+  double dma_pipeline_stall;             // share of issue slots lost while the engine is busy
+  double dma_issue_slots;                // mram_read / mram_write's own instructions
   uint32_t dma_max_bytes;
   uint32_t dma_min_bytes;
-  double overlap_kappa;  // T = max(issue, dma, chain) + kappa * min(issue, dma)
-  // synchronization
-  double barrier_slots_per_tasklet;
-  double mutex_slots;
-  double mutex_contention_cycles;
+  // synchronization: the SDK routines' instructions (timing.h)
+  double lock_acquire_slots;
+  double lock_release_slots;
+  double barrier_call_slots;
+  double barrier_critical_slots;
+  double barrier_resume_slots;
+  double sync_return_slots;
+  double handshake_critical_slots;
+  double semaphore_critical_slots;
+  double read_clock_slots;
+  // emulator checks (never change the modeled time of a kernel that passes them)
+  double spin_limit_cycles;
   // host <-> DPU transfers
   double serial_to_dpu_bytes_per_s;
   double serial_from_dpu_bytes_per_s;
@@ -90,8 +109,16 @@ struct HardwareProfile {
   double push_to_dpu_overhead_per_rank_s;
   double push_from_dpu_overhead_s;
   double push_from_dpu_overhead_per_rank_s;
+  double push_to_dpu_overhead_per_dpu_s;
+  double push_from_dpu_overhead_per_dpu_s;
+  double push_bandwidth_knee_bytes;
+  double push_bandwidth_knee_exponent;
   double launch_overhead_s;
   double launch_overhead_per_rank_s;
+  // Error bars: the relative error the hardware validation supports per component (hw_validation.h).
+  double kernel_time_uncertainty;
+  double cpu_to_dpu_time_uncertainty;
+  double dpu_to_cpu_time_uncertainty;
   // energy
   double dpu_active_power_w;
   // the host's reduction at every synchronization (pim/host_model.h)

@@ -5,6 +5,7 @@
 // number of host threads.
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <memory>
 #include <string>
@@ -13,6 +14,7 @@
 
 #include "pimopt/pim/kernel.h"
 #include "pimopt/pim/profile.h"
+#include "pimopt/pim/timing.h"
 
 namespace pimopt {
 class ThreadPool;
@@ -23,17 +25,6 @@ namespace pimopt::pim {
 // The MRAM heap symbol (the SDK's DPU_MRAM_HEAP_POINTER_NAME): MRAM after the kernel's MRAM variables.
 inline constexpr std::string_view kMramHeapSymbol = "__sys_used_mram_end";
 
-enum class XferDirection { kToDpu, kFromDpu };
-
-// Modeled cycles of one DPU for one launch (timing model in docs/pim-emulator.md).
-struct DpuCycles {
-  double issue = 0;  // pipeline: max(sum of slots, revolver x busiest tasklet)
-  double dma = 0;    // DMA engine occupancy
-  double chain = 0;  // the longest tasklet's own issue + DMA waiting chain
-  double sync = 0;   // barriers and contended mutexes
-  double total = 0;  // max(issue, dma, chain) + kappa min(issue, dma) + sync
-};
-
 struct LaunchStats {
   std::string kernel;
   uint32_t dpus = 0;
@@ -41,14 +32,20 @@ struct LaunchStats {
   DpuCycles slowest;               // the DPU that bounds the launch
   std::vector<DpuCycles> per_dpu;  // every DPU's cycles, in DPU order
   double mean_total_cycles = 0;
-  double kernel_s = 0;       // slowest DPU's cycles / frequency
-  double overhead_s = 0;     // host launch overhead
-  double energy_j = 0;       // DPU active power x each DPU's busy time
-  uint64_t issue_slots = 0;  // all DPUs
+  double kernel_s = 0;                        // slowest DPU's cycles / frequency
+  double overhead_s = 0;                      // host launch overhead
+  double energy_j = 0;                        // DPU active power x each DPU's busy time
+  uint64_t issue_slots = 0;                   // all DPUs
+  std::array<uint64_t, kNumOps> op_counts{};  // all DPUs: constructs counted, by class
   uint64_t mram_read_bytes = 0;
   uint64_t mram_write_bytes = 0;
+  uint64_t dmas = 0;
+  uint64_t unaligned_dmas = 0;  // DMAs whose address had low bits set (ignored, as the DPU does)
+  uint64_t resized_dmas = 0;    // DMAs whose run-time size the DMA's 8-bit length field changed (Tasklet::MramRead)
   uint64_t barrier_waits = 0;
-  double host_wall_s = 0;  // real time the emulation took
+  uint64_t lock_contentions = 0;         // acquires that found the lock taken (user mutexes and the SDK's own)
+  double host_wall_s = 0;                // real time the emulation took
+  std::vector<timing::DpuTrace> traces;  // per DPU, when the set records traces (DpuSet::RecordTraces)
 };
 
 // Totals over the life of a DpuSet (modeled seconds by phase, bytes by direction).
@@ -95,6 +92,12 @@ class DpuSet {
   double BroadcastTo(std::string_view symbol, uint64_t offset, const void* source, uint64_t bytes);
 
   const SetStats& stats() const { return stats_; }
+  // Tasklets that become ready at the same modeled cycle run in tasklet order; with a seed (not 0) in a seeded
+  // random order instead, as are simultaneous lock hand-overs: a kernel whose results change with the seed has a
+  // race (it relies on an order the DPU does not guarantee).
+  void SetShuffleSeed(uint64_t seed) { shuffle_seed_ = seed; }
+  // Launches keep every DPU's events in LaunchStats::traces.
+  void RecordTraces(bool on) { record_traces_ = on; }
   // Host memory the emulated MRAM and WRAM actually occupy (MRAM is backed lazily, 64 KB pages on first write).
   uint64_t HostMemoryBytes() const;
 
@@ -106,6 +109,8 @@ class DpuSet {
   std::string kernel_name_;
   std::vector<std::pair<void*, uint64_t>> prepared_;
   SetStats stats_;
+  uint64_t shuffle_seed_ = 0;
+  bool record_traces_ = false;
 };
 
 // Owns a profile and the host threads that run the DPUs.
@@ -122,12 +127,5 @@ class PimSystem {
   HardwareProfile profile_;
   std::unique_ptr<ThreadPool> pool_;
 };
-
-// Modeled transfer times (exposed for tests and for what-if studies).
-double ModelParallelTransferSeconds(const HardwareProfile& p, XferDirection direction, uint32_t dpus,
-                                    uint64_t bytes_per_dpu);
-double ModelBroadcastSeconds(const HardwareProfile& p, uint32_t dpus, uint64_t bytes);
-double ModelSerialTransferSeconds(const HardwareProfile& p, XferDirection direction, uint64_t bytes);
-double ModelLaunchOverheadSeconds(const HardwareProfile& p, uint32_t dpus);
 
 }  // namespace pimopt::pim

@@ -44,17 +44,12 @@ struct HostTransferResult {
 // else evaluates the same model.
 HostTransferResult MeasureHostTransfers(const HardwareProfile& profile, uint32_t dpus, uint64_t bytes_per_dpu,
                                         bool functional);
-// Published one-rank values at 32 MB per DPU [PrIM]: 64 DPUs 6.68 / 4.74 / 16.88 GB/s; 1 DPU 0.33 / 0.12 GB/s.
-HostTransferResult PublishedHostTransfers(uint32_t dpus);
 
-// PrIM VA (int32 c = a + b) and RED (uint64 sum) kernels, 1 DPU, 1,024-byte DMAs: the launch's statistics (its
-// cycle breakdown: issue, DMA, chain, sync, total; bytes; barrier waits), after checking the kernel's result.
-LaunchStats RunVectorAdd(const HardwareProfile& profile, uint32_t tasklets, uint64_t elements);
-LaunchStats RunReduction(const HardwareProfile& profile, uint32_t tasklets, uint64_t elements);
-// The same as modeled DPU cycles per element.
+// PrIM's VA (int32 c = a + b) and RED (int64 sum) on one DPU (the ports of prim.h): modeled DPU cycles per
+// element.
 double MeasureVectorAddCyclesPerElement(const HardwareProfile& profile, uint32_t tasklets, uint64_t elements);
 double MeasureReductionCyclesPerElement(const HardwareProfile& profile, uint32_t tasklets, uint64_t elements);
-// Published hardware runs at 16 tasklets, 350 MHz ([uPIMulator] input.xlsx): VA 10.25, RED 8.26.
+// Hardware runs of 2^21 elements on one DPU at 16 tasklets, 350 MHz ([uPIMulator] input.xlsx: 61.45 and 49.51 ms).
 inline constexpr double kPublishedVaCyclesPerElement = 10.25;
 inline constexpr double kPublishedRedCyclesPerElement = 8.26;
 

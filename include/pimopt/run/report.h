@@ -53,10 +53,11 @@ struct TargetReached {
   std::string set;     // "test" or "train"
   double target = 0;
   bool reached = false;
-  int epoch = 0;               // the first epoch that reached it
-  double train_wall_s = 0;     // training wall time up to the end of that epoch (evaluation excluded)
-  double modeled_s = -1;       // modeled PIM time up to then (-1 on the CPU backend)
-  double best = 0;             // the best value of all epochs
+  int epoch = 0;                     // the first epoch that reached it
+  double train_wall_s = 0;           // training wall time up to the end of that epoch (evaluation excluded)
+  double modeled_s = -1;             // modeled PIM time up to then (-1 on the CPU backend)
+  double modeled_uncertainty_s = 0;  // its error bar (the hardware validation's, profile *_time_uncertainty)
+  double best = 0;                   // the best value of all epochs
 };
 std::vector<TargetReached> TimesToTargets(const RunConfig& config, const TrainResult& result);
 std::string FormatTarget(const TargetReached& t);

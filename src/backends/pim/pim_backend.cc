@@ -52,9 +52,10 @@ ParamTable<PimBackendOptions> MakePimParams() {
       .AppliesWhen("backend", {"pim"})
       .Group(group)
       .Help("tasklets (hardware threads) per DPU; at most what the profile and the kernel's WRAM allow");
-  t.AddCustom("profile", ParamType::kChoice, std::string("pim-opt"),
-              [](const PimBackendOptions& o) -> ParamValue { return o.profile; },
-              [](PimBackendOptions& o, const ParamValue& v) { o.profile = std::get<std::string>(v); })
+  t.AddCustom(
+       "profile", ParamType::kChoice, std::string("pim-opt"),
+       [](const PimBackendOptions& o) -> ParamValue { return o.profile; },
+       [](PimBackendOptions& o, const ParamValue& v) { o.profile = std::get<std::string>(v); })
       .ListChoices([] {
         std::vector<ParamChoice> choices;
         for (const pim::ProfilePreset& p : pim::ProfilePresets()) choices.push_back({p.name, p.description, {}});
@@ -69,8 +70,9 @@ ParamTable<PimBackendOptions> MakePimParams() {
       .Effect(ParamEffect::kModeledTime)
       .AppliesWhen("backend", {"pim"})
       .Group(group)
-      .Help("profile overrides FIELD=VALUE,... (any field 'pimopt profile NAME' shows, e.g. "
-            "dpu_frequency_hz=4e8,slots.float_mul=1)");
+      .Help(
+          "profile overrides FIELD=VALUE,... (any field 'pimopt profile NAME' shows, e.g. "
+          "dpu_frequency_hz=4e8,slots.float_mul=1)");
   t.AddChoice("kernel", &PimBackendOptions::artifact_kernel, false,
               std::vector<std::pair<ParamChoice, bool>>{
                   {{"pimopt", "pimopt's: int8 features, sample-parallel scoring, the model broadcast", {}}, false},
@@ -102,11 +104,11 @@ ParamTable<PimBackendOptions> MakePimParams() {
       .AppliesWhen("backend", {"pim"})
       .Group(group)
       .Help("how a DPU's tasklets share the work on dense data (docs/pim-backend.md compares them)");
-  t.AddChoice("host-time", &PimBackendOptions::measured_host, false,
-              std::vector<std::pair<ParamChoice, bool>>{
-                  {{"modeled", "the profile's host model (host_* fields): the same on every machine", {}}, false},
-                  {{"measured", "this machine's real reduction time (varies with the machine and its load)", {}},
-                   true}})
+  t.AddChoice(
+       "host-time", &PimBackendOptions::measured_host, false,
+       std::vector<std::pair<ParamChoice, bool>>{
+           {{"modeled", "the profile's host model (host_* fields): the same on every machine", {}}, false},
+           {{"measured", "this machine's real reduction time (varies with the machine and its load)", {}}, true}})
       .Noun("host time")
       .Effect(ParamEffect::kModeledTime)
       .AppliesWhen("backend", {"pim"})
@@ -133,10 +135,12 @@ pim::HardwareProfile PimBackendOptions::ResolveProfile() const {
   const pim::KernelSpec spec = pimbackend::MakeLinearKernel()->Spec();
   const uint32_t fit = pim::MaxTasklets(spec, profile);
   if (tasklets > fit) {
-    throw ConfigError("--tasklets", StrCat(tasklets, " tasklets do not fit: the linear kernel's WRAM buffers (",
-                                           pimbackend::kHeapBytesPerTasklet, " bytes per tasklet, and its stack) fit at "
-                                           "most ", fit, " tasklets in the ", profile.wram_bytes,
-                                           " bytes of WRAM of profile '", profile.name, "'"));
+    throw ConfigError(
+        "--tasklets",
+        StrCat(tasklets, " tasklets do not fit: the linear kernel's WRAM buffers (", pimbackend::kHeapBytesPerTasklet,
+               " bytes per tasklet, and its stack) fit at "
+               "most ",
+               fit, " tasklets in the ", profile.wram_bytes, " bytes of WRAM of profile '", profile.name, "'"));
   }
   return profile;
 }
@@ -211,8 +215,8 @@ void PimBackend::Setup(const Dataset& train, const TrainConfig& config, const Pa
   if (layout_.end > profile_.mram_bytes) {
     throw ConfigError(
         "--dpus", StrCat("each DPU would need ", layout_.end, " bytes (", (layout_.end + (1 << 20) - 1) >> 20,
-                         " MiB) of MRAM for ", max_rows, " rows of ", layout_.n_pad, " features (",
-                         profile_.mram_bytes, " bytes available): use more DPUs"));
+                         " MiB) of MRAM for ", max_rows, " rows of ", layout_.n_pad, " features (", profile_.mram_bytes,
+                         " bytes available): use more DPUs"));
   }
   CheckMemoryNeed(static_cast<uint64_t>(num_dpus_) * layout_.end,
                   StrCat("the emulated MRAM (", num_dpus_, " DPUs x ", layout_.end, " bytes for ", max_rows,
@@ -422,9 +426,9 @@ void PimBackend::GradientStep(std::span<const std::span<const uint32_t>> worker_
   for (const auto& s : sat) saturation_.events += s.events;
   if (!config_.objective.fit_bias) global_[layout_.n_pad] = 0;
   // int64 gradients summed; per coordinate: read the sum and the model, write the model and zero the sum.
-  RecordHostWork({.vectors_per_dpu = 1, .bytes_per_element = narrow ? 4u : 8u, .elements = total,
-                  .update_bytes_per_element = 24},
-                 t0, comm_s0);
+  RecordHostWork(
+      {.vectors_per_dpu = 1, .bytes_per_element = narrow ? 4u : 8u, .elements = total, .update_bytes_per_element = 24},
+      t0, comm_s0);
 }
 
 void PimBackend::LocalSgd(const LocalSgdRequest& req) {
@@ -588,6 +592,11 @@ std::map<std::string, double> PimBackend::PhaseSeconds() const {
           {"modeled_dpu_to_cpu", from_dpu_s},
           {"modeled_host_reduction", host_s},
           {"modeled_total", to_dpu_s + l.kernel_s + l.launch_s + from_dpu_s + host_s},
+          // The error bar the hardware validation supports, each component's share added (its errors repeat from
+          // one launch or transfer of the same shape to the next); the host reduction has none (not validated).
+          {"modeled_total_uncertainty", profile_.kernel_time_uncertainty * (l.kernel_s + l.launch_s) +
+                                            profile_.cpu_to_dpu_time_uncertainty * to_dpu_s +
+                                            profile_.dpu_to_cpu_time_uncertainty * from_dpu_s},
           {"measured_host_reduction", l.host_reduction_s},
           {"emulation_wall", l.emulation_wall_s}};
 }
@@ -694,12 +703,12 @@ void PimBackend::Broadcast(Activity activity, TransferKind kind, uint64_t offset
 }
 
 double PimBackend::ModelHostSeconds(const Ledger::HostWork& work, uint32_t dpus) const {
-  return pim::ModelHostReductionSeconds(
-      profile_, {.vectors = uint64_t{work.vectors_per_dpu} * dpus,
-                 .elements = work.elements,
-                 .bytes_per_element = work.bytes_per_element,
-                 .update_elements = (uint64_t{work.updates_per_dpu} * dpus + 1) * work.elements,
-                 .update_bytes_per_element = work.update_bytes_per_element});
+  return pim::ModelHostReductionSeconds(profile_,
+                                        {.vectors = uint64_t{work.vectors_per_dpu} * dpus,
+                                         .elements = work.elements,
+                                         .bytes_per_element = work.bytes_per_element,
+                                         .update_elements = (uint64_t{work.updates_per_dpu} * dpus + 1) * work.elements,
+                                         .update_bytes_per_element = work.update_bytes_per_element});
 }
 
 void PimBackend::RecordHostWork(const Ledger::HostWork& work, Clock::time_point t0, double comm_s0) {
@@ -724,11 +733,9 @@ PimProjection PimBackend::Project(uint32_t target_dpus, uint64_t target_rows_per
   if (config_.traits().syncs == SyncScaling::kOncePerEpoch) sync_factor = 1;
   const double per_epoch = 1.0 / epochs;
   p.kernel_s = ledger_.kernel_s * per_epoch * row_factor;
-  p.mram_wram_bytes =
-      static_cast<double>(ledger_.mram_wram_bytes) * per_epoch * row_factor * target_dpus / num_dpus_;
-  p.launch_overhead_s =
-      static_cast<double>(ledger_.launches) * per_epoch * sync_factor *
-      pim::ModelLaunchOverheadSeconds(profile_, target_dpus);
+  p.mram_wram_bytes = static_cast<double>(ledger_.mram_wram_bytes) * per_epoch * row_factor * target_dpus / num_dpus_;
+  p.launch_overhead_s = static_cast<double>(ledger_.launches) * per_epoch * sync_factor *
+                        pim::ModelLaunchOverheadSeconds(profile_, target_dpus);
   for (const auto& [key, count] : ledger_.training_transfers) {
     const auto [kind, bytes] = key;
     // Row lists grow with the rows per step (local SGD launches cover an epoch of the DPU's rows).

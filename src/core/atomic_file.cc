@@ -102,6 +102,24 @@ void RemoveTemp(const std::string& temp, int slot) {
   std::remove(temp.c_str());
 }
 
+// Removes "<path>.tmp.<pid>" files that a process which no longer exists left beside `path` (a SIGKILL, a power
+// cut: nothing could clean up). A live writer's temporary, this process's included, is left alone.
+void RemoveStaleTemps(const std::string& path) {
+  std::error_code ec;
+  const std::filesystem::path target(path);
+  const std::filesystem::path dir = target.has_parent_path() ? target.parent_path() : std::filesystem::path(".");
+  const std::string prefix = target.filename().string() + ".tmp.";
+  for (const auto& entry : std::filesystem::directory_iterator(dir, ec)) {
+    const std::string name = entry.path().filename().string();
+    if (name.size() <= prefix.size() || name.compare(0, prefix.size(), prefix) != 0) continue;
+    const std::string digits = name.substr(prefix.size());
+    if (digits.find_first_not_of("0123456789") != std::string::npos || digits.size() > 9) continue;
+    const pid_t pid = static_cast<pid_t>(std::stol(digits));
+    if (pid == ::getpid() || ::kill(pid, 0) == 0 || errno != ESRCH) continue;  // alive, or not ours to judge
+    std::filesystem::remove(entry.path(), ec);
+  }
+}
+
 }  // namespace
 
 AtomicFileWriter::AtomicFileWriter(std::string path, bool binary) : path_(std::move(path)) {
@@ -113,7 +131,10 @@ AtomicFileWriter::AtomicFileWriter(std::string path, bool binary) : path_(std::m
   }
   struct stat st;
   const bool write_through = ::stat(path_.c_str(), &st) == 0 && !S_ISREG(st.st_mode);
-  if (!write_through) temp_path_ = StrCat(path_, ".tmp.", ::getpid());
+  if (!write_through) {
+    RemoveStaleTemps(path_);
+    temp_path_ = StrCat(path_, ".tmp.", ::getpid());
+  }
   const std::string& open_path = write_through ? path_ : temp_path_;
   out_.open(open_path, binary ? std::ios::out | std::ios::binary | std::ios::trunc : std::ios::out | std::ios::trunc);
   if (!out_) {

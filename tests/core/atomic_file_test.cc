@@ -31,6 +31,28 @@ TEST(AtomicFileWriter, CommitReplacesTargetAndLeavesNoTemporary) {
   EXPECT_TRUE(testing::TempLeftovers(dir.Path("")).empty());
 }
 
+TEST(AtomicFileWriter, RemovesTheTemporaryOfADeadWriterButNotOfALiveOne) {
+  TempDir dir;
+  const std::string path = dir.Path("run.ckpt");
+  // A writer killed with SIGKILL leaves its temporary: a child that exits at once stands for it.
+  const pid_t dead = ::fork();
+  if (dead == 0) ::_exit(0);
+  ::waitpid(dead, nullptr, 0);
+  const std::string stale = path + ".tmp." + std::to_string(dead);
+  const std::string live = path + ".tmp." + std::to_string(::getppid());  // a process that exists
+  const std::string other = dir.Path("other.ckpt.tmp.") + std::to_string(dead);  // another target's
+  for (const std::string& f : {stale, live, other}) testing::WriteText(f, "half");
+  {
+    AtomicFileWriter w(path);
+    w.stream() << "new";
+    w.Commit();
+  }
+  EXPECT_FALSE(std::filesystem::exists(stale));
+  EXPECT_TRUE(std::filesystem::exists(live));
+  EXPECT_TRUE(std::filesystem::exists(other));
+  EXPECT_EQ(testing::ReadText(path), "new");
+}
+
 TEST(AtomicFileWriter, AbandonedWriteLeavesTargetUntouched) {
   TempDir dir;
   const std::string path = dir.Path("out.txt");

@@ -159,6 +159,16 @@ Header OpenBinary(const std::string& path, std::ifstream& in) {
                                   kBinaryFormatVersion, ")"));
   }
   if (h.flags > 3) throw ParseError(path, StrCat("unknown flags 0x", std::hex, h.flags));
+  // The original label values travel into the model file, which refuses what is not a finite number.
+  for (const auto& [field, value] : {std::pair{"positive_label", h.positive_label}, {"negative_label", h.negative_label}}) {
+    if (!std::isfinite(value)) {
+      throw ParseError(path, StrCat("header field ", field, " is ", value, ", not a finite label value (corrupt file?)"));
+    }
+  }
+  if (h.positive_label == h.negative_label) {
+    throw ParseError(path, StrCat("header fields positive_label and negative_label are both ", h.positive_label,
+                                  " (corrupt file?)"));
+  }
   const bool sparse = h.flags & 1u, weighted = h.flags & 2u;
   if (h.rows == 0) throw ParseError(path, "dataset has no rows");
   if (h.rows > (uint64_t{1} << 32) || h.features > (uint64_t{1} << 28) || h.stored > (uint64_t{1} << 40)) {

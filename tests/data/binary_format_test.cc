@@ -1,5 +1,8 @@
 #include "pimopt/data/binary_format.h"
 
+#include <cstring>
+#include <limits>
+
 #include <gtest/gtest.h>
 
 #include "pimopt/core/error.h"
@@ -94,6 +97,23 @@ TEST_F(BinaryCorruption, FlippedPayloadByte) {
   ExpectRejected(b, "checksum mismatch");
 }
 TEST_F(BinaryCorruption, Empty) { ExpectRejected("", "empty file"); }
+
+// A header whose original label values are not finite numbers (or coincide) was once accepted: `info` printed
+// "positive nan", `train` wrote a model that `predict` then refused. The header is read before the payload.
+TEST_F(BinaryCorruption, ANonFiniteOrDuplicateLabelValueInTheHeaderIsRefused) {
+  constexpr size_t kPositiveLabelOffset = 40, kNegativeLabelOffset = 48;  // magic, version, flags, 3 sizes
+  for (const double bad : {std::numeric_limits<double>::quiet_NaN(), std::numeric_limits<double>::infinity()}) {
+    for (const auto& [offset, field] : {std::pair<size_t, std::string>{kPositiveLabelOffset, "positive_label"},
+                                       {kNegativeLabelOffset, "negative_label"}}) {
+      std::string b = bytes;
+      std::memcpy(b.data() + offset, &bad, sizeof(bad));
+      ExpectRejected(b, "header field " + field);
+    }
+  }
+  std::string b = bytes;
+  std::memcpy(b.data() + kNegativeLabelOffset, b.data() + kPositiveLabelOffset, sizeof(double));
+  ExpectRejected(b, "are both");
+}
 
 // A sparse cache whose row pointer jumps past the non-zeros: the checksum is verified before the CSR structure is
 // walked (which once read past the column array). With a matching checksum the structure check names the row.

@@ -5,9 +5,11 @@
 // with libFuzzer (scripts/fuzz.sh, clang) or with standalone_main.cc (g++, the test suite's short runs).
 #include <unistd.h>
 
+#include <cmath>
 #include <cstddef>
 #include <cstdint>
 #include <cstdio>
+#include <cstdlib>
 #include <fstream>
 #include <string>
 #include <string_view>
@@ -41,7 +43,13 @@ void RunTarget(const uint8_t* data, size_t size) {
   } else if (target == "binary") {
     const std::string path = WriteInputFile(data, size);
     try {
-      pimopt::ReadBinaryDataset(path);
+      // What the reader accepts must be usable downstream: the label values go into model files, which refuse
+      // non-finite numbers.
+      const pimopt::Dataset d = pimopt::ReadBinaryDataset(path);
+      if (!std::isfinite(d.positive_label_value) || !std::isfinite(d.negative_label_value) ||
+          d.positive_label_value == d.negative_label_value) {
+        std::abort();
+      }
     } catch (const pimopt::Error&) {
     }
     try {

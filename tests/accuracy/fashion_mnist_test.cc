@@ -1,5 +1,7 @@
 // The documented hyper-parameters (README "Results") reach LIBLINEAR's test accuracy on fashion-mnist within one
 // point for every algorithm and both models. LIBLINEAR (-s 0 / -s 2, C=1, -B 1): 95.20% / 95.21%.
+#include <ostream>
+
 #include <gtest/gtest.h>
 
 #include "pimopt/core/thread_pool.h"
@@ -19,6 +21,11 @@ struct Case {
   uint64_t batch;
   double lr;
 };
+// CTest lists a parameterized case with its parameter; without a printer gtest prints the struct's raw bytes.
+void PrintTo(const Case& c, std::ostream* os) {
+  *os << c.name << " (" << c.algo << " " << ModelName(c.loss) << ", " << c.workers << " workers, batch " << c.batch
+      << ", lr " << c.lr << ")";
+}
 
 // Keep in sync with the README's result table (bench/fashion_mnist_table.sh prints it).
 TrainConfig ConfigFor(const Case& c) {

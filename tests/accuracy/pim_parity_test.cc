@@ -1,5 +1,7 @@
 // On fashion-mnist, every algorithm trained on the emulated PIM system (fixed point, 256 and 2,048 DPUs) reaches
 // the CPU backend's float test accuracy within one point, with the same hyper-parameters.
+#include <ostream>
+
 #include <gtest/gtest.h>
 
 #include "pimopt/backends/cpu/cpu_backend.h"
@@ -19,6 +21,11 @@ struct Case {
   uint64_t batch;
   double lr;
 };
+// CTest lists a parameterized case with its parameter; without a printer gtest prints the struct's raw bytes.
+void PrintTo(const Case& c, std::ostream* os) {
+  *os << c.name << " (" << c.algo << " " << ModelName(c.loss) << ", " << c.dpus << " DPUs, batch " << c.batch
+      << ", lr " << c.lr << ")";
+}
 
 class PimParity : public ::testing::TestWithParam<Case> {};
 

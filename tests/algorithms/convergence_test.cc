@@ -1,5 +1,7 @@
 // Every algorithm learns: held-out accuracy close to the planted model's, the objective falls, ADMM's residuals
 // shrink and its L1 step produces sparsity.
+#include <ostream>
+
 #include <gtest/gtest.h>
 
 #include "pimopt/core/rng.h"
@@ -12,6 +14,8 @@ struct Case {
   std::string algo;
   LossKind loss;
 };
+// CTest lists a parameterized case with its parameter; without a printer gtest prints the struct's raw bytes.
+void PrintTo(const Case& c, std::ostream* os) { *os << c.algo << " " << ModelName(c.loss); }
 
 class Convergence : public ::testing::TestWithParam<Case> {};
 

@@ -1,4 +1,6 @@
 // The same seed gives the same model, bit for bit, whatever the number of threads.
+#include <ostream>
+
 #include <gtest/gtest.h>
 
 #include <cstring>
@@ -14,6 +16,10 @@ struct Case {
   uint64_t batch;
   bool sparse;
 };
+// CTest lists a parameterized case with its parameter; without a printer gtest prints the struct's raw bytes.
+void PrintTo(const Case& c, std::ostream* os) {
+  *os << c.algo << ", " << c.workers << " workers, batch " << c.batch << (c.sparse ? ", sparse" : ", dense");
+}
 
 class Determinism : public ::testing::TestWithParam<Case> {};
 

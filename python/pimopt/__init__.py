@@ -166,7 +166,7 @@ class _LinearClassifier(ClassifierMixin, BaseEstimator):
     _model = None  # "lr" or "svm"
 
     def __init__(self, *, algo="mbsgd", backend="cpu", epochs=100, batch="auto", lr="auto", lr_schedule="auto",
-                 lr_decay=0.0, reg="auto", tol="auto", l1=0.0, rho=0.01, local_epochs=1, local_steps=1,
+                 lr_decay=0.0, reg="auto", tol="auto", l1=0.0, rho="auto", local_epochs=1, local_steps=1,
                  ga_batches="random", workers=None, dpus=None, tasklets=None, profile=None, profile_set=None,
                  kernel=None, sigmoid=None, tasklet_split=None, host_time=None, class_weight=None,
                  fit_intercept=True, shuffle=True, scale="minmax", storage="auto", random_state=1, threads=0):

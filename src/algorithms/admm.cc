@@ -13,11 +13,21 @@
 // The model evaluated and saved is z (the consensus, which carries the L1 sparsity). Primal and dual residuals
 // are reported per epoch.
 //
+// The penalty (--rho auto): residual balancing (Boyd et al. 2011, section 3.4.1; He, Yang & Wang 2000). With the
+// primal residual ||r|| = sqrt(sum_k ||x_k - z||^2) and the dual ||s|| = rho sqrt(K) ||z - z_old||:
+//   rho <- 2 rho  if ||r|| > 10 ||s||,   rho <- rho / 2  if ||s|| > 10 ||r||,   else unchanged,
+// and the scaled duals u = y / rho are rescaled by rho_old / rho_new so the unscaled duals y are unchanged. rho
+// stays within [1e-6, 1 / (2 lr_e)]: the proximal term of a local step, lr rho (x - v), must not overshoot. A small
+// rho lets the workers drift apart (large ||r||); a large one freezes z (large ||s||). Both residuals are sums
+// over all workers, so every process and thread count takes the same decision.
+//
 // Differences from PIM-Opt ([PIM-Opt] ADMM/*/dpu/task.c, host/app.c; docs/sources.md): PIM-Opt's proximal coefficient (2^-reg), threshold
 // (2^(alpha-reg)/K) and reported L1 weight (2^-alpha) do not belong to one (l1, rho) pair, its bias is
 // soft-thresholded globally but has no local proximal term, and it evaluates mean x instead of z. Here all three
 // come from one consistent (l1, l2, rho), the bias takes part in the consensus (proximal term, no shrinkage), and
 // z is the model.
+#include <algorithm>
+
 #include "pimopt/algorithms/algorithm.h"
 #include "pimopt/core/error.h"
 
@@ -35,6 +45,23 @@ class Admm final : public Algorithm {
           "--rho", StrCat("lr * rho = ", config.lr * config.rho, " must be < 1 (the proximal step would overshoot)"));
     }
   }
+  // The penalty of the next round (residual balancing, above).
+  static double BalancedRho(const TrainConfig& config, const AdmmResiduals& r, int epoch) {
+    double rho = r.rho;
+    // Relative residuals (Wohlberg 2017): the primal against the size of x and z, the dual against the size of
+    // the unscaled duals rho u; balancing them does not depend on the scale of the features or the model.
+    const double primal = r.primal / std::max({r.x_norm, r.z_norm, 1e-300});
+    const double dual = r.dual / std::max(r.rho * r.u_norm, 1e-300);
+    if (primal > TrainConfig::kRhoBalance * dual) {
+      rho *= TrainConfig::kRhoStep;
+    } else if (dual > TrainConfig::kRhoBalance * primal) {
+      rho /= TrainConfig::kRhoStep;
+    }
+    // The next epoch's rate (the plateau schedule may lower it after this epoch, which only widens the bound).
+    const double most = 0.5 / config.LearningRate(epoch);
+    return std::clamp(rho, std::min(TrainConfig::kRhoMin, r.rho), std::max(most, r.rho));
+  }
+
   EpochInfo RunEpoch(IBackend& backend, const TrainConfig& config, const Partition& part, int epoch) override {
     const auto shards = LocalShards(part);
     const uint64_t max_batches = MaxShardBatches(part.total_rows, config.workers, config.batch);
@@ -47,10 +74,14 @@ class Admm final : public Algorithm {
       request.num_steps = max_batches;
       request.lr = config.LearningRate(epoch);
       request.proximal = true;
+      request.rho = config.rho;
       backend.LocalSgd(request);
       steps += request.num_steps;
     }
-    const AdmmResiduals residuals = backend.AdmmConsensus(config.rho);
+    AdmmResiduals residuals = backend.AdmmConsensus(config.rho);
+    residuals.rho = config.rho;
+    residuals.next_rho = config.rho_adaptive ? BalancedRho(config, residuals, epoch) : config.rho;
+    if (residuals.next_rho != config.rho) backend.ScaleDuals(config.rho / residuals.next_rho);
     return {steps, 1, residuals};
   }
 };

@@ -1,5 +1,6 @@
 #include "pimopt/algorithms/checkpoint.h"
 
+#include <cmath>
 #include <cstring>
 #include <string_view>
 
@@ -13,7 +14,7 @@ namespace pimopt {
 namespace {
 
 constexpr char kMagic[8] = {'P', 'I', 'M', 'O', 'P', 'T', 'C', 'K'};
-constexpr uint32_t kVersion = 4;
+constexpr uint32_t kVersion = 5;
 
 template <typename T>
 void Put(std::string& out, T v) {
@@ -199,6 +200,7 @@ std::string SerializeCheckpoint(const Checkpoint& c) {
   Put<double>(body, c.progress.last_objective);
   Put<double>(body, c.progress.best_objective);
   Put<int32_t>(body, c.progress.stale_epochs);
+  Put<double>(body, c.progress.admm_rho);
   PutString(body, c.backend);
   Put<uint32_t>(body, static_cast<uint32_t>(c.state.shared.size()));
   for (const auto& v : c.state.shared) PutVector(body, v);
@@ -249,8 +251,12 @@ Checkpoint ParseCheckpoint(const std::string& bytes, const std::string& name) {
   c.progress.last_objective = in.Get<double>();
   c.progress.best_objective = in.Get<double>();
   c.progress.stale_epochs = in.Get<int32_t>();
+  c.progress.admm_rho = in.Get<double>();
   if (!(c.progress.lr_factor > 0 && c.progress.lr_factor <= 1) || c.progress.plateaus < 0 || c.progress.stale_epochs < 0) {
     throw ParseError(name, "corrupt training progress (learning-rate factor or plateau count out of range)");
+  }
+  if (!(std::isfinite(c.progress.admm_rho) && c.progress.admm_rho >= 0)) {
+    throw ParseError(name, "corrupt training progress (ADMM penalty out of range)");
   }
   c.backend = GetString(in);
   const auto shared = in.Get<uint32_t>();

@@ -256,12 +256,14 @@ TrainResult Train(const Dataset& train, const Dataset* test, const TrainConfig& 
   for (int epoch = result.resumed_from_epoch; epoch < config.epochs; ++epoch) {
     const int done = epoch + 1;
     config.lr_factor = progress.lr_factor;
+    if (progress.admm_rho > 0) config.rho = progress.admm_rho;
     EpochRecord record;
     record.epoch = done;
     record.lr = config.LearningRate(epoch);
     const EpochMeter meter(backend, comm);
     const auto t0 = Clock::now();
     record.info = algorithm->RunEpoch(backend, config, part, epoch);
+    if (record.info.residuals) progress.admm_rho = record.info.residuals->next_rho;
     const auto t1 = Clock::now();
     meter.Record(record);
     backend.ExportModelInto(result.model);

@@ -127,8 +127,15 @@ ParamTable<TrainConfig> MakeTrainParams() {
       .AppliesWhen("algo", {"admm"})
       .Group(algorithm)
       .Help("L1 strength (soft-thresholding in ADMM's z-update)");
-  t.Add("rho", &TrainConfig::rho, 0.01).Positive().AppliesWhen("algo", {"admm"}).Group(algorithm).Help(
-      "ADMM penalty rho (lr * rho < 1)");
+  t.Add("rho", &TrainConfig::rho, TrainConfig::kAutoRho)
+      .Positive()
+      .Auto(TrainConfig::kAutoRho)
+      .AppliesWhen("algo", {"admm"})
+      .Group(algorithm)
+      .Help(StrCat("ADMM penalty rho, fixed for the whole run (lr * rho < 1); auto: starts at ",
+                   FormatDouble(TrainConfig::kAutoRhoStart), " and after every consensus round doubles when the "
+                   "primal residual is over ", FormatDouble(TrainConfig::kRhoBalance), "x the dual one, halves in the "
+                   "opposite case (residual balancing, docs/algorithms.md)"));
   t.Add("local-epochs", &TrainConfig::local_epochs, 1)
       .Min(1)
       .Unit("epochs")
@@ -218,6 +225,10 @@ double AutoLearningRate(const TrainConfig& config, const TrainDataFacts& facts) 
 void TrainConfig::ResolveAuto(const TrainDataFacts& facts) {
   if (batch == kAutoBatch) batch = AutoBatch(*this, facts.rows);
   if (reg_is_auto()) objective.l2 = 1.0 / static_cast<double>(std::max<uint64_t>(facts.rows, 1));
+  if (rho_is_auto()) {
+    rho = kAutoRhoStart;
+    rho_adaptive = true;
+  }
   if (lr_is_auto()) lr = AutoLearningRate(*this, facts);
 }
 

@@ -87,6 +87,7 @@ json BuildReport(const ReportInputs& in) {
     if (r.info.residuals) {
       e["admm_primal_residual"] = Number(r.info.residuals->primal);
       e["admm_dual_residual"] = Number(r.info.residuals->dual);
+      e["admm_rho"] = Number(r.info.residuals->rho);
     }
     epochs.push_back(std::move(e));
   }
@@ -230,7 +231,13 @@ std::string FormatEpochLine(const EpochRecord& r) {
                 r.train.accuracy, r.test ? std::to_string(r.test->accuracy).substr(0, 6).c_str() : "-",
                 r.test && std::isfinite(r.test->auc) ? std::to_string(r.test->auc).substr(0, 6).c_str() : "-",
                 r.test ? std::to_string(objective).substr(0, 7).c_str() : "-", r.train_seconds);
-  return buf;
+  std::string line = buf;
+  if (r.info.residuals) {
+    std::snprintf(buf, sizeof(buf), "  admm r %.3g s %.3g rho %.3g", r.info.residuals->primal, r.info.residuals->dual,
+                  r.info.residuals->rho);
+    line += buf;
+  }
+  return line;
 }
 
 std::string FormatSummary(const RunConfig& c, const TrainResult& result) {

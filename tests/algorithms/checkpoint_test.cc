@@ -22,8 +22,11 @@ std::unique_ptr<IBackend> MakeBackend(const std::string& kind, ThreadPool& pool)
   return std::make_unique<CpuBackend>(pool);
 }
 
+// "admm-auto": ADMM with its adaptive penalty (--rho auto), whose current value is part of the checkpoint.
 TrainConfig ConfigFor(std::string algo) {
   TrainConfig c;
+  const bool adaptive_rho = algo == "admm-auto";
+  if (adaptive_rho) algo = "admm";
   c.algorithm = algo;
   c.objective.l2 = 1e-3;
   c.lr = 0.1;
@@ -33,6 +36,7 @@ TrainConfig ConfigFor(std::string algo) {
   c.schedule = LrSchedule::kInverse;
   c.lr_decay = 0.5;
   c.seed = 4;
+  if (adaptive_rho) c.rho = TrainConfig::kAutoRho;
   return c;
 }
 
@@ -71,16 +75,26 @@ void ExpectResumeMatchesUninterrupted(const std::string& backend_kind, std::stri
 TEST(Checkpoint, CpuResumeIsBitIdenticalForEveryAlgorithm) {
   const Dataset dense = testing::SmallDense(800, 30, 3);
   const Dataset sparse = testing::SmallSparse(1200, 1 << 10, 3);
-  for (std::string algo : {"sgd", "mbsgd", "ga", "ma",
-                             "admm"}) {
+  for (std::string algo : {"sgd", "mbsgd", "ga", "ma", "admm", "admm-auto"}) {
     ExpectResumeMatchesUninterrupted("cpu", algo, dense);
     ExpectResumeMatchesUninterrupted("cpu", algo, sparse);
   }
 }
 
+// The adaptive penalty changes within the epochs the resume tests cover, so they test that it is checkpointed.
+TEST(Checkpoint, TheAdaptivePenaltyMovesWithinTheResumedEpochs) {
+  ThreadPool pool(2);
+  TrainConfig c = ConfigFor("admm-auto");
+  c.epochs = 4;
+  CpuBackend backend(pool);
+  const TrainResult r = Train(testing::SmallDense(800, 30, 3), nullptr, c, backend, {});
+  ASSERT_EQ(r.epochs.size(), 4u);
+  EXPECT_NE(r.epochs[2].info.residuals->rho, r.epochs[0].info.residuals->rho);
+}
+
 TEST(Checkpoint, PimResumeIsBitIdentical) {
   const Dataset dense = testing::SmallDense(800, 30, 3);
-  for (std::string algo : {"ga", "ma", "admm"}) {
+  for (std::string algo : {"ga", "ma", "admm", "admm-auto"}) {
     ExpectResumeMatchesUninterrupted("pim", algo, dense);
   }
   ExpectResumeMatchesUninterrupted("pim", "admm", testing::SmallSparse(1200, 1 << 10, 3));

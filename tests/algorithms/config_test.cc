@@ -54,7 +54,7 @@ TEST(TrainConfigValidation, EveryRuleNamesItsFlag) {
   c = {};
   c.algorithm = "admm";
   c.workers = 2;
-  c.rho = 0;
+  c.rho = -1;
   ExpectConfigError(c, "--rho");
   c.lr = 0.1;
   c.rho = 20;  // lr * rho >= 1

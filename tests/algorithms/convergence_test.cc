@@ -99,6 +99,33 @@ TEST(Admm, ResidualsShrinkAndModelIsTheConsensus) {
   EXPECT_EQ(r.epochs.back().info.syncs, 1u);
 }
 
+// --rho auto (residual balancing): from a penalty far too large, which anchors every worker to the consensus so
+// that z barely moves, the adaptive run lowers rho and reaches the objective that a well-chosen fixed penalty
+// reaches, where the fixed large penalty stalls far above it.
+TEST(Admm, AdaptivePenaltyConvergesWhereAFixedOneStalls) {
+  const Dataset train = testing::SmallDense(4000, 20, 7);
+  TrainConfig c = ConfigFor("admm", LossKind::kLogistic);
+  c.epochs = 20;
+  c.rho = 4;  // lr * rho = 0.4
+  const TrainResult stalled = testing::TrainCpu(train, c);
+  c.rho_adaptive = true;
+  const TrainResult adaptive = testing::TrainCpu(train, c);
+  c.rho = 0.01;
+  c.rho_adaptive = false;
+  const TrainResult good = testing::TrainCpu(train, c);
+  const double f_stalled = stalled.epochs.back().train.objective, f_adaptive = adaptive.epochs.back().train.objective,
+               f_good = good.epochs.back().train.objective;
+  EXPECT_GT(f_stalled, 1.1 * f_good) << f_stalled << " vs " << f_good << ": the fixed large penalty should stall";
+  EXPECT_LT(f_adaptive, 1.02 * f_good) << f_adaptive << " vs " << f_good;
+  // The penalty moved, was reported per round, and the next round used what the last one chose.
+  ASSERT_TRUE(adaptive.epochs.back().info.residuals.has_value());
+  EXPECT_LT(adaptive.epochs.back().info.residuals->rho, 0.5);
+  for (size_t e = 1; e < adaptive.epochs.size(); ++e) {
+    EXPECT_EQ(adaptive.epochs[e].info.residuals->rho, adaptive.epochs[e - 1].info.residuals->next_rho);
+  }
+  for (const EpochRecord& r : stalled.epochs) EXPECT_EQ(r.info.residuals->rho, 4);
+}
+
 TEST(Admm, L1SoftThresholdingMakesTheModelSparse) {
   // Only some features matter when most weights of the planted model are irrelevant noise features: append
   // pure-noise features to a small dense problem.

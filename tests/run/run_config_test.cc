@@ -100,7 +100,7 @@ TEST(RunParams, DefaultsAreTheDeclaredOnesEverywhere) {
   }
   // The structs that the modules use on their own have the same defaults (rho once defaulted to 1.0 here).
   const TrainConfig train;
-  EXPECT_EQ(train.rho, 0.01);
+  EXPECT_TRUE(train.rho_is_auto());
   EXPECT_TRUE(train.lr_is_auto());
   EXPECT_TRUE(train.reg_is_auto());
   EXPECT_EQ(train.batch, TrainConfig::kAutoBatch);

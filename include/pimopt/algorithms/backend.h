@@ -41,13 +41,22 @@ struct LocalSgdRequest {
   double lr = 0;
   bool start_from_global = false;  // MA-SGD: x_k <- global model first (the "push"); ADMM: keep x_k (warm start)
   bool proximal = false;
+  double rho = 0;  // the penalty of proximal steps (ADMM's current rho)
 };
 
 // ADMM consensus residuals (Boyd et al. 2011, section 3.3): primal ||r|| = sqrt(sum_k ||x_k - z||^2), dual
 // ||s|| = rho sqrt(K) ||z - z_old||.
+// `rho` is the penalty the round used, `next_rho` the one the next round uses (the same unless the penalty adapts).
+// The norms the residuals are compared with (Wohlberg 2017, relative residual balancing): ||x|| = sqrt(sum_k
+// ||x_k||^2), ||z|| = sqrt(K) ||z|| and ||u|| = sqrt(sum_k ||u_k||^2) after the update.
 struct AdmmResiduals {
   double primal = 0;
   double dual = 0;
+  double rho = 0;
+  double next_rho = 0;
+  double x_norm = 0;
+  double z_norm = 0;
+  double u_norm = 0;
 };
 
 // Host <-> worker traffic, counted as the bytes a distributed implementation must move (model vectors of 4-byte
@@ -98,6 +107,10 @@ class IBackend {
   //   z_j = S(a_j, l1/rho) * rho/(rho + l2) for weights (S = soft threshold), z_b = a_b for the bias;
   //   u_k <- u_k + x_k - z; the global model becomes z.
   virtual AdmmResiduals AdmmConsensus(double rho) = 0;
+
+  // u_k <- factor * u_k for every worker: ADMM's scaled duals u = y / rho when the penalty changes from rho to
+  // rho / factor (Boyd et al. 2011, section 3.4.1).
+  virtual void ScaleDuals(double factor) = 0;
 
   // The global model as floats (for evaluation and saving).
   virtual LinearModel ExportModel() const = 0;

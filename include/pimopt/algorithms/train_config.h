@@ -34,7 +34,7 @@ struct TrainConfig {
   LrSchedule schedule;
   double lr_decay;  // inverse: lr/(1 + decay*epoch); inverse-sqrt: lr/sqrt(1 + decay*epoch)
   int local_steps;  // MA-SGD: local mini-batch steps between two averages (PIM-Opt: 1)
-  double rho;       // ADMM penalty
+  double rho;       // ADMM penalty (the first round's with --rho auto); kAutoRho until ResolveAuto
   int local_epochs;  // ADMM: local epochs of proximal mini-batch SGD per consensus round
   bool shuffle;      // reshuffle the visiting order every epoch
   bool ga_per_worker_batches;  // GA-SGD: each worker B/K rows of its own shard per step (PIM-Opt's), not a random
@@ -42,6 +42,8 @@ struct TrainConfig {
   uint64_t seed;
   // Not a parameter: the factor the plateau schedule has applied to the learning rate so far (1, 1/4, 1/16, ...).
   double lr_factor = 1;
+  // Not a parameter: --rho auto, the penalty adapts by residual balancing (set by ResolveAuto).
+  bool rho_adaptive = false;
 
   static constexpr uint64_t kAutoBatch = 0;  // --batch auto
   static constexpr uint64_t kAutoMinSteps = 512;  // auto batches leave at least this many steps per epoch
@@ -49,6 +51,14 @@ struct TrainConfig {
   static constexpr double kAutoTol = -1;  // --tol auto: kPlateauTol with the plateau schedule, else 0
   static constexpr double kPlateauTol = 1e-3;
   static constexpr double kAutoReg = -1;  // --reg auto
+  // --rho auto: ADMM starts at kAutoRhoStart and balances its residuals after every round (Boyd et al. 2011,
+  // section 3.4.1): rho * kRhoStep when the primal residual exceeds kRhoBalance times the dual, rho / kRhoStep in
+  // the opposite case, within [kRhoMin, 1 / (2 lr)] (the proximal step's stability).
+  static constexpr double kAutoRho = 0;
+  static constexpr double kAutoRhoStart = 0.01;
+  static constexpr double kRhoBalance = 10;
+  static constexpr double kRhoStep = 2;
+  static constexpr double kRhoMin = 1e-6;
   // The plateau schedule: kPlateauPatience epochs in a row that lower the best training objective so far by less
   // than tol (relative) are a plateau; it divides the learning rate by kPlateauDrop at each and stops the run at the
   // kPlateauStops-th.
@@ -66,6 +76,7 @@ struct TrainConfig {
   void ResolveAuto(const TrainDataFacts& facts);
   bool lr_is_auto() const { return lr == kAutoLr; }
   bool reg_is_auto() const { return objective.l2 == kAutoReg; }
+  bool rho_is_auto() const { return rho == kAutoRho; }
   // Whether each epoch needs the training objective (the plateau schedule or --tol).
   bool watches_objective() const { return schedule == LrSchedule::kPlateau || tol > 0; }
   // Learning rate of epoch e (0-based), times lr_factor.

@@ -281,7 +281,7 @@ void CpuBackend::RunLocalDense(int k, const LocalSgdRequest& req) {
   float* x = local_[k].data();
   float* g = scratch_[k].data();
   const float* shift = req.proximal ? shift_[k].data() : nullptr;
-  const double decay = req.proximal ? config_.rho : obj.l2;
+  const double decay = req.proximal ? req.rho : obj.l2;
   const double weight =
       req.proximal ? static_cast<double>(part_.total_workers) * shard_sizes_[k] / part_.total_rows : 1.0;
   const float lr = static_cast<float>(req.lr);
@@ -328,7 +328,7 @@ void CpuBackend::RunLocalSparse(int k, const LocalSgdRequest& req) {
   float* x = local_[k].data();
   float* y = scratch_[k].data();  // x = shift + s * y on the weights; the bias x[n_] is kept directly
   const float* shift = req.proximal ? shift_[k].data() : nullptr;
-  const double decay = req.proximal ? config_.rho : obj.l2;
+  const double decay = req.proximal ? req.rho : obj.l2;
   const double weight =
       req.proximal ? static_cast<double>(part_.total_workers) * shard_sizes_[k] / part_.total_rows : 1.0;
   const float lr = static_cast<float>(req.lr);
@@ -423,7 +423,7 @@ AdmmResiduals CpuBackend::AdmmConsensus(double rho) {
     FoldInto(chunk, offset, dual_, workers_, m);
   });
   const size_t blocks = (m + kFeatureBlock - 1) / kFeatureBlock;
-  std::vector<double> primal(blocks, 0.0), dual(blocks, 0.0);
+  std::vector<double> primal(blocks, 0.0), dual(blocks, 0.0), x_sq(blocks, 0.0), z_sq(blocks, 0.0), u_sq(blocks, 0.0);
   ForFeatureBlocks([&](size_t begin, size_t end) {
     const size_t b = begin / kFeatureBlock;
     for (size_t j = begin; j < end; ++j) {
@@ -435,25 +435,47 @@ AdmmResiduals CpuBackend::AdmmConsensus(double rho) {
       }
       const double dz = static_cast<double>(z) - global_[j];
       dual[b] += dz * dz;
+      z_sq[b] += static_cast<double>(z) * z;
       for (int k = 0; k < workers_; ++k) {
         const float r = local_[k][j] - z;
         primal[b] += static_cast<double>(r) * r;
         dual_[k][j] += r;
+        x_sq[b] += static_cast<double>(local_[k][j]) * local_[k][j];
+        u_sq[b] += static_cast<double>(dual_[k][j]) * dual_[k][j];
       }
       global_[j] = z;
     }
   });
   AdmmResiduals res;
-  double p = 0, d = 0;
+  double p = 0, d = 0, xs = 0, zs = 0, us = 0;
   for (size_t b = 0; b < blocks; ++b) {
     p += primal[b];
     d += dual[b];
+    xs += x_sq[b];
+    zs += z_sq[b];
+    us += u_sq[b];
   }
   res.primal = std::sqrt(comm_->SumInRankOrder(p));  // this process's workers' share, summed over processes
+  res.x_norm = std::sqrt(comm_->SumInRankOrder(xs));
+  res.u_norm = std::sqrt(comm_->SumInRankOrder(us));
+  res.z_norm = std::sqrt(static_cast<double>(part_.total_workers) * zs);
   res.dual = rho * std::sqrt(static_cast<double>(part_.total_workers)) * std::sqrt(d);
+  res.rho = res.next_rho = rho;
   CountSync(false, true);
   AddPhase("reduce_and_update", t0);
   return res;
+}
+
+void CpuBackend::ScaleDuals(double factor) {
+  const auto t0 = StartPhase();
+  PIMOPT_CHECK(!dual_.empty(), "ScaleDuals needs an ADMM setup");
+  const float f = static_cast<float>(factor);
+  ForFeatureBlocks([&](size_t begin, size_t end) {
+    for (int k = 0; k < workers_; ++k) {
+      for (size_t j = begin; j < end; ++j) dual_[k][j] *= f;
+    }
+  });
+  AddPhase("reduce_and_update", t0);
 }
 
 namespace {

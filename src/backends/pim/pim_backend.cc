@@ -452,7 +452,7 @@ void PimBackend::LocalSgd(const LocalSgdRequest& req) {
     const double weight =
         req.proximal ? static_cast<double>(part_.total_workers) * shard_rows_[k] / part_.total_rows : 1.0;
     args[k].lr_weight_q32 = fixed::ToScale(req.lr * weight, "--lr");
-    args[k].decay_q32 = fixed::ToScale(req.lr * (req.proximal ? config_.rho : config_.objective.l2), "--lr");
+    args[k].decay_q32 = fixed::ToScale(req.lr * (req.proximal ? req.rho : config_.objective.l2), "--lr");
   }
   if (req.start_from_global) {
     BroadcastModel(global_);
@@ -503,7 +503,8 @@ AdmmResiduals PimBackend::AdmmConsensus(double rho) {
   const DivideTowardZero mean(k_count);
   const size_t total = layout_.n_pad + 1;
   const size_t blocks = (total + kReduceBlock - 1) / kReduceBlock;
-  std::vector<double> primal_parts(blocks, 0.0), dual_parts(blocks, 0.0);
+  std::vector<double> primal_parts(blocks, 0.0), dual_parts(blocks, 0.0), x_parts(blocks, 0.0), z_parts(blocks, 0.0),
+      u_parts(blocks, 0.0);
   std::vector<fixed::Saturation> sat(blocks);
   const std::vector<int64_t> sums = SumOverAllDpus(total, local_, &dual_);  // sum_k x_k + sum_k u_k (exact)
   pool_.ParallelFor(blocks, [&](size_t blk) {
@@ -520,12 +521,13 @@ AdmmResiduals PimBackend::AdmmConsensus(double rho) {
       const int32_t z32 = fixed::SaturateModel(z, sat[blk]);
       const double dz = fixed::FromModel(int64_t{z32} - global_[j]);
       dual += dz * dz;
+      z_parts[blk] += fixed::FromModel(z32) * fixed::FromModel(z32);
       z_block[j - begin] = z32;
       global_[j] = z32;
     }
     // Each DPU's block of x_k and u_k streamed once: r = x_k - z, u_k += r; the primal residual in units of the
     // model's last bit, scaled once at the end.
-    double primal = 0;
+    double primal = 0, x_squares = 0, u_squares = 0;
     for (uint32_t k = 0; k < num_dpus_; ++k) {
       const int32_t* x = local_[k].data() + begin;
       int32_t* u = dual_[k].data() + begin;
@@ -534,19 +536,29 @@ AdmmResiduals PimBackend::AdmmConsensus(double rho) {
         const int64_t r = int64_t{x[i]} - z_block[i];
         squares += static_cast<double>(r) * static_cast<double>(r);
         u[i] = fixed::SaturateModel(u[i] + r, sat[blk]);
+        x_squares += static_cast<double>(x[i]) * x[i];
+        u_squares += static_cast<double>(u[i]) * u[i];
       }
       primal += squares;
     }
-    primal_parts[blk] = primal * (fixed::FromModel(1) * fixed::FromModel(1));
+    const double unit_sq = fixed::FromModel(1) * fixed::FromModel(1);
+    primal_parts[blk] = primal * unit_sq;
+    x_parts[blk] = x_squares * unit_sq;
+    u_parts[blk] = u_squares * unit_sq;
     dual_parts[blk] = dual;
   });
-  double primal = 0, dual = 0;  // block order: deterministic
+  double primal = 0, dual = 0, x_sq = 0, z_sq = 0, u_sq = 0;  // block order: deterministic
   for (size_t blk = 0; blk < blocks; ++blk) {
     primal += primal_parts[blk];
     dual += dual_parts[blk];
+    x_sq += x_parts[blk];
+    z_sq += z_parts[blk];
+    u_sq += u_parts[blk];
     saturation_.events += sat[blk].events;
   }
   primal = comm_->SumInRankOrder(primal);  // this process's DPUs' share, summed over processes
+  x_sq = comm_->SumInRankOrder(x_sq);
+  u_sq = comm_->SumInRankOrder(u_sq);
   // x_k and u_k summed; then every u_k updated from x_k (read both, write u_k: 12 bytes) besides z.
   RecordHostWork({.vectors_per_dpu = 2,
                   .bytes_per_element = 4,
@@ -554,7 +566,37 @@ AdmmResiduals PimBackend::AdmmConsensus(double rho) {
                   .updates_per_dpu = 1,
                   .update_bytes_per_element = 12},
                  t0, comm_s0);
-  return {std::sqrt(primal), rho * std::sqrt(static_cast<double>(k_count)) * std::sqrt(dual)};
+  return {.primal = std::sqrt(primal),
+          .dual = rho * std::sqrt(static_cast<double>(k_count)) * std::sqrt(dual),
+          .rho = rho,
+          .next_rho = rho,
+          .x_norm = std::sqrt(x_sq),
+          .z_norm = std::sqrt(static_cast<double>(k_count) * z_sq),
+          .u_norm = std::sqrt(u_sq)};
+}
+
+void PimBackend::ScaleDuals(double factor) {
+  // The duals live on the host (a DPU receives v_k = z - u_k); rounded to nearest, saturated like every update.
+  const auto t0 = Clock::now();
+  const double comm_s0 = comm_->stats().seconds;
+  const size_t total = layout_.n_pad + 1;
+  const size_t blocks = (total + kReduceBlock - 1) / kReduceBlock;
+  std::vector<fixed::Saturation> sat(blocks);
+  pool_.ParallelFor(blocks, [&](size_t blk) {
+    const size_t begin = blk * kReduceBlock, end = std::min(total, (blk + 1) * kReduceBlock);
+    for (uint32_t k = 0; k < num_dpus_; ++k) {
+      int32_t* u = dual_[k].data();
+      for (size_t j = begin; j < end; ++j) {
+        u[j] = fixed::SaturateModel(static_cast<int64_t>(std::llround(u[j] * factor)), sat[blk]);
+      }
+    }
+  });
+  for (const fixed::Saturation& s : sat) saturation_.events += s.events;
+  // Host work without a synchronization: every u_k read and written once (8 bytes per element).
+  const Ledger::HostWork work{
+      .vectors_per_dpu = 0, .bytes_per_element = 4, .elements = total, .updates_per_dpu = 1, .update_bytes_per_element = 8};
+  ledger_.host_reduction_s += HostSecondsSince(t0, comm_s0);
+  ledger_.modeled_host_reduction_s += ModelHostSeconds(work, part_.total_workers);
 }
 
 LinearModel PimBackend::ExportModel() const {

@@ -76,6 +76,7 @@ class PimBackend final : public IBackend {
   void LocalSgd(const LocalSgdRequest& request) override;
   void AverageLocalModels() override;
   AdmmResiduals AdmmConsensus(double rho) override;
+  void ScaleDuals(double factor) override;
   LinearModel ExportModel() const override;
   void ExportModelInto(LinearModel& into) const override;
   std::map<std::string, double> PhaseSeconds() const override;

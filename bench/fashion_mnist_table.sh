@@ -29,6 +29,10 @@ declare -A pim_flags=(
   [ma]="--algo ma --batch 16 --lr 0.05"
   [admm]="--algo admm --batch 16 --lr 0.05 --rho 0.01"
 )
+if [[ $pim_dpus != 0 ]]; then
+  echo "Rows with ${pim_dpus} workers: each pim row and the cpu row above it train with the same settings (workers,"
+  echo "batch, lr), so they differ only by the PIM system's fixed point; the 8-worker rows use the CPU settings."
+fi
 printf "%-6s %-6s %-8s %-8s %9s %9s %9s %10s %16s\n" model algo backend workers train_acc test_acc test_auc "s/epoch" \
   "modeled_s/epoch"
 for model in $models; do
@@ -40,7 +44,13 @@ for model in $models; do
       '{printf "%-6s %-6s %-8s %-8s %9s %9s %9s %10s %16s\n", m, a, "cpu", k, $3, $4, $5, $7, "-"}' <<<"$line"
   done
   if [[ $pim_dpus != 0 ]]; then
+    # Each PIM run next to a CPU run with the same workers and flags: the rows above use 8 workers and their own
+    # batches, so only these pairs show what the PIM system's fixed point changes.
     for algo in ga ma admm; do
+      # shellcheck disable=SC2086
+      line=$("$bin" train "${common[@]}" --model "$model" ${pim_flags[$algo]} --workers "$pim_dpus" "$@" | tail -n 1)
+      awk -v m="$model" -v a="$algo" -v k="$pim_dpus" \
+        '{printf "%-6s %-6s %-8s %-8s %9s %9s %9s %10s %16s\n", m, a, "cpu", k, $3, $4, $5, $7, "-"}' <<<"$line"
       # shellcheck disable=SC2086
       line=$("$bin" train "${common[@]}" --model "$model" ${pim_flags[$algo]} --backend pim --dpus "$pim_dpus" \
         "$@" | tail -n 1)

@@ -274,6 +274,10 @@ TrainResult Train(const Dataset& train, const Dataset* test, const TrainConfig& 
         throw InputError(StrCat("training diverged in epoch ", done,
                                 " (the training objective is not finite): lower --lr or raise --reg"));
       }
+      if (config.watches_objective()) {
+        record.gap = ComputeDualityGap(result.model, train, config.objective, record.train.objective,
+                                       options.eval_pool, comm);
+      }
     }
     if (test) record.test = EvaluateAcross(result.model, *test, config.objective, options.eval_pool, comm);
     record.train_seconds = std::chrono::duration<double>(t1 - t0).count();
@@ -294,7 +298,7 @@ TrainResult Train(const Dataset& train, const Dataset* test, const TrainConfig& 
           // An epoch that lowers the best objective so far by less than tol (relative) is stale; kPlateauPatience
           // stale epochs in a row are a plateau.
           const double gain = (progress.best_objective - now) / std::max(std::fabs(now), 1e-300);
-          progress.stale_epochs = gain < config.tol ? progress.stale_epochs + 1 : 0;
+          progress.stale_epochs = gain < TrainConfig::kPlateauTol ? progress.stale_epochs + 1 : 0;
           if (progress.stale_epochs >= TrainConfig::kPlateauPatience) {
             progress.stale_epochs = 0;
             ++progress.plateaus;
@@ -305,9 +309,14 @@ TrainResult Train(const Dataset& train, const Dataset* test, const TrainConfig& 
               progress.lr_factor /= TrainConfig::kPlateauDrop;
             }
           }
-        } else {
-          result.converged = result.last_relative_change < config.tol;
+        } else if (!record.gap.available) {
+          result.converged = result.last_relative_change < config.tol;  // no certificate: the objective's progress
         }
+      }
+      // The certificate: the relative duality gap bounds (F - F*) / F (duality_gap.h).
+      if (config.tol > 0 && record.gap.available && record.gap.relative() <= config.tol) {
+        result.converged = true;
+        result.stopped_on_gap = true;
       }
       progress.last_objective = now;
       progress.best_objective = std::isfinite(progress.best_objective) ? std::min(progress.best_objective, now) : now;

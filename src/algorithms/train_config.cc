@@ -77,11 +77,11 @@ ParamTable<TrainConfig> MakeTrainParams() {
       .Auto(TrainConfig::kAutoTol)
       .MayChangeOnResume()
       .Group(algorithm)
-      .Help(StrCat("the stopping tolerance on the training objective F's relative change over an epoch: with "
-                   "--lr-schedule plateau, epochs with (F_best - F(e)) / |F(e)| < tol count towards a plateau; with "
-                   "the other schedules the run stops once |F(e-1) - F(e)| / |F(e)| < tol (0: never). auto: ",
-                   FormatDouble(TrainConfig::kPlateauTol), " with the plateau schedule, else 0. The report says "
-                   "why the run stopped"));
+      .Help(StrCat("the run stops once the relative duality gap (F - D) / F, a bound on how far the training "
+                   "objective F is above its optimum, is at most tol (0: never; docs/algorithms.md). Without L2 "
+                   "regularization (--reg 0, no certificate) and a schedule other than plateau: once F changes by "
+                   "less than tol (relative) over an epoch. auto: ", FormatDouble(TrainConfig::kPlateauTol),
+                   " with the plateau schedule, else 0. The report says why the run stopped and the gap"));
   t.Add("batch", &TrainConfig::batch, TrainConfig::kAutoBatch)
       .Min(1)
       .Auto(TrainConfig::kAutoBatch)
@@ -101,8 +101,9 @@ ParamTable<TrainConfig> MakeTrainParams() {
               std::vector<std::pair<ParamChoice, LrSchedule>>{
                   {{"auto", "plateau with --lr auto, constant with a given --lr", {}}, LrSchedule::kAuto},
                   {{"plateau",
-                    "lr until 3 epochs in a row lower the best training objective by less than --tol (relative), then "
-                    "lr / 4; the run stops at the 4th such plateau",
+                    StrCat("lr until 3 epochs in a row lower the best training objective by less than ",
+                           FormatDouble(TrainConfig::kPlateauTol), " (relative), then lr / 4; the run stops at the 4th "
+                           "such plateau or when the duality gap reaches --tol"),
                     {}},
                    LrSchedule::kPlateau},
                   {{"constant", "lr in every epoch", {}}, LrSchedule::kConstant},

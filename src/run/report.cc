@@ -84,6 +84,10 @@ json BuildReport(const ReportInputs& in) {
     for (const auto& [phase, seconds] : r.phase_seconds) phases[phase] = seconds;
     e["phases_seconds"] = std::move(phases);
     e["traffic"] = TrafficToJson(r.traffic);
+    if (r.gap.available) {
+      e["duality_gap"] = Number(r.gap.gap());
+      e["relative_duality_gap"] = Number(r.gap.relative());
+    }
     if (r.info.residuals) {
       e["admm_primal_residual"] = Number(r.info.residuals->primal);
       e["admm_dual_residual"] = Number(r.info.residuals->dual);
@@ -124,9 +128,12 @@ json BuildReport(const ReportInputs& in) {
   report["resumed_from_epoch"] = result.resumed_from_epoch;
   const int last_epoch = result.epochs.empty() ? result.resumed_from_epoch : result.epochs.back().epoch;
   const bool plateau = result.config.schedule == LrSchedule::kPlateau;
-  report["stopped"] = {{"reason", !result.converged ? "epochs"
-                                  : plateau         ? "plateau"
-                                                    : "tolerance"},
+  report["stopped"] = {{"reason", !result.converged       ? "epochs"
+                                  : result.stopped_on_gap ? "gap"
+                                  : plateau               ? "plateau"
+                                                          : "tolerance"},
+                       {"relative_duality_gap",
+                        result.epochs.empty() ? json(nullptr) : Number(result.epochs.back().gap.relative())},
                        {"epoch", last_epoch},
                        {"max_epochs", config.train.epochs},
                        {"tol", result.config.tol},
@@ -232,6 +239,10 @@ std::string FormatEpochLine(const EpochRecord& r) {
                 r.test && std::isfinite(r.test->auc) ? std::to_string(r.test->auc).substr(0, 6).c_str() : "-",
                 r.test ? std::to_string(objective).substr(0, 7).c_str() : "-", r.train_seconds);
   std::string line = buf;
+  if (r.gap.available) {
+    std::snprintf(buf, sizeof(buf), "  gap %.3g", r.gap.relative());
+    line += buf;
+  }
   if (r.info.residuals) {
     std::snprintf(buf, sizeof(buf), "  admm r %.3g s %.3g rho %.3g", r.info.residuals->primal, r.info.residuals->dual,
                   r.info.residuals->rho);
@@ -354,17 +365,29 @@ std::string FormatStop(const RunConfig& config, const TrainResult& result) {
   if (config.train.lr_is_auto()) resolved.push_back(StrCat("lr ", number(result.config.lr)));
   if (config.train.reg_is_auto()) resolved.push_back(StrCat("reg ", number(result.config.objective.l2)));
   for (size_t i = 0; i < resolved.size(); ++i) s += StrCat(i == 0 ? "auto: " : ", ", resolved[i]);
-  if (!result.converged || result.epochs.empty()) return s;
+  if (result.epochs.empty()) return s;
+  const DualityGap& gap = result.epochs.back().gap;
+  const std::string certificate =
+      gap.available ? StrCat("; relative duality gap ", number(gap.relative()),
+                             ": the training objective is at most ", number(100 * gap.relative()),
+                             "% above its optimum")
+                    : "";
+  if (!result.converged) return s + (certificate.empty() ? "" : StrCat(s.empty() ? "" : "\n", certificate.substr(2)));
   if (!s.empty()) s += "\n";
+  if (result.stopped_on_gap) {
+    return s + StrCat("converged after epoch ", result.epochs.back().epoch, " of ", config.train.epochs,
+                      ": relative duality gap ", number(gap.relative()), " <= --tol ", result.config.tol,
+                      " (the training objective is at most ", number(100 * gap.relative()), "% above its optimum)");
+  }
   if (result.config.schedule == LrSchedule::kPlateau) {
     return s + StrCat("converged after epoch ", result.epochs.back().epoch, " of ", config.train.epochs, ": plateau ",
                       result.plateaus, " of ", TrainConfig::kPlateauStops, " (", TrainConfig::kPlateauPatience,
-                      " epochs in a row lowered the best training objective by less than --tol ", result.config.tol,
-                      ")");
+                      " epochs in a row lowered the best training objective by less than ",
+                      FormatDouble(TrainConfig::kPlateauTol), ")", certificate);
   }
   return s + StrCat("converged after epoch ", result.epochs.back().epoch, " of ", config.train.epochs,
                     ": the training objective changed by ", FormatFixed(100 * result.last_relative_change, 4),
-                    "% (< --tol ", result.config.tol, ")");
+                    "% (< --tol ", result.config.tol, ")", certificate);
 }
 
 std::string FormatFoldLine(uint32_t fold, uint32_t folds, const Metrics& m) {

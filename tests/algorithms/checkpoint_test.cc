@@ -178,13 +178,15 @@ TEST(Checkpoint, WrittenWhereToleranceStopsTheRun) {
   TrainConfig c = ConfigFor("mbsgd");
   c.objective.l2 = 1e-2;
   c.epochs = 100;
-  c.tol = 1e-2;
+  c.schedule = LrSchedule::kConstant;
+  c.tol = 1e-2;  // the relative duality gap
   TrainOptions options;
   options.checkpoint_path = path;
   options.checkpoint_every = 1000;
   auto backend = MakeBackend("cpu", pool);
   const TrainResult r = Train(testing::SmallDense(600, 10, 3), nullptr, c, *backend, options);
   ASSERT_TRUE(r.converged);
+  EXPECT_TRUE(r.stopped_on_gap);
   ASSERT_LT(r.epochs.size(), 100u);
   EXPECT_EQ(ReadCheckpoint(path).epochs_done, r.epochs.back().epoch);
 }

@@ -55,10 +55,12 @@ INSTANTIATE_TEST_SUITE_P(
                       Case{"mbsgd", 1, 512, false},  // parallel inside a step
                       Case{"ga", 6, 600, false}, Case{"ma", 6, 8, false},
                       Case{"admm", 6, 8, false}, Case{"sgd", 1, 1, true},
+                      Case{"mbsgd", 1, 1024, true},  // a sparse step split over the threads (10 non-zeros a row)
+                      Case{"mbsgd", 1, 64, true},    // a sparse step under the threshold, inline
                       Case{"ga", 3, 256, true}, Case{"ma", 3, 16, true},
                       Case{"admm", 3, 16, true}),
     [](const auto& info) {
-      return info.param.algo + (info.param.sparse ? "_sparse" : "_dense");
+      return info.param.algo + "_batch" + std::to_string(info.param.batch) + (info.param.sparse ? "_sparse" : "_dense");
     });
 
 }  // namespace

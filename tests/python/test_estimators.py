@@ -240,7 +240,7 @@ def test_leave_one_out_validation_from_python(tmp_path):
 def test_ctrl_c_interrupts_inside_a_long_epoch(ctrl_c_raises):
     X = np.random.RandomState(0).rand(800000, 50).astype(np.float32)
     y = np.where(X[:, 0] > 0.5, 1, -1)
-    settings = dict(algo="mbsgd", batch=2, epochs=1, lr=0.01, scale="none")  # one epoch of 400,000 steps
+    settings = dict(algo="mbsgd", batch=1, epochs=1, lr=0.01, scale="none")  # one epoch of 800,000 steps
     start = time.perf_counter()
     pimopt.train(X, y, **settings)
     full = time.perf_counter() - start

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "pimopt/algorithms/algorithm.h"
+#include "pimopt/algorithms/duality_gap.h"
 #include "pimopt/algorithms/backend.h"
 #include "pimopt/algorithms/checkpoint.h"
 #include "pimopt/model/linear_model.h"
@@ -31,6 +32,7 @@ struct EpochRecord {
   std::map<std::string, double> phase_seconds;
   TrafficCounters traffic;  // host <-> worker traffic of this epoch, summed over ranks; MPI bytes
   bool plateau = false;     // the plateau schedule counted this epoch as a plateau (the next one runs at lr / 4)
+  DualityGap gap;           // the certificate of the training objective (when the run watches it; duality_gap.h)
 };
 
 struct TrainResult {
@@ -49,6 +51,7 @@ struct TrainResult {
   bool converged = false;
   double last_relative_change = std::numeric_limits<double>::quiet_NaN();
   int plateaus = 0;
+  bool stopped_on_gap = false;  // converged because the relative duality gap fell to --tol
   // The backend's state after the last epoch (this process's workers), with TrainOptions::keep_final_state: a
   // warm start for another run.
   BackendState final_state;

@@ -18,6 +18,9 @@ constexpr size_t kChunksPerWorker = 16;  // most gradient tasks per worker and s
 constexpr double kParallelWork =
     1 << 18;                        // below this many multiply-adds a phase runs inline (thread wake-up costs more)
 constexpr float kMinScale = 1e-5f;  // sparse local SGD: fold the scale back into y below this
+// A sparse one-worker step runs on the host threads from this many non-zeros in its batch (a batch of 256
+// Criteo-shaped rows has about 10,000): below it, waking the threads costs more than the step.
+constexpr double kSparseParallelNonzeros = 1 << 13;
 
 }  // namespace
 
@@ -197,6 +200,10 @@ void CpuBackend::SparseGradientStep(std::span<const std::span<const uint32_t>> w
     for (auto& g : scratch_) std::fill(g.begin(), g.end(), 0.0f);
     scratch_zero_ = true;
   }
+  if (k_count == 1 && comm_->size() == 1) {
+    SparseOneWorkerStep(worker_rows[0], batch_rows, batch_nonzeros, lr, t0);
+    return;
+  }
   // Workers: scatter-add d * x into the worker's accumulator (zero outside what it touches), noting the columns.
   auto worker_task = [&](size_t k) {
     float* g = scratch_[k].data();
@@ -262,6 +269,78 @@ void CpuBackend::SparseGradientStep(std::span<const std::span<const uint32_t>> w
   global_scale_ = s_next;
   if (global_scale_ < kMinScale) FoldGlobalScale();
   for (int k = 0; k < k_count; ++k) scratch_[k][n_] = 0.0f;  // the accumulators are zero again
+  CountSync(true, true);
+  AddPhase("reduce_and_update", t1);
+}
+
+void CpuBackend::SparseOneWorkerStep(std::span<const uint32_t> rows, uint64_t batch_rows, uint64_t batch_nonzeros,
+                                     double lr, const PhaseStart& t0) {
+  // The same arithmetic as SparseGradientStep with one worker, in three parallel phases whose results do not depend
+  // on how they are split: (1) each row's derivative d_r, in fixed chunks of rows; (2) per range of columns (one per
+  // host thread), the scatter-add g_j += d_r x_rj over the batch's rows in row order, so each coordinate sums its
+  // terms in the order one thread would; (3) in the same task, the update of the range's touched coordinates.
+  const Dataset& data = *data_;
+  const Objective& obj = config_.objective;
+  const SparseRows access{data.csr().row_ptr.data(), data.csr().col.data(), data.csr().val.data()};
+  const float s = global_scale_;
+  float* w = global_.data();
+  float* g = scratch_[0].data();
+  const bool parallel = static_cast<double>(batch_nonzeros) >= kSparseParallelNonzeros && pool_.NumThreads() > 1;
+  row_derivatives_.resize(rows.size());
+  const size_t chunks = (rows.size() + kRowChunk - 1) / kRowChunk;
+  auto derivative_task = [&](size_t c) {
+    const size_t end = std::min(rows.size(), (c + 1) * kRowChunk);
+    for (size_t i = c * kRowChunk; i < end; ++i) {
+      const uint32_t r = rows[i];
+      const float y = data.labels()[r];
+      const float z = s * access.Dot(r, w, n_) + w[n_];
+      row_derivatives_[i] = data.weight(r) * obj.ClassWeight(y) * LossDerivative(obj.loss, z, y);
+    }
+  };
+  if (parallel) {
+    pool_.ParallelFor(chunks, derivative_task);
+  } else {
+    for (size_t c = 0; c < chunks; ++c) derivative_task(c);
+  }
+  double bias = 0;
+  for (float d : row_derivatives_) bias += d;
+  AddPhase("worker_compute", t0);
+  const auto t1 = StartPhase();
+  const float scale = static_cast<float>(lr / static_cast<double>(batch_rows));
+  const float s_next = s * static_cast<float>(1.0 - lr * obj.l2);
+  const float step = scale / s_next;
+  const size_t ranges = parallel ? static_cast<size_t>(pool_.NumThreads()) : 1;
+  if (range_touched_.size() < ranges) range_touched_.resize(ranges);
+  auto range_task = [&](size_t part) {
+    const uint32_t lo = static_cast<uint32_t>(n_ * part / ranges), hi = static_cast<uint32_t>(n_ * (part + 1) / ranges);
+    std::vector<uint32_t>& cols = range_touched_[part];
+    cols.clear();
+    for (size_t i = 0; i < rows.size(); ++i) {
+      const float d = row_derivatives_[i];
+      if (d == 0.0f) continue;
+      const uint32_t r = rows[i];
+      for (uint64_t e = access.row_ptr[r]; e < access.row_ptr[r + 1]; ++e) {
+        const uint32_t j = access.col[e];
+        if (j < lo || j >= hi) continue;
+        g[j] += d * access.val[e];
+        cols.push_back(j);
+      }
+    }
+    // A column noted twice sums to 0 after its first update and is skipped: one update per coordinate.
+    for (uint32_t j : cols) {
+      if (g[j] != 0.0f) w[j] -= step * g[j];
+      g[j] = 0.0f;
+    }
+  };
+  if (parallel) {
+    pool_.ParallelFor(ranges, range_task);
+  } else {
+    range_task(0);
+  }
+  w[n_] -= scale * static_cast<float>(bias);
+  if (!obj.fit_bias) w[n_] = 0.0f;
+  global_scale_ = s_next;
+  if (global_scale_ < kMinScale) FoldGlobalScale();
   CountSync(true, true);
   AddPhase("reduce_and_update", t1);
 }

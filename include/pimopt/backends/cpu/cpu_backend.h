@@ -56,6 +56,9 @@ class CpuBackend final : public IBackend {
   void FoldInto(std::span<float> chunk, size_t offset, const std::vector<std::vector<float>>& vectors, size_t count,
                 size_t shift);
   // GradientStep on sparse data: costs what the batch touches (lazy L2 decay), see the definition.
+  // SparseGradientStep's one-worker case (MB-SGD) in one process: the batch split over the host threads.
+  void SparseOneWorkerStep(std::span<const uint32_t> rows, uint64_t batch_rows, uint64_t batch_nonzeros, double lr,
+                           const PhaseStart& t0);
   void SparseGradientStep(std::span<const std::span<const uint32_t>> worker_rows, uint64_t batch_rows, double lr,
                           const PhaseStart& t0);
   // Multiplies the lazily kept scale into the weights (global_scale_ becomes 1).
@@ -76,6 +79,8 @@ class CpuBackend final : public IBackend {
   float global_scale_ = 1.0f;                // != 1 only between sparse gradient steps
   bool scratch_zero_ = true;                 // scratch_ holds zeros (the sparse gradient accumulators)
   std::vector<std::vector<uint32_t>> touched_;  // per worker: the columns its last sparse batch touched
+  std::vector<float> row_derivatives_;          // SparseOneWorkerStep: d of each batch row
+  std::vector<std::vector<uint32_t>> range_touched_;  // SparseOneWorkerStep: per column range, the touched columns
   std::vector<std::vector<float>> local_;    // x_k
   std::vector<std::vector<float>> dual_;     // u_k (ADMM)
   std::vector<std::vector<float>> scratch_;  // per worker: gradient (dense) or scaled model y (sparse)

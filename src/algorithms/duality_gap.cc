@@ -1,0 +1,173 @@
+#include "pimopt/algorithms/duality_gap.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <vector>
+
+#include "pimopt/core/error.h"
+#include "pimopt/core/thread_pool.h"
+#include "pimopt/model/metrics.h"
+
+namespace pimopt {
+
+double DualityGap::relative() const {
+  return available ? gap() / std::max(std::fabs(primal), 1e-300) : std::numeric_limits<double>::quiet_NaN();
+}
+
+namespace {
+
+// -phi'(m): the dual variable a margin m asks for.
+double BetaOfMargin(LossKind loss, double margin) {
+  if (loss == LossKind::kLogistic) return 1.0 / (1.0 + std::exp(margin));
+  return margin < 1 ? 1.0 : 0.0;
+}
+
+// psi(beta) = -phi*(-beta) (see the header).
+double Psi(LossKind loss, double beta) {
+  if (loss == LossKind::kHinge) return beta;
+  auto xlogx = [](double x) { return x > 0 ? x * std::log(x) : 0.0; };
+  return -xlogx(beta) - xlogx(1 - beta);
+}
+
+// Exponent e such that `terms` integers of magnitude at most `bound` * 2^e sum within 2^(bits - 1).
+int FixedExponent(double bound, double terms, int bits = 62) {
+  if (!(bound > 0)) return 0;
+  return bits - 1 - static_cast<int>(std::ceil(std::log2(std::max(terms, 1.0)))) -
+         static_cast<int>(std::ceil(std::log2(bound)));
+}
+
+constexpr size_t kRowChunk = 4096;
+
+}  // namespace
+
+DualityGap ComputeDualityGap(const LinearModel& model, const Dataset& local, const Objective& objective, double primal,
+                             ThreadPool* pool, Communicator& comm) {
+  DualityGap result;
+  if (!(objective.l2 > 0) || !std::isfinite(primal)) return result;
+  const size_t rows = local.num_rows(), features = local.num_features();
+  const std::vector<float> scores = ComputeScores(model, local, pool);
+  auto cost = [&](size_t i) { return static_cast<double>(local.weight(i)) * objective.ClassWeight(local.labels()[i]); };
+
+  // The extremes that fix the integer scales, the same on every rank: the largest weight and |x|, and N.
+  float extremes[2] = {0, 0};
+  for (size_t i = 0; i < rows; ++i) extremes[0] = std::max(extremes[0], static_cast<float>(cost(i)));
+  if (local.is_sparse()) {
+    for (float x : local.csr().val) extremes[1] = std::max(extremes[1], std::fabs(x));
+  } else if (rows > 0) {
+    for (size_t i = 0; i < rows * features; ++i) extremes[1] = std::max(extremes[1], std::fabs(local.dense_row(0)[i]));
+  }
+  comm.AllreduceMax(extremes);
+  const double total_rows = static_cast<double>(comm.SumU64(rows));
+  const double max_cost = extremes[0], max_x = extremes[1];
+  if (!(max_cost > 0) || !std::isfinite(max_cost) || !std::isfinite(max_x)) return result;
+
+  // Candidate duals, each from the margins: beta = -phi'(m) for both losses; for the hinge loss also two smoothed
+  // versions, beta = clip(1/2 + (1 - m) / (2 delta), 0, 1), whose fractional values near the margin are what the
+  // dual optimum gives the rows on it. Each candidate is scaled to meet the bias constraint.
+  std::vector<double> widths = {0.0};
+  if (objective.loss == LossKind::kHinge) widths = {0.0, 0.05, 0.3};
+  const size_t candidates = widths.size();
+  auto beta_of = [&](size_t cand, double margin) {
+    if (widths[cand] == 0) return BetaOfMargin(objective.loss, margin);
+    return std::clamp(0.5 + (1 - margin) / (2 * widths[cand]), 0.0, 1.0);
+  };
+  const int scalar_exp = FixedExponent(max_cost, total_rows);
+  std::vector<int64_t> class_sums(2 * candidates, 0);  // [candidate][positive, negative]
+  for (size_t i = 0; i < rows; ++i) {
+    const bool positive = local.labels()[i] > 0;
+    const double margin = (positive ? 1.0 : -1.0) * scores[i];
+    for (size_t c = 0; c < candidates; ++c) {
+      class_sums[2 * c + (positive ? 0 : 1)] += static_cast<int64_t>(std::ldexp(cost(i) * beta_of(c, margin), scalar_exp));
+    }
+  }
+  comm.AllreduceSum(class_sums);
+  std::vector<double> scale(2 * candidates, 1.0);
+  if (objective.fit_bias) {
+    for (size_t c = 0; c < candidates; ++c) {
+      const double pos = static_cast<double>(class_sums[2 * c]), neg = static_cast<double>(class_sums[2 * c + 1]);
+      if (pos > neg) scale[2 * c] = pos > 0 ? neg / pos : 0;
+      if (neg > pos) scale[2 * c + 1] = neg > 0 ? pos / neg : 0;
+    }
+  }
+  // Per candidate: (1/N) sum_i c_i psi(beta_i) with the scaled beta, and v = (1/N) sum_i c_i beta_i y_i x_i, in
+  // integers: the row factor q_i = c_i beta_i y_i and each x to fixed point, their product summed exactly.
+  // Each factor within 2^30 / sqrt(N), so N products sum within 2^60.
+  const int row_exp = FixedExponent(max_cost, std::sqrt(total_rows), 31);
+  const int x_exp = FixedExponent(std::max(max_x, 1e-30), std::sqrt(total_rows), 31);
+  std::vector<int64_t> psi_sums(candidates, 0);
+  std::vector<int64_t> q(rows * candidates);
+  for (size_t i = 0; i < rows; ++i) {
+    const bool positive = local.labels()[i] > 0;
+    const double margin = (positive ? 1.0 : -1.0) * scores[i];
+    for (size_t c = 0; c < candidates; ++c) {
+      const double beta = beta_of(c, margin) * scale[2 * c + (positive ? 0 : 1)];
+      psi_sums[c] += static_cast<int64_t>(std::ldexp(cost(i) * Psi(objective.loss, beta), scalar_exp));
+      q[i * candidates + c] = static_cast<int64_t>(std::ldexp(cost(i) * beta * (positive ? 1.0 : -1.0), row_exp));
+    }
+  }
+  const double x_unit = std::ldexp(1.0, x_exp);
+  const size_t chunks = (rows + kRowChunk - 1) / kRowChunk;
+  // One accumulator per host thread (integer sums: the grouping of rows does not change the result).
+  const size_t slots = std::max<size_t>(1, std::min<size_t>(chunks, pool ? pool->NumThreads() : 1));
+  std::vector<std::vector<int64_t>> partial(slots);
+  auto accumulate = [&](size_t slot) {
+    std::vector<int64_t>& acc = partial[slot];
+    acc.assign(features * candidates, 0);
+    for (size_t chunk = slot; chunk < chunks; chunk += slots) {
+      const size_t end = std::min(rows, (chunk + 1) * kRowChunk);
+      for (size_t i = chunk * kRowChunk; i < end; ++i) {
+        const int64_t* qi = q.data() + i * candidates;
+        auto add = [&](size_t j, float x) {
+          const int64_t xq = static_cast<int64_t>(x * x_unit);
+          for (size_t c = 0; c < candidates; ++c) acc[j * candidates + c] += qi[c] * xq;
+        };
+        if (local.is_sparse()) {
+          const CsrMatrix& m = local.csr();
+          for (uint64_t k = m.row_ptr[i]; k < m.row_ptr[i + 1]; ++k) add(m.col[k], m.val[k]);
+        } else {
+          const float* x = local.dense_row(i);
+          for (size_t j = 0; j < features; ++j) add(j, x[j]);
+        }
+      }
+    }
+  };
+  if (pool && slots > 1) {
+    pool->ParallelFor(slots, accumulate);
+  } else {
+    accumulate(0);
+  }
+  std::vector<int64_t> sums = std::move(partial[0]);
+  for (size_t slot = 1; slot < slots; ++slot) {
+    for (size_t j = 0; j < sums.size(); ++j) sums[j] += partial[slot][j];
+  }
+  sums.insert(sums.end(), psi_sums.begin(), psi_sums.end());
+  comm.AllreduceSum(sums);
+  // D at each candidate and, for the hinge loss (psi linear, so the psi-sum of a mix is the mix of the sums), at
+  // mixes (1 - t) beta_a + t beta_b of two candidates: every one is feasible, so the best is still a lower bound.
+  const double v_unit = std::ldexp(1.0, -(row_exp + x_exp)) / total_rows;
+  auto dual_at = [&](size_t a, size_t b, double t) {
+    double conjugate = 0;  // g*(v) = sum_j max(|v_j| - l1, 0)^2 / (2 l2)
+    for (size_t j = 0; j < features; ++j) {
+      const double v = ((1 - t) * static_cast<double>(sums[j * candidates + a]) +
+                        t * static_cast<double>(sums[j * candidates + b])) * v_unit;
+      const double shrunk = std::max(std::fabs(v) - objective.l1, 0.0);
+      conjugate += shrunk * shrunk;
+    }
+    const double psi = (1 - t) * static_cast<double>(sums[features * candidates + a]) +
+                       t * static_cast<double>(sums[features * candidates + b]);
+    return std::ldexp(psi, -scalar_exp) / total_rows - conjugate / (2 * objective.l2);
+  };
+  double best = dual_at(0, 0, 0);
+  for (size_t a = 0; a < candidates; ++a) {
+    for (size_t b = a + 1; b < candidates; ++b) {
+      for (int step = 0; step <= 10; ++step) best = std::max(best, dual_at(a, b, step / 10.0));
+    }
+  }
+  result.available = true;
+  result.primal = primal;
+  result.dual = best;
+  return result;
+}
+
+}  // namespace pimopt

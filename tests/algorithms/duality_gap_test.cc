@@ -1,0 +1,170 @@
+// The duality gap against an independent solver's optimum: Newton's method on the logistic regression objective
+// (smooth, so it converges to machine precision), and weak duality for the hinge loss.
+#include "pimopt/algorithms/duality_gap.h"
+
+#include <cmath>
+#include <vector>
+
+#include <gtest/gtest.h>
+
+#include "pimopt/algorithms/train.h"
+#include "pimopt/collectives/in_process_communicator.h"
+#include "pimopt/core/thread_pool.h"
+#include "pimopt/model/metrics.h"
+#include "test_util.h"
+
+namespace pimopt {
+namespace {
+
+Objective LogisticObjective(double l2) {
+  Objective o;
+  o.loss = LossKind::kLogistic;
+  o.l2 = l2;
+  o.positive_weight = 3;  // class weights enter both the primal and the dual
+  return o;
+}
+
+// F(w, b) with the bias unregularized, minimized by Newton's method over [w, b] in double precision.
+LinearModel NewtonOptimum(const Dataset& data, const Objective& o) {
+  const size_t d = data.num_features(), n = data.num_rows(), p = d + 1;
+  std::vector<double> theta(p, 0.0);
+  for (int iter = 0; iter < 50; ++iter) {
+    std::vector<double> grad(p, 0.0), hess(p * p, 0.0);
+    for (size_t i = 0; i < n; ++i) {
+      const float* x = data.dense_row(i);
+      const double y = data.labels()[i], c = o.ClassWeight(data.labels()[i]) / static_cast<double>(n);
+      double z = theta[d];
+      for (size_t j = 0; j < d; ++j) z += theta[j] * x[j];
+      const double s = 1.0 / (1.0 + std::exp(y * z));  // -l'(z) / y
+      const double h = s * (1 - s);
+      for (size_t a = 0; a < p; ++a) {
+        const double xa = a < d ? x[a] : 1.0;
+        grad[a] -= c * s * y * xa;
+        for (size_t b = 0; b < p; ++b) hess[a * p + b] += c * h * xa * (b < d ? x[b] : 1.0);
+      }
+    }
+    for (size_t j = 0; j < d; ++j) {
+      grad[j] += o.l2 * theta[j];
+      hess[j * p + j] += o.l2;
+    }
+    // Solve hess * step = grad (Gaussian elimination; the Hessian is positive definite).
+    std::vector<double> a = hess, step = grad;
+    for (size_t k = 0; k < p; ++k) {
+      for (size_t r = k + 1; r < p; ++r) {
+        const double f = a[r * p + k] / a[k * p + k];
+        for (size_t col = k; col < p; ++col) a[r * p + col] -= f * a[k * p + col];
+        step[r] -= f * step[k];
+      }
+    }
+    for (size_t k = p; k-- > 0;) {
+      for (size_t col = k + 1; col < p; ++col) step[k] -= a[k * p + col] * step[col];
+      step[k] /= a[k * p + k];
+    }
+    for (size_t j = 0; j < p; ++j) theta[j] -= step[j];
+  }
+  LinearModel m;
+  m.loss = o.loss;
+  m.weights.assign(theta.begin(), theta.begin() + static_cast<long>(d));
+  m.bias = static_cast<float>(theta[d]);
+  return m;
+}
+
+double ObjectiveOf(const LinearModel& m, const Dataset& data, const Objective& o) { return Evaluate(m, data, o).objective; }
+
+DualityGap GapOf(const LinearModel& m, const Dataset& data, const Objective& o) {
+  ThreadPool pool(2);
+  return ComputeDualityGap(m, data, o, ObjectiveOf(m, data, o), &pool, SingleProcess());
+}
+
+TEST(DualityGap, BoundsTheSuboptimalityAndVanishesAtTheLogisticOptimum) {
+  const Dataset data = testing::SmallDense(1500, 8, 11);
+  const Objective o = LogisticObjective(1e-2);
+  const LinearModel optimum = NewtonOptimum(data, o);
+  const double f_star = ObjectiveOf(optimum, data, o);
+  const DualityGap at_optimum = GapOf(optimum, data, o);
+  ASSERT_TRUE(at_optimum.available);
+  EXPECT_LT(std::fabs(at_optimum.relative()), 1e-5) << at_optimum.gap();
+  // Along a training run the certificate is never below the true suboptimality.
+  TrainConfig c;
+  c.algorithm = "mbsgd";
+  c.objective = o;
+  c.batch = 32;
+  c.lr = 0.5;
+  c.epochs = 6;
+  c.tol = 0;
+  c.schedule = LrSchedule::kPlateau;  // watches the objective: every epoch has its gap
+  const TrainResult r = testing::TrainCpu(data, c);
+  for (const EpochRecord& e : r.epochs) {
+    ASSERT_TRUE(e.gap.available);
+    EXPECT_GE(e.gap.gap(), e.train.objective - f_star - 1e-7) << "epoch " << e.epoch;
+    EXPECT_LT(e.gap.gap(), 10 * (e.train.objective - f_star) + 1e-3) << "a useless bound, epoch " << e.epoch;
+  }
+}
+
+TEST(DualityGap, ARunThatStopsOnTheGapIsWithinTolOfTheOptimum) {
+  const Dataset data = testing::SmallDense(1500, 8, 11);
+  const Objective o = LogisticObjective(1e-2);
+  const double f_star = ObjectiveOf(NewtonOptimum(data, o), data, o);
+  for (const std::string algo : {"mbsgd", "ga", "ma", "admm"}) {
+    TrainConfig c;
+    c.algorithm = algo;
+    c.objective = o;
+    c.workers = algo == "mbsgd" ? 1 : 4;
+    c.tol = 2e-3;
+    c.epochs = 200;
+    const TrainResult r = testing::TrainCpu(data, c);
+    EXPECT_TRUE(r.stopped_on_gap) << algo;
+    const double f = r.epochs.back().train.objective;
+    EXPECT_LE(f - f_star, c.tol * f) << algo;
+    EXPECT_EQ(r.epochs.back().gap.primal, f) << algo;
+  }
+}
+
+TEST(DualityGap, HingeLossDualNeverExceedsAnyPrimalValue) {
+  const Dataset data = testing::SmallDense(1500, 8, 11);
+  Objective o = LogisticObjective(1e-2);
+  o.loss = LossKind::kHinge;
+  TrainConfig c;
+  c.algorithm = "mbsgd";
+  c.objective = o;
+  c.epochs = 30;
+  c.tol = 0;
+  c.schedule = LrSchedule::kPlateau;
+  const TrainResult r = testing::TrainCpu(data, c);
+  double best_primal = INFINITY, best_dual = -INFINITY;
+  for (const EpochRecord& e : r.epochs) {
+    best_primal = std::min(best_primal, e.train.objective);
+    best_dual = std::max(best_dual, e.gap.dual);
+  }
+  EXPECT_LE(best_dual, best_primal);          // weak duality across all the models the run visited
+  EXPECT_LT(r.epochs.back().gap.relative(), 0.1);  // and a useful certificate at the end
+}
+
+TEST(DualityGap, IsTheSameForEverySplitIntoRanks) {
+  const Dataset data = testing::SmallSparse(900, 1 << 9, 5);
+  Objective o = LogisticObjective(1e-3);
+  LinearModel m;
+  m.loss = o.loss;
+  m.weights.assign(data.num_features(), 0.0f);
+  for (size_t j = 0; j < m.weights.size(); ++j) m.weights[j] = 0.01f * static_cast<float>(j % 7) - 0.03f;
+  m.bias = 0.2f;
+  const double primal = ObjectiveOf(m, data, o);
+  const DualityGap whole = ComputeDualityGap(m, data, o, primal, nullptr, SingleProcess());
+  for (int ranks : {2, 3}) {
+    std::vector<DualityGap> got(ranks);
+    InProcessGroup group(ranks);
+    group.Run([&](Communicator& comm) {
+      const Partition part = Partition::ForRank(data.num_rows(), ranks, comm.rank(), ranks);
+      std::vector<uint32_t> rows(part.local_rows);
+      for (uint64_t i = 0; i < part.local_rows; ++i) rows[i] = static_cast<uint32_t>(part.first_row + i);
+      const Dataset mine = data.SelectRows(rows);
+      got[comm.rank()] = ComputeDualityGap(m, mine, o, primal, nullptr, comm);
+    });
+    for (const DualityGap& g : got) {
+      EXPECT_EQ(g.dual, whole.dual) << ranks << " ranks";
+    }
+  }
+}
+
+}  // namespace
+}  // namespace pimopt

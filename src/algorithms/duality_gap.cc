@@ -37,12 +37,12 @@ int FixedExponent(double bound, double terms, int bits = 62) {
          static_cast<int>(std::ceil(std::log2(bound)));
 }
 
-constexpr size_t kRowChunk = 4096;
+constexpr uint32_t kRowChunk = 1024;
 
 }  // namespace
 
 DualityGap ComputeDualityGap(const LinearModel& model, const Dataset& local, const Objective& objective, double primal,
-                             ThreadPool* pool, Communicator& comm) {
+                             ThreadPool* pool, Communicator& comm, std::span<const Shard> pieces) {
   DualityGap result;
   if (!(objective.l2 > 0) || !std::isfinite(primal)) return result;
   const size_t rows = local.num_rows(), features = local.num_features();
@@ -66,7 +66,7 @@ DualityGap ComputeDualityGap(const LinearModel& model, const Dataset& local, con
   // versions, beta = clip(1/2 + (1 - m) / (2 delta), 0, 1), whose fractional values near the margin are what the
   // dual optimum gives the rows on it. Each candidate is scaled to meet the bias constraint.
   std::vector<double> widths = {0.0};
-  if (objective.loss == LossKind::kHinge) widths = {0.0, 0.05, 0.3};
+  if (objective.loss == LossKind::kHinge) widths = {0.0, 0.3};
   const size_t candidates = widths.size();
   auto beta_of = [&](size_t cand, double margin) {
     if (widths[cand] == 0) return BetaOfMargin(objective.loss, margin);
@@ -93,42 +93,63 @@ DualityGap ComputeDualityGap(const LinearModel& model, const Dataset& local, con
   // Per candidate: (1/N) sum_i c_i psi(beta_i) with the scaled beta, and v = (1/N) sum_i c_i beta_i y_i x_i, in
   // integers: the row factor q_i = c_i beta_i y_i and each x to fixed point, their product summed exactly.
   // Each factor within 2^30 / sqrt(N), so N products sum within 2^60.
-  const int row_exp = FixedExponent(max_cost, std::sqrt(total_rows), 31);
-  const int x_exp = FixedExponent(std::max(max_x, 1e-30), std::sqrt(total_rows), 31);
+  const bool dense = !local.is_sparse();
+  // Sparse: each product c_i beta_i y_i x_ij in fixed point (factors within 2^30 / sqrt(N), so N products sum within
+  // 2^60). Dense: double sums over chunks of kRowChunk rows, each chunk's sum rounded once (exponent: N terms of at
+  // most kRowChunk max_cost max_x).
+  const int row_exp = dense ? 0 : FixedExponent(max_cost, std::sqrt(total_rows), 31);
+  const int x_exp = dense ? 0 : FixedExponent(std::max(max_x, 1e-30), std::sqrt(total_rows), 31);
+  const int chunk_exp = FixedExponent(kRowChunk * max_cost * std::max(max_x, 1e-30), total_rows);
   std::vector<int64_t> psi_sums(candidates, 0);
-  std::vector<int64_t> q(rows * candidates);
+  std::vector<double> q(rows * candidates);  // c_i beta_i y_i
   for (size_t i = 0; i < rows; ++i) {
     const bool positive = local.labels()[i] > 0;
     const double margin = (positive ? 1.0 : -1.0) * scores[i];
     for (size_t c = 0; c < candidates; ++c) {
       const double beta = beta_of(c, margin) * scale[2 * c + (positive ? 0 : 1)];
       psi_sums[c] += static_cast<int64_t>(std::ldexp(cost(i) * Psi(objective.loss, beta), scalar_exp));
-      q[i * candidates + c] = static_cast<int64_t>(std::ldexp(cost(i) * beta * (positive ? 1.0 : -1.0), row_exp));
+      q[i * candidates + c] = cost(i) * beta * (positive ? 1.0 : -1.0);
     }
   }
-  const double x_unit = std::ldexp(1.0, x_exp);
-  const size_t chunks = (rows + kRowChunk - 1) / kRowChunk;
-  // One accumulator per host thread (integer sums: the grouping of rows does not change the result).
-  const size_t slots = std::max<size_t>(1, std::min<size_t>(chunks, pool ? pool->NumThreads() : 1));
+  // The chunks: fixed pieces of kRowChunk rows of each shard (shards never straddle processes).
+  const Shard whole{0, static_cast<uint32_t>(rows)};
+  if (pieces.empty()) pieces = std::span<const Shard>(&whole, 1);
+  std::vector<Shard> chunks;
+  for (const Shard& piece : pieces) {
+    for (uint32_t b = piece.begin; b < piece.end; b += kRowChunk) chunks.push_back({b, std::min(piece.end, b + static_cast<uint32_t>(kRowChunk))});
+  }
+  const double x_unit = std::ldexp(1.0, x_exp), q_unit = std::ldexp(1.0, row_exp);
+  // One accumulator per host thread (integer sums: the grouping of chunks does not change the result).
+  const size_t width = features * candidates;
+  const size_t slots = std::max<size_t>(1, std::min<size_t>(chunks.size(), pool ? pool->NumThreads() : 1));
   std::vector<std::vector<int64_t>> partial(slots);
   auto accumulate = [&](size_t slot) {
     std::vector<int64_t>& acc = partial[slot];
-    acc.assign(features * candidates, 0);
-    for (size_t chunk = slot; chunk < chunks; chunk += slots) {
-      const size_t end = std::min(rows, (chunk + 1) * kRowChunk);
-      for (size_t i = chunk * kRowChunk; i < end; ++i) {
-        const int64_t* qi = q.data() + i * candidates;
-        auto add = [&](size_t j, float x) {
-          const int64_t xq = static_cast<int64_t>(x * x_unit);
-          for (size_t c = 0; c < candidates; ++c) acc[j * candidates + c] += qi[c] * xq;
-        };
-        if (local.is_sparse()) {
-          const CsrMatrix& m = local.csr();
-          for (uint64_t k = m.row_ptr[i]; k < m.row_ptr[i + 1]; ++k) add(m.col[k], m.val[k]);
-        } else {
+    acc.assign(width, 0);
+    std::vector<double> chunk_sum(dense ? width : 0);
+    for (size_t t = slot; t < chunks.size(); t += slots) {
+      if (dense) std::fill(chunk_sum.begin(), chunk_sum.end(), 0.0);
+      for (uint32_t i = chunks[t].begin; i < chunks[t].end; ++i) {
+        const double* qi = q.data() + size_t{i} * candidates;
+        if (dense) {
           const float* x = local.dense_row(i);
-          for (size_t j = 0; j < features; ++j) add(j, x[j]);
+          for (size_t c = 0; c < candidates; ++c) {
+            if (qi[c] == 0) continue;
+            double* out = chunk_sum.data() + c * features;
+            for (size_t j = 0; j < features; ++j) out[j] += qi[c] * x[j];
+          }
+        } else {
+          const CsrMatrix& m = local.csr();
+          for (uint64_t k = m.row_ptr[i]; k < m.row_ptr[i + 1]; ++k) {
+            const int64_t xq = static_cast<int64_t>(m.val[k] * x_unit);
+            for (size_t c = 0; c < candidates; ++c) {
+              acc[c * features + m.col[k]] += static_cast<int64_t>(qi[c] * q_unit) * xq;
+            }
+          }
         }
+      }
+      if (dense) {
+        for (size_t j = 0; j < width; ++j) acc[j] += static_cast<int64_t>(std::ldexp(chunk_sum[j], chunk_exp));
       }
     }
   };
@@ -145,17 +166,16 @@ DualityGap ComputeDualityGap(const LinearModel& model, const Dataset& local, con
   comm.AllreduceSum(sums);
   // D at each candidate and, for the hinge loss (psi linear, so the psi-sum of a mix is the mix of the sums), at
   // mixes (1 - t) beta_a + t beta_b of two candidates: every one is feasible, so the best is still a lower bound.
-  const double v_unit = std::ldexp(1.0, -(row_exp + x_exp)) / total_rows;
+  const double v_unit = std::ldexp(1.0, dense ? -chunk_exp : -(row_exp + x_exp)) / total_rows;
   auto dual_at = [&](size_t a, size_t b, double t) {
     double conjugate = 0;  // g*(v) = sum_j max(|v_j| - l1, 0)^2 / (2 l2)
     for (size_t j = 0; j < features; ++j) {
-      const double v = ((1 - t) * static_cast<double>(sums[j * candidates + a]) +
-                        t * static_cast<double>(sums[j * candidates + b])) * v_unit;
+      const double v = ((1 - t) * static_cast<double>(sums[a * features + j]) +
+                        t * static_cast<double>(sums[b * features + j])) * v_unit;
       const double shrunk = std::max(std::fabs(v) - objective.l1, 0.0);
       conjugate += shrunk * shrunk;
     }
-    const double psi = (1 - t) * static_cast<double>(sums[features * candidates + a]) +
-                       t * static_cast<double>(sums[features * candidates + b]);
+    const double psi = (1 - t) * static_cast<double>(sums[width + a]) + t * static_cast<double>(sums[width + b]);
     return std::ldexp(psi, -scalar_exp) / total_rows - conjugate / (2 * objective.l2);
   };
   double best = dual_at(0, 0, 0);

@@ -196,7 +196,9 @@ TEST(Tolerance, StopsAtTheFirstEpochWhoseGapIsBelowTolWithTheModelOfThatManyEpoc
     ASSERT_GE(n, 2u) << algo;
     EXPECT_LT(n, 200u) << algo;
     EXPECT_LE(r.epochs.back().gap.relative(), c.tol) << algo;
-    for (size_t e = 1; e < n; ++e) EXPECT_GT(r.epochs[e - 1].gap.relative(), c.tol) << algo << " epoch " << e;
+    for (size_t e = 1; e < n; ++e) {
+      if (r.epochs[e - 1].gap.available) EXPECT_GT(r.epochs[e - 1].gap.relative(), c.tol) << algo << " epoch " << e;
+    }
     // The same stop on one thread, and the model of a plain run of n epochs.
     const TrainResult one = testing::TrainCpu(train, c, 1);
     EXPECT_EQ(one.epochs.size(), n) << algo;

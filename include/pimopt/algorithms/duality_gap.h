@@ -22,7 +22,10 @@
 
 #include <limits>
 
+#include <span>
+
 #include "pimopt/collectives/communicator.h"
+#include "pimopt/collectives/partition.h"
 #include "pimopt/data/dataset.h"
 #include "pimopt/model/linear_model.h"
 #include "pimopt/model/loss.h"
@@ -43,7 +46,10 @@ struct DualityGap {
 // The gap of `model` on the training rows, whose objective P(w, b) = `primal` the caller has evaluated (over all
 // rows, in row order); `local` holds this process's rows (all of them in one process). Collective: every rank
 // calls it and gets the same result.
+// `pieces` are the local rows of the workers' shards (LocalShards; empty: all local rows as one piece): dense rows
+// are summed in double within fixed chunks of a piece and each chunk's sums rounded to integers, so the result is
+// the same however the pieces are split over processes and threads.
 DualityGap ComputeDualityGap(const LinearModel& model, const Dataset& local, const Objective& objective, double primal,
-                             ThreadPool* pool, Communicator& comm);
+                             ThreadPool* pool, Communicator& comm, std::span<const Shard> pieces = {});
 
 }  // namespace pimopt

@@ -25,22 +25,8 @@ class MaSgd final : public Algorithm {
     ValidateLocalBatch(config, train_rows);
   }
   EpochInfo RunEpoch(IBackend& backend, const TrainConfig& config, const Partition& part, int epoch) override {
-    const ShardPlan plan(LocalShards(part), config.batch, config.seed, static_cast<uint64_t>(epoch), config.shuffle,
-                         part.first_worker);
-    // Every process runs the same number of rounds: the longest shard's batch count over all workers.
-    const uint64_t steps = MaxShardBatches(part.total_rows, config.workers, config.batch);
-    const uint64_t h = static_cast<uint64_t>(config.local_steps);
-    const uint64_t rounds = (steps + h - 1) / h;
-    LocalSgdRequest request;
-    request.plan = &plan;
-    request.lr = config.LearningRate(epoch);
-    request.start_from_global = true;
-    for (uint64_t r = 0; r < rounds; ++r) {
-      request.first_step = r * h;
-      request.num_steps = std::min(h, steps - r * h);
-      backend.LocalSgd(request);
-      backend.AverageLocalModels();
-    }
+    const auto [steps, rounds] = RunLocalRounds(backend, config, part, epoch, /*start_from_global=*/true,
+                                                [&] { backend.AverageLocalModels(); });
     return {steps, rounds, std::nullopt};
   }
 };

@@ -146,9 +146,23 @@ ParamTable<TrainConfig> MakeTrainParams() {
   t.Add("local-steps", &TrainConfig::local_steps, 1)
       .Min(1)
       .Unit("steps")
-      .AppliesWhen("algo", {"ma"})
+      .AppliesWhen("algo", {"ma", "dsgd"})
       .Group(algorithm)
-      .Help("MA-SGD: local steps between two model averages (PIM-Opt: 1)");
+      .Help("MA-SGD: local steps between two model averages (PIM-Opt: 1); D-PSGD: between two gossip steps");
+  t.AddChoice("topology", &TrainConfig::topology, TopologyKind::kRing,
+              std::vector<std::pair<ParamChoice, TopologyKind>>{
+                  {{"ring", "each worker gossips with its two neighbours", {}}, TopologyKind::kRing},
+                  {{"torus", "a 2-D torus (the most square rows x cols): four neighbours", {}}, TopologyKind::kTorus},
+                  {{"hierarchical",
+                    "complete within groups of 8 workers (a UPMEM chip), a ring over the groups' first workers",
+                    {}},
+                   TopologyKind::kHierarchical},
+                  {{"complete", "every pair: one gossip step is exact averaging (MA-SGD)", {}},
+                   TopologyKind::kComplete}})
+      .Noun("topology")
+      .AppliesWhen("algo", {"dsgd"})
+      .Group(algorithm)
+      .Help("the graph D-PSGD's gossip steps average over (Metropolis-Hastings weights; docs/algorithms.md)");
   t.AddChoice("ga-batches", &TrainConfig::ga_per_worker_batches, false,
               std::vector<std::pair<ParamChoice, bool>>{
                   {{"random", "a uniformly random global batch (GA-SGD is then exactly MB-SGD)", {}}, false},
@@ -277,11 +291,36 @@ void TrainConfig::ValidateWithoutData() const {
 
 void TrainConfig::CheckProcesses(int processes) const {
   if (processes <= 1) return;
+  if (traits().distributed && !traits().multi_process) {
+    throw ConfigError("--algo", StrCat(algorithm, " runs its workers in one process (its exchange between processes "
+                                       "is not implemented); under mpirun use ", DistributedAlgorithmNames()));
+  }
   if (!traits().distributed) {
     throw ConfigError("--algo", StrCat(algorithm, " has one worker and runs in one process; under mpirun use ",
                                        DistributedAlgorithmNames()));
   }
   Partition::ForRank(1, workers, 0, processes);  // at least one worker per process
+}
+
+std::pair<uint64_t, uint64_t> RunLocalRounds(IBackend& backend, const TrainConfig& config, const Partition& part,
+                                             int epoch, bool start_from_global,
+                                             const std::function<void()>& after_round) {
+  const ShardPlan plan(LocalShards(part), config.batch, config.seed, static_cast<uint64_t>(epoch), config.shuffle,
+                       part.first_worker);
+  const uint64_t steps = MaxShardBatches(part.total_rows, config.workers, config.batch);
+  const uint64_t h = static_cast<uint64_t>(config.local_steps);
+  const uint64_t rounds = (steps + h - 1) / h;
+  LocalSgdRequest request;
+  request.plan = &plan;
+  request.lr = config.LearningRate(epoch);
+  request.start_from_global = start_from_global;
+  for (uint64_t r = 0; r < rounds; ++r) {
+    request.first_step = r * h;
+    request.num_steps = std::min(h, steps - r * h);
+    backend.LocalSgd(request);
+    after_round();
+  }
+  return {steps, rounds};
 }
 
 void ValidateGlobalBatch(const TrainConfig& config, uint64_t train_rows) {

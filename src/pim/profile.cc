@@ -399,6 +399,52 @@ ParamTable<HardwareProfile> MakeProfileFields() {
       .Group("error bars")
       .Source(uncertainty_source)
       .Help("relative uncertainty of a modeled DPU->CPU transfer time (1 MB or more)");
+  const std::string links = "what-if DPU links";
+  const std::string link_assumption =
+      "assumption (no such link exists): a DPU's port moves what its MRAM DMA engine sustains, 0.63 GB/s read in "
+      "[PrIM] Fig. 8; docs/pim-emulator.md 'What-if interconnects'";
+  t.AddChoice("link_scope", &HardwareProfile::link_scope, LinkScope::kNone,
+              std::vector<std::pair<ParamChoice, LinkScope>>{
+                  {{"none", "no DPU-to-DPU path: everything passes through the host (today's UPMEM)", {}},
+                   LinkScope::kNone},
+                  {{"chip", "the DPUs of a chip are linked", {}}, LinkScope::kChip},
+                  {{"rank", "the DPUs of a rank are linked", {}}, LinkScope::kRank},
+                  {{"system", "every DPU: within a rank by the DPUs' ports, across ranks by the ranks' ports", {}},
+                   LinkScope::kSystem}})
+      .Noun("scope")
+      .Group(links)
+      .Source("[PIM-Opt] section 7: future PIM systems need direct DPU communication (what-if)")
+      .Help("which DPUs a direct link joins");
+  t.Add("dpus_per_chip", &HardwareProfile::dpus_per_chip, 8)
+      .Min(1)
+      .Unit("DPUs")
+      .Group(links)
+      .Source("[HotChips19] 8 DPUs per chip")
+      .Help("DPUs per chip (the link scope 'chip')");
+  t.Add("link_bytes_per_s", &HardwareProfile::link_bytes_per_s, 0.63e9)
+      .Positive()
+      .Unit("B/s")
+      .Group(links)
+      .Source(link_assumption)
+      .Help("a DPU's link port, each direction: its messages to its neighbours share it");
+  t.Add("link_latency_s", &HardwareProfile::link_latency_s, 1e-6)
+      .Min(0)
+      .Unit("s")
+      .Group(links)
+      .Source("assumption: 1 us per message, the order of a DPU-side DMA plus a handshake")
+      .Help("a message's fixed time on a link");
+  t.Add("inter_rank_link_bytes_per_s", &HardwareProfile::inter_rank_link_bytes_per_s, 19.2e9)
+      .Positive()
+      .Unit("B/s")
+      .Group(links)
+      .Source("assumption: a rank's DDR4-2400 channel, 19.2 GB/s ([PrIM] section 2)")
+      .Help("a rank's port to the other ranks, each direction (scope 'system'): its DPUs' cross-rank messages share it");
+  t.Add("inter_rank_link_latency_s", &HardwareProfile::inter_rank_link_latency_s, 2e-6)
+      .Min(0)
+      .Unit("s")
+      .Group(links)
+      .Source("assumption: 2 us per message across ranks")
+      .Help("a cross-rank message's fixed time");
   t.Add("dpu_active_power_w", &HardwareProfile::dpu_active_power_w, 0.15)
       .Min(0)
       .Unit("W")
@@ -496,6 +542,36 @@ std::vector<ProfilePreset> MakePresets() {
         {"slots.div32_setup", "1"},
         {"slots.div_step", "0"},
         {"slots.div_signed", "0"}}},
+      {"links-chip",
+       "what-if: today's UPMEM with links between the 8 DPUs of each chip",
+       "what-if (assumed link figures, docs/pim-emulator.md 'What-if interconnects')",
+       {{"link_scope", "chip"}}},
+      {"links-rank",
+       "what-if: today's UPMEM with links between the 64 DPUs of each rank",
+       "what-if (assumed link figures, docs/pim-emulator.md 'What-if interconnects')",
+       {{"link_scope", "rank"}}},
+      {"links-system",
+       "what-if: today's UPMEM with links between all DPUs (across ranks through each rank's port)",
+       "what-if (assumed link figures, docs/pim-emulator.md 'What-if interconnects')",
+       {{"link_scope", "system"}}},
+      {"host-x2",
+       "what-if: today's UPMEM with 2x the host <-> DPU bandwidth (every rate and cap of the transfer model)",
+       "what-if: pim-opt's transfer rates x2",
+       {{"rank_to_dpu_bytes_per_s", "1.1e+10"},
+        {"rank_from_dpu_bytes_per_s", "3.62e+09"},
+        {"rank_broadcast_bytes_per_s", "3.376e+10"},
+        {"max_to_dpu_bytes_per_s", "4.52e+10"},
+        {"max_from_dpu_bytes_per_s", "2.22e+10"},
+        {"max_broadcast_bytes_per_s", "3.616e+11"}}},
+      {"host-x4",
+       "what-if: today's UPMEM with 4x the host <-> DPU bandwidth (every rate and cap of the transfer model)",
+       "what-if: pim-opt's transfer rates x4",
+       {{"rank_to_dpu_bytes_per_s", "2.2e+10"},
+        {"rank_from_dpu_bytes_per_s", "7.24e+09"},
+        {"rank_broadcast_bytes_per_s", "6.752e+10"},
+        {"max_to_dpu_bytes_per_s", "9.04e+10"},
+        {"max_from_dpu_bytes_per_s", "4.44e+10"},
+        {"max_broadcast_bytes_per_s", "7.232e+11"}}},
       {"future-wide",
        "what-if: the 500 MHz design clock, 4x WRAM (256 KB) and 4x host links",
        "what-if after [HotChips19]'s 500 MHz target",
@@ -520,7 +596,7 @@ const ParamTable<HardwareProfile>& ProfileFields() {
 // A field added to HardwareProfile must be declared in ProfileFields(): its fields have no initializers of their
 // own, so an undeclared one would be left unset. This guard makes such an addition fail to compile on the LP64
 // platforms pimopt is built on (the size counts every field and the op-cost array).
-static_assert(sizeof(void*) != 8 || sizeof(std::string) != 32 || sizeof(HardwareProfile) == 704,
+static_assert(sizeof(void*) != 8 || sizeof(std::string) != 32 || sizeof(HardwareProfile) == 744,
               "HardwareProfile changed: declare every field in ProfileFields() and update this size");
 
 HardwareProfile::HardwareProfile() : name("pim-opt") { ProfileFields().ApplyDefaults(*this); }

@@ -112,7 +112,7 @@ namespace {
 TEST(AlgorithmRegistry, EveryAlgorithmRegistersItselfWithItsTraits) {
   std::vector<std::string> names;
   for (const AlgorithmTraits* t : RegisteredAlgorithms()) names.push_back(t->name);
-  EXPECT_EQ(names, (std::vector<std::string>{"sgd", "mbsgd", "ga", "ma", "admm"}));  // listing order
+  EXPECT_EQ(names, (std::vector<std::string>{"sgd", "mbsgd", "ga", "ma", "dsgd", "admm"}));  // listing order
   for (const AlgorithmTraits* t : RegisteredAlgorithms()) {
     EXPECT_EQ(&FindAlgorithm(t->name), t);
     for (const std::string& alias : t->aliases) EXPECT_EQ(&FindAlgorithm(alias), t) << alias;
@@ -126,13 +126,13 @@ TEST(AlgorithmRegistry, EveryAlgorithmRegistersItselfWithItsTraits) {
   EXPECT_TRUE(FindAlgorithm("admm").keeps_duals);
   EXPECT_FALSE(FindAlgorithm("ma").keeps_duals);
   EXPECT_EQ(FindAlgorithm("sgd").default_batch, 1u);
-  EXPECT_EQ(DistributedAlgorithmNames(), "ga, ma or admm");
+  EXPECT_EQ(DistributedAlgorithmNames(), "ga, ma or admm");  // dsgd runs in one process
   try {
     FindAlgorithm("newton");
     FAIL() << "accepted an unknown algorithm";
   } catch (const ConfigError& e) {
     EXPECT_EQ(e.parameter(), "--algo");
-    EXPECT_NE(std::string(e.what()).find("use sgd, mbsgd, ga, ma, admm"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("use sgd, mbsgd, ga, ma, dsgd, admm"), std::string::npos) << e.what();
   }
 }
 

@@ -95,6 +95,7 @@ class RecordingBackend final : public IBackend {
   void AverageLocalModels() override { inner_.AverageLocalModels(); }
   AdmmResiduals AdmmConsensus(double rho) override { return inner_.AdmmConsensus(rho); }
   void ScaleDuals(double factor) override { inner_.ScaleDuals(factor); }
+  void MixLocalModels(const Topology& topology) override { inner_.MixLocalModels(topology); }
   LinearModel ExportModel() const override { return inner_.ExportModel(); }
   std::map<std::string, double> PhaseSeconds() const override { return inner_.PhaseSeconds(); }
   TrafficCounters Traffic() const override { return inner_.Traffic(); }

@@ -14,6 +14,14 @@ namespace {
 
 // A value for the field that differs from `current` and lies within its declared bounds.
 std::string OtherValue(const ParamInfo& info, const ParamValue& current) {
+  if (info.type == ParamType::kChoice) {  // the next choice
+    const std::vector<ParamChoice> choices = info.Choices();
+    const std::string now = FormatParamValue(current);
+    for (size_t i = 0; i < choices.size(); ++i) {
+      if (choices[i].name == now) return choices[(i + 1) % choices.size()].name;
+    }
+    return choices.front().name;
+  }
   if (info.type == ParamType::kUint) {
     const uint64_t v = std::get<uint64_t>(current);
     return std::to_string(v % 2 == 0 ? v + 8 : v + 1);  // even stays a multiple of 8 when it was one
@@ -32,7 +40,7 @@ TEST(ProfileFields, EveryFieldIsDeclaredWithUnitSourceAndMeaning) {
     if (e.info.name.rfind("slots.", 0) == 0) ++slots;
   }
   EXPECT_EQ(slots, kNumOps);
-  EXPECT_EQ(ProfileFields().entries().size(), 59 + kNumOps);
+  EXPECT_EQ(ProfileFields().entries().size(), 65 + kNumOps);
 }
 
 TEST(ProfileFields, EveryFieldIsOverridableByNameAndChangesOnlyItself) {

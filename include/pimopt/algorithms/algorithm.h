@@ -42,6 +42,7 @@ struct AlgorithmTraits {
   std::string title;                 // for people: "gradient-averaging SGD (GA-SGD)"
   int listing_order = 0;             // where it appears in lists and --help
   bool distributed = false;          // K workers, spread over MPI ranks; false: exactly one worker, one process
+  bool multi_process = true;         // with distributed: its workers may be split over MPI ranks
   int default_workers = 1;
   BatchMeaning batch_meaning = BatchMeaning::kGlobal;
   uint64_t default_batch = 64;
@@ -62,6 +63,13 @@ class Algorithm {
   // over all N rows and W workers; the backend receives only this process's workers, with local row indices.
   virtual EpochInfo RunEpoch(IBackend& backend, const TrainConfig& config, const Partition& part, int epoch) = 0;
 };
+
+// The local-SGD rounds of an epoch (MA-SGD, D-PSGD): every worker passes over its shard once in rounds of
+// --local-steps steps (the longest shard's batch count over all workers, so every process runs as many rounds),
+// starting each round from the global model or from its own, and `after_round` synchronizes. {steps, rounds}.
+std::pair<uint64_t, uint64_t> RunLocalRounds(IBackend& backend, const TrainConfig& config, const Partition& part,
+                                             int epoch, bool start_from_global,
+                                             const std::function<void()>& after_round);
 
 // Shared checks: a global batch must fit the training set; a local batch must fit the smallest shard.
 void ValidateGlobalBatch(const TrainConfig& config, uint64_t train_rows);

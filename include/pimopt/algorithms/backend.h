@@ -22,6 +22,7 @@
 
 #include "pimopt/collectives/communicator.h"
 #include "pimopt/algorithms/schedule.h"
+#include "pimopt/algorithms/topology.h"
 #include "pimopt/algorithms/train_config.h"
 #include "pimopt/data/dataset.h"
 #include "pimopt/model/linear_model.h"
@@ -102,6 +103,10 @@ class IBackend {
 
   // global <- (1/K) sum_k x_k (model averaging; with K = 1 a copy).
   virtual void AverageLocalModels() = 0;
+
+  // One gossip step over `topology` (topology.h): x_k <- sum_j W_kj x_j for every worker, summed in ascending j;
+  // the global model is unchanged. One process only (the coordinator refuses a split into ranks).
+  virtual void MixLocalModels(const Topology& topology) = 0;
 
   // ADMM consensus step: a = mean_k x_k + mean_k u_k;
   //   z_j = S(a_j, l1/rho) * rho/(rho + l2) for weights (S = soft threshold), z_b = a_b for the bias;

@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <string>
 
+#include "pimopt/algorithms/topology.h"
 #include "pimopt/core/params.h"
 #include "pimopt/model/loss.h"
 
@@ -37,6 +38,7 @@ struct TrainConfig {
   double rho;       // ADMM penalty (the first round's with --rho auto); kAutoRho until ResolveAuto
   int local_epochs;  // ADMM: local epochs of proximal mini-batch SGD per consensus round
   bool shuffle;      // reshuffle the visiting order every epoch
+  TopologyKind topology;  // D-PSGD: the graph its gossip steps average over
   bool ga_per_worker_batches;  // GA-SGD: each worker B/K rows of its own shard per step (PIM-Opt's), not a random
                                // global batch
   uint64_t seed;

@@ -56,6 +56,10 @@ enum class Op : uint8_t {
 inline constexpr size_t kNumOps = static_cast<size_t>(Op::kCount);
 const char* OpName(Op op);
 
+// Which DPUs a what-if DPU <-> DPU link joins: none (today's hardware: every byte passes through the host), the DPUs of
+// a chip, of a rank, or every DPU (within a rank through the DPUs' ports, across ranks through the ranks' ports).
+enum class LinkScope : uint8_t { kNone, kChip, kRank, kSystem };
+
 // The fields; their defaults, units and sources are in ProfileFields() (and `pimopt profile pim-opt` prints them).
 struct HardwareProfile {
   HardwareProfile();  // the declared defaults, named "pim-opt"
@@ -119,6 +123,14 @@ struct HardwareProfile {
   double kernel_time_uncertainty;
   double cpu_to_dpu_time_uncertainty;
   double dpu_to_cpu_time_uncertainty;
+  // What-if DPU <-> DPU links (none on today's hardware; interconnect.h): which pairs of DPUs are linked, each
+  // DPU's port, and the port every rank has to the other ranks.
+  LinkScope link_scope;
+  uint32_t dpus_per_chip;
+  double link_bytes_per_s;             // one DPU's port, each direction
+  double link_latency_s;               // per message
+  double inter_rank_link_bytes_per_s;  // one rank's port to the other ranks, each direction
+  double inter_rank_link_latency_s;
   // energy
   double dpu_active_power_w;
   // the host's reduction at every synchronization (pim/host_model.h)

@@ -472,6 +472,29 @@ void CpuBackend::LocalSgd(const LocalSgdRequest& req) {
   AddPhase("worker_compute", t0);
 }
 
+void CpuBackend::MixLocalModels(const Topology& topology) {
+  const auto t0 = StartPhase();
+  PIMOPT_CHECK(comm_->size() == 1 && topology.workers() == static_cast<uint32_t>(workers_),
+               "MixLocalModels: one process holding every worker");
+  if (mixed_.size() != local_.size()) mixed_.assign(local_.size(), std::vector<float>(n_ + 1));
+  ForFeatureBlocks([&](size_t begin, size_t end) {
+    for (int k = 0; k < workers_; ++k) {
+      const MixingRow& row = topology.row(static_cast<uint32_t>(k));
+      float* out = mixed_[k].data();
+      for (size_t j = begin; j < end; ++j) {
+        double s = 0;
+        for (size_t e = 0; e < row.neighbours.size(); ++e) s += row.weights[e] * local_[row.neighbours[e]][j];
+        out[j] = static_cast<float>(s);
+      }
+    }
+  });
+  local_.swap(mixed_);
+  // Each worker sends its model to each neighbour: two models per link.
+  traffic_.to_workers_bytes += 2 * topology.edges() * 4 * (n_ + 1);
+  ++traffic_.syncs;
+  AddPhase("reduce", t0);
+}
+
 void CpuBackend::AverageLocalModels() {
   const auto t0 = StartPhase();
   global_scale_ = 1.0f;  // global_ is replaced

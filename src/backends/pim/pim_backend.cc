@@ -10,6 +10,7 @@
 #include "pimopt/core/file_util.h"
 #include "pimopt/core/thread_pool.h"
 #include "pimopt/pim/host_model.h"
+#include "pimopt/pim/interconnect.h"
 
 namespace pimopt {
 
@@ -473,6 +474,65 @@ void PimBackend::LocalSgd(const LocalSgdRequest& req) {
   Launch();
 }
 
+void PimBackend::MixLocalModels(const Topology& topology) {
+  // Today's hardware has no DPU-to-DPU path: the host pulls every x_k, mixes, and pushes each DPU its new x_k.
+  PIMOPT_CHECK(comm_->size() == 1 && topology.workers() == num_dpus_, "MixLocalModels: one process, every DPU");
+  // With links covering every edge of the topology the models move DPU to DPU: modeled by the link model, the
+  // emulator's pull and push (which carry the bytes) not counted as the machine's transfers.
+  std::vector<std::pair<uint32_t, uint32_t>> edges;
+  for (uint32_t k = 0; k < num_dpus_; ++k) {
+    for (uint32_t j : topology.row(k).neighbours) {
+      if (j > k) edges.emplace_back(k, j);
+    }
+  }
+  const std::optional<pim::LinkExchangeTime> linked =
+      pim::ModelNeighbourExchange(profile_, num_dpus_, edges, layout_.model_bytes());
+  const Activity activity = linked ? Activity::kLinkExchange : Activity::kTraining;
+  {
+    std::vector<std::vector<int32_t>>& buffers = Staging(staged_models_);
+    for (uint32_t k = 0; k < num_dpus_; ++k) dpus_->PrepareXfer(k, buffers[k].data(), layout_.model_bytes());
+    Pull(activity, TransferKind::kPullModels, pim::kMramHeapSymbol, layout_.w_offset, layout_.model_bytes());
+    for (uint32_t k = 0; k < num_dpus_; ++k) std::copy_n(buffers[k].begin(), layout_.n_pad + 1, local_[k].begin());
+  }
+  const auto t0 = Clock::now();
+  const double comm_s0 = comm_->stats().seconds;
+  const size_t total = layout_.n_pad + 1;
+  const size_t blocks = (total + kReduceBlock - 1) / kReduceBlock;
+  std::vector<std::vector<int32_t>> mixed(num_dpus_, std::vector<int32_t>(total));
+  std::vector<fixed::Saturation> sat(blocks);
+  pool_.ParallelFor(blocks, [&](size_t b) {
+    const size_t begin = b * kReduceBlock, end = std::min(total, (b + 1) * kReduceBlock);
+    for (uint32_t k = 0; k < num_dpus_; ++k) {
+      const MixingRow& row = topology.row(k);
+      for (size_t j = begin; j < end; ++j) {
+        double s = 0;
+        for (size_t e = 0; e < row.neighbours.size(); ++e) s += row.weights[e] * local_[row.neighbours[e]][j];
+        mixed[k][j] = fixed::SaturateModel(static_cast<int64_t>(std::llround(s)), sat[b]);
+      }
+    }
+  });
+  for (const fixed::Saturation& s : sat) saturation_.events += s.events;
+  local_.swap(mixed);
+  if (linked) {
+    // The DPUs mix on their own: no host work; the link exchange's modeled time and bytes.
+    ledger_.link_s += linked->seconds;
+    ledger_.link_bytes += linked->link_bytes;
+    ++ledger_.syncs;
+  } else {
+    // Every DPU's neighbours' models read, its new model written.
+    RecordHostWork({.vectors_per_dpu = topology.max_degree() + 1, .bytes_per_element = 4, .elements = total,
+                    .update_bytes_per_element = 8},
+                   t0, comm_s0);
+  }
+  std::vector<std::vector<int32_t>>& vectors = Staging(staged_pushes_);
+  for (uint32_t k = 0; k < num_dpus_; ++k) {
+    std::fill(vectors[k].begin(), vectors[k].end(), 0);
+    std::copy(local_[k].begin(), local_[k].end(), vectors[k].begin());
+    dpus_->PrepareXfer(k, vectors[k].data(), layout_.model_bytes());
+  }
+  Push(activity, TransferKind::kPushModels, pim::kMramHeapSymbol, layout_.w_offset, layout_.model_bytes());
+}
+
 void PimBackend::AverageLocalModels() {
   PullModels();
   const auto t0 = Clock::now();
@@ -633,7 +693,8 @@ std::map<std::string, double> PimBackend::PhaseSeconds() const {
           {"modeled_launch_overhead", l.launch_s},
           {"modeled_dpu_to_cpu", from_dpu_s},
           {"modeled_host_reduction", host_s},
-          {"modeled_total", to_dpu_s + l.kernel_s + l.launch_s + from_dpu_s + host_s},
+          {"modeled_dpu_to_dpu", l.link_s},
+          {"modeled_total", to_dpu_s + l.kernel_s + l.launch_s + from_dpu_s + host_s + l.link_s},
           // The error bar the hardware validation supports, each component's share added (its errors repeat from
           // one launch or transfer of the same shape to the next); the host reduction has none (not validated).
           {"modeled_total_uncertainty", profile_.kernel_time_uncertainty * (l.kernel_s + l.launch_s) +
@@ -661,7 +722,8 @@ std::map<std::string, double> PimBackend::Counters() {
                                   {"host_saturations", static_cast<double>(saturation_.events)},
                                   {"quantization_saturations", quantization_saturations_},
                                   {"setup_to_dpu_bytes", static_cast<double>(setup.bytes)},
-                                  {"modeled_setup_to_dpu_s", setup.modeled_s}};
+                                  {"modeled_setup_to_dpu_s", setup.modeled_s},
+                                  {"dpu_to_dpu_bytes", static_cast<double>(ledger_.link_bytes)}};
   if (dpus_) {
     // Each tasklet's saturation counter accumulates over launches in WRAM; reading them is a diagnostic transfer.
     uint64_t total = 0;

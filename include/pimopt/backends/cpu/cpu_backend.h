@@ -31,6 +31,7 @@ class CpuBackend final : public IBackend {
   void AverageLocalModels() override;
   AdmmResiduals AdmmConsensus(double rho) override;
   void ScaleDuals(double factor) override;
+  void MixLocalModels(const Topology& topology) override;
   LinearModel ExportModel() const override;
   void ExportModelInto(LinearModel& into) const override;
   std::map<std::string, double> PhaseSeconds() const override { return phase_seconds_; }
@@ -82,6 +83,7 @@ class CpuBackend final : public IBackend {
   std::vector<float> row_derivatives_;          // SparseOneWorkerStep: d of each batch row
   std::vector<std::vector<uint32_t>> range_touched_;  // SparseOneWorkerStep: per column range, the touched columns
   std::vector<std::vector<float>> local_;    // x_k
+  std::vector<std::vector<float>> mixed_;    // MixLocalModels: the new x_k before they replace local_
   std::vector<std::vector<float>> dual_;     // u_k (ADMM)
   std::vector<std::vector<float>> scratch_;  // per worker: gradient (dense) or scaled model y (sparse)
   std::vector<std::vector<float>> shift_;    // per worker: z - u_k during a proximal local phase

@@ -77,6 +77,7 @@ class PimBackend final : public IBackend {
   void AverageLocalModels() override;
   AdmmResiduals AdmmConsensus(double rho) override;
   void ScaleDuals(double factor) override;
+  void MixLocalModels(const Topology& topology) override;
   LinearModel ExportModel() const override;
   void ExportModelInto(LinearModel& into) const override;
   std::map<std::string, double> PhaseSeconds() const override;
@@ -88,8 +89,10 @@ class PimBackend final : public IBackend {
   PimProjection Project(uint32_t target_dpus, uint64_t target_rows_per_dpu, int epochs) const;
 
   // What a transfer served. Only training transfers are host <-> worker traffic; the others are reported apart.
-  enum class Activity { kSetup, kTraining, kCheckpoint, kDiagnostics };
-  static constexpr size_t kNumActivities = 4;
+  // kLinkExchange: transfers that carry, functionally, what a what-if DPU <-> DPU link moves on the modeled
+  // machine; their host time is not the machine's (Ledger::link_s is).
+  enum class Activity { kSetup, kTraining, kCheckpoint, kDiagnostics, kLinkExchange };
+  static constexpr size_t kNumActivities = 5;
   enum class TransferKind { kData, kPushArgs, kPushRows, kBroadcastModel, kPushModels, kPushTargets, kPullModels, kPullGradients,
                             kCounters };
   // Everything this backend accounts, in one place: each transfer, launch and host reduction is recorded once, when
@@ -107,6 +110,8 @@ class PimBackend final : public IBackend {
     double emulation_wall_s = 0;
     double host_reduction_s = 0;          // measured on this machine (this process's share)
     double modeled_host_reduction_s = 0;  // the profile's host model, over all DPUs
+    double link_s = 0;  // modeled DPU <-> DPU exchanges over what-if links
+    uint64_t link_bytes = 0;
     uint64_t launches = 0, syncs = 0;
     uint64_t mram_wram_bytes = 0;  // training launches' DMA, both directions, over this process's DPUs
     std::map<std::pair<TransferKind, uint64_t>, uint64_t> training_transfers;

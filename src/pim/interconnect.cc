@@ -1,0 +1,53 @@
+#include "pimopt/pim/interconnect.h"
+
+#include <algorithm>
+#include <vector>
+
+namespace pimopt::pim {
+
+bool Linked(const HardwareProfile& profile, uint32_t a, uint32_t b) {
+  switch (profile.link_scope) {
+    case LinkScope::kNone:
+      return false;
+    case LinkScope::kChip:
+      return a / profile.dpus_per_chip == b / profile.dpus_per_chip &&
+             a / profile.dpus_per_rank == b / profile.dpus_per_rank;
+    case LinkScope::kRank:
+      return a / profile.dpus_per_rank == b / profile.dpus_per_rank;
+    case LinkScope::kSystem:
+      return true;
+  }
+  return false;
+}
+
+std::optional<LinkExchangeTime> ModelNeighbourExchange(const HardwareProfile& profile, uint32_t dpus,
+                                                       std::span<const std::pair<uint32_t, uint32_t>> edges,
+                                                       uint64_t bytes) {
+  const uint32_t ranks = (dpus + profile.dpus_per_rank - 1) / profile.dpus_per_rank;
+  // Busy seconds of each port: DPU out / in, rank out / in.
+  std::vector<double> dpu_out(dpus, 0.0), dpu_in(dpus, 0.0), rank_out(ranks, 0.0), rank_in(ranks, 0.0);
+  const double message_s = profile.link_latency_s + static_cast<double>(bytes) / profile.link_bytes_per_s;
+  const double cross_s =
+      profile.inter_rank_link_latency_s + static_cast<double>(bytes) / profile.inter_rank_link_bytes_per_s;
+  LinkExchangeTime t;
+  for (const auto& [a, b] : edges) {
+    if (a >= dpus || b >= dpus || !Linked(profile, a, b)) return std::nullopt;
+    for (const auto& [from, to] : {std::pair{a, b}, std::pair{b, a}}) {
+      dpu_out[from] += message_s;
+      dpu_in[to] += message_s;
+      t.link_bytes += bytes;
+      const uint32_t rf = from / profile.dpus_per_rank, rt = to / profile.dpus_per_rank;
+      if (rf != rt) {
+        rank_out[rf] += cross_s;
+        rank_in[rt] += cross_s;
+        t.cross_rank_bytes += bytes;
+      }
+    }
+  }
+  for (const std::vector<double>* ports : {&dpu_out, &dpu_in, &rank_out, &rank_in}) {
+    if (!ports->empty()) t.seconds = std::max(t.seconds, *std::max_element(ports->begin(), ports->end()));
+  }
+  return t;
+}
+
+}  // namespace pimopt::pim

@@ -1,0 +1,170 @@
+// Topologies, their mixing matrices and D-PSGD (decentralized SGD with gossip averaging).
+#include <cmath>
+#include <cstring>
+#include <mutex>
+
+#include <gtest/gtest.h>
+
+#include "pimopt/algorithms/topology.h"
+#include "pimopt/algorithms/train.h"
+#include "pimopt/backends/pim/pim_backend.h"
+#include "pimopt/collectives/in_process_communicator.h"
+#include "pimopt/core/error.h"
+#include "pimopt/core/thread_pool.h"
+#include "pimopt/run/pipeline.h"
+#include "test_util.h"
+
+namespace pimopt {
+namespace {
+
+constexpr double kPi = 3.14159265358979323846;
+
+TEST(Topology, MetropolisWeightsAreSymmetricAndDoublyStochastic) {
+  for (const TopologyKind kind :
+       {TopologyKind::kComplete, TopologyKind::kRing, TopologyKind::kTorus, TopologyKind::kHierarchical}) {
+    for (const uint32_t k : {1u, 2u, 5u, 12u, 64u}) {
+      const Topology t(kind, k);
+      std::vector<double> w(size_t{k} * k, 0.0);
+      for (uint32_t i = 0; i < k; ++i) {
+        const MixingRow& row = t.row(i);
+        ASSERT_TRUE(std::is_sorted(row.neighbours.begin(), row.neighbours.end()));
+        double sum = 0;
+        for (size_t e = 0; e < row.neighbours.size(); ++e) {
+          EXPECT_GT(row.weights[e], 0) << Topology::Name(kind) << " " << k;
+          w[size_t{i} * k + row.neighbours[e]] = row.weights[e];
+          sum += row.weights[e];
+        }
+        EXPECT_NEAR(sum, 1.0, 1e-12) << Topology::Name(kind) << " " << k;
+      }
+      for (uint32_t i = 0; i < k; ++i) {
+        for (uint32_t j = 0; j < k; ++j) EXPECT_EQ(w[size_t{i} * k + j], w[size_t{j} * k + i]);
+      }
+    }
+  }
+}
+
+TEST(Topology, ShapesDegreesAndMixingRates) {
+  EXPECT_EQ(Topology(TopologyKind::kRing, 16).max_degree(), 2u);
+  EXPECT_EQ(Topology(TopologyKind::kRing, 16).edges(), 16u);
+  EXPECT_EQ(Topology(TopologyKind::kTorus, 16).max_degree(), 4u);  // 4 x 4
+  EXPECT_EQ(Topology(TopologyKind::kTorus, 16).edges(), 32u);
+  EXPECT_EQ(Topology(TopologyKind::kComplete, 16).edges(), 16u * 15 / 2);
+  // Hierarchical over 64: 8 complete groups of 8 (28 links each) and a ring of 8 over the groups' first workers.
+  EXPECT_EQ(Topology(TopologyKind::kHierarchical, 64).edges(), 8u * 28 + 8);
+  // Exact averaging in one step; a ring of K with weights 1/3: second eigenvalue (1 + 2 cos(2 pi / K)) / 3.
+  EXPECT_NEAR(Topology(TopologyKind::kComplete, 16).MixingRate(), 0.0, 1e-9);
+  EXPECT_NEAR(Topology(TopologyKind::kRing, 16).MixingRate(), (1 + 2 * std::cos(2 * kPi / 16)) / 3, 1e-6);
+  // The torus mixes faster than the ring of the same size.
+  EXPECT_LT(Topology(TopologyKind::kTorus, 64).MixingRate(), Topology(TopologyKind::kRing, 64).MixingRate());
+  EXPECT_NE(Topology(TopologyKind::kTorus, 12).Describe().find("3 x 4"), std::string::npos);
+}
+
+TrainConfig DsgdConfig(TopologyKind topology) {
+  TrainConfig c;
+  c.algorithm = "dsgd";
+  c.topology = topology;
+  c.workers = 8;
+  c.batch = 8;
+  c.lr = 0.1;
+  c.objective.l2 = 1e-4;
+  c.epochs = 4;
+  c.seed = 3;
+  return c;
+}
+
+// Gossip over the complete graph is exact averaging: D-PSGD is MA-SGD (to float rounding: the weighted sum 1/K x_j
+// against the sum of the x_j times 1/K).
+TEST(Dsgd, OverTheCompleteGraphIsModelAveraging) {
+  const Dataset train = testing::SmallDense(3000, 20, 7);
+  TrainConfig c = DsgdConfig(TopologyKind::kComplete);
+  const TrainResult gossip = testing::TrainCpu(train, c);
+  c.algorithm = "ma";
+  const TrainResult ma = testing::TrainCpu(train, c);
+  ASSERT_EQ(gossip.model.weights.size(), ma.model.weights.size());
+  for (size_t j = 0; j < ma.model.weights.size(); ++j) {
+    EXPECT_NEAR(gossip.model.weights[j], ma.model.weights[j], 1e-5 * (1 + std::fabs(ma.model.weights[j]))) << j;
+  }
+  EXPECT_NEAR(gossip.model.bias, ma.model.bias, 1e-5);
+}
+
+TEST(Dsgd, EveryTopologyConvergesOnBothModels) {
+  const Dataset train = testing::SmallDense(4000, 20, 7);
+  const Dataset test = testing::SmallDense(2000, 20, 7, 4000);
+  for (const TopologyKind kind : {TopologyKind::kRing, TopologyKind::kTorus, TopologyKind::kHierarchical}) {
+    for (const LossKind loss : {LossKind::kLogistic, LossKind::kHinge}) {
+      TrainConfig c = DsgdConfig(kind);
+      c.workers = 16;
+      c.objective.loss = loss;
+      c.epochs = 8;
+      const TrainResult r = testing::TrainCpu(train, c, 2, &test);
+      EXPECT_GT(r.epochs.back().test->accuracy, 0.93) << Topology::Name(kind) << " " << ModelName(loss);
+      EXPECT_LT(r.epochs.back().train.objective, r.epochs.front().train.objective) << Topology::Name(kind);
+    }
+  }
+}
+
+TEST(Dsgd, TheSameModelOnAnyThreadCountAndCheaperGossipOnSparserGraphs) {
+  const Dataset train = testing::SmallDense(3000, 30, 5);
+  TrainConfig c = DsgdConfig(TopologyKind::kRing);
+  const TrainResult one = testing::TrainCpu(train, c, 1);
+  const TrainResult two = testing::TrainCpu(train, c, 2);
+  EXPECT_EQ(one.model.weights, two.model.weights);
+  // A ring of 8 sends 2 x 8 models per gossip step, the complete graph 2 x 28.
+  c.topology = TopologyKind::kComplete;
+  const TrainResult complete = testing::TrainCpu(train, c, 2);
+  EXPECT_LT(one.traffic.to_workers_bytes, complete.traffic.to_workers_bytes);
+}
+
+TEST(Dsgd, ThePimBackendTrainsTheSameModelToItsFixedPoint) {
+  const Dataset train = testing::SmallDense(3000, 20, 7);
+  const Dataset test = testing::SmallDense(1000, 20, 7, 3000);
+  TrainConfig c = DsgdConfig(TopologyKind::kTorus);
+  c.epochs = 3;
+  const TrainResult cpu = testing::TrainCpu(train, c, 2, &test);
+  ThreadPool pool(2);
+  PimBackend pim(pool, PimBackendOptions{});
+  const TrainResult r = Train(train, &test, c, pim, {});
+  EXPECT_NEAR(r.epochs.back().test->accuracy, cpu.epochs.back().test->accuracy, 0.01);
+  EXPECT_GT(pim.ledger().to_dpu[1].bytes, 0u);  // the host-routed gossip pushed models
+}
+
+// A what-if profile changes modeled time, never the model: with links within each rank the gossip moves DPU to DPU
+// (modeled by the link model) instead of through the host.
+TEST(Dsgd, WhatIfLinksCarryTheGossipWithTheSameModel) {
+  const Dataset train = testing::SmallDense(3000, 64, 7);
+  TrainConfig c = DsgdConfig(TopologyKind::kRing);
+  c.workers = 16;
+  c.epochs = 2;
+  ThreadPool pool(2);
+  PimBackendOptions today, linked;
+  linked.profile = "links-rank";
+  PimBackend host_routed(pool, today), direct(pool, linked);
+  const TrainResult a = Train(train, nullptr, c, host_routed, {});
+  const TrainResult b = Train(train, nullptr, c, direct, {});
+  EXPECT_EQ(a.model.weights, b.model.weights);
+  EXPECT_EQ(a.phase_seconds.at("modeled_dpu_to_dpu"), 0.0);
+  EXPECT_GT(b.phase_seconds.at("modeled_dpu_to_dpu"), 0.0);
+  EXPECT_GT(direct.Counters().at("dpu_to_dpu_bytes"), 0.0);
+  // The host no longer moves the gossip: far less CPU <-> DPU traffic and modeled time.
+  EXPECT_LT(b.traffic.to_workers_bytes, a.traffic.to_workers_bytes / 4);
+  EXPECT_LT(b.phase_seconds.at("modeled_total"), a.phase_seconds.at("modeled_total"));
+}
+
+TEST(Dsgd, RefusesASplitIntoRanksNamingTheAlgorithm) {
+  RunConfig config;
+  for (const auto& [name, value] : std::vector<std::pair<std::string, std::string>>{
+           {"data", "dense:rows=600,features=12,seed=3"}, {"algo", "dsgd"}, {"workers", "4"}, {"epochs", "1"},
+           {"threads", "1"}, {"quiet", "true"}}) {
+    SetParam(config, name, value);
+  }
+  InProcessGroup group(2);
+  try {
+    group.Run([&](Communicator& comm) { RunTraining(config, comm, "test"); });
+    FAIL() << "dsgd ran split into ranks";
+  } catch (const ConfigError& e) {
+    EXPECT_NE(std::string(e.what()).find("--algo"), std::string::npos) << e.what();
+  }
+}
+
+}  // namespace
+}  // namespace pimopt

@@ -1,0 +1,78 @@
+// The what-if link model: which DPUs a scope links, and exchanges timed by their busiest port.
+#include "pimopt/pim/interconnect.h"
+
+#include <vector>
+
+#include <gtest/gtest.h>
+
+#include "pimopt/core/error.h"
+
+namespace pimopt::pim {
+namespace {
+
+HardwareProfile WithLinks(LinkScope scope) {
+  HardwareProfile p = MakeProfile("pim-opt");
+  p.link_scope = scope;
+  p.link_bytes_per_s = 1e9;
+  p.link_latency_s = 1e-6;
+  p.inter_rank_link_bytes_per_s = 10e9;
+  p.inter_rank_link_latency_s = 2e-6;
+  return p;
+}
+
+TEST(Interconnect, ScopesLinkChipsRanksOrEverything) {
+  EXPECT_FALSE(Linked(MakeProfile("pim-opt"), 0, 1));  // today's hardware: no link at all
+  const HardwareProfile chip = WithLinks(LinkScope::kChip), rank = WithLinks(LinkScope::kRank),
+                        all = WithLinks(LinkScope::kSystem);
+  EXPECT_TRUE(Linked(chip, 0, 7));
+  EXPECT_FALSE(Linked(chip, 7, 8));  // the next chip
+  EXPECT_TRUE(Linked(rank, 7, 8));
+  EXPECT_FALSE(Linked(rank, 63, 64));  // the next rank
+  EXPECT_TRUE(Linked(all, 63, 64));
+  EXPECT_EQ(MakeProfile("links-rank").link_scope, LinkScope::kRank);
+}
+
+TEST(Interconnect, AnExchangeTakesAsLongAsItsBusiestPort) {
+  const HardwareProfile p = WithLinks(LinkScope::kRank);
+  const uint64_t bytes = 1'000'000;  // 1 ms on a 1 GB/s port, plus 1 us latency
+  // A ring of 8: every DPU sends two messages and receives two.
+  std::vector<std::pair<uint32_t, uint32_t>> ring;
+  for (uint32_t k = 0; k < 8; ++k) ring.emplace_back(k, (k + 1) % 8);
+  const auto t_ring = ModelNeighbourExchange(p, 8, ring, bytes);
+  ASSERT_TRUE(t_ring.has_value());
+  EXPECT_NEAR(t_ring->seconds, 2 * (1e-6 + 1e-3), 1e-12);
+  EXPECT_EQ(t_ring->link_bytes, 16 * bytes);
+  // A star around DPU 0 with 7 leaves: DPU 0's port serializes 7 messages each way (not bytes / total bandwidth).
+  std::vector<std::pair<uint32_t, uint32_t>> star;
+  for (uint32_t k = 1; k < 8; ++k) star.emplace_back(0, k);
+  EXPECT_NEAR(ModelNeighbourExchange(p, 8, star, bytes)->seconds, 7 * (1e-6 + 1e-3), 1e-12);
+  // An edge no link joins: refused, the caller routes through the host.
+  EXPECT_FALSE(ModelNeighbourExchange(p, 128, std::vector<std::pair<uint32_t, uint32_t>>{{0, 64}}, bytes));
+  EXPECT_FALSE(ModelNeighbourExchange(MakeProfile("pim-opt"), 8, ring, bytes));
+}
+
+TEST(Interconnect, CrossRankMessagesShareTheirRanksPort) {
+  const HardwareProfile p = WithLinks(LinkScope::kSystem);
+  const uint64_t bytes = 1'000'000;
+  // 64 DPUs of rank 0 each talk to the same-numbered DPU of rank 1: 64 messages each way on each rank's port.
+  std::vector<std::pair<uint32_t, uint32_t>> pairs;
+  for (uint32_t k = 0; k < 64; ++k) pairs.emplace_back(k, 64 + k);
+  const auto t = ModelNeighbourExchange(p, 128, pairs, bytes);
+  ASSERT_TRUE(t.has_value());
+  EXPECT_NEAR(t->seconds, 64 * (2e-6 + 1e-4), 1e-12);  // the rank port (10 GB/s) is the bottleneck, not a DPU's
+  EXPECT_EQ(t->cross_rank_bytes, 128 * bytes);
+}
+
+TEST(Interconnect, ProfileFieldsAreValidatedAndSettable) {
+  HardwareProfile p = MakeProfile("pim-opt");
+  ApplyOverrides(p, "link_scope=system,link_bytes_per_s=2e9");
+  EXPECT_EQ(p.link_scope, LinkScope::kSystem);
+  EXPECT_EQ(p.link_bytes_per_s, 2e9);
+  EXPECT_THROW(ApplyOverrides(p, "link_scope=mesh"), ConfigError);
+  EXPECT_THROW(ApplyOverrides(p, "link_bytes_per_s=0"), ConfigError);
+  // The host-bandwidth what-ifs scale every rate of the transfer model.
+  EXPECT_EQ(MakeProfile("host-x4").rank_to_dpu_bytes_per_s, 4 * MakeProfile("pim-opt").rank_to_dpu_bytes_per_s);
+}
+
+}  // namespace
+}  // namespace pimopt::pim

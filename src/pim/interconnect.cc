@@ -50,4 +50,29 @@ std::optional<LinkExchangeTime> ModelNeighbourExchange(const HardwareProfile& pr
   return t;
 }
 
+std::optional<LinkExchangeTime> ModelRingAllReduce(const HardwareProfile& profile, uint32_t dpus, uint64_t bytes) {
+  LinkExchangeTime t;
+  if (dpus <= 1) return t;
+  bool crosses_ranks = false;
+  for (uint32_t k = 0; k < dpus; ++k) {
+    const uint32_t next = (k + 1) % dpus;
+    if (!Linked(profile, k, next)) return std::nullopt;
+    crosses_ranks |= k / profile.dpus_per_rank != next / profile.dpus_per_rank;
+  }
+  const double chunk = static_cast<double>(bytes) / dpus;
+  // Each step every DPU's port sends and receives one chunk; a rank's port carries its one cross-rank hop.
+  double step_s = profile.link_latency_s + chunk / profile.link_bytes_per_s;
+  if (crosses_ranks) {
+    step_s = std::max(step_s, profile.inter_rank_link_latency_s + chunk / profile.inter_rank_link_bytes_per_s);
+  }
+  const uint64_t steps = 2 * (uint64_t{dpus} - 1);
+  t.seconds = static_cast<double>(steps) * step_s;
+  t.link_bytes = static_cast<uint64_t>(static_cast<double>(steps) * chunk * dpus);
+  if (crosses_ranks) {
+    const uint32_t ranks = (dpus + profile.dpus_per_rank - 1) / profile.dpus_per_rank;
+    t.cross_rank_bytes = static_cast<uint64_t>(static_cast<double>(steps) * chunk * ranks);
+  }
+  return t;
+}
+
 }  // namespace pimopt::pim

@@ -150,6 +150,50 @@ TEST(Dsgd, WhatIfLinksCarryTheGossipWithTheSameModel) {
   EXPECT_LT(b.phase_seconds.at("modeled_total"), a.phase_seconds.at("modeled_total"));
 }
 
+// MA-SGD's averaging as a ring all-reduce over links: the same model, the time on the links, and --sync-path's
+// refusals naming what is missing.
+TEST(WhatIfLinks, ModelAveragingByAllReduceAndTheSyncPathsRefusals) {
+  const Dataset train = testing::SmallDense(3000, 64, 7);
+  TrainConfig c = DsgdConfig(TopologyKind::kRing);
+  c.algorithm = "ma";
+  c.workers = 16;
+  c.epochs = 2;
+  ThreadPool pool(2);
+  PimBackendOptions today, linked, forced_host;
+  linked.profile = "links-system";
+  forced_host.profile = "links-system";
+  forced_host.sync_path = PimBackendOptions::SyncPath::kHost;
+  PimBackend a_backend(pool, today), b_backend(pool, linked), c_backend(pool, forced_host);
+  const TrainResult a = Train(train, nullptr, c, a_backend, {});
+  const TrainResult b = Train(train, nullptr, c, b_backend, {});
+  const TrainResult h = Train(train, nullptr, c, c_backend, {});
+  EXPECT_EQ(a.model.weights, b.model.weights);
+  EXPECT_GT(b.phase_seconds.at("modeled_dpu_to_dpu"), 0.0);
+  EXPECT_EQ(b.traffic.from_workers_bytes, 0u);  // no model comes up to the host
+  EXPECT_EQ(h.phase_seconds.at("modeled_dpu_to_dpu"), 0.0);  // --sync-path host ignores the links
+  EXPECT_EQ(h.phase_seconds.at("modeled_total"), a.phase_seconds.at("modeled_total"));
+  // --sync-path links on today's hardware names the profile; with GA-SGD (no all-reduce over links) the flag.
+  PimBackendOptions demand;
+  demand.sync_path = PimBackendOptions::SyncPath::kLinks;
+  PimBackend d_backend(pool, demand);
+  try {
+    Train(train, nullptr, c, d_backend, {});
+    FAIL() << "averaged over links that do not exist";
+  } catch (const ConfigError& e) {
+    EXPECT_EQ(e.parameter(), "--profile") << e.what();
+  }
+  demand.profile = "links-system";
+  PimBackend e_backend(pool, demand);
+  c.algorithm = "ga";
+  c.batch = 64;
+  try {
+    Train(train, nullptr, c, e_backend, {});
+    FAIL() << "GA-SGD accepted --sync-path links";
+  } catch (const ConfigError& e) {
+    EXPECT_EQ(e.parameter(), "--sync-path") << e.what();
+  }
+}
+
 TEST(Dsgd, RefusesASplitIntoRanksNamingTheAlgorithm) {
   RunConfig config;
   for (const auto& [name, value] : std::vector<std::pair<std::string, std::string>>{

@@ -1,6 +1,7 @@
 // The what-if link model: which DPUs a scope links, and exchanges timed by their busiest port.
 #include "pimopt/pim/interconnect.h"
 
+#include <algorithm>
 #include <vector>
 
 #include <gtest/gtest.h>
@@ -61,6 +62,24 @@ TEST(Interconnect, CrossRankMessagesShareTheirRanksPort) {
   ASSERT_TRUE(t.has_value());
   EXPECT_NEAR(t->seconds, 64 * (2e-6 + 1e-4), 1e-12);  // the rank port (10 GB/s) is the bottleneck, not a DPU's
   EXPECT_EQ(t->cross_rank_bytes, 128 * bytes);
+}
+
+TEST(Interconnect, RingAllReduceNeedsALinkBetweenEveryConsecutivePair) {
+  const uint64_t bytes = 1'024'000;
+  // 8 DPUs of a chip: 14 steps of bytes / 8 each over a DPU port.
+  const auto chip = ModelRingAllReduce(WithLinks(LinkScope::kChip), 8, bytes);
+  ASSERT_TRUE(chip.has_value());
+  EXPECT_NEAR(chip->seconds, 14 * (1e-6 + 128'000 / 1e9), 1e-12);
+  EXPECT_EQ(chip->cross_rank_bytes, 0u);
+  // 16 DPUs span two chips: chip links do not close the ring, rank links do.
+  EXPECT_FALSE(ModelRingAllReduce(WithLinks(LinkScope::kChip), 16, bytes));
+  EXPECT_TRUE(ModelRingAllReduce(WithLinks(LinkScope::kRank), 16, bytes));
+  // Across ranks the slower of a DPU port and a rank port sets each step.
+  const auto two_ranks = ModelRingAllReduce(WithLinks(LinkScope::kSystem), 128, bytes);
+  ASSERT_TRUE(two_ranks.has_value());
+  EXPECT_NEAR(two_ranks->seconds, 254 * std::max(1e-6 + 8'000 / 1e9, 2e-6 + 8'000 / 10e9), 1e-12);
+  EXPECT_GT(two_ranks->cross_rank_bytes, 0u);
+  EXPECT_FALSE(ModelRingAllReduce(WithLinks(LinkScope::kRank), 128, bytes));
 }
 
 TEST(Interconnect, ProfileFieldsAreValidatedAndSettable) {

@@ -34,4 +34,9 @@ std::optional<LinkExchangeTime> ModelNeighbourExchange(const HardwareProfile& pr
                                                        std::span<const std::pair<uint32_t, uint32_t>> edges,
                                                        uint64_t bytes);
 
+// A ring all-reduce of `bytes` per DPU over DPUs 0..dpus-1 in order (reduce-scatter then all-gather: 2 (K - 1) steps,
+// each DPU sending bytes / K to the next; a hop across ranks also passes both ranks' ports). nullopt unless links
+// join every pair of consecutive DPUs and the last to the first. After it every DPU holds the sum.
+std::optional<LinkExchangeTime> ModelRingAllReduce(const HardwareProfile& profile, uint32_t dpus, uint64_t bytes);
+
 }  // namespace pimopt::pim

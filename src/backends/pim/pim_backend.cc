@@ -105,6 +105,21 @@ ParamTable<PimBackendOptions> MakePimParams() {
       .AppliesWhen("backend", {"pim"})
       .Group(group)
       .Help("how a DPU's tasklets share the work on dense data (docs/pim-backend.md compares them)");
+  t.AddChoice("sync-path", &PimBackendOptions::sync_path, PimBackendOptions::SyncPath::kAuto,
+              std::vector<std::pair<ParamChoice, PimBackendOptions::SyncPath>>{
+                  {{"auto", "what-if DPU links where the profile's links cover a synchronization, else the host", {}},
+                   PimBackendOptions::SyncPath::kAuto},
+                  {{"host", "every synchronization through the host (today's UPMEM)", {}},
+                   PimBackendOptions::SyncPath::kHost},
+                  {{"links", "model averaging and gossip over the profile's links; an error when they do not cover them",
+                    {}},
+                   PimBackendOptions::SyncPath::kLinks}})
+      .Noun("path")
+      .Effect(ParamEffect::kModeledTime)
+      .AppliesWhen("backend", {"pim"})
+      .Group(group)
+      .Help("how DPUs synchronize on a profile with what-if DPU links (docs/pim-emulator.md 'What-if "
+            "interconnects'): MA-SGD's averaging by ring all-reduce, D-PSGD's gossip DPU to DPU");
   t.AddChoice(
        "host-time", &PimBackendOptions::measured_host, false,
        std::vector<std::pair<ParamChoice, bool>>{
@@ -328,6 +343,13 @@ void PimBackend::PushRowLists(const std::vector<std::vector<uint32_t>>& lists, u
 void PimBackend::BroadcastModel(const std::vector<int32_t>& model) {
   std::vector<int32_t> padded(layout_.n_pad + 8, 0);
   std::copy(model.begin(), model.end(), padded.begin());
+  if (global_on_dpus_ && &model == &global_) {
+    // After an all-reduce over links every DPU holds the model: this push only carries it in the emulator.
+    global_on_dpus_ = false;
+    Broadcast(Activity::kLinkExchange, TransferKind::kBroadcastModel, layout_.w_offset, padded.data(),
+              layout_.model_bytes());
+    return;
+  }
   if (options_.artifact_kernel) {  // PIM-Opt pushes the model to every DPU with a parallel push, not a broadcast
     for (uint32_t k = 0; k < num_dpus_; ++k) dpus_->PrepareXfer(k, padded.data(), layout_.model_bytes());
     Push(Activity::kTraining, TransferKind::kPushModels, pim::kMramHeapSymbol, layout_.w_offset, layout_.model_bytes());
@@ -355,10 +377,10 @@ void PimBackend::PushModelVectors(TransferKind kind, uint64_t offset,
   Push(Activity::kTraining, kind, pim::kMramHeapSymbol, offset, layout_.model_bytes());
 }
 
-void PimBackend::PullModels() {
+void PimBackend::PullModels(Activity activity) {
   std::vector<std::vector<int32_t>>& buffers = Staging(staged_models_);
   for (uint32_t k = 0; k < num_dpus_; ++k) dpus_->PrepareXfer(k, buffers[k].data(), layout_.model_bytes());
-  Pull(Activity::kTraining, TransferKind::kPullModels, pim::kMramHeapSymbol, layout_.w_offset, layout_.model_bytes());
+  Pull(activity, TransferKind::kPullModels, pim::kMramHeapSymbol, layout_.w_offset, layout_.model_bytes());
   for (uint32_t k = 0; k < num_dpus_; ++k) std::copy_n(buffers[k].begin(), layout_.n_pad + 1, local_[k].begin());
 }
 
@@ -378,6 +400,7 @@ void PimBackend::Launch() {
 
 void PimBackend::GradientStep(std::span<const std::span<const uint32_t>> worker_rows, uint64_t batch_rows, double lr) {
   CheckBeforeStep();
+  RefuseLinksFor("GA-SGD's gradient sum");
   PIMOPT_CHECK(worker_rows.size() == num_dpus_ && batch_rows > 0);
   uint32_t slots = 2;
   for (auto rows : worker_rows) slots = std::max<uint32_t>(slots, static_cast<uint32_t>(rows.size()));
@@ -486,7 +509,7 @@ void PimBackend::MixLocalModels(const Topology& topology) {
     }
   }
   const std::optional<pim::LinkExchangeTime> linked =
-      pim::ModelNeighbourExchange(profile_, num_dpus_, edges, layout_.model_bytes());
+      LinkPath(pim::ModelNeighbourExchange(profile_, num_dpus_, edges, layout_.model_bytes()), "the gossip's topology");
   const Activity activity = linked ? Activity::kLinkExchange : Activity::kTraining;
   {
     std::vector<std::vector<int32_t>>& buffers = Staging(staged_models_);
@@ -533,7 +556,43 @@ void PimBackend::MixLocalModels(const Topology& topology) {
   Push(activity, TransferKind::kPushModels, pim::kMramHeapSymbol, layout_.w_offset, layout_.model_bytes());
 }
 
+std::optional<pim::LinkExchangeTime> PimBackend::LinkPath(const std::optional<pim::LinkExchangeTime>& covered,
+                                                          const char* what) const {
+  if (options_.sync_path == PimBackendOptions::SyncPath::kHost) return std::nullopt;
+  if (!covered && options_.sync_path == PimBackendOptions::SyncPath::kLinks) {
+    throw ConfigError("--profile", StrCat("profile '", profile_.name, "' (link_scope ",
+                                          pim::ProfileFields().GetText(profile_, "link_scope"), ") has no DPU links for ",
+                                          what, " over ", part_.total_workers, " DPUs; use --sync-path host or auto, "
+                                          "or a profile with wider links (links-rank, links-system)"));
+  }
+  return covered;
+}
+
+void PimBackend::RefuseLinksFor(const char* what) const {
+  if (options_.sync_path == PimBackendOptions::SyncPath::kLinks) {
+    throw ConfigError("--sync-path", StrCat("links carry model averaging and gossip only; ", what,
+                                            " reduces through the host (use --sync-path auto or host)"));
+  }
+}
+
 void PimBackend::AverageLocalModels() {
+  // Over links: a ring all-reduce of the DPUs' models as 64-bit partial sums (int32 models would overflow), after
+  // which every DPU holds the average; the host's pull, sum and later push only carry it in the emulator.
+  const std::optional<pim::LinkExchangeTime> linked =
+      LinkPath(pim::ModelRingAllReduce(profile_, part_.total_workers, 2 * layout_.model_bytes()),
+               "model averaging (a ring all-reduce)");
+  if (linked) {
+    PullModels(Activity::kLinkExchange);
+    const size_t total = layout_.n_pad + 1;
+    const std::vector<int64_t> sums = SumOverAllDpus(total, local_);
+    const DivideTowardZero mean(part_.total_workers);
+    for (size_t j = 0; j < total; ++j) global_[j] = static_cast<int32_t>(mean(sums[j]));
+    ledger_.link_s += linked->seconds;
+    ledger_.link_bytes += linked->link_bytes;
+    ++ledger_.syncs;
+    global_on_dpus_ = true;
+    return;
+  }
   PullModels();
   const auto t0 = Clock::now();
   const double comm_s0 = comm_->stats().seconds;
@@ -552,6 +611,7 @@ void PimBackend::AverageLocalModels() {
 }
 
 AdmmResiduals PimBackend::AdmmConsensus(double rho) {
+  RefuseLinksFor("ADMM's consensus");
   PullModels();
   const auto t0 = Clock::now();
   const double comm_s0 = comm_->stats().seconds;

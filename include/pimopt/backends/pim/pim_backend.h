@@ -13,6 +13,7 @@
 #include <map>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -20,6 +21,7 @@
 #include "pimopt/core/params.h"
 #include "pimopt/backends/pim/linear_kernel.h"
 #include "pimopt/fixed/fixed_point.h"
+#include "pimopt/pim/interconnect.h"
 #include "pimopt/pim/system.h"
 
 namespace pimopt {
@@ -53,6 +55,11 @@ struct PimBackendOptions {
   bool measured_host;  // host reduction time: this machine's measured seconds instead of the profile's host model
   bool artifact_kernel;  // PIM-Opt's kernel and transfers (--kernel pim-opt): implies the feature split and the
                          // software-float sigmoid
+  // How synchronizations travel: kAuto uses what-if DPU links where the profile's links cover them (model averaging
+  // by ring all-reduce, D-PSGD's gossip), kHost always the host, kLinks requires the links (ConfigError naming
+  // --profile when they do not cover the run).
+  enum class SyncPath { kAuto, kHost, kLinks };
+  SyncPath sync_path;
   int host_threads = 0;  // not a parameter of its own: the run's host threads
 
   // The hardware profile with its overrides; checks that the tasklets fit the profile and the linear kernel's
@@ -140,7 +147,12 @@ class PimBackend final : public IBackend {
   // Pushes one model-sized vector per DPU (n_pad + 8 int32, zero-padded, filled by `fill`) to MRAM at `offset`.
   void PushModelVectors(TransferKind kind, uint64_t offset,
                         const std::function<void(uint32_t dpu, int32_t* vector)>& fill);
-  void PullModels();
+  void PullModels(Activity activity = Activity::kTraining);
+  // `covered` (a link model's time, or nullopt when the profile's links do not cover the exchange) as --sync-path
+  // allows: nullopt with kHost, a ConfigError naming --profile with kLinks when not covered.
+  std::optional<pim::LinkExchangeTime> LinkPath(const std::optional<pim::LinkExchangeTime>& covered,
+                                                const char* what) const;
+  void RefuseLinksFor(const char* what) const;  // ConfigError naming --sync-path with kLinks
   void Launch();
   pimbackend::LinearKernelArgs BaseArgs() const;
   uint32_t LocalRow(uint32_t dpu, uint32_t global_row) const { return global_row - shard_begin_[dpu]; }
@@ -180,6 +192,10 @@ class PimBackend final : public IBackend {
   std::vector<std::vector<int32_t>> staged_narrow_gradients_, staged_models_, staged_pushes_;
   fixed::Saturation saturation_;             // host-side narrowing
   double quantization_saturations_ = 0;
+  // Model averaging by all-reduce over links left every DPU holding the global model: the next push of it is the
+  // emulator's, not the machine's.
+  bool global_on_dpus_ = false;
+  bool average_over_links_ = false;  // decided at Setup from --sync-path and the profile's links
   Ledger ledger_;
 };
 

@@ -6,7 +6,7 @@ import subprocess
 import sys
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-PIMOPT = os.path.join(ROOT, "build", "pimopt")
+PIMOPT = os.environ.get("PIMOPT", os.path.join(ROOT, "build", "pimopt"))
 
 
 # The studies compare like with like: fixed hyper-parameters, not pimopt's automatic defaults (which adapt the

@@ -13,7 +13,9 @@
 // With the complete topology W = 1/K everywhere: a gossip step is exact averaging and D-PSGD is MA-SGD (tested).
 // Bytes per gossip step: each worker sends its model over each of its links, 2 x edges model vectors in all, against
 // MA-SGD's 2 x K through the host; on today's UPMEM hardware every one of them passes through the host.
-// One process only: the neighbour exchange over MPI ranks is not implemented (refused, naming --algo).
+// Under MPI every process gathers all workers' models for the gossip step (an all-gather, simple rather than
+// frugal: a process needs only its workers' neighbours) and mixes its own workers' in the same order, so every split
+// into processes gives the same bits.
 #include <algorithm>
 
 #include "pimopt/algorithms/algorithm.h"
@@ -29,10 +31,6 @@ class Dsgd final : public Algorithm {
     ValidateLocalBatch(config, train_rows);
   }
   EpochInfo RunEpoch(IBackend& backend, const TrainConfig& config, const Partition& part, int epoch) override {
-    if (part.distributed()) {
-      throw ConfigError("--algo", "dsgd runs in one process (its neighbour exchange over MPI ranks is not "
-                                  "implemented); use ga, ma or admm under mpirun");
-    }
     if (!topology_ || topology_->workers() != static_cast<uint32_t>(config.workers) ||
         topology_->kind() != config.topology) {
       topology_.emplace(config.topology, static_cast<uint32_t>(config.workers));
@@ -51,7 +49,7 @@ class Dsgd final : public Algorithm {
 
 PIMOPT_REGISTER_ALGORITHM(Dsgd, .name = "dsgd", .aliases = {"d-psgd", "gossip"},
                           .title = "decentralized SGD with gossip averaging (D-PSGD)", .listing_order = 45,
-                          .distributed = true, .multi_process = false, .default_workers = 8,
+                          .distributed = true, .default_workers = 8,
                           .batch_meaning = BatchMeaning::kLocalPerWorker,
                           .default_batch = 16, .keeps_duals = false, .syncs = SyncScaling::kWithRowsPerWorker);
 

@@ -79,7 +79,7 @@ const AlgorithmTraits& FindAlgorithm(const std::string& name) {
 std::string DistributedAlgorithmNames() {
   std::vector<std::string> names;
   for (const AlgorithmTraits* t : RegisteredAlgorithms()) {
-    if (t->distributed && t->multi_process) names.push_back(t->name);
+    if (t->distributed) names.push_back(t->name);
   }
   return JoinNames(names, " or ");
 }

@@ -291,10 +291,6 @@ void TrainConfig::ValidateWithoutData() const {
 
 void TrainConfig::CheckProcesses(int processes) const {
   if (processes <= 1) return;
-  if (traits().distributed && !traits().multi_process) {
-    throw ConfigError("--algo", StrCat(algorithm, " runs its workers in one process (its exchange between processes "
-                                       "is not implemented); under mpirun use ", DistributedAlgorithmNames()));
-  }
   if (!traits().distributed) {
     throw ConfigError("--algo", StrCat(algorithm, " has one worker and runs in one process; under mpirun use ",
                                        DistributedAlgorithmNames()));

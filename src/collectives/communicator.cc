@@ -13,6 +13,15 @@ void Communicator::BroadcastString(std::string& text, int root) {
   Broadcast(std::as_writable_bytes(std::span<char>(text.data(), text.size())), root);
 }
 
+std::vector<std::byte> Communicator::AllGather(std::span<const std::byte> local) {
+  std::vector<std::byte> all = Gather(local, 0);
+  uint64_t n = all.size();
+  BroadcastValue(n, 0);
+  all.resize(n);
+  Broadcast(all, 0);
+  return all;
+}
+
 uint64_t Communicator::SumU64(uint64_t local) {
   int64_t v = static_cast<int64_t>(local);
   AllreduceSum(std::span<int64_t>(&v, 1));

@@ -126,7 +126,7 @@ TEST(AlgorithmRegistry, EveryAlgorithmRegistersItselfWithItsTraits) {
   EXPECT_TRUE(FindAlgorithm("admm").keeps_duals);
   EXPECT_FALSE(FindAlgorithm("ma").keeps_duals);
   EXPECT_EQ(FindAlgorithm("sgd").default_batch, 1u);
-  EXPECT_EQ(DistributedAlgorithmNames(), "ga, ma or admm");  // dsgd runs in one process
+  EXPECT_EQ(DistributedAlgorithmNames(), "ga, ma, dsgd or admm");
   try {
     FindAlgorithm("newton");
     FAIL() << "accepted an unknown algorithm";

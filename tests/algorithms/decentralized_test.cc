@@ -194,19 +194,33 @@ TEST(WhatIfLinks, ModelAveragingByAllReduceAndTheSyncPathsRefusals) {
   }
 }
 
-TEST(Dsgd, RefusesASplitIntoRanksNamingTheAlgorithm) {
-  RunConfig config;
-  for (const auto& [name, value] : std::vector<std::pair<std::string, std::string>>{
-           {"data", "dense:rows=600,features=12,seed=3"}, {"algo", "dsgd"}, {"workers", "4"}, {"epochs", "1"},
-           {"threads", "1"}, {"quiet", "true"}}) {
-    SetParam(config, name, value);
-  }
-  InProcessGroup group(2);
-  try {
-    group.Run([&](Communicator& comm) { RunTraining(config, comm, "test"); });
-    FAIL() << "dsgd ran split into ranks";
-  } catch (const ConfigError& e) {
-    EXPECT_NE(std::string(e.what()).find("--algo"), std::string::npos) << e.what();
+// Under MPI every process gathers the models for the gossip step and mixes its own workers': every split into
+// processes gives the bits of one process, on both backends.
+TEST(Dsgd, RanksAsThreadsGiveTheModelOfOneProcess) {
+  for (const std::string backend : {"cpu", "pim"}) {
+    RunConfig config;
+    for (const auto& [name, value] : std::vector<std::pair<std::string, std::string>>{
+             {"data", "dense:rows=600,features=12,separation=0.2,seed=3"}, {"backend", backend}, {"algo", "dsgd"},
+             {"topology", "torus"}, {"workers", "6"}, {"batch", "8"}, {"epochs", "2"}, {"lr", "0.2"},
+             {"threads", "1"}, {"quiet", "true"}}) {
+      SetParam(config, name, value);
+    }
+    const RunOutcome single = RunTraining(config, SingleProcess(), "test");
+    for (int ranks : {2, 3}) {
+      InProcessGroup group(ranks);
+      RunOutcome rank0;
+      std::mutex m;
+      group.Run([&](Communicator& comm) {
+        RunOutcome outcome = RunTraining(config, comm, "test");
+        if (comm.rank() == 0) {
+          std::lock_guard<std::mutex> lock(m);
+          rank0 = std::move(outcome);
+        }
+      });
+      EXPECT_EQ(single.result.model.weights, rank0.result.model.weights) << backend << ", " << ranks << " ranks";
+      EXPECT_EQ(single.result.model.bias, rank0.result.model.bias);
+      EXPECT_EQ(single.result.traffic.to_workers_bytes, rank0.result.traffic.to_workers_bytes) << backend;
+    }
   }
 }
 

@@ -59,6 +59,8 @@ for algo in ga ma admm; do
 done
 check "admm lr dense, adaptive penalty (--rho auto: residual balancing on residuals summed over ranks)" \
   --data dense.bin --algo admm --batch 32 --epochs 5 --lr 0.2
+check "dsgd lr dense over a torus (every process gathers the models for the gossip)" --data dense.bin --algo dsgd \
+  --topology torus --batch 32 --epochs 2 --lr 0.2
 # Wide enough that one process and one rank take different code paths (parallel vs inline reductions): the
 # results must not depend on it (this caught fused multiply-adds contracted in one path only).
 check "ga lr sparse wide (70,000 features)" --data wide.bin --algo ga --batch 64 --epochs 2 --lr 0.5

@@ -160,7 +160,7 @@ TEST(ResolveRunConfig, EveryFlagIsCheckedBeforeAnyDataIsRead) {
   ExpectRefused({{"resume", "true"}}, "--resume", "needs --checkpoint");
   ExpectRefused({{"out", "/tmp/same"}, {"report", "/tmp/same"}}, "--report", "also the file of --out");
   ExpectRefused({{"out", "/no/such/dir/m.model"}}, "--out", "does not exist");
-  ExpectRefused({{"algo", "mbsgd"}}, "--algo", "under mpirun use ga, ma or admm", 2);
+  ExpectRefused({{"algo", "mbsgd"}}, "--algo", "under mpirun use ga, ma, dsgd or admm", 2);
   ExpectRefused({{"algo", "ga"}, {"workers", "3"}}, "--workers", "at least one worker per MPI rank", 4);
   ExpectRefused({{"algo", "ga"}, {"backend", "pim"}, {"project-dpus", "64"}}, "--project-dpus", "one process", 2);
   try {

@@ -42,7 +42,6 @@ struct AlgorithmTraits {
   std::string title;                 // for people: "gradient-averaging SGD (GA-SGD)"
   int listing_order = 0;             // where it appears in lists and --help
   bool distributed = false;          // K workers, spread over MPI ranks; false: exactly one worker, one process
-  bool multi_process = true;         // with distributed: its workers may be split over MPI ranks
   int default_workers = 1;
   BatchMeaning batch_meaning = BatchMeaning::kGlobal;
   uint64_t default_batch = 64;

@@ -105,7 +105,7 @@ class IBackend {
   virtual void AverageLocalModels() = 0;
 
   // One gossip step over `topology` (topology.h): x_k <- sum_j W_kj x_j for every worker, summed in ascending j;
-  // the global model is unchanged. One process only (the coordinator refuses a split into ranks).
+  // the global model is unchanged. Under MPI the backend gathers the other processes' workers' models it needs.
   virtual void MixLocalModels(const Topology& topology) = 0;
 
   // ADMM consensus step: a = mean_k x_k + mean_k u_k;

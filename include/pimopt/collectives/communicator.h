@@ -78,6 +78,8 @@ class Communicator {
     Broadcast(std::as_writable_bytes(std::span<T>(&value, 1)), root);
   }
   uint64_t SumU64(uint64_t local);
+  // Every rank's `local` bytes, concatenated in rank order, on every rank.
+  std::vector<std::byte> AllGather(std::span<const std::byte> local);
   // Runs `work` on `root` only; when it throws a pimopt Error every rank throws: the root its own exception, the
   // others an InputError with the same message. Collective: every rank calls it.
   void RunOnRoot(const std::function<void()>& work, int root = 0);

@@ -474,23 +474,39 @@ void CpuBackend::LocalSgd(const LocalSgdRequest& req) {
 
 void CpuBackend::MixLocalModels(const Topology& topology) {
   const auto t0 = StartPhase();
-  PIMOPT_CHECK(comm_->size() == 1 && topology.workers() == static_cast<uint32_t>(workers_),
-               "MixLocalModels: one process holding every worker");
-  if (mixed_.size() != local_.size()) mixed_.assign(local_.size(), std::vector<float>(n_ + 1));
+  PIMOPT_CHECK(topology.workers() == static_cast<uint32_t>(part_.total_workers), "MixLocalModels: the run's workers");
+  // Every worker's model, in global worker order: this process's own, or (under MPI) all processes' gathered.
+  const size_t width = n_ + 1;
+  std::vector<float> gathered;
+  auto model_of = [&](uint32_t global) -> const float* {
+    if (comm_->size() == 1) return local_[global].data();
+    return gathered.data() + size_t{global} * width;
+  };
+  if (comm_->size() > 1) {
+    std::vector<float> mine(size_t(workers_) * width);
+    for (int k = 0; k < workers_; ++k) std::copy(local_[k].begin(), local_[k].end(), mine.begin() + k * width);
+    const std::vector<std::byte> all = comm_->AllGather(std::as_bytes(std::span<const float>(mine)));
+    PIMOPT_CHECK(all.size() == sizeof(float) * width * part_.total_workers);
+    gathered.resize(width * part_.total_workers);
+    std::memcpy(gathered.data(), all.data(), all.size());
+  }
+  if (mixed_.size() != local_.size()) mixed_.assign(local_.size(), std::vector<float>(width));
+  uint64_t messages = 0;
+  for (int k = 0; k < workers_; ++k) messages += topology.row(static_cast<uint32_t>(part_.first_worker + k)).neighbours.size() - 1;
   ForFeatureBlocks([&](size_t begin, size_t end) {
     for (int k = 0; k < workers_; ++k) {
-      const MixingRow& row = topology.row(static_cast<uint32_t>(k));
+      const MixingRow& row = topology.row(static_cast<uint32_t>(part_.first_worker + k));
       float* out = mixed_[k].data();
       for (size_t j = begin; j < end; ++j) {
         double s = 0;
-        for (size_t e = 0; e < row.neighbours.size(); ++e) s += row.weights[e] * local_[row.neighbours[e]][j];
+        for (size_t e = 0; e < row.neighbours.size(); ++e) s += row.weights[e] * model_of(row.neighbours[e])[j];
         out[j] = static_cast<float>(s);
       }
     }
   });
   local_.swap(mixed_);
-  // Each worker sends its model to each neighbour: two models per link.
-  traffic_.to_workers_bytes += 2 * topology.edges() * 4 * (n_ + 1);
+  // Each worker sends its model to each neighbour (summed over processes: two models per link).
+  traffic_.to_workers_bytes += messages * 4 * width;
   ++traffic_.syncs;
   AddPhase("reduce", t0);
 }

@@ -4,6 +4,7 @@
 #include <bit>
 #include <chrono>
 #include <cmath>
+#include <cstring>
 
 #include "pimopt/algorithms/algorithm.h"
 #include "pimopt/core/error.h"
@@ -499,17 +500,18 @@ void PimBackend::LocalSgd(const LocalSgdRequest& req) {
 
 void PimBackend::MixLocalModels(const Topology& topology) {
   // Today's hardware has no DPU-to-DPU path: the host pulls every x_k, mixes, and pushes each DPU its new x_k.
-  PIMOPT_CHECK(comm_->size() == 1 && topology.workers() == num_dpus_, "MixLocalModels: one process, every DPU");
+  const uint32_t all_dpus = static_cast<uint32_t>(part_.total_workers);
+  PIMOPT_CHECK(topology.workers() == all_dpus, "MixLocalModels: the run's DPUs");
   // With links covering every edge of the topology the models move DPU to DPU: modeled by the link model, the
   // emulator's pull and push (which carry the bytes) not counted as the machine's transfers.
   std::vector<std::pair<uint32_t, uint32_t>> edges;
-  for (uint32_t k = 0; k < num_dpus_; ++k) {
+  for (uint32_t k = 0; k < all_dpus; ++k) {
     for (uint32_t j : topology.row(k).neighbours) {
       if (j > k) edges.emplace_back(k, j);
     }
   }
   const std::optional<pim::LinkExchangeTime> linked =
-      LinkPath(pim::ModelNeighbourExchange(profile_, num_dpus_, edges, layout_.model_bytes()), "the gossip's topology");
+      LinkPath(pim::ModelNeighbourExchange(profile_, all_dpus, edges, layout_.model_bytes()), "the gossip's topology");
   const Activity activity = linked ? Activity::kLinkExchange : Activity::kTraining;
   {
     std::vector<std::vector<int32_t>>& buffers = Staging(staged_models_);
@@ -520,16 +522,29 @@ void PimBackend::MixLocalModels(const Topology& topology) {
   const auto t0 = Clock::now();
   const double comm_s0 = comm_->stats().seconds;
   const size_t total = layout_.n_pad + 1;
+  // Every DPU's model in global order: this process's, or (under MPI) every process's gathered.
+  std::vector<int32_t> gathered;
+  if (comm_->size() > 1) {
+    std::vector<int32_t> mine(size_t{num_dpus_} * total);
+    for (uint32_t k = 0; k < num_dpus_; ++k) std::copy(local_[k].begin(), local_[k].end(), mine.begin() + k * total);
+    const std::vector<std::byte> all = comm_->AllGather(std::as_bytes(std::span<const int32_t>(mine)));
+    PIMOPT_CHECK(all.size() == sizeof(int32_t) * total * all_dpus);
+    gathered.resize(total * all_dpus);
+    std::memcpy(gathered.data(), all.data(), all.size());
+  }
+  auto model_of = [&](uint32_t global) -> const int32_t* {
+    return comm_->size() == 1 ? local_[global].data() : gathered.data() + size_t{global} * total;
+  };
   const size_t blocks = (total + kReduceBlock - 1) / kReduceBlock;
   std::vector<std::vector<int32_t>> mixed(num_dpus_, std::vector<int32_t>(total));
   std::vector<fixed::Saturation> sat(blocks);
   pool_.ParallelFor(blocks, [&](size_t b) {
     const size_t begin = b * kReduceBlock, end = std::min(total, (b + 1) * kReduceBlock);
     for (uint32_t k = 0; k < num_dpus_; ++k) {
-      const MixingRow& row = topology.row(k);
+      const MixingRow& row = topology.row(static_cast<uint32_t>(part_.first_worker) + k);
       for (size_t j = begin; j < end; ++j) {
         double s = 0;
-        for (size_t e = 0; e < row.neighbours.size(); ++e) s += row.weights[e] * local_[row.neighbours[e]][j];
+        for (size_t e = 0; e < row.neighbours.size(); ++e) s += row.weights[e] * model_of(row.neighbours[e])[j];
         mixed[k][j] = fixed::SaturateModel(static_cast<int64_t>(std::llround(s)), sat[b]);
       }
     }
@@ -539,7 +554,7 @@ void PimBackend::MixLocalModels(const Topology& topology) {
   if (linked) {
     // The DPUs mix on their own: no host work; the link exchange's modeled time and bytes.
     ledger_.link_s += linked->seconds;
-    ledger_.link_bytes += linked->link_bytes;
+    ledger_.link_bytes += linked->link_bytes * num_dpus_ / all_dpus;  // this process's share
     ++ledger_.syncs;
   } else {
     // Every DPU's neighbours' models read, its new model written.

@@ -78,7 +78,8 @@ DualityGap ComputeDualityGap(const LinearModel& model, const Dataset& local, con
     const bool positive = local.labels()[i] > 0;
     const double margin = (positive ? 1.0 : -1.0) * scores[i];
     for (size_t c = 0; c < candidates; ++c) {
-      class_sums[2 * c + (positive ? 0 : 1)] += static_cast<int64_t>(std::ldexp(cost(i) * beta_of(c, margin), scalar_exp));
+      class_sums[2 * c + (positive ? 0 : 1)] +=
+          static_cast<int64_t>(std::ldexp(cost(i) * beta_of(c, margin), scalar_exp));
     }
   }
   comm.AllreduceSum(class_sums);
@@ -116,7 +117,8 @@ DualityGap ComputeDualityGap(const LinearModel& model, const Dataset& local, con
   if (pieces.empty()) pieces = std::span<const Shard>(&whole, 1);
   std::vector<Shard> chunks;
   for (const Shard& piece : pieces) {
-    for (uint32_t b = piece.begin; b < piece.end; b += kRowChunk) chunks.push_back({b, std::min(piece.end, b + static_cast<uint32_t>(kRowChunk))});
+    for (uint32_t b = piece.begin; b < piece.end; b += kRowChunk)
+      chunks.push_back({b, std::min(piece.end, b + static_cast<uint32_t>(kRowChunk))});
   }
   const double x_unit = std::ldexp(1.0, x_exp), q_unit = std::ldexp(1.0, row_exp);
   // One accumulator per host thread (integer sums: the grouping of chunks does not change the result).
@@ -170,8 +172,9 @@ DualityGap ComputeDualityGap(const LinearModel& model, const Dataset& local, con
   auto dual_at = [&](size_t a, size_t b, double t) {
     double conjugate = 0;  // g*(v) = sum_j max(|v_j| - l1, 0)^2 / (2 l2)
     for (size_t j = 0; j < features; ++j) {
-      const double v = ((1 - t) * static_cast<double>(sums[a * features + j]) +
-                        t * static_cast<double>(sums[b * features + j])) * v_unit;
+      const double v =
+          ((1 - t) * static_cast<double>(sums[a * features + j]) + t * static_cast<double>(sums[b * features + j])) *
+          v_unit;
       const double shrunk = std::max(std::fabs(v) - objective.l1, 0.0);
       conjugate += shrunk * shrunk;
     }

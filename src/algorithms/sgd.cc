@@ -17,7 +17,9 @@ class Sgd final : public Algorithm {
  public:
   void ValidateForData(const TrainConfig&, uint64_t) const override {}
   void Validate(const TrainConfig& config) const override {
-    if (config.workers != 1) throw ConfigError("--workers", "sgd runs on one worker; use ga, ma, dsgd or admm for K > 1");
+    if (config.workers != 1) {
+      throw ConfigError("--workers", "sgd runs on one worker; use ga, ma, dsgd or admm for K > 1");
+    }
     if (config.batch != 1) throw ConfigError("--batch", "sgd uses batch 1; use mbsgd for larger batches");
   }
   EpochInfo RunEpoch(IBackend& backend, const TrainConfig& config, const Partition& part, int epoch) override {

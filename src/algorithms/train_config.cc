@@ -68,7 +68,7 @@ ParamTable<TrainConfig> MakeTrainParams() {
       .Unit("workers")
       .DefaultNote([] { return PerAlgorithm([](const AlgorithmTraits& a) { return a.default_workers; }); })
       .Group(algorithm)
-      .Help("K workers = K data shards (ga, ma, admm; sgd and mbsgd run on 1); under mpirun the total over all "
+      .Help("K workers = K data shards (ga, ma, dsgd, admm; sgd and mbsgd run on 1); under mpirun the total over all "
             "ranks, at least one per rank");
   t.Add("epochs", &TrainConfig::epochs, 100).Min(1).Unit("epochs").MayChangeOnResume().Group(algorithm).Help(
       "the most global epochs (a resumed run may raise it); the plateau schedule and --tol may stop earlier");
@@ -87,7 +87,8 @@ ParamTable<TrainConfig> MakeTrainParams() {
       .Auto(TrainConfig::kAutoBatch)
       .Unit("rows")
       .Group(algorithm)
-      .Help(StrCat("rows per step: the global batch (mbsgd, ga) or the local batch of each worker (ma, admm); sgd only "
+      .Help(StrCat("rows per step: the global batch (mbsgd, ga) or the local batch of each worker (ma, dsgd, admm); "
+                   "sgd only "
                    "1. auto: ", PerAlgorithm([](const AlgorithmTraits& a) { return a.default_batch; }),
                    "; less (a power of 2) when the training set is so small that an epoch would have fewer than ",
                    TrainConfig::kAutoMinSteps, " steps"));

@@ -438,7 +438,8 @@ ParamTable<HardwareProfile> MakeProfileFields() {
       .Unit("B/s")
       .Group(links)
       .Source("assumption: a rank's DDR4-2400 channel, 19.2 GB/s ([PrIM] section 2)")
-      .Help("a rank's port to the other ranks, each direction (scope 'system'): its DPUs' cross-rank messages share it");
+      .Help("a rank's port to the other ranks, each direction (scope 'system'): its DPUs' cross-rank messages share "
+            "it");
   t.Add("inter_rank_link_latency_s", &HardwareProfile::inter_rank_link_latency_s, 2e-6)
       .Min(0)
       .Unit("s")

@@ -235,8 +235,9 @@ TEST(Tolerance, WithoutL2TheObjectivesRelativeChangeStopsTheRun) {
 }
 
 // The plateau schedule (the default with --lr auto): an epoch is stale when it lowers the best objective so far by
-// less than kPlateauTol (relative); kPlateauPatience stale epochs in a row are a plateau, after which the learning rate is
-// divided by kPlateauDrop; the kPlateauStops-th plateau stops the run. Replayed here from the recorded objectives.
+// less than kPlateauTol (relative); kPlateauPatience stale epochs in a row are a plateau, after which the learning
+// rate is divided by kPlateauDrop; the kPlateauStops-th plateau stops the run (or the duality gap reaches tol
+// first). Replayed here from the recorded objectives.
 TEST(PlateauSchedule, DropsTheRateAtEachPlateauAndStopsAtTheLast) {
   const Dataset train = testing::SmallDense(1500, 20, 5);
   for (const std::string algo : {"sgd", "mbsgd", "ga", "ma", "admm"}) {

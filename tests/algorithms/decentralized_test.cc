@@ -1,9 +1,9 @@
 // Topologies, their mixing matrices and D-PSGD (decentralized SGD with gossip averaging).
+#include <gtest/gtest.h>
+
 #include <cmath>
 #include <cstring>
 #include <mutex>
-
-#include <gtest/gtest.h>
 
 #include "pimopt/algorithms/topology.h"
 #include "pimopt/algorithms/train.h"
@@ -169,7 +169,7 @@ TEST(WhatIfLinks, ModelAveragingByAllReduceAndTheSyncPathsRefusals) {
   const TrainResult h = Train(train, nullptr, c, c_backend, {});
   EXPECT_EQ(a.model.weights, b.model.weights);
   EXPECT_GT(b.phase_seconds.at("modeled_dpu_to_dpu"), 0.0);
-  EXPECT_EQ(b.traffic.from_workers_bytes, 0u);  // no model comes up to the host
+  EXPECT_EQ(b.traffic.from_workers_bytes, 0u);               // no model comes up to the host
   EXPECT_EQ(h.phase_seconds.at("modeled_dpu_to_dpu"), 0.0);  // --sync-path host ignores the links
   EXPECT_EQ(h.phase_seconds.at("modeled_total"), a.phase_seconds.at("modeled_total"));
   // --sync-path links on today's hardware names the profile; with GA-SGD (no all-reduce over links) the flag.
@@ -199,10 +199,17 @@ TEST(WhatIfLinks, ModelAveragingByAllReduceAndTheSyncPathsRefusals) {
 TEST(Dsgd, RanksAsThreadsGiveTheModelOfOneProcess) {
   for (const std::string backend : {"cpu", "pim"}) {
     RunConfig config;
-    for (const auto& [name, value] : std::vector<std::pair<std::string, std::string>>{
-             {"data", "dense:rows=600,features=12,separation=0.2,seed=3"}, {"backend", backend}, {"algo", "dsgd"},
-             {"topology", "torus"}, {"workers", "6"}, {"batch", "8"}, {"epochs", "2"}, {"lr", "0.2"},
-             {"threads", "1"}, {"quiet", "true"}}) {
+    for (const auto& [name, value] :
+         std::vector<std::pair<std::string, std::string>>{{"data", "dense:rows=600,features=12,separation=0.2,seed=3"},
+                                                          {"backend", backend},
+                                                          {"algo", "dsgd"},
+                                                          {"topology", "torus"},
+                                                          {"workers", "6"},
+                                                          {"batch", "8"},
+                                                          {"epochs", "2"},
+                                                          {"lr", "0.2"},
+                                                          {"threads", "1"},
+                                                          {"quiet", "true"}}) {
       SetParam(config, name, value);
     }
     const RunOutcome single = RunTraining(config, SingleProcess(), "test");

@@ -2,10 +2,10 @@
 // (smooth, so it converges to machine precision), and weak duality for the hinge loss.
 #include "pimopt/algorithms/duality_gap.h"
 
+#include <gtest/gtest.h>
+
 #include <cmath>
 #include <vector>
-
-#include <gtest/gtest.h>
 
 #include "pimopt/algorithms/train.h"
 #include "pimopt/collectives/in_process_communicator.h"
@@ -69,7 +69,9 @@ LinearModel NewtonOptimum(const Dataset& data, const Objective& o) {
   return m;
 }
 
-double ObjectiveOf(const LinearModel& m, const Dataset& data, const Objective& o) { return Evaluate(m, data, o).objective; }
+double ObjectiveOf(const LinearModel& m, const Dataset& data, const Objective& o) {
+  return Evaluate(m, data, o).objective;
+}
 
 DualityGap GapOf(const LinearModel& m, const Dataset& data, const Objective& o) {
   ThreadPool pool(2);
@@ -141,7 +143,7 @@ TEST(DualityGap, HingeLossDualNeverExceedsAnyPrimalValue) {
     if (e.gap.available) best_dual = std::max(best_dual, e.gap.dual);
   }
   ASSERT_TRUE(std::isfinite(best_dual));
-  EXPECT_LE(best_dual, best_primal);          // weak duality across all the models the run visited
+  EXPECT_LE(best_dual, best_primal);               // weak duality across all the models the run visited
   EXPECT_LT(r.epochs.back().gap.relative(), 0.1);  // and a useful certificate at the end
 }
 

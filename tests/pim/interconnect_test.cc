@@ -1,10 +1,10 @@
 // The what-if link model: which DPUs a scope links, and exchanges timed by their busiest port.
 #include "pimopt/pim/interconnect.h"
 
+#include <gtest/gtest.h>
+
 #include <algorithm>
 #include <vector>
-
-#include <gtest/gtest.h>
 
 #include "pimopt/core/error.h"
 

@@ -21,7 +21,6 @@
 #pragma once
 
 #include <limits>
-
 #include <span>
 
 #include "pimopt/collectives/communicator.h"

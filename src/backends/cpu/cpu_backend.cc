@@ -492,7 +492,9 @@ void CpuBackend::MixLocalModels(const Topology& topology) {
   }
   if (mixed_.size() != local_.size()) mixed_.assign(local_.size(), std::vector<float>(width));
   uint64_t messages = 0;
-  for (int k = 0; k < workers_; ++k) messages += topology.row(static_cast<uint32_t>(part_.first_worker + k)).neighbours.size() - 1;
+  for (int k = 0; k < workers_; ++k) {
+    messages += topology.row(static_cast<uint32_t>(part_.first_worker + k)).neighbours.size() - 1;
+  }
   ForFeatureBlocks([&](size_t begin, size_t end) {
     for (int k = 0; k < workers_; ++k) {
       const MixingRow& row = topology.row(static_cast<uint32_t>(part_.first_worker + k));

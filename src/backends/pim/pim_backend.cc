@@ -112,7 +112,8 @@ ParamTable<PimBackendOptions> MakePimParams() {
                    PimBackendOptions::SyncPath::kAuto},
                   {{"host", "every synchronization through the host (today's UPMEM)", {}},
                    PimBackendOptions::SyncPath::kHost},
-                  {{"links", "model averaging and gossip over the profile's links; an error when they do not cover them",
+                  {{"links",
+                    "model averaging and gossip over the profile's links; an error when they do not cover them",
                     {}},
                    PimBackendOptions::SyncPath::kLinks}})
       .Noun("path")
@@ -575,8 +576,8 @@ std::optional<pim::LinkExchangeTime> PimBackend::LinkPath(const std::optional<pi
                                                           const char* what) const {
   if (options_.sync_path == PimBackendOptions::SyncPath::kHost) return std::nullopt;
   if (!covered && options_.sync_path == PimBackendOptions::SyncPath::kLinks) {
-    throw ConfigError("--profile", StrCat("profile '", profile_.name, "' (link_scope ",
-                                          pim::ProfileFields().GetText(profile_, "link_scope"), ") has no DPU links for ",
+    const std::string scope = pim::ProfileFields().GetText(profile_, "link_scope");
+    throw ConfigError("--profile", StrCat("profile '", profile_.name, "' (link_scope ", scope, ") has no DPU links for ",
                                           what, " over ", part_.total_workers, " DPUs; use --sync-path host or auto, "
                                           "or a profile with wider links (links-rank, links-system)"));
   }
@@ -728,8 +729,11 @@ void PimBackend::ScaleDuals(double factor) {
   });
   for (const fixed::Saturation& s : sat) saturation_.events += s.events;
   // Host work without a synchronization: every u_k read and written once (8 bytes per element).
-  const Ledger::HostWork work{
-      .vectors_per_dpu = 0, .bytes_per_element = 4, .elements = total, .updates_per_dpu = 1, .update_bytes_per_element = 8};
+  const Ledger::HostWork work{.vectors_per_dpu = 0,
+                              .bytes_per_element = 4,
+                              .elements = total,
+                              .updates_per_dpu = 1,
+                              .update_bytes_per_element = 8};
   ledger_.host_reduction_s += HostSecondsSince(t0, comm_s0);
   ledger_.modeled_host_reduction_s += ModelHostSeconds(work, part_.total_workers);
 }

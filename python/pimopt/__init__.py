@@ -73,10 +73,10 @@ def prim_benchmarks():
 def run_prim(benchmark="VA", dpus=1, param=1 << 20, tasklets=16, profile="pim-opt", overrides=None):
     """One run of a ported PrIM benchmark on DPUS emulated DPUs of a profile (after OVERRIDES), its result checked
     against its host reference. PARAM is the benchmark's size parameter over all DPUs (`pimopt prim --list`).
-    Returns the modeled times PrIM's host program measures (kernel_s: every timed launch with its overhead,
-    cpu_to_dpu_s, dpu_to_cpu_s, dpu_to_dpu_s), cycles (the slowest DPU's: issue, revolver, dma, interference,
-    sync, total), instructions, dmas, unaligned_dmas, check (what was compared) and host_wall_s.
-    docs/pim-emulator.md defines the terms."""
+    Returns what `pimopt prim --json` prints: the modeled times PrIM's host program measures (kernel_s: every
+    timed launch with its overhead, cpu_to_dpu_s, dpu_to_cpu_s, dpu_to_dpu_s) and their uncertainty,
+    slowest_dpu_cycles (issue, revolver, dma, interference, sync, total), instructions, dmas, unaligned_dmas,
+    resized_dmas, check (what was compared) and host_wall_s. docs/pim-emulator.md defines the terms."""
     return dict(_core.run_prim(benchmark, int(dpus), int(param), int(tasklets), profile, _overrides_text(overrides)))
 
 
@@ -84,10 +84,11 @@ def validate_kernels(path=None, benchmarks=None, profile="pim-opt", overrides=No
     """Leave-one-benchmark-out validation of the emulator's timing against PrIM kernels timed on UPMEM hardware
     (`pimopt validate`): runs every row of the CSV at PATH (default: $PIMOPT_HW_DATA, else the project's
     ../shared/data/upmem-hw-kernels.csv beside the source tree), fits the timing model's free constants on all
-    benchmarks but one and predicts that one. Returns a dict: benchmarks (a list, one dict per benchmark:
-    benchmark, rows, kernel_out_of_sample, kernel_in_sample, simulator, transfers_out_of_sample, each with rows,
-    median_abs, worst_abs and worst (signed); fold_constants), fitted (the constants fitted on all),
-    mean_median_out_of_sample, mean_median_simulator and skipped (rows of benchmarks not ported)."""
+    benchmarks but one and predicts that one. Returns what `pimopt validate --json` writes: benchmarks (a list, one
+    dict per benchmark: benchmark, rows, kernel_out_of_sample, kernel_in_sample, simulator, transfers_out_of_sample,
+    ..., each with rows, median_abs, worst_abs and worst (signed); fold_kernel_constants), fitted_kernel_constants
+    and fitted_transfer_constants (fitted on all), the mean medians, uncertainty and skipped (rows of benchmarks
+    not ported)."""
     if path is None:
         path = _core.default_hw_data_path()
     return dict(_core.validate_kernels(str(path), list(benchmarks or []), profile, _overrides_text(overrides)))

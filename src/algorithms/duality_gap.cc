@@ -74,12 +74,14 @@ DualityGap ComputeDualityGap(const LinearModel& model, const Dataset& local, con
   };
   const int scalar_exp = FixedExponent(max_cost, total_rows);
   std::vector<int64_t> class_sums(2 * candidates, 0);  // [candidate][positive, negative]
+  std::vector<double> betas(rows * candidates);         // before the bias constraint's scaling
   for (size_t i = 0; i < rows; ++i) {
     const bool positive = local.labels()[i] > 0;
     const double margin = (positive ? 1.0 : -1.0) * scores[i];
     for (size_t c = 0; c < candidates; ++c) {
+      betas[i * candidates + c] = beta_of(c, margin);
       class_sums[2 * c + (positive ? 0 : 1)] +=
-          static_cast<int64_t>(std::ldexp(cost(i) * beta_of(c, margin), scalar_exp));
+          static_cast<int64_t>(std::ldexp(cost(i) * betas[i * candidates + c], scalar_exp));
     }
   }
   comm.AllreduceSum(class_sums);
@@ -102,12 +104,11 @@ DualityGap ComputeDualityGap(const LinearModel& model, const Dataset& local, con
   const int x_exp = dense ? 0 : FixedExponent(std::max(max_x, 1e-30), std::sqrt(total_rows), 31);
   const int chunk_exp = FixedExponent(kRowChunk * max_cost * std::max(max_x, 1e-30), total_rows);
   std::vector<int64_t> psi_sums(candidates, 0);
-  std::vector<double> q(rows * candidates);  // c_i beta_i y_i
+  std::vector<double>& q = betas;  // now c_i beta_i y_i with the scaled beta
   for (size_t i = 0; i < rows; ++i) {
     const bool positive = local.labels()[i] > 0;
-    const double margin = (positive ? 1.0 : -1.0) * scores[i];
     for (size_t c = 0; c < candidates; ++c) {
-      const double beta = beta_of(c, margin) * scale[2 * c + (positive ? 0 : 1)];
+      const double beta = betas[i * candidates + c] * scale[2 * c + (positive ? 0 : 1)];
       psi_sums[c] += static_cast<int64_t>(std::ldexp(cost(i) * Psi(objective.loss, beta), scalar_exp));
       q[i * candidates + c] = cost(i) * beta * (positive ? 1.0 : -1.0);
     }

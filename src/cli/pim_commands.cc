@@ -10,48 +10,15 @@
 #include "pimopt/pim/hw_validation.h"
 #include "pimopt/pim/prim.h"
 #include "pimopt/pim/profile.h"
+#include "pimopt/pim/validation_json.h"
 
 namespace pimopt::cli {
 namespace {
 
 using nlohmann::json;
-
-pim::HardwareProfile ProfileOf(const std::string& name, const std::string& overrides) {
-  pim::HardwareProfile p = pim::MakeProfile(name);
-  if (!overrides.empty()) pim::ApplyOverrides(p, overrides);
-  return p;
-}
-
-json CyclesJson(const pim::DpuCycles& c) {
-  return {{"issue", c.issue}, {"revolver", c.revolver}, {"dma", c.dma}, {"interference", c.interference},
-          {"sync", c.sync},   {"total", c.total}};
-}
-
-json SummaryJson(const pim::validation::ErrorSummary& e) {
-  return {{"rows", e.rows}, {"median_abs", e.median_abs}, {"worst_abs", e.worst_abs}, {"worst", e.worst_signed}};
-}
-
-json KernelConstantsJson(const pim::validation::KernelConstants& c) {
-  return {{"launch_overhead_s", c.launch_overhead_s},
-          {"dma_occupancy_cycles", c.dma_occupancy_cycles},
-          {"dma_occupancy_cycles_per_byte", c.dma_occupancy_cycles_per_byte},
-          {"dma_pipeline_stall", c.dma_pipeline_stall},
-          {"issue_stall_cycles", c.issue_stall_cycles}};
-}
-
-json TransferConstantsJson(const pim::validation::TransferConstants& c) {
-  return {{"push_to_dpu_overhead_s", c.push_to_dpu_overhead_s},
-          {"push_from_dpu_overhead_s", c.push_from_dpu_overhead_s},
-          {"serial_call_overhead_s", c.serial_call_overhead_s},
-          {"serial_to_dpu_bytes_per_s", c.serial_to_dpu_bytes_per_s},
-          {"serial_from_dpu_bytes_per_s", c.serial_from_dpu_bytes_per_s},
-          {"rank_to_dpu_bytes_per_s", c.rank_to_dpu_bytes_per_s},
-          {"rank_from_dpu_bytes_per_s", c.rank_from_dpu_bytes_per_s},
-          {"push_to_dpu_overhead_per_dpu_s", c.push_to_dpu_overhead_per_dpu_s},
-          {"push_from_dpu_overhead_per_dpu_s", c.push_from_dpu_overhead_per_dpu_s},
-          {"push_bandwidth_knee_bytes", c.push_bandwidth_knee_bytes},
-          {"push_bandwidth_knee_exponent", c.push_bandwidth_knee_exponent}};
-}
+using pim::validation::KernelConstantsJson;
+using pim::validation::ReportJson;
+using pim::validation::TransferConstantsJson;
 
 // The fitted constants as a --profile-set text (what the profile's defaults hold).
 std::string AsOverrides(const pim::validation::Report& r) {
@@ -71,38 +38,6 @@ std::string AsOverrides(const pim::validation::Report& r) {
   return StrCat(s, ",", buf);
 }
 
-json ReportJson(const pim::validation::Report& r, const std::string& path, const std::string& profile) {
-  json benchmarks = json::array();
-  for (const pim::validation::BenchmarkValidation& b : r.benchmarks) {
-    benchmarks.push_back({{"benchmark", b.benchmark},
-                          {"rows", b.rows},
-                          {"kernel_out_of_sample", SummaryJson(b.out_of_sample)},
-                          {"kernel_in_sample", SummaryJson(b.in_sample)},
-                          {"simulator", SummaryJson(b.simulator)},
-                          {"transfers_out_of_sample", SummaryJson(b.transfers_out_of_sample)},
-                          {"transfers_in_sample", SummaryJson(b.transfers_in_sample)},
-                          {"transfers_all_sizes_out_of_sample", SummaryJson(b.transfers_all_out_of_sample)},
-                          {"kernel_errors_out_of_sample", b.kernel_errors_out_of_sample},
-                          {"fold_kernel_constants", KernelConstantsJson(b.fold)}});
-  }
-  return {{"hw_data", path},
-          {"profile", profile},
-          {"benchmarks", benchmarks},
-          {"mean_median_kernel_out_of_sample", r.mean_median_out_of_sample},
-          {"mean_median_simulator", r.mean_median_simulator},
-          {"mean_median_transfers_out_of_sample", r.mean_median_transfers_out_of_sample},
-          {"uncertainty",
-           {{"kernel", r.kernel_uncertainty},
-            {"cpu_to_dpu", r.cpu_to_dpu_uncertainty},
-            {"dpu_to_cpu", r.dpu_to_cpu_uncertainty},
-            {"meaning", "68th percentile of |modeled / measured - 1| out of sample, every row"}}},
-          {"fitted_kernel_constants", KernelConstantsJson(r.fitted)},
-          {"fitted_transfer_constants", TransferConstantsJson(r.transfers)},
-          {"skipped", r.skipped},
-          {"run_wall_s", r.run_wall_s},
-          {"fit_wall_s", r.fit_wall_s}};
-}
-
 void WriteFile(const std::string& path, const std::string& text) {
   AtomicFileWriter out(path);
   out.stream() << text;
@@ -113,7 +48,7 @@ void WriteFile(const std::string& path, const std::string& text) {
 
 int RunValidateCommand(const ValidateFlags& f) {
   const std::string path = f.hw_data.empty() ? pim::validation::DefaultHwDataPath() : f.hw_data;
-  const pim::HardwareProfile profile = ProfileOf(f.profile, f.profile_set);
+  const pim::HardwareProfile profile = pim::MakeProfile(f.profile, f.profile_set);
   const std::vector<pim::validation::HwRow> rows = pim::validation::ReadHwData(path);
   pim::validation::RunOptions options;
   options.benchmarks = f.benchmarks;
@@ -161,7 +96,7 @@ int RunPrimCommand(const PrimFlags& f) {
     return 0;
   }
   pim::prim::Find(f.benchmark);
-  const pim::HardwareProfile profile = ProfileOf(f.profile, f.profile_set);
+  const pim::HardwareProfile profile = pim::MakeProfile(f.profile, f.profile_set);
   pim::prim::RunRequest request;
   request.dpus = f.dpus;
   request.param = f.param;
@@ -169,26 +104,7 @@ int RunPrimCommand(const PrimFlags& f) {
   request.host_threads = f.threads;
   request.shuffle_seed = f.shuffle_seed;
   const pim::prim::RunResult r = pim::prim::Run(f.benchmark, request, profile);
-  const json out = {{"benchmark", r.benchmark},
-                    {"dpus", r.dpus},
-                    {"param", r.param},
-                    {"tasklets", f.tasklets},
-                    {"profile", f.profile},
-                    {"check", r.check},
-                    {"kernel_s", r.modeled.kernel_s},
-                    {"cpu_to_dpu_s", r.modeled.cpu_to_dpu_s},
-                    {"dpu_to_cpu_s", r.modeled.dpu_to_cpu_s},
-                    {"dpu_to_dpu_s", r.modeled.dpu_to_dpu_s},
-                    {"uncertainty",
-                     {{"kernel", profile.kernel_time_uncertainty},
-                      {"cpu_to_dpu", profile.cpu_to_dpu_time_uncertainty},
-                      {"dpu_to_cpu", profile.dpu_to_cpu_time_uncertainty}}},
-                    {"slowest_dpu_cycles", CyclesJson(r.slowest_dpu)},
-                    {"instructions", r.instructions},
-                    {"dmas", r.dmas},
-                    {"unaligned_dmas", r.unaligned_dmas},
-                    {"resized_dmas", r.resized_dmas},
-                    {"host_wall_s", r.host_wall_s}};
+  const json out = pim::validation::PrimRunJson(r, f.tasklets, f.profile, profile);
   if (f.json) {
     std::cout << out.dump(2) << "\n";
     return 0;

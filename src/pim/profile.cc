@@ -626,6 +626,12 @@ HardwareProfile MakeProfile(const std::string& name) {
                     StrCat("unknown hardware profile '", name, "' (known: ", JoinNames(ProfileNames()), ")"));
 }
 
+HardwareProfile MakeProfile(const std::string& name, const std::string& overrides) {
+  HardwareProfile p = MakeProfile(name);
+  if (!overrides.empty()) ApplyOverrides(p, overrides);
+  return p;
+}
+
 void HardwareProfile::Validate() const {
   try {
     ProfileFields().CheckValues(*this);

@@ -18,6 +18,7 @@
 #include "pimopt/pim/prim.h"
 #include "pimopt/pim/profile.h"
 #include "pimopt/pim/validation.h"
+#include "pimopt/pim/validation_json.h"
 #include "pimopt/run/pipeline.h"
 #include "pimopt/run/run_config.h"
 
@@ -100,13 +101,6 @@ Dataset ToDataset(ArrayNames names, const py::object& x, const FloatArray& y, co
   }
   d.set_weights(ToVector(weights));
   return d;
-}
-
-// A hardware profile by name, after "field=value,..." overrides (none when empty), as --profile and --profile-set.
-pim::HardwareProfile ProfileWithOverrides(const std::string& name, const std::string& overrides) {
-  pim::HardwareProfile profile = pim::MakeProfile(name);
-  if (!overrides.empty()) pim::ApplyOverrides(profile, overrides);
-  return profile;
 }
 
 // Runs Python's handlers of the signals that arrived (Ctrl-C: KeyboardInterrupt), from a thread without the GIL.
@@ -195,7 +189,7 @@ py::tuple LoadForPython(const std::string& spec, const std::map<std::string, std
 
 // A hardware profile's fields (name -> value as text), after `overrides` ("field=value,..."), as `pimopt profile`.
 std::map<std::string, std::string> ProfileForPython(const std::string& name, const std::string& overrides) {
-  const pim::HardwareProfile profile = ProfileWithOverrides(name, overrides);
+  const pim::HardwareProfile profile = pim::MakeProfile(name, overrides);
   std::map<std::string, std::string> fields;
   const auto& table = pim::ProfileFields();
   for (const auto& e : table.entries()) fields[e.info.name] = table.GetText(profile, e.info.name);
@@ -204,7 +198,7 @@ std::map<std::string, std::string> ProfileForPython(const std::string& name, con
 
 // The emulator's validation table (PrIM-style microbenchmarks against published hardware numbers) on a profile.
 py::list ValidateForPython(const std::string& name, const std::string& overrides) {
-  const pim::HardwareProfile profile = ProfileWithOverrides(name, overrides);
+  const pim::HardwareProfile profile = pim::MakeProfile(name, overrides);
   std::vector<pim::ValidationRow> rows;
   {
     py::gil_scoped_release release;
@@ -225,32 +219,15 @@ py::list ValidateForPython(const std::string& name, const std::string& overrides
   return out;
 }
 
-py::dict CyclesDict(const pim::DpuCycles& c) {
-  py::dict d;
-  d["issue"] = c.issue;
-  d["revolver"] = c.revolver;
-  d["dma"] = c.dma;
-  d["interference"] = c.interference;
-  d["sync"] = c.sync;
-  d["total"] = c.total;
-  return d;
-}
-
-py::dict PhasesDict(const pim::prim::PhaseTimes& t) {
-  py::dict d;
-  d["kernel_s"] = t.kernel_s;
-  d["cpu_to_dpu_s"] = t.cpu_to_dpu_s;
-  d["dpu_to_cpu_s"] = t.dpu_to_cpu_s;
-  d["dpu_to_dpu_s"] = t.dpu_to_dpu_s;
-  return d;
-}
+// A JSON value (the CLI's --json output) as Python objects.
+py::object FromJson(const nlohmann::json& value) { return py::module_::import("json").attr("loads")(value.dump()); }
 
 // One run of a ported PrIM benchmark (prim.h) on an emulated system of a profile, checked against its host
 // reference: the modeled times PrIM's host program measures, the slowest DPU's cycles, counts.
-py::dict RunPrimForPython(const std::string& benchmark, uint32_t dpus, uint64_t param, uint32_t tasklets,
-                          const std::string& name, const std::string& overrides) {
+py::object RunPrimForPython(const std::string& benchmark, uint32_t dpus, uint64_t param, uint32_t tasklets,
+                            const std::string& name, const std::string& overrides) {
   pim::prim::Find(benchmark);
-  const pim::HardwareProfile profile = ProfileWithOverrides(name, overrides);
+  const pim::HardwareProfile profile = pim::MakeProfile(name, overrides);
   pim::prim::RunRequest request;
   request.dpus = dpus;
   request.param = param;
@@ -260,24 +237,13 @@ py::dict RunPrimForPython(const std::string& benchmark, uint32_t dpus, uint64_t 
     py::gil_scoped_release release;
     r = pim::prim::Run(benchmark, request, profile);
   }
-  py::dict out = PhasesDict(r.modeled);
-  out["benchmark"] = r.benchmark;
-  out["dpus"] = r.dpus;
-  out["param"] = r.param;
-  out["check"] = r.check;
-  out["cycles"] = CyclesDict(r.slowest_dpu);
-  out["instructions"] = r.instructions;
-  out["dmas"] = r.dmas;
-  out["unaligned_dmas"] = r.unaligned_dmas;
-  out["resized_dmas"] = r.resized_dmas;
-  out["host_wall_s"] = r.host_wall_s;
-  return out;
+  return FromJson(pim::validation::PrimRunJson(r, tasklets, name, profile));
 }
 
 // The leave-one-benchmark-out validation against the hardware measurements in `path` (hw_validation.h).
-py::dict ValidateKernelsForPython(const std::string& path, const std::vector<std::string>& benchmarks,
-                                  const std::string& name, const std::string& overrides) {
-  const pim::HardwareProfile profile = ProfileWithOverrides(name, overrides);
+py::object ValidateKernelsForPython(const std::string& path, const std::vector<std::string>& benchmarks,
+                                    const std::string& name, const std::string& overrides) {
+  const pim::HardwareProfile profile = pim::MakeProfile(name, overrides);
   pim::validation::Report report;
   {
     py::gil_scoped_release release;
@@ -286,42 +252,7 @@ py::dict ValidateKernelsForPython(const std::string& path, const std::vector<std
     options.benchmarks = benchmarks;
     report = pim::validation::LeaveOneOut(pim::validation::RunRows(rows, profile, options), profile);
   }
-  auto summary = [](const pim::validation::ErrorSummary& e) {
-    py::dict d;
-    d["rows"] = e.rows;
-    d["median_abs"] = e.median_abs;
-    d["worst_abs"] = e.worst_abs;
-    d["worst"] = e.worst_signed;
-    return d;
-  };
-  auto constants = [](const pim::validation::KernelConstants& c) {
-    py::dict d;
-    d["launch_overhead_s"] = c.launch_overhead_s;
-    d["dma_occupancy_cycles"] = c.dma_occupancy_cycles;
-    d["dma_occupancy_cycles_per_byte"] = c.dma_occupancy_cycles_per_byte;
-    d["dma_pipeline_stall"] = c.dma_pipeline_stall;
-    d["issue_stall_cycles"] = c.issue_stall_cycles;
-    return d;
-  };
-  py::list rows;
-  for (const pim::validation::BenchmarkValidation& b : report.benchmarks) {
-    py::dict row;
-    row["benchmark"] = b.benchmark;
-    row["rows"] = b.rows;
-    row["kernel_out_of_sample"] = summary(b.out_of_sample);
-    row["kernel_in_sample"] = summary(b.in_sample);
-    row["simulator"] = summary(b.simulator);
-    row["transfers_out_of_sample"] = summary(b.transfers_out_of_sample);
-    row["fold_constants"] = constants(b.fold);
-    rows.append(row);
-  }
-  py::dict out;
-  out["benchmarks"] = rows;
-  out["fitted"] = constants(report.fitted);
-  out["mean_median_out_of_sample"] = report.mean_median_out_of_sample;
-  out["mean_median_simulator"] = report.mean_median_simulator;
-  out["skipped"] = report.skipped;
-  return out;
+  return FromJson(pim::validation::ReportJson(report, path, name));
 }
 
 std::vector<std::string> ParamNames() {

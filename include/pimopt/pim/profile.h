@@ -164,6 +164,8 @@ const std::vector<ProfilePreset>& ProfilePresets();
 std::vector<std::string> ProfileNames();
 // The preset; ConfigError naming --profile (with the known names) for an unknown one.
 HardwareProfile MakeProfile(const std::string& name);
+// The preset after "field=value,..." overrides (none when empty), as --profile and --profile-set give them.
+HardwareProfile MakeProfile(const std::string& name, const std::string& overrides);
 // Applies "field=value,field=value" overrides (any field of ProfileFields(), op costs as "slots.<op>"), then
 // validates; ConfigError naming --profile-set and the field.
 void ApplyOverrides(HardwareProfile& profile, const std::string& overrides);

@@ -145,8 +145,7 @@ const ParamTable<PimBackendOptions>& PimParams() {
 PimBackendOptions::PimBackendOptions() { PimParams().ApplyDefaults(*this); }
 
 pim::HardwareProfile PimBackendOptions::ResolveProfile() const {
-  pim::HardwareProfile profile = pim::MakeProfile(this->profile);
-  if (!profile_overrides.empty()) pim::ApplyOverrides(profile, profile_overrides);
+  const pim::HardwareProfile profile = pim::MakeProfile(this->profile, profile_overrides);
   if (tasklets == 0 || tasklets > profile.max_tasklets) {
     throw ConfigError("--tasklets", StrCat("must be in 1..", profile.max_tasklets, " (profile '", profile.name, "')"));
   }
@@ -369,14 +368,14 @@ std::vector<std::vector<T>>& PimBackend::Staging(std::vector<std::vector<T>>& bu
 }
 
 void PimBackend::PushModelVectors(TransferKind kind, uint64_t offset,
-                                  const std::function<void(uint32_t dpu, int32_t* vector)>& fill) {
+                                  const std::function<void(uint32_t dpu, int32_t* vector)>& fill, Activity activity) {
   std::vector<std::vector<int32_t>>& vectors = Staging(staged_pushes_);
   for (uint32_t k = 0; k < num_dpus_; ++k) {
     std::fill(vectors[k].begin() + layout_.n_pad + 1, vectors[k].end(), 0);  // the padding after the bias
     fill(k, vectors[k].data());
     dpus_->PrepareXfer(k, vectors[k].data(), layout_.model_bytes());
   }
-  Push(Activity::kTraining, kind, pim::kMramHeapSymbol, offset, layout_.model_bytes());
+  Push(activity, kind, pim::kMramHeapSymbol, offset, layout_.model_bytes());
 }
 
 void PimBackend::PullModels(Activity activity) {
@@ -514,12 +513,7 @@ void PimBackend::MixLocalModels(const Topology& topology) {
   const std::optional<pim::LinkExchangeTime> linked =
       LinkPath(pim::ModelNeighbourExchange(profile_, all_dpus, edges, layout_.model_bytes()), "the gossip's topology");
   const Activity activity = linked ? Activity::kLinkExchange : Activity::kTraining;
-  {
-    std::vector<std::vector<int32_t>>& buffers = Staging(staged_models_);
-    for (uint32_t k = 0; k < num_dpus_; ++k) dpus_->PrepareXfer(k, buffers[k].data(), layout_.model_bytes());
-    Pull(activity, TransferKind::kPullModels, pim::kMramHeapSymbol, layout_.w_offset, layout_.model_bytes());
-    for (uint32_t k = 0; k < num_dpus_; ++k) std::copy_n(buffers[k].begin(), layout_.n_pad + 1, local_[k].begin());
-  }
+  PullModels(activity);
   const auto t0 = Clock::now();
   const double comm_s0 = comm_->stats().seconds;
   const size_t total = layout_.n_pad + 1;
@@ -563,13 +557,8 @@ void PimBackend::MixLocalModels(const Topology& topology) {
                     .update_bytes_per_element = 8},
                    t0, comm_s0);
   }
-  std::vector<std::vector<int32_t>>& vectors = Staging(staged_pushes_);
-  for (uint32_t k = 0; k < num_dpus_; ++k) {
-    std::fill(vectors[k].begin(), vectors[k].end(), 0);
-    std::copy(local_[k].begin(), local_[k].end(), vectors[k].begin());
-    dpus_->PrepareXfer(k, vectors[k].data(), layout_.model_bytes());
-  }
-  Push(activity, TransferKind::kPushModels, pim::kMramHeapSymbol, layout_.w_offset, layout_.model_bytes());
+  PushModelVectors(TransferKind::kPushModels, layout_.w_offset,
+                   [&](uint32_t k, int32_t* model) { std::copy(local_[k].begin(), local_[k].end(), model); }, activity);
 }
 
 std::optional<pim::LinkExchangeTime> PimBackend::LinkPath(const std::optional<pim::LinkExchangeTime>& covered,

@@ -146,7 +146,8 @@ class PimBackend final : public IBackend {
   void BroadcastModel(const std::vector<int32_t>& model);
   // Pushes one model-sized vector per DPU (n_pad + 8 int32, zero-padded, filled by `fill`) to MRAM at `offset`.
   void PushModelVectors(TransferKind kind, uint64_t offset,
-                        const std::function<void(uint32_t dpu, int32_t* vector)>& fill);
+                        const std::function<void(uint32_t dpu, int32_t* vector)>& fill,
+                        Activity activity = Activity::kTraining);
   void PullModels(Activity activity = Activity::kTraining);
   // `covered` (a link model's time, or nullopt when the profile's links do not cover the exchange) as --sync-path
   // allows: nullopt with kHost, a ConfigError naming --profile with kLinks when not covered.

@@ -42,6 +42,20 @@ def load_dataset(spec, **options):
     return X, y
 
 
+def plan(data, *, algos=None, pilot_epochs=20, pilot_backend="cpu", timing_dpus=64, timing_rows_per_dpu=8192,
+         **options):
+    """Which algorithm reaches a target first on the emulated PIM system, as `pimopt plan --data DATA --json`:
+    per algorithm a short convergence pilot (on the CPU backend, or the emulator with pilot_backend="pim") and one
+    timed epoch on the emulator; returns a dict with each candidate's modeled seconds and bytes per epoch, epochs
+    and modeled seconds to the target, and the recommended algorithm and flags. `options` are train's (dpus,
+    profile, model, target_accuracy or target_auc, lr, ...; underscores for dashes); `algos` a list (default
+    mbsgd, ga, ma, dsgd, admm)."""
+    opts = {k.replace("_", "-"): _option_text(v) for k, v in options.items()}
+    opts["data"] = _option_text(data)
+    return _core.plan(opts, list(algos or []), int(pilot_epochs), str(pilot_backend), int(timing_dpus),
+                      int(timing_rows_per_dpu))
+
+
 def profile_names():
     """The emulator's hardware profiles (`pimopt profile`)."""
     return list(_core.profile_names())

@@ -97,6 +97,16 @@ uint64_t Topology::edges() const {
   return sum / 2;
 }
 
+std::vector<std::pair<uint32_t, uint32_t>> Topology::EdgeList() const {
+  std::vector<std::pair<uint32_t, uint32_t>> list;
+  for (uint32_t k = 0; k < workers(); ++k) {
+    for (uint32_t j : rows_[k].neighbours) {
+      if (j > k) list.emplace_back(k, j);
+    }
+  }
+  return list;
+}
+
 uint32_t Topology::max_degree() const {
   size_t d = 0;
   for (const MixingRow& r : rows_) d = std::max(d, r.neighbours.size() - 1);

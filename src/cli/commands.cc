@@ -24,6 +24,7 @@
 #include "pimopt/pim/hw_validation.h"
 #include "pimopt/pim/profile.h"
 #include "pimopt/run/pipeline.h"
+#include "pimopt/run/plan.h"
 #include "pimopt/run/report.h"
 #include "pimopt/run/tune.h"
 
@@ -435,6 +436,33 @@ int RunTune(const RunConfig& base, const std::string& grid_text, const std::stri
   return RunTrain(result.best_config, command_line, SingleProcess(), add_tuning);
 }
 
+// pimopt plan: each algorithm's pilots, the table of predictions and the recommendation (or the JSON).
+int RunPlan(const RunConfig& base, const PlanOptions& options, bool json) {
+  if (!json) {
+    std::cout << "pimopt plan: convergence pilots on the " << options.pilot_backend << " backend (at most "
+              << options.pilot_epochs << " epochs)"
+              << (options.pilot_backend == "cpu" ? ", one timed epoch on the PIM emulator each" : "")
+              << "; modeled PIM times" << std::endl;
+  }
+  const Plan plan = MakePlan(base, options, [&](const PlanCandidate& c) {
+    if (!json) {
+      std::cout << "  " << c.algorithm << ": pilot " << c.pilot_epochs << " epochs (" << c.pilot_stop << "), "
+                << std::round(c.pilot_wall_s * 100) / 100 << " s" << std::endl;
+    }
+  });
+  if (json) {
+    std::cout << PlanJson(plan).dump(2) << std::endl;
+    return 0;
+  }
+  std::cout << plan.data << ": " << plan.rows << " rows x " << plan.features << " features; " << plan.dpus
+            << " DPUs of profile " << plan.profile << "; target " << plan.set << " " << plan.metric << " "
+            << plan.target
+            << (plan.target_given ? "" : " (none given: half a point below the best any pilot reached)") << "\n\n"
+            << FormatPlan(plan) << "The prediction assumes "
+            << PlanJson(plan)["assumes"].get<std::string>() << " (docs/algorithms.md \"Planning\")." << std::endl;
+  return 0;
+}
+
 int RunCli(int argc, char** argv) {
   CLI::App app{"pimopt: distributed optimization of linear classifiers on CPUs, an emulated UPMEM PIM system and MPI"};
   app.require_subcommand(1);
@@ -469,6 +497,34 @@ int RunCli(int argc, char** argv) {
                      "train every setting's folds from zero (by default a fold starts from the model the same fold of "
                      "the previous setting ended with, when both have the same backend, algorithm and workers)");
   tune_flags.Add(tune_cmd, RunParams());
+
+  ParamFlags plan_flags;
+  PlanOptions plan_options;
+  std::string plan_algos = "mbsgd,ga,ma,dsgd,admm";
+  bool plan_json = false;
+  CLI::App* plan_cmd = app.add_subcommand(
+      "plan",
+      "predict which algorithm reaches a target first on the emulated PIM system: per algorithm a short "
+      "convergence pilot (CPU backend) and one timed epoch on the emulator, the modeled time per epoch and to the "
+      "target, and a recommendation (train's flags set the data, model, profile, --dpus and the target)");
+  plan_cmd->add_option("--algos", plan_algos, "the algorithms to compare, a comma list")->capture_default_str();
+  plan_cmd->add_option("--pilot-epochs", plan_options.pilot_epochs,
+                       "the convergence pilots' most epochs (and at most --epochs)")
+      ->capture_default_str();
+  plan_cmd->add_option("--pilot-backend", plan_options.pilot_backend,
+                       "cpu: the convergence pilots in float on the CPU backend (fast); pim: on the emulator, the "
+                       "full runs' own epochs (slower; they also time the epochs)")
+      ->capture_default_str()
+      ->check(CLI::IsMember({"cpu", "pim"}));
+  plan_cmd->add_option("--timing-dpus", plan_options.timing_dpus,
+                       "the most DPUs the timed epoch emulates; beyond, it runs this many DPUs with the run's rows "
+                       "per DPU and projects to --dpus")
+      ->capture_default_str();
+  plan_cmd->add_option("--timing-rows-per-dpu", plan_options.timing_rows_per_dpu,
+                       "the most rows per DPU of the timed epoch (kernel times are scaled to the run's)")
+      ->capture_default_str();
+  plan_cmd->add_flag("--json", plan_json, "print the plan as JSON");
+  plan_flags.Add(plan_cmd, RunParams());
 
   PredictFlags predict;
   ParamFlags predict_source;
@@ -569,8 +625,8 @@ int RunCli(int argc, char** argv) {
   prim_cmd->add_option("--threads", prim.threads, "host threads (0 = all cores)");
   prim_cmd->add_flag("--json", prim.json, "print the result as JSON");
 
-  const std::vector<std::string> commands = {"train", "tune",   "predict", "gen",      "convert",
-                                             "info",  "params", "profile", "validate", "prim"};
+  const std::vector<std::string> commands = {"train",  "tune",    "plan",     "predict", "gen",  "convert",
+                                             "info",   "params",  "profile",  "validate", "prim"};
   if (argc > 1 && argv[1][0] != '-' && std::find(commands.begin(), commands.end(), argv[1]) == commands.end()) {
     std::cerr << "pimopt: error: unknown command '" << argv[1] << "' (commands: " << JoinNames(commands) << ")\n";
     return 2;
@@ -600,6 +656,14 @@ int RunCli(int argc, char** argv) {
       RunConfig config;
       tune_flags.ForEachGiven([&](const std::string& name, const std::string& text) { SetParam(config, name, text); });
       return RunTune(config, tune_grid, tune_metric, !tune_no_warm_start, JoinArgs(argc, argv));
+    }
+    if (app.got_subcommand("plan")) {
+      if (LaunchedUnderMpi()) throw ConfigError("plan", "runs in one process (not under mpirun)");
+      RunConfig config;
+      plan_flags.ForEachGiven([&](const std::string& name, const std::string& text) { SetParam(config, name, text); });
+      plan_options.algorithms = SplitText(plan_algos, ',');
+      for (std::string& a : plan_options.algorithms) a = TrimSpaces(a);
+      return RunPlan(config, plan_options, plan_json);
     }
     if (app.got_subcommand("predict")) {
       ApplySourceFlags(predict_source, predict.source);

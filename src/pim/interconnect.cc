@@ -50,29 +50,112 @@ std::optional<LinkExchangeTime> ModelNeighbourExchange(const HardwareProfile& pr
   return t;
 }
 
-std::optional<LinkExchangeTime> ModelRingAllReduce(const HardwareProfile& profile, uint32_t dpus, uint64_t bytes) {
-  LinkExchangeTime t;
-  if (dpus <= 1) return t;
+namespace {
+
+// Whether links join every consecutive pair of DPUs first, first + stride, ... (members of one ring, in order) and
+// the last to the first; whether any of those hops crosses ranks.
+struct RingLinks {
+  bool linked = true;
   bool crosses_ranks = false;
-  for (uint32_t k = 0; k < dpus; ++k) {
-    const uint32_t next = (k + 1) % dpus;
-    if (!Linked(profile, k, next)) return std::nullopt;
-    crosses_ranks |= k / profile.dpus_per_rank != next / profile.dpus_per_rank;
+};
+RingLinks CheckRing(const HardwareProfile& profile, uint32_t first, uint32_t stride, uint32_t members) {
+  RingLinks r;
+  for (uint32_t i = 0; i < members && members > 1; ++i) {
+    const uint32_t a = first + i * stride, b = first + ((i + 1) % members) * stride;
+    if (!Linked(profile, a, b)) r.linked = false;
+    r.crosses_ranks |= a / profile.dpus_per_rank != b / profile.dpus_per_rank;
   }
-  const double chunk = static_cast<double>(bytes) / dpus;
-  // Each step every DPU's port sends and receives one chunk; a rank's port carries its one cross-rank hop.
+  return r;
+}
+
+// `steps` ring steps in which each of `rings` concurrent rings of `members` DPUs moves `chunk` bytes per DPU to the
+// next; a rank port carries the cross-rank hops of every ring with a member in that rank (`per_rank_port` of them).
+LinkExchangeTime RingSteps(const HardwareProfile& profile, uint64_t steps, double chunk, uint32_t members,
+                           uint32_t rings, bool crosses_ranks, uint32_t per_rank_port) {
+  LinkExchangeTime t;
   double step_s = profile.link_latency_s + chunk / profile.link_bytes_per_s;
   if (crosses_ranks) {
-    step_s = std::max(step_s, profile.inter_rank_link_latency_s + chunk / profile.inter_rank_link_bytes_per_s);
+    step_s = std::max(
+        step_s, per_rank_port * (profile.inter_rank_link_latency_s + chunk / profile.inter_rank_link_bytes_per_s));
   }
-  const uint64_t steps = 2 * (uint64_t{dpus} - 1);
   t.seconds = static_cast<double>(steps) * step_s;
-  t.link_bytes = static_cast<uint64_t>(static_cast<double>(steps) * chunk * dpus);
-  if (crosses_ranks) {
+  t.link_bytes = static_cast<uint64_t>(static_cast<double>(steps) * chunk * members * rings);
+  return t;
+}
+
+void Add(LinkExchangeTime& into, const LinkExchangeTime& t) {
+  into.seconds += t.seconds;
+  into.link_bytes += t.link_bytes;
+  into.cross_rank_bytes += t.cross_rank_bytes;
+}
+
+// Reduce-scatter or all-gather over one flat ring of DPUs 0..dpus-1: K - 1 steps of bytes / K.
+std::optional<LinkExchangeTime> FlatRingHalf(const HardwareProfile& profile, uint32_t dpus, uint64_t bytes) {
+  LinkExchangeTime t;
+  if (dpus <= 1) return t;
+  const RingLinks ring = CheckRing(profile, 0, 1, dpus);
+  if (!ring.linked) return std::nullopt;
+  const double chunk = static_cast<double>(bytes) / dpus;
+  t = RingSteps(profile, dpus - 1, chunk, dpus, 1, ring.crosses_ranks, 1);
+  if (ring.crosses_ranks) {
     const uint32_t ranks = (dpus + profile.dpus_per_rank - 1) / profile.dpus_per_rank;
-    t.cross_rank_bytes = static_cast<uint64_t>(static_cast<double>(steps) * chunk * ranks);
+    t.cross_rank_bytes = static_cast<uint64_t>(static_cast<double>(dpus - 1) * chunk * ranks);
   }
   return t;
+}
+
+}  // namespace
+
+std::optional<LinkExchangeTime> ModelRingReduceScatter(const HardwareProfile& profile, uint32_t dpus, uint64_t bytes) {
+  return FlatRingHalf(profile, dpus, bytes);
+}
+
+std::optional<LinkExchangeTime> ModelRingAllGather(const HardwareProfile& profile, uint32_t dpus, uint64_t bytes) {
+  return FlatRingHalf(profile, dpus, bytes);
+}
+
+std::optional<LinkExchangeTime> ModelRingAllReduce(const HardwareProfile& profile, uint32_t dpus, uint64_t bytes) {
+  std::optional<LinkExchangeTime> t = FlatRingHalf(profile, dpus, bytes);
+  if (t) Add(*t, *t);  // reduce-scatter, then all-gather of the same size
+  return t;
+}
+
+std::optional<LinkExchangeTime> ModelHierarchicalAllReduce(const HardwareProfile& profile, uint32_t dpus,
+                                                           uint64_t bytes) {
+  const uint32_t group = std::min(dpus, profile.dpus_per_rank);
+  if (dpus <= group || dpus % group != 0) return std::nullopt;  // one rank, or ranks of unequal size
+  const uint32_t ranks = dpus / group;
+  // Every rank's ring, and the ring of the ranks' first DPUs (the leaders), must be linked.
+  for (uint32_t r = 0; r < ranks; ++r) {
+    if (!CheckRing(profile, r * group, 1, group).linked) return std::nullopt;
+  }
+  if (!CheckRing(profile, 0, group, ranks).linked) return std::nullopt;
+  LinkExchangeTime t;
+  const double share = static_cast<double>(bytes) / group;
+  const double share_s = profile.link_latency_s + share / profile.link_bytes_per_s;
+  // 1. A reduce-scatter within every rank (concurrently): G - 1 steps of bytes / G.
+  Add(t, RingSteps(profile, group - 1, share, group, ranks, false, 0));
+  // 2. Every rank's first DPU (its leader) gathers the G - 1 other reduced shares, one after the other on its port.
+  t.seconds += (group - 1) * share_s;
+  t.link_bytes += static_cast<uint64_t>(share * (group - 1) * ranks);
+  // 3. A ring all-reduce of the whole vector among the R leaders: 2 (R - 1) steps of bytes / R, one message per rank
+  //    port per step.
+  const double chunk = static_cast<double>(bytes) / ranks;
+  LinkExchangeTime cross = RingSteps(profile, 2 * (uint64_t{ranks} - 1), chunk, ranks, 1, true, 1);
+  cross.cross_rank_bytes = cross.link_bytes;
+  Add(t, cross);
+  // 4. Each leader scatters the shares back, then an all-gather within every rank.
+  t.seconds += (group - 1) * share_s;
+  t.link_bytes += static_cast<uint64_t>(share * (group - 1) * ranks);
+  Add(t, RingSteps(profile, group - 1, share, group, ranks, false, 0));
+  return t;
+}
+
+std::optional<LinkExchangeTime> ModelAllReduce(const HardwareProfile& profile, uint32_t dpus, uint64_t bytes) {
+  const std::optional<LinkExchangeTime> flat = ModelRingAllReduce(profile, dpus, bytes);
+  const std::optional<LinkExchangeTime> hierarchical = ModelHierarchicalAllReduce(profile, dpus, bytes);
+  if (flat && (!hierarchical || flat->seconds <= hierarchical->seconds)) return flat;
+  return hierarchical;
 }
 
 }  // namespace pimopt::pim

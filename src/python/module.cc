@@ -20,6 +20,7 @@
 #include "pimopt/pim/validation.h"
 #include "pimopt/pim/validation_json.h"
 #include "pimopt/run/pipeline.h"
+#include "pimopt/run/plan.h"
 #include "pimopt/run/run_config.h"
 
 namespace py = pybind11;
@@ -255,6 +256,27 @@ py::object ValidateKernelsForPython(const std::string& path, const std::vector<s
   return FromJson(pim::validation::ReportJson(report, path, name));
 }
 
+// The planner (plan.h) on a data source with train's options by name; returns the plan as `pimopt plan --json`
+// prints it.
+py::object PlanForPython(const std::map<std::string, std::string>& options, const std::vector<std::string>& algorithms,
+                         int pilot_epochs, const std::string& pilot_backend, uint32_t timing_dpus,
+                         uint64_t timing_rows_per_dpu) {
+  RunConfig base;
+  for (const auto& [name, value] : options) SetParam(base, name, value);
+  PlanOptions plan_options;
+  if (!algorithms.empty()) plan_options.algorithms = algorithms;
+  plan_options.pilot_epochs = pilot_epochs;
+  plan_options.pilot_backend = pilot_backend;
+  plan_options.timing_dpus = timing_dpus;
+  plan_options.timing_rows_per_dpu = timing_rows_per_dpu;
+  Plan plan;
+  {
+    py::gil_scoped_release release;
+    plan = MakePlan(base, plan_options);
+  }
+  return FromJson(PlanJson(plan));
+}
+
 std::vector<std::string> ParamNames() {
   std::vector<std::string> names;
   for (const auto& e : RunParams().entries()) names.push_back(e.info.name);
@@ -273,6 +295,9 @@ PYBIND11_MODULE(_core, m) {
   m.def("train", &pimopt::TrainOnArrays, py::arg("options"), py::arg("X"), py::arg("y"), py::arg("sample_weight"),
         py::arg("X_test"), py::arg("y_test"),
         "Trains on X, y with train's options (name -> text); returns coef, intercept and the JSON report's text");
+  m.def("plan", &pimopt::PlanForPython, py::arg("options"), py::arg("algorithms"), py::arg("pilot_epochs"),
+        py::arg("pilot_backend"), py::arg("timing_dpus"), py::arg("timing_rows_per_dpu"),
+        "the planner: per algorithm a convergence pilot and a timed epoch; the plan as `pimopt plan --json`");
   m.def("param_names", &pimopt::ParamNames, "the names of train's parameters, as the CLI's flags without dashes");
   m.def("load_dataset", &pimopt::LoadForPython, py::arg("spec"), py::arg("options"),
         "a file or built-in dataset as (X, y): X dense or CSR arrays (indptr, indices, data, n_features)");

@@ -144,25 +144,7 @@ json BuildReport(const ReportInputs& in) {
                         {"reg", result.config.objective.l2},
                         {"workers", result.config.workers},
                         {"batch", result.config.batch}};
-  if (in.projection) {
-    const PimProjection& p = *in.projection;
-    report["projection"] = {{"dpus", p.dpus},
-                            {"rows_per_dpu", p.rows_per_dpu},
-                            {"extrapolated",
-                             "every field: kernel times and MRAM-WRAM bytes scaled by rows per DPU, "
-                             "synchronizations by the algorithm's sync count, transfers and the host "
-                             "reduction re-modeled at the target DPU count (measured host time: scaled "
-                             "linearly) (see pim_backend.h)"},
-                            {"modeled_epoch_s", p.epoch_s},
-                            {"modeled_cpu_to_dpu_s", p.cpu_to_dpu_s},
-                            {"modeled_dpu_kernel_s", p.kernel_s},
-                            {"modeled_launch_overhead_s", p.launch_overhead_s},
-                            {"modeled_dpu_to_cpu_s", p.dpu_to_cpu_s},
-                            {"host_reduction_s", p.host_reduction_s},
-                            {"cpu_to_dpu_bytes", p.cpu_to_dpu_bytes},
-                            {"dpu_to_cpu_bytes", p.dpu_to_cpu_bytes},
-                            {"mram_wram_bytes", p.mram_wram_bytes}};
-  }
+  if (in.projection) report["projection"] = ProjectionJson(*in.projection);
   if (in.cross_validation) {
     const CrossValidation& cv = *in.cross_validation;
     json folds = json::array();
@@ -278,14 +260,43 @@ std::string FormatSummary(const RunConfig& c, const TrainResult& result) {
   return s + buf;
 }
 
+nlohmann::json ProjectionJson(const PimProjection& p) {
+  nlohmann::json j = {{"dpus", p.dpus},
+                      {"rows_per_dpu", p.rows_per_dpu},
+                      {"extrapolated",
+                       "every field: kernel times and MRAM-WRAM bytes scaled by rows per DPU, "
+                       "synchronizations by the algorithm's sync count, transfers, link exchanges and the host "
+                       "reduction re-modeled at the target DPU count (measured host time: scaled "
+                       "linearly) (see pim_backend.h)"},
+                      {"modeled_epoch_s", p.epoch_s},
+                      {"modeled_cpu_to_dpu_s", p.cpu_to_dpu_s},
+                      {"modeled_dpu_kernel_s", p.kernel_s},
+                      {"modeled_launch_overhead_s", p.launch_overhead_s},
+                      {"modeled_dpu_to_cpu_s", p.dpu_to_cpu_s},
+                      {"host_reduction_s", p.host_reduction_s},
+                      {"modeled_dpu_to_dpu_s", p.link_s},
+                      {"cpu_to_dpu_bytes", p.cpu_to_dpu_bytes},
+                      {"dpu_to_cpu_bytes", p.dpu_to_cpu_bytes},
+                      {"dpu_to_dpu_bytes", p.link_bytes},
+                      {"mram_wram_bytes", p.mram_wram_bytes}};
+  if (!p.note.empty()) j["note"] = p.note;
+  return j;
+}
+
 std::string FormatProjection(const PimProjection& p) {
-  char buf[512];
+  char links[64] = "";
+  if (p.link_bytes > 0) std::snprintf(links, sizeof(links), " + DPU<->DPU links %.3f", p.link_s);
+  char buf[640];
   std::snprintf(buf, sizeof(buf),
                 "projection to %u DPUs x %llu rows/DPU (extrapolated): %.3f s/epoch = CPU->DPU %.3f + kernel %.3f "
-                "+ launch %.3f + DPU->CPU %.3f + host %.3f; %.3g bytes moved",
+                "+ launch %.3f + DPU->CPU %.3f + host %.3f%s; %.3g bytes moved",
                 p.dpus, static_cast<unsigned long long>(p.rows_per_dpu), p.epoch_s, p.cpu_to_dpu_s, p.kernel_s,
-                p.launch_overhead_s, p.dpu_to_cpu_s, p.host_reduction_s, p.cpu_to_dpu_bytes + p.dpu_to_cpu_bytes);
-  return buf;
+                p.launch_overhead_s, p.dpu_to_cpu_s, p.host_reduction_s,
+                links,
+                p.cpu_to_dpu_bytes + p.dpu_to_cpu_bytes + p.link_bytes);
+  std::string s = buf;
+  if (!p.note.empty()) s += " (" + p.note + ")";
+  return s;
 }
 
 std::vector<TargetReached> TimesToTargets(const RunConfig& c, const TrainResult& result) {

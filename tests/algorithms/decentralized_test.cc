@@ -172,7 +172,7 @@ TEST(WhatIfLinks, ModelAveragingByAllReduceAndTheSyncPathsRefusals) {
   EXPECT_EQ(b.traffic.from_workers_bytes, 0u);               // no model comes up to the host
   EXPECT_EQ(h.phase_seconds.at("modeled_dpu_to_dpu"), 0.0);  // --sync-path host ignores the links
   EXPECT_EQ(h.phase_seconds.at("modeled_total"), a.phase_seconds.at("modeled_total"));
-  // --sync-path links on today's hardware names the profile; with GA-SGD (no all-reduce over links) the flag.
+  // --sync-path links on today's hardware names the profile.
   PimBackendOptions demand;
   demand.sync_path = PimBackendOptions::SyncPath::kLinks;
   PimBackend d_backend(pool, demand);
@@ -182,15 +182,39 @@ TEST(WhatIfLinks, ModelAveragingByAllReduceAndTheSyncPathsRefusals) {
   } catch (const ConfigError& e) {
     EXPECT_EQ(e.parameter(), "--profile") << e.what();
   }
-  demand.profile = "links-system";
-  PimBackend e_backend(pool, demand);
-  c.algorithm = "ga";
-  c.batch = 64;
-  try {
-    Train(train, nullptr, c, e_backend, {});
-    FAIL() << "GA-SGD accepted --sync-path links";
-  } catch (const ConfigError& e) {
-    EXPECT_EQ(e.parameter(), "--sync-path") << e.what();
+}
+
+// GA-SGD's gradient sum and ADMM's consensus as all-reduces over links: the same model as through the host, no
+// model or gradient comes up to the host, the time on the links; projections re-model the links at more DPUs.
+TEST(WhatIfLinks, GaSgdAndAdmmSumByAllReduce) {
+  const Dataset train = testing::SmallDense(4096, 64, 7);
+  for (const std::string algo : {"ga", "admm"}) {
+    SCOPED_TRACE(algo);
+    TrainConfig c = DsgdConfig(TopologyKind::kRing);
+    c.algorithm = algo;
+    c.workers = 16;
+    c.batch = algo == "ga" ? 64 : 16;
+    c.epochs = 2;
+    ThreadPool pool(2);
+    PimBackendOptions today, linked;
+    linked.profile = "links-rank";
+    linked.sync_path = PimBackendOptions::SyncPath::kLinks;
+    PimBackend host_backend(pool, today), link_backend(pool, linked);
+    const TrainResult a = Train(train, nullptr, c, host_backend, {});
+    const TrainResult b = Train(train, nullptr, c, link_backend, {});
+    EXPECT_EQ(a.model.weights, b.model.weights);
+    EXPECT_EQ(a.model.bias, b.model.bias);
+    EXPECT_EQ(a.phase_seconds.at("modeled_dpu_to_dpu"), 0.0);
+    EXPECT_GT(b.phase_seconds.at("modeled_dpu_to_dpu"), 0.0);
+    EXPECT_EQ(b.traffic.from_workers_bytes, 0u);
+    EXPECT_GT(a.traffic.from_workers_bytes, 0u);
+    EXPECT_EQ(b.phase_seconds.at("modeled_host_reduction"), 0.0);
+    // The projection to the run's own size is the run; to 64 DPUs (one rank) it re-models the ring.
+    const PimProjection same = link_backend.Project(16, 256, 2), wider = link_backend.Project(64, 256, 2);
+    EXPECT_NEAR(same.link_s, link_backend.ledger().link_s / 2, 1e-12);
+    EXPECT_GT(wider.link_s, same.link_s);
+    EXPECT_TRUE(wider.note.empty());
+    EXPECT_FALSE(link_backend.Project(128, 256, 2).note.empty());  // rank links do not reach a second rank
   }
 }
 

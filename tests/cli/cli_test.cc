@@ -206,6 +206,27 @@ TEST_F(Cli, TuneCrossValidatesTheGridThenTrainsTheBest) {
 
 // A model whose finite weights overflow float arithmetic on the data (scores inf - inf = NaN) is bad input naming
 // the model file; predict once looped forever ranking NaN scores.
+TEST_F(Cli, PlanPrintsTheTableAndRecommendationOrJsonAndRefusesTrainOnlyFlags) {
+  const std::string data = "dense:rows=4096,features=16,separation=0.05,noise=0.02,seed=5,test-rows=1024";
+  const RunResult r =
+      RunPimopt("plan --data " + data + " --dpus 8 --algos ma,admm --pilot-epochs 3 --lr 0.002 --target-accuracy 0.75");
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_NE(r.output.find("8 DPUs of profile pim-opt; target test accuracy 0.75"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("recommended: --algo "), std::string::npos) << r.output;
+  const RunResult j = RunPimopt("plan --data " + data + " --dpus 8 --algos ma --pilot-epochs 2 --json");
+  ASSERT_EQ(j.exit_code, 0) << j.output;
+  const auto plan = nlohmann::json::parse(j.output);
+  EXPECT_EQ(plan["candidates"].size(), 1u);
+  EXPECT_FALSE(plan["target_given"].get<bool>());
+  EXPECT_GT(plan["candidates"][0]["epoch"]["modeled_epoch_s"].get<double>(), 0);
+  const RunResult algo = RunPimopt("plan --data " + data + " --algo ma");
+  EXPECT_EQ(algo.exit_code, 2);
+  EXPECT_NE(algo.output.find("--algo: not a flag of 'pimopt plan'"), std::string::npos) << algo.output;
+  const RunResult unknown = RunPimopt("plan --data " + data + " --algos ma,nope");
+  EXPECT_EQ(unknown.exit_code, 2);
+  EXPECT_NE(unknown.output.find("--algos"), std::string::npos) << unknown.output;
+}
+
 TEST_F(Cli, PredictRefusesAModelWhoseScoresOverflow) {
   const std::string model = dir.Path("m.model"), huge = dir.Path("huge.model");
   ASSERT_EQ(RunPimopt("train --data " + train + " --epochs 2 -q --out " + model).exit_code, 0);

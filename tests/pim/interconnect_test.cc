@@ -82,6 +82,37 @@ TEST(Interconnect, RingAllReduceNeedsALinkBetweenEveryConsecutivePair) {
   EXPECT_FALSE(ModelRingAllReduce(WithLinks(LinkScope::kRank), 128, bytes));
 }
 
+TEST(Interconnect, ReduceScatterAndAllGatherAreTheAllReducesHalves) {
+  const HardwareProfile p = WithLinks(LinkScope::kRank);
+  const uint64_t bytes = 640'000;
+  const auto rs = ModelRingReduceScatter(p, 64, bytes), ag = ModelRingAllGather(p, 64, bytes),
+             ar = ModelRingAllReduce(p, 64, bytes);
+  ASSERT_TRUE(rs && ag && ar);
+  EXPECT_NEAR(rs->seconds, 63 * (1e-6 + 10'000 / 1e9), 1e-12);
+  EXPECT_NEAR(rs->seconds + ag->seconds, ar->seconds, 1e-15);
+  EXPECT_EQ(rs->link_bytes + ag->link_bytes, ar->link_bytes);
+  EXPECT_FALSE(ModelRingReduceScatter(p, 128, bytes));  // rank links do not close a two-rank ring
+}
+
+// At 2,048 DPUs the flat ring's 4,094 latency-bound steps lose to the hierarchy's 4 x 63 in-rank messages and the
+// leaders' 2 x 31 cross-rank steps; ModelAllReduce takes the faster.
+TEST(Interconnect, HierarchicalAllReduceWithinRanksThenAcrossThem) {
+  const HardwareProfile p = WithLinks(LinkScope::kSystem);
+  const uint64_t bytes = 32'768;  // a 4,096-feature model as 64-bit partial sums
+  const auto flat = ModelRingAllReduce(p, 2048, bytes), tree = ModelHierarchicalAllReduce(p, 2048, bytes);
+  ASSERT_TRUE(flat && tree);
+  const double in_rank = 1e-6 + 512.0 / 1e9, cross = std::max(1e-6 + 1024.0 / 1e9, 2e-6 + 1024.0 / 10e9);
+  EXPECT_NEAR(tree->seconds, 4 * 63 * in_rank + 2 * 31 * cross, 1e-12);
+  EXPECT_LT(tree->seconds, flat->seconds / 10);
+  EXPECT_EQ(ModelAllReduce(p, 2048, bytes)->seconds, tree->seconds);
+  // Within one rank there is no hierarchy; with rank links only, no cross-rank ring.
+  EXPECT_FALSE(ModelHierarchicalAllReduce(p, 64, bytes));
+  EXPECT_EQ(ModelAllReduce(p, 64, bytes)->seconds, ModelRingAllReduce(p, 64, bytes)->seconds);
+  EXPECT_FALSE(ModelHierarchicalAllReduce(WithLinks(LinkScope::kRank), 2048, bytes));
+  EXPECT_FALSE(ModelAllReduce(WithLinks(LinkScope::kRank), 2048, bytes));
+  EXPECT_FALSE(ModelHierarchicalAllReduce(p, 2048 + 8, bytes));  // a partial rank
+}
+
 TEST(Interconnect, ProfileFieldsAreValidatedAndSettable) {
   HardwareProfile p = MakeProfile("pim-opt");
   ApplyOverrides(p, "link_scope=system,link_bytes_per_s=2e9");

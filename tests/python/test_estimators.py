@@ -220,6 +220,25 @@ def test_a_ported_prim_benchmark_and_its_cycle_breakdown():
         pimopt.run_prim("matmul")
 
 
+def test_the_planner_from_python_is_the_clis():
+    data = "dense:rows=4096,features=16,separation=0.05,noise=0.02,seed=5,test-rows=1024"
+    plan = pimopt.plan(data, algos=["ma", "admm"], pilot_epochs=3, dpus=8, lr=0.002, target_accuracy=0.75)
+    out = subprocess.run([PIMOPT, "plan", "--data", data, "--algos", "ma,admm", "--pilot-epochs", "3", "--dpus", "8",
+                          "--lr", "0.002", "--target-accuracy", "0.75", "--json"], capture_output=True, text=True,
+                         check=True)
+    cli = json.loads(out.stdout)
+    assert [c["algorithm"] for c in plan["candidates"]] == ["ma", "admm"]
+    for mine, theirs in zip(plan["candidates"], cli["candidates"]):
+        assert mine["epoch"]["modeled_epoch_s"] == theirs["epoch"]["modeled_epoch_s"] > 0
+        assert mine["reached"] == theirs["reached"]
+        del mine["pilot_wall_s"], theirs["pilot_wall_s"]
+    assert plan == cli and plan["recommended"] in ("ma", "admm")
+    with pytest.raises(ValueError, match="--algos"):
+        pimopt.plan(data, algos=["nope"], dpus=8)
+    with pytest.raises(ValueError, match="--out"):
+        pimopt.plan(data, dpus=8, out="x.model")
+
+
 def test_leave_one_out_validation_from_python(tmp_path):
     csv = tmp_path / "hw.csv"
     csv.write_text("benchmark,num_dpus,data_prep_param,hw_kernel_ms,hw_cpu_to_dpu_ms,hw_dpu_to_cpu_ms,"

@@ -14,6 +14,7 @@
 
 #include <cstdint>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace pimopt {
@@ -33,6 +34,7 @@ class Topology {
   const MixingRow& row(uint32_t k) const { return rows_[k]; }
   // Undirected edges (each once): the links a gossip step uses, each carrying one model in each direction.
   uint64_t edges() const;
+  std::vector<std::pair<uint32_t, uint32_t>> EdgeList() const;  // those edges (k, j), k < j, ascending
   uint32_t max_degree() const;
   // The second-largest eigenvalue modulus of W (power iteration on W minus its averaging part): a gossip step
   // shrinks the models' disagreement by at least this factor.

@@ -39,4 +39,21 @@ std::optional<LinkExchangeTime> ModelNeighbourExchange(const HardwareProfile& pr
 // join every pair of consecutive DPUs and the last to the first. After it every DPU holds the sum.
 std::optional<LinkExchangeTime> ModelRingAllReduce(const HardwareProfile& profile, uint32_t dpus, uint64_t bytes);
 
+// Its halves: reduce-scatter (after it DPU k holds the sum of the k-th 1/K of the vector) and all-gather (every DPU
+// then holds every DPU's 1/K): K - 1 steps each, each DPU sending bytes / K to the next. nullopt as above.
+std::optional<LinkExchangeTime> ModelRingReduceScatter(const HardwareProfile& profile, uint32_t dpus, uint64_t bytes);
+std::optional<LinkExchangeTime> ModelRingAllGather(const HardwareProfile& profile, uint32_t dpus, uint64_t bytes);
+
+// A hierarchical all-reduce over whole ranks (dpus a multiple of dpus_per_rank, at least two ranks): a reduce-scatter
+// within every rank's ring of G DPUs (concurrently); each rank's first DPU (its leader) gathers the reduced shares
+// (G - 1 messages in a row on its port); a ring all-reduce of the whole vector among the R leaders (one message per
+// rank port per step); the leader scatters the shares back and an all-gather within every rank completes it.
+// 4 (G - 1) in-rank messages and 2 (R - 1) cross-rank steps instead of the flat ring's 2 (GR - 1) steps.
+// nullopt unless links join each rank's ring and the leaders' ring.
+std::optional<LinkExchangeTime> ModelHierarchicalAllReduce(const HardwareProfile& profile, uint32_t dpus,
+                                                           uint64_t bytes);
+
+// The faster of the flat ring and the hierarchical all-reduce that the links allow (nullopt: neither).
+std::optional<LinkExchangeTime> ModelAllReduce(const HardwareProfile& profile, uint32_t dpus, uint64_t bytes);
+
 }  // namespace pimopt::pim

@@ -37,6 +37,7 @@ std::string EpochHeader();
 std::string FormatEpochLine(const EpochRecord& r);
 std::string FormatSummary(const RunConfig& config, const TrainResult& result);
 std::string FormatProjection(const PimProjection& p);
+nlohmann::json ProjectionJson(const PimProjection& p);  // the report's "projection" object
 std::string FormatMpiLine(int ranks, const TrainResult& result);
 // "auto: lr L reg R" when the run resolved --lr auto / --reg auto, and "converged after epoch E of N: ..." when the
 // stopping rule (--tol, the plateau schedule) stopped it; "" when neither.

@@ -113,7 +113,8 @@ ParamTable<PimBackendOptions> MakePimParams() {
                   {{"host", "every synchronization through the host (today's UPMEM)", {}},
                    PimBackendOptions::SyncPath::kHost},
                   {{"links",
-                    "model averaging and gossip over the profile's links; an error when they do not cover them",
+                    "every synchronization over the profile's links (all-reduces, gossip); an error when they do not "
+                    "cover it",
                     {}},
                    PimBackendOptions::SyncPath::kLinks}})
       .Noun("path")
@@ -121,7 +122,8 @@ ParamTable<PimBackendOptions> MakePimParams() {
       .AppliesWhen("backend", {"pim"})
       .Group(group)
       .Help("how DPUs synchronize on a profile with what-if DPU links (docs/pim-emulator.md 'What-if "
-            "interconnects'): MA-SGD's averaging by ring all-reduce, D-PSGD's gossip DPU to DPU");
+            "interconnects'): the sums of MA-SGD, GA-SGD and ADMM by all-reduce (flat ring or hierarchical), D-PSGD's "
+            "gossip DPU to DPU");
   t.AddChoice(
        "host-time", &PimBackendOptions::measured_host, false,
        std::vector<std::pair<ParamChoice, bool>>{
@@ -401,7 +403,6 @@ void PimBackend::Launch() {
 
 void PimBackend::GradientStep(std::span<const std::span<const uint32_t>> worker_rows, uint64_t batch_rows, double lr) {
   CheckBeforeStep();
-  RefuseLinksFor("GA-SGD's gradient sum");
   PIMOPT_CHECK(worker_rows.size() == num_dpus_ && batch_rows > 0);
   uint32_t slots = 2;
   for (auto rows : worker_rows) slots = std::max<uint32_t>(slots, static_cast<uint32_t>(rows.size()));
@@ -420,17 +421,23 @@ void PimBackend::GradientStep(std::span<const std::span<const uint32_t>> worker_
   Launch();
   std::vector<std::vector<int64_t>>& grads = Staging(staged_gradients_);
   const bool narrow = options_.artifact_kernel && !layout_.sparse;  // PIM-Opt: int32 dense gradients (Q.24)
+  // Over links: a ring all-reduce of the gradients as 64-bit partial sums, after which every DPU applies the same
+  // step to its copy of the model; the host's pull, sum and next broadcast only carry it in the emulator.
+  const std::optional<pim::LinkExchangeTime> linked =
+      LinkPath(pim::ModelAllReduce(profile_, part_.total_workers, 2 * layout_.model_bytes()),
+               "GA-SGD's gradient sum (an all-reduce)");
+  const Activity activity = linked ? Activity::kLinkExchange : Activity::kTraining;
   if (narrow) {
     std::vector<std::vector<int32_t>>& narrowed = Staging(staged_narrow_gradients_);
     for (uint32_t k = 0; k < num_dpus_; ++k) dpus_->PrepareXfer(k, narrowed[k].data(), layout_.model_bytes());
-    Pull(Activity::kTraining, TransferKind::kPullGradients, pim::kMramHeapSymbol, layout_.v_offset,
+    Pull(activity, TransferKind::kPullGradients, pim::kMramHeapSymbol, layout_.v_offset,
          layout_.model_bytes());
     pool_.ParallelFor(num_dpus_, [&](size_t k) {
       for (size_t j = 0; j < narrowed[k].size(); ++j) grads[k][j] = int64_t{narrowed[k][j]} << fixed::kFeatureFracBits;
     });
   } else {
     for (uint32_t k = 0; k < num_dpus_; ++k) dpus_->PrepareXfer(k, grads[k].data(), layout_.gradient_bytes());
-    Pull(Activity::kTraining, TransferKind::kPullGradients, pim::kMramHeapSymbol, layout_.g_offset,
+    Pull(activity, TransferKind::kPullGradients, pim::kMramHeapSymbol, layout_.g_offset,
          layout_.gradient_bytes());
   }
   // Host: exact 64-bit sums over the DPUs (and over processes), then the fixed-point step.
@@ -450,6 +457,11 @@ void PimBackend::GradientStep(std::span<const std::span<const uint32_t>> worker_
   });
   for (const auto& s : sat) saturation_.events += s.events;
   if (!config_.objective.fit_bias) global_[layout_.n_pad] = 0;
+  if (linked) {
+    RecordLinkWork(*linked, {std::nullopt, 2 * layout_.model_bytes()});
+    global_on_dpus_ = true;
+    return;
+  }
   // int64 gradients summed; per coordinate: read the sum and the model, write the model and zero the sum.
   RecordHostWork(
       {.vectors_per_dpu = 1, .bytes_per_element = narrow ? 4u : 8u, .elements = total, .update_bytes_per_element = 24},
@@ -487,11 +499,15 @@ void PimBackend::LocalSgd(const LocalSgdRequest& req) {
                      [&](uint32_t k, int32_t* model) { std::copy(local_[k].begin(), local_[k].end(), model); });
   }
   if (req.proximal) {
-    PushModelVectors(TransferKind::kPushTargets, layout_.v_offset, [&](uint32_t k, int32_t* target) {
-      for (size_t j = 0; j <= layout_.n_pad; ++j) {
-        target[j] = fixed::SaturateModel(int64_t{global_[j]} - dual_[k][j], saturation_);  // v_k = z - u_k
-      }
-    });
+    // After a consensus over links every DPU computed its own target: this push only carries it in the emulator.
+    PushModelVectors(
+        TransferKind::kPushTargets, layout_.v_offset,
+        [&](uint32_t k, int32_t* target) {
+          for (size_t j = 0; j <= layout_.n_pad; ++j) {
+            target[j] = fixed::SaturateModel(int64_t{global_[j]} - dual_[k][j], saturation_);  // v_k = z - u_k
+          }
+        },
+        targets_on_dpus_ ? Activity::kLinkExchange : Activity::kTraining);
   }
   PushRowLists(lists, static_cast<uint32_t>(entries));
   PushArgs(args);
@@ -504,14 +520,9 @@ void PimBackend::MixLocalModels(const Topology& topology) {
   PIMOPT_CHECK(topology.workers() == all_dpus, "MixLocalModels: the run's DPUs");
   // With links covering every edge of the topology the models move DPU to DPU: modeled by the link model, the
   // emulator's pull and push (which carry the bytes) not counted as the machine's transfers.
-  std::vector<std::pair<uint32_t, uint32_t>> edges;
-  for (uint32_t k = 0; k < all_dpus; ++k) {
-    for (uint32_t j : topology.row(k).neighbours) {
-      if (j > k) edges.emplace_back(k, j);
-    }
-  }
   const std::optional<pim::LinkExchangeTime> linked =
-      LinkPath(pim::ModelNeighbourExchange(profile_, all_dpus, edges, layout_.model_bytes()), "the gossip's topology");
+      LinkPath(pim::ModelNeighbourExchange(profile_, all_dpus, topology.EdgeList(), layout_.model_bytes()),
+               "the gossip's topology");
   const Activity activity = linked ? Activity::kLinkExchange : Activity::kTraining;
   PullModels(activity);
   const auto t0 = Clock::now();
@@ -548,9 +559,7 @@ void PimBackend::MixLocalModels(const Topology& topology) {
   local_.swap(mixed);
   if (linked) {
     // The DPUs mix on their own: no host work; the link exchange's modeled time and bytes.
-    ledger_.link_s += linked->seconds;
-    ledger_.link_bytes += linked->link_bytes * num_dpus_ / all_dpus;  // this process's share
-    ++ledger_.syncs;
+    RecordLinkWork(*linked, {topology.kind(), layout_.model_bytes()});
   } else {
     // Every DPU's neighbours' models read, its new model written.
     RecordHostWork({.vectors_per_dpu = topology.max_degree() + 1, .bytes_per_element = 4, .elements = total,
@@ -573,28 +582,27 @@ std::optional<pim::LinkExchangeTime> PimBackend::LinkPath(const std::optional<pi
   return covered;
 }
 
-void PimBackend::RefuseLinksFor(const char* what) const {
-  if (options_.sync_path == PimBackendOptions::SyncPath::kLinks) {
-    throw ConfigError("--sync-path", StrCat("links carry model averaging and gossip only; ", what,
-                                            " reduces through the host (use --sync-path auto or host)"));
-  }
+void PimBackend::RecordLinkWork(const pim::LinkExchangeTime& time, const Ledger::LinkWork& work, bool sync) {
+  ledger_.link_s += time.seconds;
+  // This process's share of the bytes (the exchange is over all DPUs of the run).
+  ledger_.link_bytes += time.link_bytes * num_dpus_ / static_cast<uint64_t>(part_.total_workers);
+  ++ledger_.link_work[work];
+  if (sync) ++ledger_.syncs;
 }
 
 void PimBackend::AverageLocalModels() {
   // Over links: a ring all-reduce of the DPUs' models as 64-bit partial sums (int32 models would overflow), after
   // which every DPU holds the average; the host's pull, sum and later push only carry it in the emulator.
   const std::optional<pim::LinkExchangeTime> linked =
-      LinkPath(pim::ModelRingAllReduce(profile_, part_.total_workers, 2 * layout_.model_bytes()),
-               "model averaging (a ring all-reduce)");
+      LinkPath(pim::ModelAllReduce(profile_, part_.total_workers, 2 * layout_.model_bytes()),
+               "model averaging (an all-reduce)");
   if (linked) {
     PullModels(Activity::kLinkExchange);
     const size_t total = layout_.n_pad + 1;
     const std::vector<int64_t> sums = SumOverAllDpus(total, local_);
     const DivideTowardZero mean(part_.total_workers);
     for (size_t j = 0; j < total; ++j) global_[j] = static_cast<int32_t>(mean(sums[j]));
-    ledger_.link_s += linked->seconds;
-    ledger_.link_bytes += linked->link_bytes;
-    ++ledger_.syncs;
+    RecordLinkWork(*linked, {std::nullopt, 2 * layout_.model_bytes()});
     global_on_dpus_ = true;
     return;
   }
@@ -616,8 +624,14 @@ void PimBackend::AverageLocalModels() {
 }
 
 AdmmResiduals PimBackend::AdmmConsensus(double rho) {
-  RefuseLinksFor("ADMM's consensus");
-  PullModels();
+  // Over links: a ring all-reduce of x_k + u_k as 64-bit partial sums and one of the residuals' three squared norms;
+  // every DPU then computes z, its u_k and its next target v_k = z - u_k itself (the host's pull and push of the
+  // targets only carry them in the emulator).
+  const std::optional<pim::LinkExchangeTime> linked =
+      LinkPath(pim::ModelAllReduce(profile_, part_.total_workers, 2 * layout_.model_bytes()),
+               "ADMM's consensus (an all-reduce)");
+  targets_on_dpus_ = linked.has_value();
+  PullModels(linked ? Activity::kLinkExchange : Activity::kTraining);
   const auto t0 = Clock::now();
   const double comm_s0 = comm_->stats().seconds;
   const Objective& obj = config_.objective;
@@ -684,13 +698,22 @@ AdmmResiduals PimBackend::AdmmConsensus(double rho) {
   primal = comm_->SumInRankOrder(primal);  // this process's DPUs' share, summed over processes
   x_sq = comm_->SumInRankOrder(x_sq);
   u_sq = comm_->SumInRankOrder(u_sq);
-  // x_k and u_k summed; then every u_k updated from x_k (read both, write u_k: 12 bytes) besides z.
-  RecordHostWork({.vectors_per_dpu = 2,
-                  .bytes_per_element = 4,
-                  .elements = total,
-                  .updates_per_dpu = 1,
-                  .update_bytes_per_element = 12},
-                 t0, comm_s0);
+  if (linked) {
+    RecordLinkWork(*linked, {std::nullopt, 2 * layout_.model_bytes()});
+    // The residuals' three squared norms (doubles), summed the same way.
+    const std::optional<pim::LinkExchangeTime> norms =
+        pim::ModelAllReduce(profile_, part_.total_workers, kResidualNormBytes);
+    PIMOPT_CHECK(norms.has_value());
+    RecordLinkWork(*norms, {std::nullopt, kResidualNormBytes}, /*sync=*/false);
+  } else {
+    // x_k and u_k summed; then every u_k updated from x_k (read both, write u_k: 12 bytes) besides z.
+    RecordHostWork({.vectors_per_dpu = 2,
+                    .bytes_per_element = 4,
+                    .elements = total,
+                    .updates_per_dpu = 1,
+                    .update_bytes_per_element = 12},
+                   t0, comm_s0);
+  }
   return {.primal = std::sqrt(primal),
           .dual = rho * std::sqrt(static_cast<double>(k_count)) * std::sqrt(dual),
           .rho = rho,
@@ -701,7 +724,8 @@ AdmmResiduals PimBackend::AdmmConsensus(double rho) {
 }
 
 void PimBackend::ScaleDuals(double factor) {
-  // The duals live on the host (a DPU receives v_k = z - u_k); rounded to nearest, saturated like every update.
+  // The duals live on the host (a DPU receives v_k = z - u_k), or on the DPUs after a consensus over links; rounded
+  // to nearest, saturated like every update.
   const auto t0 = Clock::now();
   const double comm_s0 = comm_->stats().seconds;
   const size_t total = layout_.n_pad + 1;
@@ -717,6 +741,8 @@ void PimBackend::ScaleDuals(double factor) {
     }
   });
   for (const fixed::Saturation& s : sat) saturation_.events += s.events;
+  // After a consensus over links every DPU holds and scales its own u_k (like its update, not charged).
+  if (targets_on_dpus_) return;
   // Host work without a synchronization: every u_k read and written once (8 bytes per element).
   const Ledger::HostWork work{.vectors_per_dpu = 0,
                               .bytes_per_element = 4,
@@ -936,7 +962,26 @@ PimProjection PimBackend::Project(uint32_t target_dpus, uint64_t target_rows_per
       p.host_reduction_s += static_cast<double>(count) * per_epoch * sync_factor * ModelHostSeconds(work, target_dpus);
     }
   }
-  p.epoch_s = p.kernel_s + p.launch_overhead_s + p.cpu_to_dpu_s + p.dpu_to_cpu_s + p.host_reduction_s;
+  // Exchanges over what-if links, re-modeled at the target: the ring all-reduce over the target's DPUs, the gossip
+  // over the run's topology kind built for them.
+  for (const auto& [work, count] : ledger_.link_work) {
+    std::optional<pim::LinkExchangeTime> t;
+    if (!work.topology) {
+      t = pim::ModelAllReduce(profile_, target_dpus, work.bytes);
+    } else {
+      t = pim::ModelNeighbourExchange(profile_, target_dpus, Topology(*work.topology, target_dpus).EdgeList(),
+                                      work.bytes);
+    }
+    if (!t) {
+      p.note = StrCat("the links of profile '", profile_.name, "' do not cover ", target_dpus,
+                      " DPUs: a run there synchronizes through the host; its link exchanges are not projected");
+      continue;
+    }
+    const double n = static_cast<double>(count) * per_epoch * sync_factor;
+    p.link_s += n * t->seconds;
+    p.link_bytes += n * static_cast<double>(t->link_bytes);
+  }
+  p.epoch_s = p.kernel_s + p.launch_overhead_s + p.cpu_to_dpu_s + p.dpu_to_cpu_s + p.host_reduction_s + p.link_s;
   return p;
 }
 

@@ -42,6 +42,11 @@ struct PimProjection {
   double cpu_to_dpu_s = 0, kernel_s = 0, launch_overhead_s = 0, dpu_to_cpu_s = 0, host_reduction_s = 0;
   double cpu_to_dpu_bytes = 0, dpu_to_cpu_bytes = 0;
   double mram_wram_bytes = 0;  // DMA between every DPU's MRAM and WRAM, both directions
+  double link_s = 0;           // exchanges over what-if DPU links, re-modeled at the target DPU count
+  double link_bytes = 0;
+  // Empty, or why a part is not projected (the profile's links do not cover the target DPU count: a run there
+  // would synchronize through the host).
+  std::string note;
 };
 
 // The PIM backend's parameters, declared in PimParams() (the constructor applies their defaults).
@@ -132,6 +137,14 @@ class PimBackend final : public IBackend {
       auto operator<=>(const HostWork&) const = default;
     };
     std::map<HostWork, uint64_t> host_work;
+    // What each exchange over what-if links was, and how often (for projections): a ring all-reduce (topology
+    // nullopt) or a gossip step over a topology of the run's kind, of `bytes` per DPU.
+    struct LinkWork {
+      std::optional<TopologyKind> topology;
+      uint64_t bytes = 0;
+      auto operator<=>(const LinkWork&) const = default;
+    };
+    std::map<LinkWork, uint64_t> link_work;
   };
   const Ledger& ledger() const { return ledger_; }
 
@@ -153,7 +166,10 @@ class PimBackend final : public IBackend {
   // allows: nullopt with kHost, a ConfigError naming --profile with kLinks when not covered.
   std::optional<pim::LinkExchangeTime> LinkPath(const std::optional<pim::LinkExchangeTime>& covered,
                                                 const char* what) const;
-  void RefuseLinksFor(const char* what) const;  // ConfigError naming --sync-path with kLinks
+  // One exchange over what-if links in the ledger (time, this process's share of the bytes, the work for
+  // projections); `sync`: it is a synchronization of the algorithm (counted in syncs).
+  void RecordLinkWork(const pim::LinkExchangeTime& time, const Ledger::LinkWork& work, bool sync = true);
+  static constexpr uint64_t kResidualNormBytes = 3 * sizeof(double);  // ADMM's ||x - z||^2, ||x||^2, ||u||^2
   void Launch();
   pimbackend::LinearKernelArgs BaseArgs() const;
   uint32_t LocalRow(uint32_t dpu, uint32_t global_row) const { return global_row - shard_begin_[dpu]; }
@@ -196,6 +212,7 @@ class PimBackend final : public IBackend {
   // Model averaging by all-reduce over links left every DPU holding the global model: the next push of it is the
   // emulator's, not the machine's.
   bool global_on_dpus_ = false;
+  bool targets_on_dpus_ = false;  // ADMM's last consensus ran over links: every DPU computed its v_k = z - u_k
   bool average_over_links_ = false;  // decided at Setup from --sync-path and the profile's links
   Ledger ledger_;
 };

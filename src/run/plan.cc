@@ -1,0 +1,337 @@
+#include "pimopt/run/plan.h"
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <numeric>
+
+#include "pimopt/algorithms/algorithm.h"
+#include "pimopt/algorithms/train.h"
+#include "pimopt/backends/cpu/cpu_backend.h"
+#include "pimopt/core/error.h"
+#include "pimopt/core/thread_pool.h"
+#include "pimopt/run/pipeline.h"
+#include "pimopt/run/report.h"
+
+namespace pimopt {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+double Since(Clock::time_point t0) { return std::chrono::duration<double>(Clock::now() - t0).count(); }
+
+// Train's flags that make no sense for a plan, and what to use instead.
+void RefuseFlags(const RunConfig& base) {
+  const std::pair<const char*, const char*> refused[] = {
+      {"algo", "the plan compares algorithms: choose them with --algos"},
+      {"backend", "the plan times the PIM backend (its convergence pilot runs on the CPU backend)"},
+      {"out", "the plan trains no model to keep"},
+      {"liblinear-out", "the plan trains no model to keep"},
+      {"report", "use --json for the plan's numbers"},
+      {"checkpoint", "the plan's pilots are short runs without checkpoints"},
+      {"checkpoint-every", "the plan's pilots are short runs without checkpoints"},
+      {"resume", "the plan's pilots are short runs without checkpoints"},
+      {"cv", "the plan measures its target on the test set (or the training set without one)"},
+      {"project-dpus", "the plan predicts at --dpus"},
+      {"project-rows-per-dpu", "the plan predicts at the data's rows per DPU"}};
+  for (const auto& [name, why] : refused) {
+    if (base.given.count(name)) throw ConfigError(StrCat("--", name), StrCat("not a flag of 'pimopt plan': ", why));
+  }
+}
+
+// The run of `algorithm` the plan predicts: base's flags (those that apply to it), the PIM backend, `dpus` DPUs
+// for the distributed algorithms (one for sgd and mbsgd); resolved.
+RunConfig AlgorithmConfig(const RunConfig& base, const std::string& algorithm, uint32_t dpus) {
+  RunConfig c = base;
+  c.given.erase("workers");
+  c.given.erase("dpus");
+  c.target_accuracy = c.target_auc = 0;  // the plan evaluates the target itself
+  c.given.erase("target-accuracy");
+  c.given.erase("target-auc");
+  SetParam(c, "algo", algorithm);
+  SetParam(c, "backend", "pim");
+  if (FindAlgorithm(algorithm).distributed) {
+    SetParam(c, "workers", StrCat(dpus));
+    SetParam(c, "dpus", StrCat(dpus));
+  }
+  for (const std::string& name : base.given) {
+    if (!RunParams().Applies(RunParams().Get(name), c)) c.given.erase(name);
+  }
+  ResolveRunConfig(c, 1);
+  return c;
+}
+
+TrainResult RunPilot(const TrainConfig& config, const Dataset& train, const Dataset* test, IBackend& backend,
+                     ThreadPool& pool, bool evaluate_train) {
+  const Partition part = Partition::Whole(train.num_rows(), config.workers);
+  TrainOptions options;
+  options.eval_pool = &pool;
+  options.evaluate_train = evaluate_train;
+  options.partition = &part;
+  return Train(train, test, config, backend, options);
+}
+
+std::string StopText(const TrainResult& r) {
+  if (!r.converged) return "epoch bound";
+  return r.stopped_on_gap ? "duality gap at --tol" : "plateau schedule's last plateau";
+}
+
+// The settings a full run of the candidate uses, as flags.
+std::string FlagsOf(const RunConfig& c, const TrainConfig& resolved) {
+  const AlgorithmTraits& traits = FindAlgorithm(resolved.algorithm);
+  std::string s = StrCat("--algo ", resolved.algorithm);
+  if (traits.distributed) s += StrCat(" --dpus ", resolved.workers);
+  s += StrCat(" --batch ", resolved.batch);
+  if (resolved.algorithm == "ma" || resolved.algorithm == "dsgd") s += StrCat(" --local-steps ", resolved.local_steps);
+  if (resolved.algorithm == "dsgd") s += StrCat(" --topology ", Topology::Name(resolved.topology));
+  if (resolved.algorithm == "admm") s += StrCat(" --local-epochs ", resolved.local_epochs);
+  for (const std::string& name : c.given) {
+    if (name == "profile" || name == "profile-set" || name == "sync-path" || name == "tasklets" || name == "kernel") {
+      s += StrCat(" --", name, " ", RunParams().GetText(c, name));
+    }
+  }
+  return s;
+}
+
+std::vector<TargetReached> Targets(const std::string& metric, double target, const TrainResult& pilot) {
+  RunConfig c;
+  (metric == "auc" ? c.target_auc : c.target_accuracy) = target;
+  return TimesToTargets(c, pilot);
+}
+
+}  // namespace
+
+Plan MakePlan(const RunConfig& base, const PlanOptions& options,
+              const std::function<void(const PlanCandidate&)>& on_candidate) {
+  RefuseFlags(base);
+  if (options.algorithms.empty()) throw ConfigError("--algos", "names no algorithm");
+  for (const std::string& a : options.algorithms) {
+    try {
+      FindAlgorithm(a);
+    } catch (const ConfigError& e) {
+      throw ConfigError("--algos", e.detail());
+    }
+  }
+  if (options.pilot_epochs < 1) throw ConfigError("--pilot-epochs", "must be at least 1");
+  if (options.timing_dpus < 1) throw ConfigError("--timing-dpus", "must be at least 1");
+  if (options.pilot_backend != "cpu" && options.pilot_backend != "pim") {
+    throw ConfigError("--pilot-backend", StrCat("'", options.pilot_backend, "': use cpu or pim"));
+  }
+  if (options.timing_rows_per_dpu < 1) throw ConfigError("--timing-rows-per-dpu", "must be at least 1");
+  if (base.target_accuracy > 0 && base.target_auc > 0) {
+    throw ConfigError("--target-auc", "the plan aims at one target: --target-accuracy or --target-auc");
+  }
+  Plan plan;
+  plan.dpus = base.given.count("dpus")      ? base.dpus
+              : base.given.count("workers") ? static_cast<uint32_t>(base.train.workers)
+                                            : 64;
+  plan.metric = base.target_auc > 0 ? "auc" : "accuracy";
+  plan.target = base.target_auc > 0 ? base.target_auc : base.target_accuracy;
+  plan.target_given = plan.target > 0;
+  plan.pilot_backend = options.pilot_backend;
+
+  std::vector<RunConfig> configs;
+  for (const std::string& a : options.algorithms) configs.push_back(AlgorithmConfig(base, a, plan.dpus));
+  for (const std::string& name : base.given) {
+    bool somewhere = name == "workers" || name == "dpus" || name == "target-accuracy" || name == "target-auc";
+    for (const RunConfig& c : configs) somewhere = somewhere || c.given.count(name) > 0;
+    if (!somewhere) {
+      const auto& entry = RunParams().Get(name);
+      throw ConfigError(entry.info.Flag(), StrCat("only meaningful with ", entry.info.AppliesText(),
+                                                  ", which no algorithm of --algos is"));
+    }
+  }
+  ThreadPool pool(configs.front().threads);
+  const RunData data = LoadRunData(configs.front(), SingleProcess(), pool);
+  const Dataset* test = data.test ? &*data.test : nullptr;
+  plan.data = data.train.source;
+  plan.rows = data.train.num_rows();
+  plan.features = data.train.num_features();
+  plan.profile = configs.front().pim.profile;
+  plan.set = test ? "test" : "train";
+
+  std::vector<TrainResult> pilots;
+  for (RunConfig& c : configs) {
+    const auto t0 = Clock::now();
+    PlanCandidate cand;
+    cand.algorithm = c.train.algorithm;
+    cand.dpus = static_cast<uint32_t>(c.train.workers);
+    // 1. Convergence: the same training configuration on the CPU backend (float) or the emulator.
+    TrainConfig pilot_config = c.train;
+    pilot_config.epochs = std::min(c.train.epochs, options.pilot_epochs);
+    const bool pim_pilot = options.pilot_backend == "pim";
+    std::unique_ptr<IBackend> pilot_backend;
+    if (pim_pilot) {
+      pilot_backend = std::make_unique<PimBackend>(pool, c.pim);
+    } else {
+      pilot_backend = std::make_unique<CpuBackend>(pool);
+    }
+    TrainResult pilot = RunPilot(pilot_config, data.train, test, *pilot_backend, pool, test == nullptr);
+    cand.pilot_epochs = static_cast<int>(pilot.epochs.size());
+    cand.pilot_stop = StopText(pilot);
+    cand.flags = FlagsOf(c, pilot.config);
+
+    // 2. Timing: the emulated pilot's epochs, or one epoch on the emulator with the pilot's resolved settings (a
+    // constant rate: the schedule does not change the work), at the run's size or on fewer DPUs holding the run's
+    // rows per DPU, projected.
+    const uint64_t rows = data.train.num_rows(), workers = c.train.workers;
+    const uint64_t rows_per_dpu = (rows + workers - 1) / workers;
+    const uint32_t timing_dpus = static_cast<uint32_t>(std::min<uint64_t>(workers, options.timing_dpus));
+    const uint64_t timing_rows_per_dpu = std::min(rows_per_dpu, options.timing_rows_per_dpu);
+    cand.timed_at_run_size = pim_pilot || (timing_dpus == workers && timing_rows_per_dpu == rows_per_dpu);
+    if (pim_pilot) {
+      cand.epoch = static_cast<const PimBackend&>(*pilot_backend)
+                       .Project(static_cast<uint32_t>(workers), rows_per_dpu, cand.pilot_epochs);
+    } else {
+      TrainConfig timing = pilot.config;
+      timing.epochs = 1;
+      timing.schedule = LrSchedule::kConstant;
+      timing.tol = 0;
+      timing.workers = static_cast<int>(timing_dpus);
+      if (!cand.timed_at_run_size && FindAlgorithm(timing.algorithm).batch_meaning == BatchMeaning::kGlobal &&
+          FindAlgorithm(timing.algorithm).distributed) {
+        // GA-SGD: the run's rows per DPU per step.
+        timing.batch = std::max<uint64_t>(
+            1, static_cast<uint64_t>(std::llround(static_cast<double>(timing.batch) * timing_dpus / workers)));
+      }
+      auto pim = std::make_unique<PimBackend>(pool, c.pim);
+      if (cand.timed_at_run_size) {
+        RunPilot(timing, data.train, nullptr, *pim, pool, false);
+      } else {
+        std::vector<uint32_t> subset(
+            static_cast<size_t>(std::min<uint64_t>(rows, uint64_t{timing_dpus} * timing_rows_per_dpu)));
+        std::iota(subset.begin(), subset.end(), 0u);
+        RunPilot(timing, data.train.SelectRows(subset), nullptr, *pim, pool, false);
+      }
+      cand.epoch = pim->Project(static_cast<uint32_t>(workers), rows_per_dpu, 1);
+    }
+    cand.pilot_wall_s = Since(t0);
+    pilots.push_back(std::move(pilot));
+    if (plan.target_given) {
+      const TargetReached t = Targets(plan.metric, plan.target, pilots.back()).front();
+      cand.reached = t.reached;
+      cand.epochs_to_target = t.epoch;
+      cand.best_metric = t.best;
+    }
+    plan.candidates.push_back(cand);
+    if (on_candidate && plan.target_given) on_candidate(plan.candidates.back());
+  }
+  if (!plan.target_given) {
+    // Half a point below the best value any pilot reached.
+    double best = 0;
+    for (const TrainResult& p : pilots) best = std::max(best, Targets(plan.metric, 1, p).front().best);
+    plan.target = std::floor((best - 0.005) * 1e4) / 1e4;
+    for (size_t i = 0; i < pilots.size(); ++i) {
+      const TargetReached t = Targets(plan.metric, plan.target, pilots[i]).front();
+      PlanCandidate& cand = plan.candidates[i];
+      cand.reached = t.reached;
+      cand.epochs_to_target = t.epoch;
+      cand.best_metric = t.best;
+      if (on_candidate) on_candidate(cand);
+    }
+  }
+  for (size_t i = 0; i < plan.candidates.size(); ++i) {
+    PlanCandidate& cand = plan.candidates[i];
+    if (!cand.reached) continue;
+    cand.time_to_target_s = cand.epochs_to_target * cand.epoch.epoch_s;
+    cand.bytes_to_target =
+        cand.epochs_to_target * (cand.epoch.cpu_to_dpu_bytes + cand.epoch.dpu_to_cpu_bytes + cand.epoch.link_bytes);
+    if (plan.best < 0 || cand.time_to_target_s < plan.candidates[plan.best].time_to_target_s) {
+      plan.best = static_cast<int>(i);
+    }
+  }
+  return plan;
+}
+
+nlohmann::json PlanJson(const Plan& plan) {
+  nlohmann::json candidates = nlohmann::json::array();
+  for (const PlanCandidate& c : plan.candidates) {
+    nlohmann::json j = {{"algorithm", c.algorithm},
+                        {"dpus", c.dpus},
+                        {"flags", c.flags},
+                        {"epoch", ProjectionJson(c.epoch)},
+                        {"timed_at_run_size", c.timed_at_run_size},
+                        {"pilot_epochs", c.pilot_epochs},
+                        {"pilot_stop", c.pilot_stop},
+                        {"reached", c.reached},
+                        {"best_metric", c.best_metric},
+                        {"pilot_wall_s", c.pilot_wall_s}};
+    if (c.reached) {
+      j["epochs_to_target"] = c.epochs_to_target;
+      j["time_to_target_s"] = c.time_to_target_s;
+      j["bytes_to_target"] = c.bytes_to_target;
+    }
+    candidates.push_back(std::move(j));
+  }
+  nlohmann::json j = {{"data", plan.data},
+                      {"rows", plan.rows},
+                      {"features", plan.features},
+                      {"profile", plan.profile},
+                      {"dpus", plan.dpus},
+                      {"metric", plan.metric},
+                      {"set", plan.set},
+                      {"target", plan.target},
+                      {"target_given", plan.target_given},
+                      {"candidates", candidates},
+                      {"pilot_backend", plan.pilot_backend},
+                      {"assumes", plan.pilot_backend == "pim"
+                                      ? "the full run behaves as its first pilot_epochs epochs did (the pilot is "
+                                        "the same run on the emulator)"
+                                      : "the fixed-point PIM run needs the epochs the float (CPU backend) pilot "
+                                        "needed; every epoch costs the modeled time of the timed one"}};
+  if (plan.best >= 0) {
+    j["recommended"] = plan.candidates[plan.best].algorithm;
+    j["recommended_flags"] = plan.candidates[plan.best].flags;
+  } else {
+    j["recommended"] = nullptr;
+  }
+  return j;
+}
+
+std::string FormatPlan(const Plan& plan) {
+  std::string out;
+  char buf[512];
+  std::snprintf(buf, sizeof(buf), "%-6s %5s %10s %9s %9s %9s %9s %9s %11s %9s %12s %10s\n", "algo", "DPUs", "s/epoch",
+                "CPU->DPU", "kernel", "DPU->CPU", "host", "links", "MB/epoch", "epochs", "time_s", "best");
+  out += buf;
+  for (const PlanCandidate& c : plan.candidates) {
+    const PimProjection& e = c.epoch;
+    // Not reached: ">N" when the pilot ran out of epochs, "never" when it converged short of the target.
+    const std::string epochs = c.reached                       ? StrCat(c.epochs_to_target)
+                               : c.pilot_stop == "epoch bound" ? StrCat(">", c.pilot_epochs)
+                                                               : std::string("never");
+    const std::string time = c.reached ? StrCat(std::round(c.time_to_target_s * 1e4) / 1e4) : "-";
+    std::snprintf(buf, sizeof(buf), "%-6s %5u %10.4f %9.4f %9.4f %9.4f %9.4f %9.4f %11.3f %9s %12s %10.4f%s\n",
+                  c.algorithm.c_str(), c.dpus, e.epoch_s, e.cpu_to_dpu_s, e.kernel_s + e.launch_overhead_s,
+                  e.dpu_to_cpu_s, e.host_reduction_s, e.link_s,
+                  (e.cpu_to_dpu_bytes + e.dpu_to_cpu_bytes + e.link_bytes) / 1e6, epochs.c_str(), time.c_str(),
+                  c.best_metric, c.timed_at_run_size ? "" : "  (projected)");
+    out += buf;
+    if (!c.epoch.note.empty()) out += StrCat("       ", c.epoch.note, "\n");
+  }
+  if (plan.best < 0) {
+    out += StrCat("no algorithm reached ", plan.set, " ", plan.metric, " ", plan.target,
+                  " in its pilot: raise --pilot-epochs, or lower the target\n");
+    return out;
+  }
+  const PlanCandidate& best = plan.candidates[plan.best];
+  out += StrCat("recommended: ", best.flags, " (predicted ", std::round(best.time_to_target_s * 1e4) / 1e4,
+                " s of modeled PIM time to ", plan.set, " ", plan.metric, " ", plan.target, " in ",
+                best.epochs_to_target, " epochs");
+  int second = -1;
+  for (size_t i = 0; i < plan.candidates.size(); ++i) {
+    const PlanCandidate& c = plan.candidates[i];
+    if (static_cast<int>(i) == plan.best || !c.reached) continue;
+    if (second < 0 || c.time_to_target_s < plan.candidates[second].time_to_target_s) second = static_cast<int>(i);
+  }
+  if (second >= 0) {
+    const PlanCandidate& c = plan.candidates[second];
+    out += StrCat("; next: ", c.algorithm, " ", std::round(c.time_to_target_s * 1e4) / 1e4, " s, ",
+                  std::round(c.time_to_target_s / best.time_to_target_s * 100) / 100, "x");
+  }
+  out += ")\n";
+  return out;
+}
+
+}  // namespace pimopt

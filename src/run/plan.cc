@@ -233,7 +233,7 @@ Plan MakePlan(const RunConfig& base, const PlanOptions& options,
   }
   for (size_t i = 0; i < plan.candidates.size(); ++i) {
     PlanCandidate& cand = plan.candidates[i];
-    if (!cand.reached) continue;
+    if (!cand.reached || !std::isfinite(cand.epoch.epoch_s)) continue;  // no projected epoch: no prediction
     cand.time_to_target_s = cand.epochs_to_target * cand.epoch.epoch_s;
     cand.bytes_to_target =
         cand.epochs_to_target * (cand.epoch.cpu_to_dpu_bytes + cand.epoch.dpu_to_cpu_bytes + cand.epoch.link_bytes);

@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <cstring>
+#include <tuple>
 
 #include "pimopt/core/error.h"
 #include "pimopt/core/thread_pool.h"
@@ -279,6 +280,122 @@ TEST(PimBackend, ModeledHostReductionIsTheProfilesModelOfEachSynchronization) {
   const TrainResult rm = Train(data, nullptr, c, m, TrainOptions{});
   EXPECT_EQ(rm.phase_seconds.at("modeled_host_reduction"), rm.phase_seconds.at("measured_host_reduction"));
   EXPECT_EQ(rm.model.weights, r.model.weights);
+}
+
+// --sync-format auto on sparse data: GA-SGD's gradients and MA-SGD's model deltas (--reg 0) go up as (index, value)
+// pairs: the same model, far fewer bytes and less modeled DPU->CPU time, the DPUs' compaction charged; dense data,
+// MA-SGD with L2 (every coordinate decays) and ADMM keep the dense vectors.
+TEST(PimBackend, CompactedSynchronizationMovesOnlyTheTouchedCoordinates) {
+  const Dataset sparse = testing::SmallSparse(4096, 1 << 14, 3);
+  ThreadPool pool(2);
+  for (const std::string algo : {"ga", "ma"}) {
+    SCOPED_TRACE(algo);
+    TrainConfig c = SmallConfig(algo, LossKind::kLogistic);
+    c.workers = 8;
+    c.batch = algo == "ga" ? 64 : 8;
+    c.epochs = 1;
+    c.objective.l2 = 0;
+    PimBackendOptions dense, compact;
+    compact.sync_format = PimBackendOptions::SyncFormat::kAuto;
+    PimBackend a(pool, dense), b(pool, compact);
+    const TrainResult ra = Train(sparse, nullptr, c, a, TrainOptions{});
+    const TrainResult rb = Train(sparse, nullptr, c, b, TrainOptions{});
+    EXPECT_EQ(ra.model.weights, rb.model.weights);
+    EXPECT_EQ(ra.model.bias, rb.model.bias);
+    EXPECT_LT(rb.traffic.from_workers_bytes * 20, ra.traffic.from_workers_bytes);
+    EXPECT_EQ(rb.traffic.to_workers_bytes, ra.traffic.to_workers_bytes);  // the model still comes down whole
+    EXPECT_LT(rb.phase_seconds.at("modeled_dpu_to_cpu") * 5, ra.phase_seconds.at("modeled_dpu_to_cpu"));
+    EXPECT_LT(rb.phase_seconds.at("modeled_host_reduction"), ra.phase_seconds.at("modeled_host_reduction"));
+    EXPECT_GT(b.ledger().encoding_s, 0.0);
+    EXPECT_NEAR(rb.phase_seconds.at("modeled_dpu_kernel") - ra.phase_seconds.at("modeled_dpu_kernel"),
+                b.ledger().encoding_s, 1e-12);
+    EXPECT_EQ(a.ledger().syncs, b.ledger().syncs);
+    // Bytes per DPU per pull: 8 per pair (the distinct columns of the DPU's rows and the bias) and a count.
+    const uint64_t pulls = b.ledger().from_dpu[static_cast<size_t>(PimBackend::Activity::kTraining)].count;
+    ASSERT_GT(pulls, 0u);
+    EXPECT_EQ(rb.traffic.from_workers_bytes % 8, 0u);
+  }
+  // Where the pairs would not be smaller, or the vector is not sparse: the dense pulls, bit for bit the same time.
+  for (const auto& [algo, l2, data] : {std::tuple{std::string("ma"), 1e-4, &sparse},
+                                       std::tuple{std::string("admm"), 0.0, &sparse}}) {
+    SCOPED_TRACE(algo);
+    TrainConfig c = SmallConfig(algo, LossKind::kLogistic);
+    c.workers = 8;
+    c.batch = 8;
+    c.epochs = 1;
+    c.objective.l2 = l2;
+    PimBackendOptions dense, compact;
+    compact.sync_format = PimBackendOptions::SyncFormat::kAuto;
+    PimBackend a(pool, dense), b(pool, compact);
+    const TrainResult ra = Train(*data, nullptr, c, a, TrainOptions{});
+    const TrainResult rb = Train(*data, nullptr, c, b, TrainOptions{});
+    EXPECT_EQ(ra.phase_seconds.at("modeled_total"), rb.phase_seconds.at("modeled_total"));
+    EXPECT_EQ(ra.traffic.from_workers_bytes, rb.traffic.from_workers_bytes);
+  }
+}
+
+// --sync-format int16 / int8: MA-SGD's model deltas quantized with error feedback: a quarter (int8) of the bytes up,
+// a model close to the dense one (the error is fed back, not lost), the same bits on any host thread count, a
+// checkpoint that holds the errors (a resumed run continues bit for bit), and the refusal for other algorithms.
+TEST(PimBackend, QuantizedModelDeltasWithErrorFeedback) {
+  const Dataset train = testing::SmallDense(4096, 64, 5);
+  const Dataset test = testing::SmallDense(1024, 64, 5, 4096);
+  TrainConfig c = SmallConfig("ma", LossKind::kLogistic);
+  c.workers = 8;
+  c.batch = 8;
+  c.epochs = 3;
+  ThreadPool one(1), two(2);
+  PimBackendOptions dense;
+  PimBackend reference(two, dense);
+  const TrainResult r = Train(train, &test, c, reference, TrainOptions{});
+  for (const auto& [format, bits] : {std::pair{PimBackendOptions::SyncFormat::kInt16, 16},
+                                     std::pair{PimBackendOptions::SyncFormat::kInt8, 8}}) {
+    SCOPED_TRACE(bits);
+    PimBackendOptions o;
+    o.sync_format = format;
+    PimBackend a(two, o), b(one, o);
+    const TrainResult qa = Train(train, &test, c, a, TrainOptions{});
+    const TrainResult qb = Train(train, &test, c, b, TrainOptions{});
+    EXPECT_EQ(qa.model.weights, qb.model.weights);  // integer quantization: no dependence on threads
+    EXPECT_NE(qa.model.weights, r.model.weights);   // lossy
+    EXPECT_NEAR(qa.epochs.back().test->accuracy, r.epochs.back().test->accuracy, 0.01);
+    // Bytes up: bits / 8 per coordinate (rounded to 8 bytes) and an 8-byte step, against 4 per coordinate.
+    const double ratio =
+        static_cast<double>(qa.traffic.from_workers_bytes) / static_cast<double>(r.traffic.from_workers_bytes);
+    EXPECT_NEAR(ratio, bits / 32.0, 0.12);
+    EXPECT_LT(qa.phase_seconds.at("modeled_dpu_to_cpu"), r.phase_seconds.at("modeled_dpu_to_cpu"));
+    EXPECT_GT(a.ledger().encoding_s, 0.0);
+  }
+  // The int8 run's errors travel in checkpoints: two epochs, a new backend restoring the state, a third epoch.
+  PimBackendOptions o8;
+  o8.sync_format = PimBackendOptions::SyncFormat::kInt8;
+  PimBackend whole(two, o8);
+  const TrainResult full = Train(train, nullptr, c, whole, TrainOptions{});
+  testing::TempDir dir;
+  TrainOptions first;
+  first.checkpoint_path = dir.Path("q.ckpt");
+  first.checkpoint_every = 1;
+  TrainConfig half = c;
+  half.epochs = 2;
+  PimBackend b1(two, o8);
+  Train(train, nullptr, half, b1, first);
+  TrainOptions resume = first;
+  resume.resume = true;
+  PimBackend b2(two, o8);
+  const TrainResult resumed = Train(train, nullptr, c, b2, resume);
+  EXPECT_EQ(resumed.resumed_from_epoch, 2);
+  EXPECT_EQ(resumed.model.weights, full.model.weights);
+  // Only MA-SGD's averages are quantized.
+  TrainConfig ga = c;
+  ga.algorithm = "ga";
+  ga.batch = 64;
+  PimBackend g(two, o8);
+  try {
+    Train(train, nullptr, ga, g, TrainOptions{});
+    FAIL() << "GA-SGD accepted --sync-format int8";
+  } catch (const ConfigError& e) {
+    EXPECT_EQ(e.parameter(), "--sync-format") << e.what();
+  }
 }
 
 // --kernel pim-opt: PIM-Opt's transfer pattern, synchronization by synchronization, and a model as good as pimopt's.

@@ -77,6 +77,10 @@ if [[ $backend == pim ]]; then
     check "$algo lr dense, PIM-Opt's kernel" --data dense.bin --algo "$algo" --kernel pim-opt --batch 48 --epochs 2 \
       --lr 0.2 "${extra[@]}"
   done
+  check "ma lr dense, int8 model deltas with error feedback (each rank quantizes its DPUs')" --data dense.bin \
+    --algo ma --sync-format int8 --batch 16 --epochs 2 --lr 0.2
+  check "ga lr sparse, compacted gradients (the largest list over all ranks)" --data sparse.bin --algo ga \
+    --sync-format auto --batch 64 --epochs 2 --lr 0.5
 fi
 if ((failures)); then
   echo "$failures configuration(s) differ"

@@ -134,6 +134,26 @@ ParamTable<PimBackendOptions> MakePimParams() {
       .AppliesWhen("backend", {"pim"})
       .Group(group)
       .Help("how the host's reduction at each synchronization is timed in the modeled times");
+  t.AddChoice("sync-format", &PimBackendOptions::sync_format, PimBackendOptions::SyncFormat::kDense,
+              std::vector<std::pair<ParamChoice, PimBackendOptions::SyncFormat>>{
+                  {{"dense", "every DPU sends its whole vector (PIM-Opt's)", {}},
+                   PimBackendOptions::SyncFormat::kDense},
+                  {{"auto",
+                    "a DPU sends the coordinates its rows touched as (index, value) pairs when that is smaller: "
+                    "GA-SGD's gradients, MA-SGD's model deltas with --reg 0 (the same model)",
+                    {}},
+                   PimBackendOptions::SyncFormat::kAuto},
+                  {{"int16",
+                    "MA-SGD: every DPU sends its model delta quantized to 16 bits with error feedback (lossy)", {}},
+                   PimBackendOptions::SyncFormat::kInt16},
+                  {{"int8", "MA-SGD: ... to 8 bits with error feedback (lossy)", {}},
+                   PimBackendOptions::SyncFormat::kInt8}})
+      .Noun("format")
+      .Effect(ParamEffect::kResult)
+      .AppliesWhen("backend", {"pim"})
+      .Group(group)
+      .Help("how DPUs send their vectors up to the host at a synchronization (docs/pim-backend.md 'Compacted "
+            "synchronization', 'Quantized model deltas')");
   return t;
 }
 
@@ -229,6 +249,10 @@ void PimBackend::Setup(const Dataset& train, const TrainConfig& config, const Pa
   const uint64_t slots = (batch + 1) / 2 * 2;
   const uint64_t epoch_steps = (max_rows + batch - 1) / batch;
   max_list_entries_ = std::max({slots, epoch_steps * slots, uint64_t(config.local_steps) * slots}) + 2;
+  if (QuantizedBits() > 0 && config.algorithm != "ma") {
+    throw ConfigError("--sync-format", StrCat("int16 and int8 quantize MA-SGD's model deltas (--algo ma), not ",
+                                              config.algorithm, "'s synchronizations; use dense or auto"));
+  }
   const bool artifact = options_.artifact_kernel;
   layout_ = pimbackend::MakeLinearLayout(features_, max_rows, max_list_entries_, max_nonzeros, artifact);
   if (layout_.end > profile_.mram_bytes) {
@@ -299,6 +323,7 @@ void PimBackend::Setup(const Dataset& train, const TrainConfig& config, const Pa
   global_.assign(layout_.n_pad + 1, 0);
   local_.assign(num_dpus_, std::vector<int32_t>(layout_.n_pad + 1, 0));
   dual_.assign(config.traits().keeps_duals ? num_dpus_ : 0, std::vector<int32_t>(layout_.n_pad + 1, 0));
+  delta_error_.assign(QuantizedBits() > 0 ? num_dpus_ : 0, std::vector<int32_t>(layout_.n_pad + 1, 0));
   saturation_ = {};
 }
 
@@ -427,7 +452,15 @@ void PimBackend::GradientStep(std::span<const std::span<const uint32_t>> worker_
       LinkPath(pim::ModelAllReduce(profile_, part_.total_workers, 2 * layout_.model_bytes()),
                "GA-SGD's gradient sum (an all-reduce)");
   const Activity activity = linked ? Activity::kLinkExchange : Activity::kTraining;
-  if (narrow) {
+  // --sync-format auto: the gradient's touched coordinates as (index, value) pairs when smaller (not with PIM-Opt's
+  // narrowed dense gradients, nor over links).
+  const bool compact = options_.sync_format == PimBackendOptions::SyncFormat::kAuto;
+  const uint64_t pairs = compact && !narrow && !linked ? MostTouchedPairs(worker_rows) : 0;
+  const bool compacted = pairs > 0 && CompactedBytes(pairs) < layout_.gradient_bytes();
+  if (compacted) {
+    for (uint32_t k = 0; k < num_dpus_; ++k) dpus_->PrepareXfer(k, grads[k].data(), layout_.gradient_bytes());
+    PullCompacted(TransferKind::kPullGradients, layout_.g_offset, layout_.gradient_bytes(), pairs);
+  } else if (narrow) {
     std::vector<std::vector<int32_t>>& narrowed = Staging(staged_narrow_gradients_);
     for (uint32_t k = 0; k < num_dpus_; ++k) dpus_->PrepareXfer(k, narrowed[k].data(), layout_.model_bytes());
     Pull(activity, TransferKind::kPullGradients, pim::kMramHeapSymbol, layout_.v_offset,
@@ -462,6 +495,17 @@ void PimBackend::GradientStep(std::span<const std::span<const uint32_t>> worker_
     global_on_dpus_ = true;
     return;
   }
+  if (compacted) {
+    // The pairs summed into a zeroed vector (index, int64 value: 12 bytes read per pair, the sum read and written),
+    // then the step over every coordinate (read the sum and the model, write the model, zero the sum).
+    RecordHostWork({.vectors_per_dpu = 1,
+                    .bytes_per_element = 12,
+                    .elements = pairs,
+                    .update_bytes_per_element = 24,
+                    .model_elements = total},
+                   t0, comm_s0);
+    return;
+  }
   // int64 gradients summed; per coordinate: read the sum and the model, write the model and zero the sum.
   RecordHostWork(
       {.vectors_per_dpu = 1, .bytes_per_element = narrow ? 4u : 8u, .elements = total, .update_bytes_per_element = 24},
@@ -490,6 +534,21 @@ void PimBackend::LocalSgd(const LocalSgdRequest& req) {
         req.proximal ? static_cast<double>(part_.total_workers) * shard_rows_[k] / part_.total_rows : 1.0;
     args[k].lr_weight_q32 = fixed::ToScale(req.lr * weight, "--lr");
     args[k].decay_q32 = fixed::ToScale(req.lr * (req.proximal ? req.rho : config_.objective.l2), "--lr");
+  }
+  if (options_.sync_format == PimBackendOptions::SyncFormat::kAuto && req.start_from_global && !req.proximal &&
+      !(config_.objective.l2 > 0)) {
+    // MA-SGD with --reg 0: a DPU's model moves only where its rows have non-zeros (and the bias) until the average.
+    std::vector<std::vector<uint32_t>> rows_of(num_dpus_);
+    for (uint32_t k = 0; k < num_dpus_; ++k) {
+      for (uint64_t st = 0; st < req.num_steps; ++st) {
+        const auto rows = req.plan->LocalBatch(static_cast<int>(k), req.first_step + st);
+        for (uint32_t r : rows) rows_of[k].push_back(r);
+      }
+    }
+    std::vector<std::span<const uint32_t>> spans(rows_of.begin(), rows_of.end());
+    model_delta_pairs_ = MostTouchedPairs(spans);
+  } else {
+    model_delta_pairs_ = 0;
   }
   if (req.start_from_global) {
     BroadcastModel(global_);
@@ -593,20 +652,38 @@ void PimBackend::RecordLinkWork(const pim::LinkExchangeTime& time, const Ledger:
 void PimBackend::AverageLocalModels() {
   // Over links: a ring all-reduce of the DPUs' models as 64-bit partial sums (int32 models would overflow), after
   // which every DPU holds the average; the host's pull, sum and later push only carry it in the emulator.
+  // Quantized deltas (--sync-format int16/int8) all-reduce as int32 partial sums.
+  const int bits = QuantizedBits();
+  const uint64_t allreduce_bytes = bits > 0 ? layout_.model_bytes() : 2 * layout_.model_bytes();
   const std::optional<pim::LinkExchangeTime> linked =
-      LinkPath(pim::ModelAllReduce(profile_, part_.total_workers, 2 * layout_.model_bytes()),
-               "model averaging (an all-reduce)");
+      LinkPath(pim::ModelAllReduce(profile_, part_.total_workers, allreduce_bytes), "model averaging (an all-reduce)");
   if (linked) {
     PullModels(Activity::kLinkExchange);
+    if (bits > 0) QuantizeModelDeltas(bits, /*pull=*/false);
     const size_t total = layout_.n_pad + 1;
     const std::vector<int64_t> sums = SumOverAllDpus(total, local_);
     const DivideTowardZero mean(part_.total_workers);
     for (size_t j = 0; j < total; ++j) global_[j] = static_cast<int32_t>(mean(sums[j]));
-    RecordLinkWork(*linked, {std::nullopt, 2 * layout_.model_bytes()});
+    RecordLinkWork(*linked, {std::nullopt, allreduce_bytes});
     global_on_dpus_ = true;
     return;
   }
-  PullModels();
+  const uint64_t pairs = model_delta_pairs_;
+  model_delta_pairs_ = 0;
+  const bool compacted = bits == 0 && pairs > 0 && CompactedBytes(pairs) < layout_.model_bytes();
+  if (bits > 0) {
+    PullModels(Activity::kEncodedCarrier);
+    QuantizeModelDeltas(bits, /*pull=*/true);
+  } else if (compacted) {
+    // Each DPU sends x_k - global at the coordinates it touched; the host adds them to K global (exact: the same
+    // sums as the whole models').
+    std::vector<std::vector<int32_t>>& buffers = Staging(staged_models_);
+    for (uint32_t k = 0; k < num_dpus_; ++k) dpus_->PrepareXfer(k, buffers[k].data(), layout_.model_bytes());
+    PullCompacted(TransferKind::kPullModels, layout_.w_offset, layout_.model_bytes(), pairs);
+    for (uint32_t k = 0; k < num_dpus_; ++k) std::copy_n(buffers[k].begin(), layout_.n_pad + 1, local_[k].begin());
+  } else {
+    PullModels();
+  }
   const auto t0 = Clock::now();
   const double comm_s0 = comm_->stats().seconds;
   const size_t total = layout_.n_pad + 1;
@@ -618,6 +695,22 @@ void PimBackend::AverageLocalModels() {
       global_[j] = static_cast<int32_t>(mean(sums[j]));
     }
   });
+  if (bits > 0) {
+    // K quantized vectors summed (bits / 8 bytes each per coordinate); per coordinate: read the sum, write the model.
+    RecordHostWork({.vectors_per_dpu = 1,
+                    .bytes_per_element = static_cast<uint32_t>(std::max(1, bits / 8)),
+                    .elements = total,
+                    .update_bytes_per_element = 20},
+                   t0, comm_s0);
+    return;
+  }
+  if (compacted) {
+    // The pairs added into K global at the touched coordinates (8 bytes read per pair, the sum read and written),
+    // then the new model at those coordinates (each DPU's touched set at most: `pairs` per DPU bounds the union).
+    RecordHostWork({.vectors_per_dpu = 1, .bytes_per_element = 8, .elements = pairs, .update_bytes_per_element = 20},
+                   t0, comm_s0);
+    return;
+  }
   // int32 models summed; per coordinate: read the sum, write the model, zero the sum.
   RecordHostWork({.vectors_per_dpu = 1, .bytes_per_element = 4, .elements = total, .update_bytes_per_element = 20}, t0,
                  comm_s0);
@@ -817,7 +910,8 @@ std::map<std::string, double> PimBackend::Counters() {
                                   {"quantization_saturations", quantization_saturations_},
                                   {"setup_to_dpu_bytes", static_cast<double>(setup.bytes)},
                                   {"modeled_setup_to_dpu_s", setup.modeled_s},
-                                  {"dpu_to_dpu_bytes", static_cast<double>(ledger_.link_bytes)}};
+                                  {"dpu_to_dpu_bytes", static_cast<double>(ledger_.link_bytes)},
+                                  {"modeled_dpu_encoding_s", ledger_.encoding_s}};
   if (dpus_) {
     // Each tasklet's saturation counter accumulates over launches in WRAM; reading them is a diagnostic transfer.
     uint64_t total = 0;
@@ -847,12 +941,13 @@ BackendState PimBackend::SaveState() {
     auto& vectors = state.per_worker.emplace_back();
     vectors.push_back(words(buffers[k].data(), layout_.n_pad + 1));
     if (!dual_.empty()) vectors.push_back(words(dual_[k].data(), dual_[k].size()));
+    if (!delta_error_.empty()) vectors.push_back(words(delta_error_[k].data(), delta_error_[k].size()));
   }
   return state;
 }
 
 void PimBackend::RestoreState(const BackendState& state) {
-  const size_t per_worker = dual_.empty() ? 1 : 2;
+  const size_t per_worker = 1 + (dual_.empty() ? 0 : 1) + (delta_error_.empty() ? 0 : 1);
   bool fits = state.shared.size() == 1 && state.per_worker.size() == num_dpus_;
   for (const auto& vectors : state.per_worker) fits = fits && vectors.size() == per_worker;
   if (!fits) throw InputError("checkpoint: it holds the state of a different number of DPUs or algorithm");
@@ -871,6 +966,9 @@ void PimBackend::RestoreState(const BackendState& state) {
     std::copy(v.begin(), v.end(), local_[k].begin());
     dpus_->PrepareXfer(k, buffers[k].data(), layout_.model_bytes());
     if (!dual_.empty()) dual_[k].assign(state.per_worker[k][1].begin(), state.per_worker[k][1].end());
+    if (!delta_error_.empty()) {
+      delta_error_[k].assign(state.per_worker[k].back().begin(), state.per_worker[k].back().end());
+    }
   }
   Push(Activity::kCheckpoint, TransferKind::kData, pim::kMramHeapSymbol, layout_.w_offset, layout_.model_bytes());
 }
@@ -905,7 +1003,9 @@ double PimBackend::ModelHostSeconds(const Ledger::HostWork& work, uint32_t dpus)
                                         {.vectors = uint64_t{work.vectors_per_dpu} * dpus,
                                          .elements = work.elements,
                                          .bytes_per_element = work.bytes_per_element,
-                                         .update_elements = (uint64_t{work.updates_per_dpu} * dpus + 1) * work.elements,
+                                         .update_elements = uint64_t{work.updates_per_dpu} * dpus * work.elements +
+                                                            (work.model_elements > 0 ? work.model_elements
+                                                                                     : work.elements),
                                          .update_bytes_per_element = work.update_bytes_per_element});
 }
 
@@ -914,6 +1014,106 @@ void PimBackend::RecordHostWork(const Ledger::HostWork& work, Clock::time_point 
   ledger_.modeled_host_reduction_s += ModelHostSeconds(work, part_.total_workers);
   ++ledger_.host_work[work];
   ++ledger_.syncs;
+}
+
+void PimBackend::RecordEncoding(double cycles) {
+  const double seconds = cycles / profile_.dpu_frequency_hz;
+  ledger_.kernel_s += seconds;
+  ledger_.dma_s += seconds;
+  ledger_.encoding_s += seconds;
+}
+
+int PimBackend::QuantizedBits() const {
+  switch (options_.sync_format) {
+    case PimBackendOptions::SyncFormat::kInt16:
+      return 16;
+    case PimBackendOptions::SyncFormat::kInt8:
+      return 8;
+    default:
+      return 0;
+  }
+}
+
+void PimBackend::QuantizeModelDeltas(int bits, bool pull) {
+  // Per DPU: d = x_k - global + e_k (exact integers); a power-of-two step 2^s, the smallest with every |d_j| / 2^s
+  // rounded within q_max = 2^(bits - 1) - 1; q_j = round(d_j / 2^s) (half away from zero); the host receives
+  // global + q_j 2^s and the DPU keeps e_k = d - q 2^s (error feedback: Seide et al. 2014, Karimireddy et al. 2019,
+  // [ErrorFeedback] in docs/sources.md). Integer throughout: the same bits on any thread count and rank split.
+  const size_t total = layout_.n_pad + 1;
+  const int64_t q_max = (int64_t{1} << (bits - 1)) - 1;
+  std::vector<fixed::Saturation> sat(num_dpus_);
+  pool_.ParallelFor(num_dpus_, [&](size_t k) {
+    std::vector<int64_t> d(total);
+    int64_t most = 0;
+    for (size_t j = 0; j < total; ++j) {
+      d[j] = int64_t{local_[k][j]} - global_[j] + delta_error_[k][j];
+      most = std::max(most, d[j] < 0 ? -d[j] : d[j]);
+    }
+    auto round_shift = [](int64_t v, int shift) {
+      if (shift == 0) return v;
+      const int64_t half = int64_t{1} << (shift - 1);
+      return v >= 0 ? (v + half) >> shift : -((-v + half) >> shift);
+    };
+    int shift = 0;
+    while (round_shift(most, shift) > q_max) ++shift;
+    for (size_t j = 0; j < total; ++j) {
+      const int64_t q = std::clamp(round_shift(d[j], shift), -q_max, q_max);
+      const int64_t sent = q * (int64_t{1} << shift);
+      delta_error_[k][j] = fixed::SaturateModel(d[j] - sent, sat[k]);
+      local_[k][j] = fixed::SaturateModel(int64_t{global_[j]} + sent, sat[k]);
+    }
+  });
+  for (const fixed::Saturation& x : sat) saturation_.events += x.events;
+  // The machine: every DPU encodes (two passes over x_k and e_k: the largest |d|, then q and the new e_k; MRAM
+  // traffic per coordinate: x and e read twice, e and q written; a few instructions per coordinate per pass), then a
+  // parallel pull of the quantized vectors and their step.
+  const uint64_t bytes = (total * static_cast<uint64_t>(bits) / 8 + 7) / 8 * 8 + 8;
+  const double block = std::min<double>(profile_.dma_max_bytes, 2048);
+  const double mram_bytes = static_cast<double>(total) * (16 + 4 + bits / 8.0);
+  const double dma_cycles =
+      std::ceil(mram_bytes / block) * (profile_.dma_occupancy_cycles + block * profile_.dma_occupancy_cycles_per_byte);
+  constexpr double kInstructionsPerCoordinate = 12;  // two passes: loads, subtract/add, compare, shift, clamp, stores
+  RecordEncoding(std::max(dma_cycles, kInstructionsPerCoordinate * static_cast<double>(total)));
+  if (pull) {
+    Record(Activity::kTraining, false, TransferKind::kPullModels,
+           pim::ModelParallelTransferSeconds(profile_, pim::XferDirection::kFromDpu, num_dpus_, bytes), bytes);
+  }
+}
+
+uint64_t PimBackend::MostTouchedPairs(std::span<const std::span<const uint32_t>> worker_rows) const {
+  // Distinct columns of each DPU's rows, plus the bias; the most over all DPUs of the run (a parallel transfer
+  // moves the same size from every DPU). Dense data: every coordinate.
+  if (!data_->is_sparse()) return layout_.n_pad + 1;
+  std::vector<uint64_t> counts(num_dpus_, 0);
+  const CsrMatrix& m = data_->csr();
+  pool_.ParallelFor(num_dpus_, [&](size_t k) {
+    std::vector<uint32_t> cols;
+    for (uint32_t row : worker_rows[k]) {  // this process's row numbers (as the row lists take them)
+      cols.insert(cols.end(), m.col.begin() + m.row_ptr[row], m.col.begin() + m.row_ptr[row + 1]);
+    }
+    std::sort(cols.begin(), cols.end());
+    counts[k] = static_cast<uint64_t>(std::unique(cols.begin(), cols.end()) - cols.begin()) + 1;
+  });
+  float most[1] = {static_cast<float>(counts.empty() ? 0 : *std::max_element(counts.begin(), counts.end()))};
+  comm_->AllreduceMax(most);
+  // Beyond float's exact integers the compaction is not considered.
+  return most[0] < 16777216.0f ? static_cast<uint64_t>(most[0]) : 0;
+}
+
+void PimBackend::PullCompacted(TransferKind kind, uint64_t offset, uint64_t dense_bytes, uint64_t pairs) {
+  // The emulator carries the dense vector (its own transfer, not the machine's); the machine moves the pairs, and
+  // each DPU first compacts them: per pair one 8-byte MRAM read (its value) on the DMA engine, the list written to
+  // MRAM in 2,048-byte DMAs (an estimate by the profile's DMA engine occupancy, not an emulated kernel).
+  Pull(Activity::kEncodedCarrier, kind, pim::kMramHeapSymbol, offset, dense_bytes);
+  const uint64_t bytes = CompactedBytes(pairs);
+  const double block = std::min<double>(profile_.dma_max_bytes, 2048);
+  const double cycles =
+      static_cast<double>(pairs) * (profile_.dma_occupancy_cycles + 8 * profile_.dma_occupancy_cycles_per_byte) +
+      std::ceil(static_cast<double>(bytes) / block) *
+          (profile_.dma_occupancy_cycles + block * profile_.dma_occupancy_cycles_per_byte);
+  RecordEncoding(cycles);
+  Record(Activity::kTraining, false, kind,
+         pim::ModelParallelTransferSeconds(profile_, pim::XferDirection::kFromDpu, num_dpus_, bytes), bytes);
 }
 
 PimProjection PimBackend::Project(uint32_t target_dpus, uint64_t target_rows_per_dpu, int epochs) const {
@@ -974,7 +1174,8 @@ PimProjection PimBackend::Project(uint32_t target_dpus, uint64_t target_rows_per
     }
     if (!t) {
       p.note = StrCat("the links of profile '", profile_.name, "' do not cover ", target_dpus,
-                      " DPUs: a run there synchronizes through the host; its link exchanges are not projected");
+                      " DPUs: a run there synchronizes through the host, which this run did not time; no epoch time "
+                      "is projected");
       continue;
     }
     const double n = static_cast<double>(count) * per_epoch * sync_factor;
@@ -982,6 +1183,7 @@ PimProjection PimBackend::Project(uint32_t target_dpus, uint64_t target_rows_per
     p.link_bytes += n * static_cast<double>(t->link_bytes);
   }
   p.epoch_s = p.kernel_s + p.launch_overhead_s + p.cpu_to_dpu_s + p.dpu_to_cpu_s + p.host_reduction_s + p.link_s;
+  if (!p.note.empty()) p.epoch_s = std::numeric_limits<double>::quiet_NaN();
   return p;
 }
 

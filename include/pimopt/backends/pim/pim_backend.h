@@ -44,8 +44,8 @@ struct PimProjection {
   double mram_wram_bytes = 0;  // DMA between every DPU's MRAM and WRAM, both directions
   double link_s = 0;           // exchanges over what-if DPU links, re-modeled at the target DPU count
   double link_bytes = 0;
-  // Empty, or why a part is not projected (the profile's links do not cover the target DPU count: a run there
-  // would synchronize through the host).
+  // Empty, or why the epoch is not projected (epoch_s NaN): the profile's links do not cover the target DPU count,
+  // so a run there would synchronize through the host, which this run did not time.
   std::string note;
 };
 
@@ -65,6 +65,11 @@ struct PimBackendOptions {
   // --profile when they do not cover the run).
   enum class SyncPath { kAuto, kHost, kLinks };
   SyncPath sync_path;
+  // --sync-format: kAuto: DPUs send the coordinates they touched as (index, value) pairs when smaller than the
+  // dense vector (GA-SGD's gradients; MA-SGD's model deltas with no L2): modeled time and bytes only; kInt16, kInt8:
+  // MA-SGD's model deltas quantized with error feedback (a different model: lossy).
+  enum class SyncFormat { kDense, kAuto, kInt16, kInt8 };
+  SyncFormat sync_format;
   int host_threads = 0;  // not a parameter of its own: the run's host threads
 
   // The hardware profile with its overrides; checks that the tasklets fit the profile and the linear kernel's
@@ -103,8 +108,10 @@ class PimBackend final : public IBackend {
   // What a transfer served. Only training transfers are host <-> worker traffic; the others are reported apart.
   // kLinkExchange: transfers that carry, functionally, what a what-if DPU <-> DPU link moves on the modeled
   // machine; their host time is not the machine's (Ledger::link_s is).
-  enum class Activity { kSetup, kTraining, kCheckpoint, kDiagnostics, kLinkExchange };
-  static constexpr size_t kNumActivities = 5;
+  // kEncodedCarrier: the emulator's dense transfer of a vector that the machine moves encoded (compacted (index,
+  // value) pairs, quantized deltas), recorded apart as a training transfer.
+  enum class Activity { kSetup, kTraining, kCheckpoint, kDiagnostics, kLinkExchange, kEncodedCarrier };
+  static constexpr size_t kNumActivities = 6;
   enum class TransferKind { kData, kPushArgs, kPushRows, kBroadcastModel, kPushModels, kPushTargets, kPullModels, kPullGradients,
                             kCounters };
   // Everything this backend accounts, in one place: each transfer, launch and host reduction is recorded once, when
@@ -123,6 +130,7 @@ class PimBackend final : public IBackend {
     double host_reduction_s = 0;          // measured on this machine (this process's share)
     double modeled_host_reduction_s = 0;  // the profile's host model, over all DPUs
     double link_s = 0;  // modeled DPU <-> DPU exchanges over what-if links
+    double encoding_s = 0;  // of kernel_s: the DPUs' compaction or quantization before a pull (--sync-format)
     uint64_t link_bytes = 0;
     uint64_t launches = 0, syncs = 0;
     uint64_t mram_wram_bytes = 0;  // training launches' DMA, both directions, over this process's DPUs
@@ -134,6 +142,7 @@ class PimBackend final : public IBackend {
       uint64_t elements = 0;          // coordinates
       uint32_t updates_per_dpu = 0;   // per-DPU updates of every coordinate after the sums (ADMM: u_k)
       uint32_t update_bytes_per_element = 12;
+      uint64_t model_elements = 0;    // coordinates of the final model update when not `elements` (compacted sums)
       auto operator<=>(const HostWork&) const = default;
     };
     std::map<HostWork, uint64_t> host_work;
@@ -194,6 +203,13 @@ class PimBackend final : public IBackend {
   double HostSecondsSince(std::chrono::steady_clock::time_point t0, double comm_s0) const;
   // Records one synchronization's host work: measured seconds since `t0`, modeled seconds for all DPUs of the run.
   void RecordHostWork(const Ledger::HostWork& work, std::chrono::steady_clock::time_point t0, double comm_s0);
+  // --sync-format auto: the most (index, value) pairs any DPU of the run sends for these rows (its distinct columns
+  // and the bias); 0 when not countable. The pairs' bytes: 8 each (a 4-byte index, the value padded) and a count.
+  uint64_t MostTouchedPairs(std::span<const std::span<const uint32_t>> worker_rows) const;
+  static uint64_t CompactedBytes(uint64_t pairs) { return 8 * pairs + 8; }
+  // Pulls `dense_bytes` at `offset` into the prepared buffers (the emulator's carrier) and records the machine's
+  // transfer of `pairs` pairs per DPU and the DPUs' compaction.
+  void PullCompacted(TransferKind kind, uint64_t offset, uint64_t dense_bytes, uint64_t pairs);
   double ModelHostSeconds(const Ledger::HostWork& work, uint32_t dpus) const;
   pimbackend::LinearLayout layout_;
   uint64_t max_list_entries_ = 0;
@@ -212,7 +228,16 @@ class PimBackend final : public IBackend {
   // Model averaging by all-reduce over links left every DPU holding the global model: the next push of it is the
   // emulator's, not the machine's.
   bool global_on_dpus_ = false;
-  bool targets_on_dpus_ = false;  // ADMM's last consensus ran over links: every DPU computed its v_k = z - u_k
+  bool targets_on_dpus_ = false;
+  uint64_t model_delta_pairs_ = 0;  // MA-SGD with --sync-format auto: the pairs of the last local steps (0: dense)
+  // --sync-format int16 / int8 (MA-SGD): each DPU's quantization error, fed back into its next delta (Q8.24).
+  std::vector<std::vector<int32_t>> delta_error_;
+  int QuantizedBits() const;  // 16, 8, or 0 (no quantization)
+  // MA-SGD's averaging with quantized deltas: replaces each pulled x_k by global + Q(x_k - global + e_k), keeps the
+  // new error, records the DPUs' encoding and (with `pull`: through the host) the machine's transfer of the
+  // quantized vectors.
+  void QuantizeModelDeltas(int bits, bool pull);
+  void RecordEncoding(double cycles);  // ADMM's last consensus ran over links: every DPU computed its v_k = z - u_k
   bool average_over_links_ = false;  // decided at Setup from --sync-path and the profile's links
   Ledger ledger_;
 };

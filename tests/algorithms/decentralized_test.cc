@@ -218,6 +218,18 @@ TEST(WhatIfLinks, GaSgdAndAdmmSumByAllReduce) {
     EXPECT_FALSE(beyond.note.empty());
     EXPECT_TRUE(std::isnan(beyond.epoch_s));
   }
+  // One DPU on today's hardware (MB-SGD): its gradients still come up to the host.
+  TrainConfig one = DsgdConfig(TopologyKind::kRing);
+  one.algorithm = "mbsgd";
+  one.workers = 1;
+  one.batch = 64;
+  one.epochs = 1;
+  ThreadPool pool(2);
+  PimBackend today(pool, PimBackendOptions{});
+  const TrainResult r = Train(train, nullptr, one, today, {});
+  EXPECT_GT(r.traffic.from_workers_bytes, 0u);
+  EXPECT_GT(r.phase_seconds.at("modeled_host_reduction"), 0.0);
+  EXPECT_EQ(r.phase_seconds.at("modeled_dpu_to_dpu"), 0.0);
 }
 
 // Under MPI every process gathers the models for the gossip step and mixes its own workers': every split into

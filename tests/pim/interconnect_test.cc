@@ -82,6 +82,18 @@ TEST(Interconnect, RingAllReduceNeedsALinkBetweenEveryConsecutivePair) {
   EXPECT_FALSE(ModelRingAllReduce(WithLinks(LinkScope::kRank), 128, bytes));
 }
 
+// Today's hardware has no links: every collective is refused, even over one DPU (whose "all-reduce" would otherwise
+// be free and hide MB-SGD's gradient pull through the host).
+TEST(Interconnect, NoLinksNoCollectiveEvenForOneDpu) {
+  const HardwareProfile today = MakeProfile("pim-opt");
+  EXPECT_FALSE(ModelAllReduce(today, 1, 4096));
+  EXPECT_FALSE(ModelRingAllReduce(today, 1, 4096));
+  EXPECT_FALSE(ModelNeighbourExchange(today, 1, {}, 4096));
+  const auto one = ModelAllReduce(WithLinks(LinkScope::kChip), 1, 4096);
+  ASSERT_TRUE(one.has_value());
+  EXPECT_EQ(one->seconds, 0.0);
+}
+
 TEST(Interconnect, ReduceScatterAndAllGatherAreTheAllReducesHalves) {
   const HardwareProfile p = WithLinks(LinkScope::kRank);
   const uint64_t bytes = 640'000;

@@ -29,7 +29,8 @@ struct LinkExchangeTime {
 };
 
 // Each undirected edge {a, b} exchanges one message of `bytes` each way. nullopt when an edge joins DPUs that no
-// link joins (the caller then routes the exchange through the host).
+// link joins, or the profile has no links at all (the caller then routes the exchange through the host). The
+// collectives below are nullopt on a profile without links too, even over one DPU.
 std::optional<LinkExchangeTime> ModelNeighbourExchange(const HardwareProfile& profile, uint32_t dpus,
                                                        std::span<const std::pair<uint32_t, uint32_t>> edges,
                                                        uint64_t bytes);

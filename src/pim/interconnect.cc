@@ -70,14 +70,13 @@ RingLinks CheckRing(const HardwareProfile& profile, uint32_t first, uint32_t str
 }
 
 // `steps` ring steps in which each of `rings` concurrent rings of `members` DPUs moves `chunk` bytes per DPU to the
-// next; a rank port carries the cross-rank hops of every ring with a member in that rank (`per_rank_port` of them).
+// next; with `crosses_ranks`, a rank port carries one cross-rank hop per step.
 LinkExchangeTime RingSteps(const HardwareProfile& profile, uint64_t steps, double chunk, uint32_t members,
-                           uint32_t rings, bool crosses_ranks, uint32_t per_rank_port) {
+                           uint32_t rings, bool crosses_ranks) {
   LinkExchangeTime t;
   double step_s = profile.link_latency_s + chunk / profile.link_bytes_per_s;
   if (crosses_ranks) {
-    step_s = std::max(
-        step_s, per_rank_port * (profile.inter_rank_link_latency_s + chunk / profile.inter_rank_link_bytes_per_s));
+    step_s = std::max(step_s, profile.inter_rank_link_latency_s + chunk / profile.inter_rank_link_bytes_per_s);
   }
   t.seconds = static_cast<double>(steps) * step_s;
   t.link_bytes = static_cast<uint64_t>(static_cast<double>(steps) * chunk * members * rings);
@@ -98,7 +97,7 @@ std::optional<LinkExchangeTime> FlatRingHalf(const HardwareProfile& profile, uin
   const RingLinks ring = CheckRing(profile, 0, 1, dpus);
   if (!ring.linked) return std::nullopt;
   const double chunk = static_cast<double>(bytes) / dpus;
-  t = RingSteps(profile, dpus - 1, chunk, dpus, 1, ring.crosses_ranks, 1);
+  t = RingSteps(profile, dpus - 1, chunk, dpus, 1, ring.crosses_ranks);
   if (ring.crosses_ranks) {
     const uint32_t ranks = (dpus + profile.dpus_per_rank - 1) / profile.dpus_per_rank;
     t.cross_rank_bytes = static_cast<uint64_t>(static_cast<double>(dpus - 1) * chunk * ranks);
@@ -136,20 +135,20 @@ std::optional<LinkExchangeTime> ModelHierarchicalAllReduce(const HardwareProfile
   const double share = static_cast<double>(bytes) / group;
   const double share_s = profile.link_latency_s + share / profile.link_bytes_per_s;
   // 1. A reduce-scatter within every rank (concurrently): G - 1 steps of bytes / G.
-  Add(t, RingSteps(profile, group - 1, share, group, ranks, false, 0));
+  Add(t, RingSteps(profile, group - 1, share, group, ranks, false));
   // 2. Every rank's first DPU (its leader) gathers the G - 1 other reduced shares, one after the other on its port.
   t.seconds += (group - 1) * share_s;
   t.link_bytes += static_cast<uint64_t>(share * (group - 1) * ranks);
   // 3. A ring all-reduce of the whole vector among the R leaders: 2 (R - 1) steps of bytes / R, one message per rank
   //    port per step.
   const double chunk = static_cast<double>(bytes) / ranks;
-  LinkExchangeTime cross = RingSteps(profile, 2 * (uint64_t{ranks} - 1), chunk, ranks, 1, true, 1);
+  LinkExchangeTime cross = RingSteps(profile, 2 * (uint64_t{ranks} - 1), chunk, ranks, 1, true);
   cross.cross_rank_bytes = cross.link_bytes;
   Add(t, cross);
   // 4. Each leader scatters the shares back, then an all-gather within every rank.
   t.seconds += (group - 1) * share_s;
   t.link_bytes += static_cast<uint64_t>(share * (group - 1) * ranks);
-  Add(t, RingSteps(profile, group - 1, share, group, ranks, false, 0));
+  Add(t, RingSteps(profile, group - 1, share, group, ranks, false));
   return t;
 }
 

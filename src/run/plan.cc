@@ -208,28 +208,21 @@ Plan MakePlan(const RunConfig& base, const PlanOptions& options,
     }
     cand.pilot_wall_s = Since(t0);
     pilots.push_back(std::move(pilot));
-    if (plan.target_given) {
-      const TargetReached t = Targets(plan.metric, plan.target, pilots.back()).front();
-      cand.reached = t.reached;
-      cand.epochs_to_target = t.epoch;
-      cand.best_metric = t.best;
-    }
     plan.candidates.push_back(cand);
-    if (on_candidate && plan.target_given) on_candidate(plan.candidates.back());
+    if (on_candidate) on_candidate(plan.candidates.back());
   }
   if (!plan.target_given) {
     // Half a point below the best value any pilot reached.
     double best = 0;
     for (const TrainResult& p : pilots) best = std::max(best, Targets(plan.metric, 1, p).front().best);
     plan.target = std::floor((best - 0.005) * 1e4) / 1e4;
-    for (size_t i = 0; i < pilots.size(); ++i) {
-      const TargetReached t = Targets(plan.metric, plan.target, pilots[i]).front();
-      PlanCandidate& cand = plan.candidates[i];
-      cand.reached = t.reached;
-      cand.epochs_to_target = t.epoch;
-      cand.best_metric = t.best;
-      if (on_candidate) on_candidate(cand);
-    }
+  }
+  for (size_t i = 0; i < pilots.size(); ++i) {
+    const TargetReached t = Targets(plan.metric, plan.target, pilots[i]).front();
+    PlanCandidate& cand = plan.candidates[i];
+    cand.reached = t.reached;
+    cand.epochs_to_target = t.epoch;
+    cand.best_metric = t.best;
   }
   for (size_t i = 0; i < plan.candidates.size(); ++i) {
     PlanCandidate& cand = plan.candidates[i];

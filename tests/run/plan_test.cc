@@ -86,7 +86,9 @@ TEST(Plan, PredictsFullEmulatedRunsWithinTheStatedTolerances) {
   for (const auto& [algo, t] : actual_time) fastest = std::min(fastest, t);
   EXPECT_LE(actual_time.at(plan.candidates[plan.best].algorithm), 1.25 * fastest);
   for (const PlanCandidate& c : plan.candidates) {
-    if (c.reached) EXPECT_GE(c.time_to_target_s, plan.candidates[plan.best].time_to_target_s);
+    if (c.reached) {
+      EXPECT_GE(c.time_to_target_s, plan.candidates[plan.best].time_to_target_s);
+    }
   }
   const nlohmann::json j = PlanJson(plan);
   EXPECT_EQ(j["recommended"], plan.candidates[plan.best].algorithm);

@@ -67,7 +67,7 @@ struct Plan {
 // run's DPUs, default 64), --target-accuracy or --target-auc (default: see Plan::target_given) and any training
 // flag; flags that apply to only some algorithms are used where they apply. Refused (ConfigError naming the flag):
 // --algo (plan compares them: --algos), --backend, outputs, checkpoints, --cv. `on_candidate` is called after each
-// algorithm's pilots.
+// algorithm's pilots (for progress: whether it reaches the target is filled in once every pilot has run).
 Plan MakePlan(const RunConfig& base, const PlanOptions& options,
               const std::function<void(const PlanCandidate&)>& on_candidate = {});
 

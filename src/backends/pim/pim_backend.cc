@@ -451,16 +451,16 @@ void PimBackend::GradientStep(std::span<const std::span<const uint32_t>> worker_
   const std::optional<pim::LinkExchangeTime> linked =
       LinkPath(pim::ModelAllReduce(profile_, part_.total_workers, 2 * layout_.model_bytes()),
                "GA-SGD's gradient sum (an all-reduce)");
-  const Activity activity = linked ? Activity::kLinkExchange : Activity::kTraining;
   // --sync-format auto: the gradient's touched coordinates as (index, value) pairs when smaller (not with PIM-Opt's
   // narrowed dense gradients, nor over links).
   const bool compact = options_.sync_format == PimBackendOptions::SyncFormat::kAuto;
   const uint64_t pairs = compact && !narrow && !linked ? MostTouchedPairs(worker_rows) : 0;
   const bool compacted = pairs > 0 && CompactedBytes(pairs) < layout_.gradient_bytes();
-  if (compacted) {
-    for (uint32_t k = 0; k < num_dpus_; ++k) dpus_->PrepareXfer(k, grads[k].data(), layout_.gradient_bytes());
-    PullCompacted(TransferKind::kPullGradients, layout_.g_offset, layout_.gradient_bytes(), pairs);
-  } else if (narrow) {
+  // The emulator's pull; the machine's, when compacted, is recorded after it.
+  const Activity activity = linked ? Activity::kLinkExchange
+                            : compacted ? Activity::kEncodedCarrier
+                                        : Activity::kTraining;
+  if (narrow) {
     std::vector<std::vector<int32_t>>& narrowed = Staging(staged_narrow_gradients_);
     for (uint32_t k = 0; k < num_dpus_; ++k) dpus_->PrepareXfer(k, narrowed[k].data(), layout_.model_bytes());
     Pull(activity, TransferKind::kPullGradients, pim::kMramHeapSymbol, layout_.v_offset,
@@ -473,6 +473,7 @@ void PimBackend::GradientStep(std::span<const std::span<const uint32_t>> worker_
     Pull(activity, TransferKind::kPullGradients, pim::kMramHeapSymbol, layout_.g_offset,
          layout_.gradient_bytes());
   }
+  if (compacted) RecordEncodedPull(TransferKind::kPullGradients, CompactedBytes(pairs), CompactionCycles(pairs));
   // Host: exact 64-bit sums over the DPUs (and over processes), then the fixed-point step.
   const auto t0 = Clock::now();
   const double comm_s0 = comm_->stats().seconds;
@@ -650,39 +651,30 @@ void PimBackend::RecordLinkWork(const pim::LinkExchangeTime& time, const Ledger:
 }
 
 void PimBackend::AverageLocalModels() {
-  // Over links: a ring all-reduce of the DPUs' models as 64-bit partial sums (int32 models would overflow), after
-  // which every DPU holds the average; the host's pull, sum and later push only carry it in the emulator.
-  // Quantized deltas (--sync-format int16/int8) all-reduce as int32 partial sums.
+  // Over links: an all-reduce of the DPUs' models as 64-bit partial sums (int32 models would overflow; quantized
+  // deltas, --sync-format int16/int8, as int32 ones), after which every DPU holds the average; the host's pull, sum
+  // and later push only carry it in the emulator.
   const int bits = QuantizedBits();
   const uint64_t allreduce_bytes = bits > 0 ? layout_.model_bytes() : 2 * layout_.model_bytes();
   const std::optional<pim::LinkExchangeTime> linked =
       LinkPath(pim::ModelAllReduce(profile_, part_.total_workers, allreduce_bytes), "model averaging (an all-reduce)");
-  if (linked) {
-    PullModels(Activity::kLinkExchange);
-    if (bits > 0) QuantizeModelDeltas(bits, /*pull=*/false);
-    const size_t total = layout_.n_pad + 1;
-    const std::vector<int64_t> sums = SumOverAllDpus(total, local_);
-    const DivideTowardZero mean(part_.total_workers);
-    for (size_t j = 0; j < total; ++j) global_[j] = static_cast<int32_t>(mean(sums[j]));
-    RecordLinkWork(*linked, {std::nullopt, allreduce_bytes});
-    global_on_dpus_ = true;
-    return;
-  }
   const uint64_t pairs = model_delta_pairs_;
   model_delta_pairs_ = 0;
-  const bool compacted = bits == 0 && pairs > 0 && CompactedBytes(pairs) < layout_.model_bytes();
+  // --sync-format auto: each DPU sends x_k - global at the coordinates it touched; the host adds them to K global
+  // (exact: the same sums as the whole models').
+  const bool compacted = !linked && bits == 0 && pairs > 0 && CompactedBytes(pairs) < layout_.model_bytes();
+  PullModels(linked ? Activity::kLinkExchange
+             : bits > 0 || compacted ? Activity::kEncodedCarrier
+                                     : Activity::kTraining);
   if (bits > 0) {
-    PullModels(Activity::kEncodedCarrier);
-    QuantizeModelDeltas(bits, /*pull=*/true);
+    const double cycles = QuantizeModelDeltas(bits);
+    if (linked) {
+      RecordEncoding(cycles);
+    } else {
+      RecordEncodedPull(TransferKind::kPullModels, QuantizedBytes(bits), cycles);
+    }
   } else if (compacted) {
-    // Each DPU sends x_k - global at the coordinates it touched; the host adds them to K global (exact: the same
-    // sums as the whole models').
-    std::vector<std::vector<int32_t>>& buffers = Staging(staged_models_);
-    for (uint32_t k = 0; k < num_dpus_; ++k) dpus_->PrepareXfer(k, buffers[k].data(), layout_.model_bytes());
-    PullCompacted(TransferKind::kPullModels, layout_.w_offset, layout_.model_bytes(), pairs);
-    for (uint32_t k = 0; k < num_dpus_; ++k) std::copy_n(buffers[k].begin(), layout_.n_pad + 1, local_[k].begin());
-  } else {
-    PullModels();
+    RecordEncodedPull(TransferKind::kPullModels, CompactedBytes(pairs), CompactionCycles(pairs));
   }
   const auto t0 = Clock::now();
   const double comm_s0 = comm_->stats().seconds;
@@ -695,6 +687,11 @@ void PimBackend::AverageLocalModels() {
       global_[j] = static_cast<int32_t>(mean(sums[j]));
     }
   });
+  if (linked) {
+    RecordLinkWork(*linked, {std::nullopt, allreduce_bytes});
+    global_on_dpus_ = true;
+    return;
+  }
   if (bits > 0) {
     // K quantized vectors summed (bits / 8 bytes each per coordinate); per coordinate: read the sum, write the model.
     RecordHostWork({.vectors_per_dpu = 1,
@@ -702,18 +699,16 @@ void PimBackend::AverageLocalModels() {
                     .elements = total,
                     .update_bytes_per_element = 20},
                    t0, comm_s0);
-    return;
-  }
-  if (compacted) {
+  } else if (compacted) {
     // The pairs added into K global at the touched coordinates (8 bytes read per pair, the sum read and written),
     // then the new model at those coordinates (each DPU's touched set at most: `pairs` per DPU bounds the union).
     RecordHostWork({.vectors_per_dpu = 1, .bytes_per_element = 8, .elements = pairs, .update_bytes_per_element = 20},
                    t0, comm_s0);
-    return;
+  } else {
+    // int32 models summed; per coordinate: read the sum, write the model, zero the sum.
+    RecordHostWork({.vectors_per_dpu = 1, .bytes_per_element = 4, .elements = total, .update_bytes_per_element = 20},
+                   t0, comm_s0);
   }
-  // int32 models summed; per coordinate: read the sum, write the model, zero the sum.
-  RecordHostWork({.vectors_per_dpu = 1, .bytes_per_element = 4, .elements = total, .update_bytes_per_element = 20}, t0,
-                 comm_s0);
 }
 
 AdmmResiduals PimBackend::AdmmConsensus(double rho) {
@@ -1034,7 +1029,7 @@ int PimBackend::QuantizedBits() const {
   }
 }
 
-void PimBackend::QuantizeModelDeltas(int bits, bool pull) {
+double PimBackend::QuantizeModelDeltas(int bits) {
   // Per DPU: d = x_k - global + e_k (exact integers); a power-of-two step 2^s, the smallest with every |d_j| / 2^s
   // rounded within q_max = 2^(bits - 1) - 1; q_j = round(d_j / 2^s) (half away from zero); the host receives
   // global + q_j 2^s and the DPU keeps e_k = d - q 2^s (error feedback: Seide et al. 2014, Karimireddy et al. 2019,
@@ -1064,20 +1059,16 @@ void PimBackend::QuantizeModelDeltas(int bits, bool pull) {
     }
   });
   for (const fixed::Saturation& x : sat) saturation_.events += x.events;
-  // The machine: every DPU encodes (two passes over x_k and e_k: the largest |d|, then q and the new e_k; MRAM
-  // traffic per coordinate: x and e read twice, e and q written; a few instructions per coordinate per pass), then a
-  // parallel pull of the quantized vectors and their step.
-  const uint64_t bytes = (total * static_cast<uint64_t>(bits) / 8 + 7) / 8 * 8 + 8;
-  const double block = std::min<double>(profile_.dma_max_bytes, 2048);
+  // The DPUs' encoding: two passes over x_k and e_k (the largest |d|, then q and the new e_k); MRAM traffic per
+  // coordinate: x and e read twice, e and q written; a few instructions per coordinate per pass.
   const double mram_bytes = static_cast<double>(total) * (16 + 4 + bits / 8.0);
-  const double dma_cycles =
-      std::ceil(mram_bytes / block) * (profile_.dma_occupancy_cycles + block * profile_.dma_occupancy_cycles_per_byte);
   constexpr double kInstructionsPerCoordinate = 12;  // two passes: loads, subtract/add, compare, shift, clamp, stores
-  RecordEncoding(std::max(dma_cycles, kInstructionsPerCoordinate * static_cast<double>(total)));
-  if (pull) {
-    Record(Activity::kTraining, false, TransferKind::kPullModels,
-           pim::ModelParallelTransferSeconds(profile_, pim::XferDirection::kFromDpu, num_dpus_, bytes), bytes);
-  }
+  return std::max(BlockDmaCycles(mram_bytes), kInstructionsPerCoordinate * static_cast<double>(total));
+}
+
+uint64_t PimBackend::QuantizedBytes(int bits) const {
+  const uint64_t total = layout_.n_pad + 1;
+  return (total * static_cast<uint64_t>(bits) / 8 + 7) / 8 * 8 + 8;
 }
 
 uint64_t PimBackend::MostTouchedPairs(std::span<const std::span<const uint32_t>> worker_rows) const {
@@ -1100,20 +1091,23 @@ uint64_t PimBackend::MostTouchedPairs(std::span<const std::span<const uint32_t>>
   return most[0] < 16777216.0f ? static_cast<uint64_t>(most[0]) : 0;
 }
 
-void PimBackend::PullCompacted(TransferKind kind, uint64_t offset, uint64_t dense_bytes, uint64_t pairs) {
-  // The emulator carries the dense vector (its own transfer, not the machine's); the machine moves the pairs, and
-  // each DPU first compacts them: per pair one 8-byte MRAM read (its value) on the DMA engine, the list written to
-  // MRAM in 2,048-byte DMAs (an estimate by the profile's DMA engine occupancy, not an emulated kernel).
-  Pull(Activity::kEncodedCarrier, kind, pim::kMramHeapSymbol, offset, dense_bytes);
-  const uint64_t bytes = CompactedBytes(pairs);
+double PimBackend::BlockDmaCycles(double bytes) const {
   const double block = std::min<double>(profile_.dma_max_bytes, 2048);
-  const double cycles =
-      static_cast<double>(pairs) * (profile_.dma_occupancy_cycles + 8 * profile_.dma_occupancy_cycles_per_byte) +
-      std::ceil(static_cast<double>(bytes) / block) *
-          (profile_.dma_occupancy_cycles + block * profile_.dma_occupancy_cycles_per_byte);
-  RecordEncoding(cycles);
+  return std::ceil(bytes / block) * (profile_.dma_occupancy_cycles + block * profile_.dma_occupancy_cycles_per_byte);
+}
+
+double PimBackend::CompactionCycles(uint64_t pairs) const {
+  // Per pair one 8-byte MRAM read (its value) on the DMA engine, the list written to MRAM in 2,048-byte DMAs (an
+  // estimate by the profile's DMA engine occupancy, not an emulated kernel).
+  return static_cast<double>(pairs) * (profile_.dma_occupancy_cycles + 8 * profile_.dma_occupancy_cycles_per_byte) +
+         BlockDmaCycles(static_cast<double>(CompactedBytes(pairs)));
+}
+
+void PimBackend::RecordEncodedPull(TransferKind kind, uint64_t bytes_per_dpu, double encoding_cycles) {
+  RecordEncoding(encoding_cycles);
   Record(Activity::kTraining, false, kind,
-         pim::ModelParallelTransferSeconds(profile_, pim::XferDirection::kFromDpu, num_dpus_, bytes), bytes);
+         pim::ModelParallelTransferSeconds(profile_, pim::XferDirection::kFromDpu, num_dpus_, bytes_per_dpu),
+         bytes_per_dpu);
 }
 
 PimProjection PimBackend::Project(uint32_t target_dpus, uint64_t target_rows_per_dpu, int epochs) const {

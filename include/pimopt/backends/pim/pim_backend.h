@@ -207,9 +207,14 @@ class PimBackend final : public IBackend {
   // and the bias); 0 when not countable. The pairs' bytes: 8 each (a 4-byte index, the value padded) and a count.
   uint64_t MostTouchedPairs(std::span<const std::span<const uint32_t>> worker_rows) const;
   static uint64_t CompactedBytes(uint64_t pairs) { return 8 * pairs + 8; }
-  // Pulls `dense_bytes` at `offset` into the prepared buffers (the emulator's carrier) and records the machine's
-  // transfer of `pairs` pairs per DPU and the DPUs' compaction.
-  void PullCompacted(TransferKind kind, uint64_t offset, uint64_t dense_bytes, uint64_t pairs);
+  // The DPUs' compaction of `pairs` pairs (cycles): per pair one 8-byte MRAM read, the list written in blocks.
+  double CompactionCycles(uint64_t pairs) const;
+  // The DMA engine's occupancy (cycles) for `bytes` moved in 2,048-byte blocks.
+  double BlockDmaCycles(double bytes) const;
+  // An encoded pull (compacted or quantized) after the emulator's dense carrier transfer: the DPUs' encoding
+  // (`encoding_cycles`, part of the kernel time) and the machine's parallel pull of `bytes_per_dpu`.
+  void RecordEncodedPull(TransferKind kind, uint64_t bytes_per_dpu, double encoding_cycles);
+  void RecordEncoding(double cycles);
   double ModelHostSeconds(const Ledger::HostWork& work, uint32_t dpus) const;
   pimbackend::LinearLayout layout_;
   uint64_t max_list_entries_ = 0;
@@ -228,17 +233,15 @@ class PimBackend final : public IBackend {
   // Model averaging by all-reduce over links left every DPU holding the global model: the next push of it is the
   // emulator's, not the machine's.
   bool global_on_dpus_ = false;
-  bool targets_on_dpus_ = false;
+  bool targets_on_dpus_ = false;  // ADMM's last consensus ran over links: every DPU computed its v_k = z - u_k
   uint64_t model_delta_pairs_ = 0;  // MA-SGD with --sync-format auto: the pairs of the last local steps (0: dense)
   // --sync-format int16 / int8 (MA-SGD): each DPU's quantization error, fed back into its next delta (Q8.24).
   std::vector<std::vector<int32_t>> delta_error_;
   int QuantizedBits() const;  // 16, 8, or 0 (no quantization)
-  // MA-SGD's averaging with quantized deltas: replaces each pulled x_k by global + Q(x_k - global + e_k), keeps the
-  // new error, records the DPUs' encoding and (with `pull`: through the host) the machine's transfer of the
-  // quantized vectors.
-  void QuantizeModelDeltas(int bits, bool pull);
-  void RecordEncoding(double cycles);  // ADMM's last consensus ran over links: every DPU computed its v_k = z - u_k
-  bool average_over_links_ = false;  // decided at Setup from --sync-path and the profile's links
+  // MA-SGD's averaging with quantized deltas: replaces each pulled x_k by global + Q(x_k - global + e_k) and keeps
+  // the new error; returns the DPUs' encoding cycles.
+  double QuantizeModelDeltas(int bits);
+  uint64_t QuantizedBytes(int bits) const;  // a quantized vector and its step, per DPU
   Ledger ledger_;
 };
 

@@ -569,43 +569,73 @@ double PushCacheFactor(const HardwareProfile& p, double rank_bytes) {
   return 1.0 / (1.0 + std::pow(rank_bytes / p.push_bandwidth_knee_bytes, p.push_bandwidth_knee_exponent));
 }
 
-// A parallel transfer's bandwidth: a rank's grows from one DPU's to a full rank's geometrically in the DPUs it
-// holds, times `factor` (the host's cache effect on pushes); ranks add up to the host's cap.
-double ParallelBandwidth(const HardwareProfile& p, double single, double rank, double cap, uint32_t dpus,
-                         double factor = 1.0) {
+// One rank's bandwidth in a parallel transfer: it grows from one DPU's to a full rank's geometrically in the DPUs
+// the rank holds, times `factor` (the host's cache effect on pushes). Ranks add up to the host's cap.
+double RankBandwidth(const HardwareProfile& p, double single, double rank, uint32_t dpus, double factor = 1.0) {
   const uint32_t in_rank = std::min(dpus, p.dpus_per_rank);
   const double exponent = p.dpus_per_rank > 1 ? std::log(in_rank) / std::log(p.dpus_per_rank) : 1.0;
-  const double per_rank = single * std::pow(rank / single, exponent) * factor;
-  return std::min(cap, per_rank * RanksFor(p, dpus));
+  return single * std::pow(rank / single, exponent) * factor;
+}
+
+// A transfer's fixed cost, each rank's bandwidth and the host's cap.
+struct RankTransferRates {
+  double latency_s = 0;
+  double rank_bytes_per_s = 0;
+  double cap_bytes_per_s = 0;
+  uint32_t ranks = 0;
+};
+RankTransferRates ModelRankTransferRates(const HardwareProfile& p, TransferShape shape, uint32_t dpus,
+                                         uint64_t bytes_per_dpu) {
+  RankTransferRates r;
+  r.ranks = RanksFor(p, dpus);
+  const uint32_t in_rank = std::min(dpus, p.dpus_per_rank);
+  switch (shape) {
+    case TransferShape::kParallelPush: {
+      const double rank_bytes = static_cast<double>(in_rank) * static_cast<double>(bytes_per_dpu);
+      r.latency_s = TransferOverheadSeconds(p.push_to_dpu_overhead_s, p.push_to_dpu_overhead_per_rank_s,
+                                            p.push_to_dpu_overhead_per_dpu_s, p, dpus);
+      r.rank_bytes_per_s =
+          RankBandwidth(p, p.serial_to_dpu_bytes_per_s, p.rank_to_dpu_bytes_per_s, dpus, PushCacheFactor(p, rank_bytes));
+      r.cap_bytes_per_s = p.max_to_dpu_bytes_per_s;
+      break;
+    }
+    case TransferShape::kBroadcast:
+      // One source buffer feeds every copy: the cache effect follows its size.
+      r.latency_s = TransferOverheadSeconds(p.push_to_dpu_overhead_s, p.push_to_dpu_overhead_per_rank_s,
+                                            p.push_to_dpu_overhead_per_dpu_s, p, dpus);
+      r.rank_bytes_per_s = RankBandwidth(p, p.serial_to_dpu_bytes_per_s, p.rank_broadcast_bytes_per_s, dpus,
+                                         PushCacheFactor(p, static_cast<double>(bytes_per_dpu)));
+      r.cap_bytes_per_s = p.max_broadcast_bytes_per_s;
+      break;
+    case TransferShape::kParallelPull:
+      r.latency_s = TransferOverheadSeconds(p.push_from_dpu_overhead_s, p.push_from_dpu_overhead_per_rank_s,
+                                            p.push_from_dpu_overhead_per_dpu_s, p, dpus);
+      r.rank_bytes_per_s = RankBandwidth(p, p.serial_from_dpu_bytes_per_s, p.rank_from_dpu_bytes_per_s, dpus);
+      r.cap_bytes_per_s = p.max_from_dpu_bytes_per_s;
+      break;
+  }
+  return r;
 }
 
 }  // namespace
 
+double ModelTransferSeconds(const HardwareProfile& p, TransferShape shape, uint32_t dpus, uint64_t bytes_per_dpu) {
+  if (dpus == 0 || bytes_per_dpu == 0) return 0;
+  const RankTransferRates r = ModelRankTransferRates(p, shape, dpus, bytes_per_dpu);
+  // Bytes delivered (a broadcast's too, as PrIM counts them), at the ranks' rates up to the host's cap.
+  const double bytes = static_cast<double>(dpus) * static_cast<double>(bytes_per_dpu);
+  return r.latency_s + bytes / std::min(r.cap_bytes_per_s, r.rank_bytes_per_s * r.ranks);
+}
+
 double ModelParallelTransferSeconds(const HardwareProfile& p, XferDirection direction, uint32_t dpus,
                                     uint64_t bytes_per_dpu) {
-  if (dpus == 0 || bytes_per_dpu == 0) return 0;
-  const double bytes = static_cast<double>(dpus) * static_cast<double>(bytes_per_dpu);
-  if (direction == XferDirection::kToDpu) {
-    const double rank_bytes = static_cast<double>(std::min(dpus, p.dpus_per_rank)) * static_cast<double>(bytes_per_dpu);
-    return TransferOverheadSeconds(p.push_to_dpu_overhead_s, p.push_to_dpu_overhead_per_rank_s,
-                                   p.push_to_dpu_overhead_per_dpu_s, p, dpus) +
-           bytes / ParallelBandwidth(p, p.serial_to_dpu_bytes_per_s, p.rank_to_dpu_bytes_per_s,
-                                     p.max_to_dpu_bytes_per_s, dpus, PushCacheFactor(p, rank_bytes));
-  }
-  return TransferOverheadSeconds(p.push_from_dpu_overhead_s, p.push_from_dpu_overhead_per_rank_s,
-                                 p.push_from_dpu_overhead_per_dpu_s, p, dpus) +
-         bytes / ParallelBandwidth(p, p.serial_from_dpu_bytes_per_s, p.rank_from_dpu_bytes_per_s,
-                                   p.max_from_dpu_bytes_per_s, dpus);
+  return ModelTransferSeconds(
+      p, direction == XferDirection::kToDpu ? TransferShape::kParallelPush : TransferShape::kParallelPull, dpus,
+      bytes_per_dpu);
 }
 
 double ModelBroadcastSeconds(const HardwareProfile& p, uint32_t dpus, uint64_t bytes) {
-  if (dpus == 0 || bytes == 0) return 0;
-  // One source buffer feeds every copy: the cache effect follows its size.
-  return TransferOverheadSeconds(p.push_to_dpu_overhead_s, p.push_to_dpu_overhead_per_rank_s,
-                                 p.push_to_dpu_overhead_per_dpu_s, p, dpus) +
-         static_cast<double>(dpus) * static_cast<double>(bytes) /  // bytes delivered, as PrIM counts them
-             ParallelBandwidth(p, p.serial_to_dpu_bytes_per_s, p.rank_broadcast_bytes_per_s,
-                               p.max_broadcast_bytes_per_s, dpus, PushCacheFactor(p, static_cast<double>(bytes)));
+  return ModelTransferSeconds(p, TransferShape::kBroadcast, dpus, bytes);
 }
 
 double ModelSerialTransferSeconds(const HardwareProfile& p, XferDirection direction, uint32_t set_dpus,

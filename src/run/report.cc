@@ -275,6 +275,7 @@ nlohmann::json ProjectionJson(const PimProjection& p) {
                       {"modeled_dpu_to_cpu_s", p.dpu_to_cpu_s},
                       {"host_reduction_s", p.host_reduction_s},
                       {"modeled_dpu_to_dpu_s", p.link_s},
+                      {"modeled_overlap_saved_s", p.overlap_saved_s},
                       {"cpu_to_dpu_bytes", p.cpu_to_dpu_bytes},
                       {"dpu_to_cpu_bytes", p.dpu_to_cpu_bytes},
                       {"dpu_to_dpu_bytes", p.link_bytes},
@@ -286,13 +287,15 @@ nlohmann::json ProjectionJson(const PimProjection& p) {
 std::string FormatProjection(const PimProjection& p) {
   char links[64] = "";
   if (p.link_bytes > 0) std::snprintf(links, sizeof(links), " + DPU<->DPU links %.3f", p.link_s);
+  char overlap[64] = "";
+  if (p.overlap_saved_s > 0) std::snprintf(overlap, sizeof(overlap), " - overlapped %.3f", p.overlap_saved_s);
   char buf[640];
   std::snprintf(buf, sizeof(buf),
                 "projection to %u DPUs x %llu rows/DPU (extrapolated): %.3f s/epoch = CPU->DPU %.3f + kernel %.3f "
-                "+ launch %.3f + DPU->CPU %.3f + host %.3f%s; %.3g bytes moved",
+                "+ launch %.3f + DPU->CPU %.3f + host %.3f%s%s; %.3g bytes moved",
                 p.dpus, static_cast<unsigned long long>(p.rows_per_dpu), p.epoch_s, p.cpu_to_dpu_s, p.kernel_s,
                 p.launch_overhead_s, p.dpu_to_cpu_s, p.host_reduction_s,
-                links,
+                links, overlap,
                 p.cpu_to_dpu_bytes + p.dpu_to_cpu_bytes + p.link_bytes);
   std::string s = buf;
   if (!p.note.empty()) s += " (" + p.note + ")";

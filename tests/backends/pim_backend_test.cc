@@ -139,6 +139,30 @@ TEST(PimBackend, SparseMaSgdRoundMatchesTheReferenceBitForBit) {
   ExpectMaRoundMatchesReference(testing::SmallSparse(500, 1000, 8), c, 5, 3);
 }
 
+// Without L2 on sparse rows the kernel updates only the coordinates each step touches (LinearKernelArgs::
+// sparse_update): the same model as the reference's dense update, bit for bit, for a fraction of the kernel time.
+TEST(PimBackend, SparseLocalStepsWithoutDecayUpdateOnlyTheTouchedCoordinates) {
+  TrainConfig c = SmallConfig("ma", LossKind::kLogistic);
+  c.objective.l2 = 0;
+  c.objective.positive_weight = 15;
+  c.objective.negative_weight = 0.5;
+  const Dataset wide = testing::SmallSparse(500, 1 << 14, 8);
+  ExpectMaRoundMatchesReference(wide, c, 5, 3);
+  // One epoch each with and without a decay (which needs the sweep): the kernel time falls several times.
+  ThreadPool pool(2);
+  double kernel_s[2];
+  for (int decay = 0; decay < 2; ++decay) {
+    TrainConfig e = c;
+    e.objective.l2 = decay ? 1e-4 : 0.0;
+    e.workers = 4;
+    e.epochs = 1;
+    PimBackend backend(pool, PimBackendOptions{});
+    const TrainResult r = Train(wide, nullptr, e, backend, TrainOptions{});
+    kernel_s[decay] = r.phase_seconds.at("modeled_dpu_kernel");
+  }
+  EXPECT_LT(3 * kernel_s[0], kernel_s[1]) << kernel_s[0] << " " << kernel_s[1];
+}
+
 // --kernel pim-opt end to end: PIM-Opt's arithmetic on dense rows, its feature split of the non-zeros on sparse
 // rows, both losses (the hinge with its 2^-15 margin), class weights: the reference's model bit for bit.
 TEST(PimBackend, ArtifactKernelMaSgdRoundMatchesTheReferenceBitForBit) {
@@ -471,6 +495,51 @@ TEST(PimBackend, RejectsWhatItCannotRun) {
   PimBackendOptions cray;
   cray.profile = "cray";
   EXPECT_THROW(PimBackend(pool, cray).Setup(dense, c), ConfigError);
+  PimBackendOptions async_measured;
+  async_measured.async_transfers = true;
+  async_measured.measured_host = true;
+  expect_flag(dense, c, async_measured, "--transfers");
+}
+
+// --transfers async: the same model and the same transfers, kernels and reductions; the modeled total is the
+// synchronous one less what the pipelined reductions saved, at the run's DPU count and re-modeled in projections,
+// where at 2,048 DPUs the large gradients' pulls and sums overlap.
+TEST(PimBackend, AsynchronousTransfersOverlapPullsWithTheHostsReduction) {
+  const Dataset sparse = testing::SmallSparse(4096, 1 << 16, 3);  // 512 KB vectors: chunks pay their calls
+  ThreadPool pool(2);
+  for (const std::string algo : {"ga", "ma"}) {
+    SCOPED_TRACE(algo);
+    TrainConfig c = SmallConfig(algo, LossKind::kLogistic);
+    c.workers = 8;
+    c.batch = algo == "ga" ? 512 : 64;
+    c.epochs = 1;
+    PimBackendOptions sync, async;
+    async.async_transfers = true;
+    PimBackend a(pool, sync), b(pool, async);
+    const TrainResult ra = Train(sparse, nullptr, c, a, TrainOptions{});
+    const TrainResult rb = Train(sparse, nullptr, c, b, TrainOptions{});
+    EXPECT_EQ(ra.model.weights, rb.model.weights);
+    for (const auto& [phase, seconds] : ra.phase_seconds) {
+      if (phase == "modeled_total" || phase == "modeled_overlap_saved" || phase.rfind("measured", 0) == 0 ||
+          phase == "emulation_wall") {
+        continue;
+      }
+      EXPECT_EQ(seconds, rb.phase_seconds.at(phase)) << phase;
+    }
+    EXPECT_EQ(ra.phase_seconds.at("modeled_overlap_saved"), 0);
+    const double saved = rb.phase_seconds.at("modeled_overlap_saved");
+    EXPECT_GE(saved, 0);
+    EXPECT_NEAR(rb.phase_seconds.at("modeled_total"), ra.phase_seconds.at("modeled_total") - saved, 1e-12);
+    uint64_t reductions = 0;
+    for (const auto& [key, count] : b.ledger().reductions) reductions += count;
+    EXPECT_EQ(reductions, b.ledger().syncs);
+    // At 2,048 DPUs (32 ranks) the pulls wait for the host's cap and the sums grow with the DPUs: they overlap.
+    const PimProjection pa = a.Project(2048, 4096, 1), pb = b.Project(2048, 4096, 1);
+    EXPECT_EQ(pa.overlap_saved_s, 0);
+    EXPECT_GT(pb.overlap_saved_s, 0.02 * pb.epoch_s);
+    EXPECT_LE(pb.overlap_saved_s, std::min(pb.dpu_to_cpu_s, pb.host_reduction_s));
+    EXPECT_NEAR(pb.epoch_s, pa.epoch_s - pb.overlap_saved_s, 1e-9 * pa.epoch_s);
+  }
 }
 
 }  // namespace

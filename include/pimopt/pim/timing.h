@@ -248,6 +248,9 @@ DpuCycles Replay(const ClockParams& params, const DpuTrace& trace);
 
 // Host transfers and launches (seconds): docs/pim-emulator.md "Host transfers".
 enum class XferDirection { kToDpu, kFromDpu };
+enum class TransferShape : uint8_t { kParallelPush, kBroadcast, kParallelPull };
+// A parallel transfer of `bytes_per_dpu` to or from each of `dpus` DPUs (a broadcast: the same bytes to every DPU).
+double ModelTransferSeconds(const HardwareProfile& p, TransferShape shape, uint32_t dpus, uint64_t bytes_per_dpu);
 double ModelParallelTransferSeconds(const HardwareProfile& p, XferDirection direction, uint32_t dpus,
                                     uint64_t bytes_per_dpu);
 double ModelBroadcastSeconds(const HardwareProfile& p, uint32_t dpus, uint64_t bytes);

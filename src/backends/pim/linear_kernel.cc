@@ -58,6 +58,9 @@ class LinearKernel final : public pim::Kernel {
     buf.word = static_cast<int64_t*>(t.MemAlloc(16));
     fixed::Saturation saturation;
     if (a.artifact && !a.sparse && !a.feature_split) t.Fail("PIM-Opt's kernel (artifact = 1) needs feature_split = 1");
+    if (a.sparse_update && (!a.sparse || a.artifact || a.mode != KernelMode::kLocalSgd || a.decay_q32 != 0)) {
+      t.Fail("sparse_update = 1 needs sparse rows, pimopt's kernel, local SGD (mode 1) and no decay");
+    }
     if (a.sparse && a.mode == KernelMode::kGradient) {
       ClearSums(t, a, buf);  // the host read the previous step's sums; start from zero
       t.BarrierWait();
@@ -128,7 +131,9 @@ class LinearKernel final : public pim::Kernel {
         // PIM-Opt's GA-SGD hands its dense gradients over as int32: G's blocks narrowed into V (the host pulls V).
         for (uint32_t b = t.me(); b < blocks; b += t.nr_tasklets()) NarrowBlock(t, a, buf, b, saturation);
       }
-      if (updates) {
+      if (updates && a.sparse_update) {
+        SparseUpdate(t, a, buf, rows, count, step, scale, saturation);
+      } else if (updates) {
         for (uint32_t b = t.me(); b < blocks; b += t.nr_tasklets()) {
           t.MramRead(a.g_offset + uint64_t{b} * kFeatureBlock * 8, buf.acc, 8 * kFeatureBlock);
           UpdateBlock(t, a, buf, b, scale, saturation);
@@ -426,6 +431,59 @@ class LinearKernel final : public pim::Kernel {
         t.Charge(Op::kBranch, count);
         ChargeProducts(t, mine);
       }
+    }
+  }
+
+  // Local SGD without decay on sparse rows: only the coordinates the step's rows touch move. Each tasklet takes the
+  // coordinates whose 8-byte model word it owns ((col / 2) % T: two tasklets never write one word), updates each
+  // from its sum in G as UpdateBlock would, and clears the sum; a column met again in the step finds its sum
+  // cleared and is skipped (an exact zero sum leaves the coordinate as it is either way). G is zero again after it,
+  // as the dense sweep leaves it.
+  static void SparseUpdate(Tasklet& t, const LinearKernelArgs& a, Buffers& buf, uint32_t* rows, uint32_t* count,
+                           uint32_t step, uint64_t scale, fixed::Saturation& saturation) {
+    for (uint32_t chunk = 0;; ++chunk) {
+      t.BarrierWait();  // every tasklet is done with the row list of the phase before
+      if (t.me() == 0) LoadRowList(t, a, step, chunk, rows, count);
+      t.BarrierWait();
+      const uint32_t n = *count;
+      for (uint32_t i = 0; i < n; ++i) {
+        const auto [begin, end] = RowRange(t, a, buf, rows[i]);
+        for (uint32_t k = begin; k < end; k += kSparseWindow) {
+          const uint32_t window = std::min(kSparseWindow, end - k);
+          const auto [cols, vals] = LoadWindow(t, a, buf, k, window);
+          uint32_t updated = 0, cleared = 0;
+          for (uint32_t e = 0; e < window; ++e) {
+            const uint32_t c = cols[e];
+            if ((c >> 1) % t.nr_tasklets() != t.me()) continue;
+            const uint64_t g_address = a.g_offset + uint64_t{c} * 8;
+            t.MramRead(g_address, buf.word + 1, 8);
+            const int64_t g = buf.word[1];
+            ++cleared;
+            if (g == 0) continue;
+            const uint64_t w_address = a.w_offset + uint64_t{c & ~1u} * 4;
+            t.MramRead(w_address, buf.word + 1, 8);
+            int32_t& w = reinterpret_cast<int32_t*>(buf.word + 1)[c & 1];
+            w = fixed::SaturateModel(fixed::SgdUpdate(w, g, scale, w, a.decay_q32), saturation);
+            t.MramWrite(buf.word + 1, w_address, 8);
+            buf.word[1] = 0;
+            t.MramWrite(buf.word + 1, g_address, 8);
+            ++updated;
+          }
+          t.Charge(Op::kWramLoad, 2 * window + cleared);
+          t.Charge(Op::kInt32Shift, window);  // the ownership test: a shift, a modulo by T (a mask or a multiply)
+          t.Charge(Op::kInt32Logic, window);
+          t.Charge(Op::kBranch, window + cleared);
+          // Per updated coordinate, as UpdateBlock's: the step's multiply, shifts, adds, saturation checks, loads
+          // and stores (no decay).
+          t.Charge(fixed::ScaleShift(scale) >= 0 ? Op::kInt64Shift : Op::kInt64Mul, updated);
+          t.Charge(Op::kInt64Shift, updated);
+          t.Charge(Op::kInt64Add, 3 * updated);
+          t.Charge(Op::kBranch, 2 * updated);
+          t.Charge(Op::kWramLoad, 2 * updated);
+          t.Charge(Op::kWramStore, 2 * updated);
+        }
+      }
+      if (n < kMaxRowsPerStep) break;
     }
   }
 

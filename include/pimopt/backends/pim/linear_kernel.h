@@ -89,11 +89,15 @@ struct LinearKernelArgs {
   uint32_t feature_split = 0;  // 1 (dense only): PIM-Opt's per-sample feature split over tasklets
   int32_t positive_weight_q24 = 1 << 24;
   int32_t negative_weight_q24 = 1 << 24;
+  // 1 (sparse rows, mode 1, decay 0): each step updates only the coordinates its rows touch instead of sweeping the
+  // whole model (the same model: an untouched coordinate's update is zero); the host sets it where that is cheaper.
+  uint32_t sparse_update = 0;
+  uint32_t reserved = 0;  // keeps the 64-bit fields below 8-byte aligned
   uint64_t x_offset = 0, y_offset = 0, w_offset = 0, v_offset = 0, g_offset = 0, list_offset = 0, sigmoid_offset = 0;
   uint64_t col_offset = 0, val_offset = 0;  // sparse: x_offset holds the row pointers
 };
 // The struct is copied byte for byte into WRAM: its layout is part of the contract.
-static_assert(sizeof(LinearKernelArgs) == 136 && std::has_unique_object_representations_v<LinearKernelArgs> &&
+static_assert(sizeof(LinearKernelArgs) == 144 && std::has_unique_object_representations_v<LinearKernelArgs> &&
                   offsetof(LinearKernelArgs, lr_weight_q32) % 8 == 0 && offsetof(LinearKernelArgs, x_offset) % 8 == 0,
               "LinearKernelArgs must keep its 8-byte aligned layout without implicit padding");
 

@@ -22,6 +22,7 @@
 #include "pimopt/backends/pim/linear_kernel.h"
 #include "pimopt/fixed/fixed_point.h"
 #include "pimopt/pim/interconnect.h"
+#include "pimopt/pim/pipelined_reduction.h"
 #include "pimopt/pim/system.h"
 
 namespace pimopt {
@@ -44,6 +45,7 @@ struct PimProjection {
   double mram_wram_bytes = 0;  // DMA between every DPU's MRAM and WRAM, both directions
   double link_s = 0;           // exchanges over what-if DPU links, re-modeled at the target DPU count
   double link_bytes = 0;
+  double overlap_saved_s = 0;  // --transfers async: pulls and host reductions that overlap (subtracted)
   // Empty, or why the epoch is not projected (epoch_s NaN): the profile's links do not cover the target DPU count,
   // so a run there would synchronize through the host, which this run did not time.
   std::string note;
@@ -70,6 +72,9 @@ struct PimBackendOptions {
   // MA-SGD's model deltas quantized with error feedback (a different model: lossy).
   enum class SyncFormat { kDense, kAuto, kInt16, kInt8 };
   SyncFormat sync_format;
+  // --transfers async: the host pulls a synchronization's vectors in chunks and reduces each chunk while the next
+  // is on its way (modeled time only; pim/pipelined_reduction.h).
+  bool async_transfers;
   int host_threads = 0;  // not a parameter of its own: the run's host threads
 
   // The hardware profile with its overrides; checks that the tasklets fit the profile and the linear kernel's
@@ -154,6 +159,10 @@ class PimBackend final : public IBackend {
       auto operator<=>(const LinkWork&) const = default;
     };
     std::map<LinkWork, uint64_t> link_work;
+    // --transfers async: the seconds the pipelined reductions saved, and each reduction's pulls and host work, and
+    // how often (for projections).
+    double overlap_saved_s = 0;
+    std::map<std::pair<std::vector<pim::PullShape>, HostWork>, uint64_t> reductions;
   };
   const Ledger& ledger() const { return ledger_; }
 
@@ -216,6 +225,9 @@ class PimBackend final : public IBackend {
   void RecordEncodedPull(TransferKind kind, uint64_t bytes_per_dpu, double encoding_cycles);
   void RecordEncoding(double cycles);
   double ModelHostSeconds(const Ledger::HostWork& work, uint32_t dpus) const;
+  static pim::HostReductionWork HostReduction(const Ledger::HostWork& work, uint32_t dpus);
+  // The training pulls since the last launch (the pulls a reduction that follows them could overlap).
+  std::vector<pim::PullShape> round_pulls_;
   pimbackend::LinearLayout layout_;
   uint64_t max_list_entries_ = 0;
   std::vector<uint32_t> shard_begin_, shard_rows_;

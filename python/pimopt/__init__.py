@@ -183,7 +183,8 @@ class _LinearClassifier(ClassifierMixin, BaseEstimator):
     def __init__(self, *, algo="mbsgd", backend="cpu", epochs=100, batch="auto", lr="auto", lr_schedule="auto",
                  lr_decay=0.0, reg="auto", tol="auto", l1=0.0, rho="auto", local_epochs=1, local_steps=1,
                  ga_batches="random", workers=None, dpus=None, tasklets=None, profile=None, profile_set=None,
-                 kernel=None, sigmoid=None, tasklet_split=None, host_time=None, class_weight=None,
+                 kernel=None, sigmoid=None, tasklet_split=None, host_time=None, sync_path=None, sync_format=None,
+                 transfers=None, class_weight=None,
                  fit_intercept=True, shuffle=True, scale="minmax", storage="auto", random_state=1, threads=0):
         self.algo = algo
         self.backend = backend
@@ -208,6 +209,9 @@ class _LinearClassifier(ClassifierMixin, BaseEstimator):
         self.sigmoid = sigmoid
         self.tasklet_split = tasklet_split
         self.host_time = host_time
+        self.sync_path = sync_path
+        self.sync_format = sync_format
+        self.transfers = transfers
         self.class_weight = class_weight
         self.fit_intercept = fit_intercept
         self.shuffle = shuffle

@@ -133,6 +133,19 @@ def test_results_carry_metrics_times_and_modeled_pim_times(data):
     assert clf.report_["backend_counters"]["dpus"] == 16
 
 
+def test_pim_synchronization_options_reach_the_backend(data):
+    # The PIM backend's what-if options pass through: the same model, other modeled times or a refusal naming the flag.
+    X, y = data
+    base = pimopt.LogisticRegression(algo="ma", backend="pim", workers=8, epochs=1).fit(X, y)
+    linked = pimopt.LogisticRegression(algo="ma", backend="pim", workers=8, epochs=1, profile="links-rank",
+                                       sync_path="links", transfers="async").fit(X, y)
+    np.testing.assert_array_equal(base.coef_, linked.coef_)
+    assert linked.times_["modeled_dpu_to_dpu"] > 0 and base.times_["modeled_dpu_to_dpu"] == 0
+    assert "modeled_overlap_saved" in linked.times_
+    with pytest.raises(ValueError, match="--sync-format"):
+        pimopt.LogisticRegression(algo="ga", backend="pim", workers=8, epochs=1, sync_format="int8").fit(X, y)
+
+
 @pytest.fixture
 def ctrl_c_raises():
     """Python's SIGINT handler, even when the test runs with SIGINT ignored (a shell's background job)."""

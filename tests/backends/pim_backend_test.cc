@@ -148,6 +148,11 @@ TEST(PimBackend, SparseLocalStepsWithoutDecayUpdateOnlyTheTouchedCoordinates) {
   c.objective.negative_weight = 0.5;
   const Dataset wide = testing::SmallSparse(500, 1 << 14, 8);
   ExpectMaRoundMatchesReference(wide, c, 5, 3);
+  // Steps of more rows than the kernel's WRAM holds (1,024): the update walks the step's row list chunk by chunk.
+  TrainConfig big = c;
+  big.workers = 2;
+  big.batch = 2500;
+  ExpectMaRoundMatchesReference(testing::SmallSparse(5200, 1 << 16, 9), big, 1, 4);
   // One epoch each with and without a decay (which needs the sweep): the kernel time falls several times.
   ThreadPool pool(2);
   double kernel_s[2];

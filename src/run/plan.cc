@@ -9,6 +9,7 @@
 #include "pimopt/algorithms/algorithm.h"
 #include "pimopt/algorithms/train.h"
 #include "pimopt/backends/cpu/cpu_backend.h"
+#include "pimopt/backends/pim/pim_backend.h"
 #include "pimopt/core/error.h"
 #include "pimopt/core/thread_pool.h"
 #include "pimopt/run/pipeline.h"
@@ -86,10 +87,10 @@ std::string FlagsOf(const RunConfig& c, const TrainConfig& resolved) {
   if (resolved.algorithm == "ma" || resolved.algorithm == "dsgd") s += StrCat(" --local-steps ", resolved.local_steps);
   if (resolved.algorithm == "dsgd") s += StrCat(" --topology ", Topology::Name(resolved.topology));
   if (resolved.algorithm == "admm") s += StrCat(" --local-epochs ", resolved.local_epochs);
+  // The PIM backend's settings the user gave (profile, kernel, synchronization format and path, transfers, ...):
+  // the timed epoch used them, so the recommended run must too.
   for (const std::string& name : c.given) {
-    if (name == "profile" || name == "profile-set" || name == "sync-path" || name == "tasklets" || name == "kernel") {
-      s += StrCat(" --", name, " ", RunParams().GetText(c, name));
-    }
+    if (PimParams().Find(name) != nullptr) s += StrCat(" --", name, " ", RunParams().GetText(c, name));
   }
   return s;
 }

@@ -213,10 +213,15 @@ TEST_F(Cli, PlanPrintsTheTableAndRecommendationOrJsonAndRefusesTrainOnlyFlags) {
   ASSERT_EQ(r.exit_code, 0) << r.output;
   EXPECT_NE(r.output.find("8 DPUs of profile pim-opt; target test accuracy 0.75"), std::string::npos) << r.output;
   EXPECT_NE(r.output.find("recommended: --algo "), std::string::npos) << r.output;
-  const RunResult j = RunPimopt("plan --data " + data + " --dpus 8 --algos ma --pilot-epochs 2 --json");
+  const RunResult j = RunPimopt("plan --data " + data +
+                                " --dpus 8 --algos ma --pilot-epochs 2 --json --transfers async --tasklet-split features");
   ASSERT_EQ(j.exit_code, 0) << j.output;
   const auto plan = nlohmann::json::parse(j.output);
   EXPECT_EQ(plan["candidates"].size(), 1u);
+  // The PIM settings the timed epoch used are part of the flags that reproduce it.
+  const std::string flags = plan["candidates"][0]["flags"].get<std::string>();
+  EXPECT_NE(flags.find("--transfers async"), std::string::npos) << flags;
+  EXPECT_NE(flags.find("--tasklet-split features"), std::string::npos) << flags;
   EXPECT_FALSE(plan["target_given"].get<bool>());
   EXPECT_GT(plan["candidates"][0]["epoch"]["modeled_epoch_s"].get<double>(), 0);
   const RunResult algo = RunPimopt("plan --data " + data + " --algo ma");

@@ -409,29 +409,39 @@ class LinearKernel final : public pim::Kernel {
     t.MramWrite(buf.acc, g_address, 8 * kFeatureBlock);
   }
 
-  // G[col] += d_i x_ij for the non-zeros of the step's rows whose column this tasklet owns (col % T == me).
-  static void SparseScatter(Tasklet& t, const LinearKernelArgs& a, Buffers& buf, const uint32_t* rows, const int32_t* d,
-                            uint32_t n) {
+  // Walks the non-zeros of rows[0..n) window by window (RowRange, then LoadWindow): visit(i, cols, vals, count)
+  // for each window of row i.
+  template <typename Visit>
+  static void ForEachWindow(Tasklet& t, const LinearKernelArgs& a, Buffers& buf, const uint32_t* rows, uint32_t n,
+                            Visit&& visit) {
     for (uint32_t i = 0; i < n; ++i) {
       const auto [begin, end] = RowRange(t, a, buf, rows[i]);
       for (uint32_t k = begin; k < end; k += kSparseWindow) {
         const uint32_t count = std::min(kSparseWindow, end - k);
         const auto [cols, vals] = LoadWindow(t, a, buf, k, count);
-        uint32_t mine = 0;
-        for (uint32_t e = 0; e < count; ++e) {
-          if (cols[e] % t.nr_tasklets() != t.me()) continue;
-          ++mine;
-          const uint64_t address = a.g_offset + uint64_t{cols[e]} * 8;
-          t.MramRead(address, buf.word + 1, 8);
-          buf.word[1] += static_cast<int64_t>(d[i]) * vals[e];
-          t.MramWrite(buf.word + 1, address, 8);
-        }
-        t.Charge(Op::kWramLoad, 2 * count);
-        t.Charge(Op::kInt32Logic, count);  // the ownership test
-        t.Charge(Op::kBranch, count);
-        ChargeProducts(t, mine);
+        visit(i, cols, vals, count);
       }
     }
+  }
+
+  // G[col] += d_i x_ij for the non-zeros of the step's rows whose column this tasklet owns (col % T == me).
+  static void SparseScatter(Tasklet& t, const LinearKernelArgs& a, Buffers& buf, const uint32_t* rows, const int32_t* d,
+                            uint32_t n) {
+    ForEachWindow(t, a, buf, rows, n, [&](uint32_t i, const uint32_t* cols, const int8_t* vals, uint32_t count) {
+      uint32_t mine = 0;
+      for (uint32_t e = 0; e < count; ++e) {
+        if (cols[e] % t.nr_tasklets() != t.me()) continue;
+        ++mine;
+        const uint64_t address = a.g_offset + uint64_t{cols[e]} * 8;
+        t.MramRead(address, buf.word + 1, 8);
+        buf.word[1] += static_cast<int64_t>(d[i]) * vals[e];
+        t.MramWrite(buf.word + 1, address, 8);
+      }
+      t.Charge(Op::kWramLoad, 2 * count);
+      t.Charge(Op::kInt32Logic, count);  // the ownership test
+      t.Charge(Op::kBranch, count);
+      ChargeProducts(t, mine);
+    });
   }
 
   // Local SGD without decay on sparse rows: only the coordinates the step's rows touch move. Each tasklet takes the
@@ -446,43 +456,38 @@ class LinearKernel final : public pim::Kernel {
       if (t.me() == 0) LoadRowList(t, a, step, chunk, rows, count);
       t.BarrierWait();
       const uint32_t n = *count;
-      for (uint32_t i = 0; i < n; ++i) {
-        const auto [begin, end] = RowRange(t, a, buf, rows[i]);
-        for (uint32_t k = begin; k < end; k += kSparseWindow) {
-          const uint32_t window = std::min(kSparseWindow, end - k);
-          const auto [cols, vals] = LoadWindow(t, a, buf, k, window);
-          uint32_t updated = 0, cleared = 0;
-          for (uint32_t e = 0; e < window; ++e) {
-            const uint32_t c = cols[e];
-            if ((c >> 1) % t.nr_tasklets() != t.me()) continue;
-            const uint64_t g_address = a.g_offset + uint64_t{c} * 8;
-            t.MramRead(g_address, buf.word + 1, 8);
-            const int64_t g = buf.word[1];
-            ++cleared;
-            if (g == 0) continue;
-            const uint64_t w_address = a.w_offset + uint64_t{c & ~1u} * 4;
-            t.MramRead(w_address, buf.word + 1, 8);
-            int32_t& w = reinterpret_cast<int32_t*>(buf.word + 1)[c & 1];
-            w = fixed::SaturateModel(fixed::SgdUpdate(w, g, scale, w, a.decay_q32), saturation);
-            t.MramWrite(buf.word + 1, w_address, 8);
-            buf.word[1] = 0;
-            t.MramWrite(buf.word + 1, g_address, 8);
-            ++updated;
-          }
-          t.Charge(Op::kWramLoad, 2 * window + cleared);
-          t.Charge(Op::kInt32Shift, window);  // the ownership test: a shift, a modulo by T (a mask or a multiply)
-          t.Charge(Op::kInt32Logic, window);
-          t.Charge(Op::kBranch, window + cleared);
-          // Per updated coordinate, as UpdateBlock's: the step's multiply, shifts, adds, saturation checks, loads
-          // and stores (no decay).
-          t.Charge(fixed::ScaleShift(scale) >= 0 ? Op::kInt64Shift : Op::kInt64Mul, updated);
-          t.Charge(Op::kInt64Shift, updated);
-          t.Charge(Op::kInt64Add, 3 * updated);
-          t.Charge(Op::kBranch, 2 * updated);
-          t.Charge(Op::kWramLoad, 2 * updated);
-          t.Charge(Op::kWramStore, 2 * updated);
+      ForEachWindow(t, a, buf, rows, n, [&](uint32_t, const uint32_t* cols, const int8_t*, uint32_t window) {
+        uint32_t updated = 0, cleared = 0;
+        for (uint32_t e = 0; e < window; ++e) {
+          const uint32_t c = cols[e];
+          if ((c >> 1) % t.nr_tasklets() != t.me()) continue;
+          const uint64_t g_address = a.g_offset + uint64_t{c} * 8;
+          t.MramRead(g_address, buf.word + 1, 8);
+          const int64_t g = buf.word[1];
+          ++cleared;
+          if (g == 0) continue;
+          const uint64_t w_address = a.w_offset + uint64_t{c & ~1u} * 4;
+          t.MramRead(w_address, buf.word + 1, 8);
+          int32_t& w = reinterpret_cast<int32_t*>(buf.word + 1)[c & 1];
+          w = fixed::SaturateModel(fixed::SgdUpdate(w, g, scale, w, a.decay_q32), saturation);
+          t.MramWrite(buf.word + 1, w_address, 8);
+          buf.word[1] = 0;
+          t.MramWrite(buf.word + 1, g_address, 8);
+          ++updated;
         }
-      }
+        t.Charge(Op::kWramLoad, 2 * window + cleared);
+        t.Charge(Op::kInt32Shift, window);  // the ownership test: a shift, a modulo by T (a mask or a multiply)
+        t.Charge(Op::kInt32Logic, window);
+        t.Charge(Op::kBranch, window + cleared);
+        // Per updated coordinate, as UpdateBlock's: the step's multiply, shifts, adds, saturation checks, loads
+        // and stores (no decay).
+        t.Charge(fixed::ScaleShift(scale) >= 0 ? Op::kInt64Shift : Op::kInt64Mul, updated);
+        t.Charge(Op::kInt64Shift, updated);
+        t.Charge(Op::kInt64Add, 3 * updated);
+        t.Charge(Op::kBranch, 2 * updated);
+        t.Charge(Op::kWramLoad, 2 * updated);
+        t.Charge(Op::kWramStore, 2 * updated);
+      });
       if (n < kMaxRowsPerStep) break;
     }
   }

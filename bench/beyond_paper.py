@@ -45,12 +45,26 @@ PROJECT_DPUS = 2048
 LINK_SWEEP = [0.63e9 / 64, 0.63e9 / 16, 0.63e9 / 4, 0.63e9, 4 * 0.63e9]
 
 
+def algorithms(ga_batch, local):
+    """Every algorithm of the study with its flags: GA-SGD's global batch, the others' local batch per DPU."""
+    batch = ["--batch", str(local)]
+    return {
+        "GA-SGD": ["--algo", "ga", "--batch", str(ga_batch)],
+        "MA-SGD": ["--algo", "ma"] + batch,
+        "ADMM": ["--algo", "admm", "--rho", "0.01"] + batch,
+        "D-PSGD ring": ["--algo", "dsgd", "--topology", "ring"] + batch,
+        "D-PSGD torus": ["--algo", "dsgd", "--topology", "torus"] + batch,
+        "D-PSGD hierarchical": ["--algo", "dsgd", "--topology", "hierarchical"] + batch,
+    }
+
+
 def workloads(quick):
     """Per workload: data, DPUs, common flags, and each algorithm's flags."""
     yfcc_dpus, yfcc_rows, features = (128, 16384, 1024) if quick else (256, 32768, 4096)
     criteo_dpus, criteo_rows, criteo_features = (16, 16384, 16384) if quick else (64, 65536, 65536)
-    local = "8"  # rows per DPU per step (YFCC, as PIM-Opt)
-    sparse_local = "128"  # Criteo: PIM-Opt's 2,048 per DPU would leave one step per epoch at these rows per DPU
+    fashion_dpus = 64 if quick else 256
+    local = 8  # rows per DPU per step (YFCC, as PIM-Opt)
+    sparse_local = 128  # Criteo: PIM-Opt's 2,048 per DPU would leave one step per epoch at these rows per DPU
     return {
         "yfcc": {
             "data": f"dense:rows={yfcc_rows},features={features},separation=0.01,noise=0.1,seed=5,"
@@ -58,14 +72,7 @@ def workloads(quick):
             "dpus": yfcc_dpus,
             "common": ["--lr", "0.02", "--reg", "1e-5", "--scale", "none"],
             "profiles": PROFILES,
-            "algorithms": {
-                "GA-SGD": ["--algo", "ga", "--batch", str(16 * yfcc_dpus)],
-                "MA-SGD": ["--algo", "ma", "--batch", local],
-                "ADMM": ["--algo", "admm", "--batch", local, "--rho", "0.01"],
-                "D-PSGD ring": ["--algo", "dsgd", "--topology", "ring", "--batch", local],
-                "D-PSGD torus": ["--algo", "dsgd", "--topology", "torus", "--batch", local],
-                "D-PSGD hierarchical": ["--algo", "dsgd", "--topology", "hierarchical", "--batch", local],
-            },
+            "algorithms": algorithms(16 * yfcc_dpus, local),
         },
         "criteo": {
             "data": f"sparse:rows={criteo_rows},features={criteo_features},vocabulary=10000,seed=5,"
@@ -74,29 +81,15 @@ def workloads(quick):
             # No L2 (as PIM-Opt's Criteo LR runs), so MA-SGD's model deltas are sparse too.
             "common": ["--lr", "0.05", "--reg", "0", "--scale", "none", "--class-weights", "15:0.5"],
             "profiles": PROFILES + [COMPACTED, ASYNC],
-            "algorithms": {
-                "GA-SGD": ["--algo", "ga", "--batch", str(int(sparse_local) * criteo_dpus)],
-                "MA-SGD": ["--algo", "ma", "--batch", sparse_local],
-                "ADMM": ["--algo", "admm", "--batch", sparse_local, "--rho", "0.01"],
-                "D-PSGD ring": ["--algo", "dsgd", "--topology", "ring", "--batch", sparse_local],
-                "D-PSGD torus": ["--algo", "dsgd", "--topology", "torus", "--batch", sparse_local],
-                "D-PSGD hierarchical": ["--algo", "dsgd", "--topology", "hierarchical", "--batch", sparse_local],
-            },
+            "algorithms": algorithms(sparse_local * criteo_dpus, sparse_local),
         },
         "fashion": {
             # The real built-in set: 60,000 dense rows of 784 features (min-max scaled), 40% positives.
             "data": "fashion-mnist:train",
-            "dpus": 64 if quick else 256,
+            "dpus": fashion_dpus,
             "common": ["--test", "fashion-mnist:test", "--lr", "0.05", "--reg", "1e-5"],
             "profiles": PROFILES,
-            "algorithms": {
-                "GA-SGD": ["--algo", "ga", "--batch", str(16 * (64 if quick else 256))],
-                "MA-SGD": ["--algo", "ma", "--batch", local],
-                "ADMM": ["--algo", "admm", "--batch", local, "--rho", "0.01"],
-                "D-PSGD ring": ["--algo", "dsgd", "--topology", "ring", "--batch", local],
-                "D-PSGD torus": ["--algo", "dsgd", "--topology", "torus", "--batch", local],
-                "D-PSGD hierarchical": ["--algo", "dsgd", "--topology", "hierarchical", "--batch", local],
-            },
+            "algorithms": algorithms(16 * fashion_dpus, local),
         },
     }
 

@@ -1,6 +1,7 @@
 // Speed of the UPMEM emulator on this host: wall time to emulate a dense multiply-accumulate kernel on 2,048 DPUs
 // x 16 tasklets, against the same arithmetic as a plain native loop over the same data (the physical limit), both
-// on all host threads; plus fiber-switch / barrier overhead and the host memory the emulated DPUs occupy.
+// on all host threads, under the batched scheduler and the reference one; plus the cost of an event (a DMA, a
+// barrier) under each, and the host memory the emulated DPUs occupy.
 // Usage: pimopt_pim_speed [--dpus 2048] [--kib-per-dpu 64] [--repeats 5]
 #include <algorithm>
 #include <chrono>
@@ -50,16 +51,28 @@ class MacKernel final : public Kernel {
   }
 };
 
-class BarrierKernel final : public Kernel {
+// The cost of an event: every tasklet does `events` barriers, or `events` 8-byte DMAs each after a few issue slots
+// that differ from DPU to DPU (so that no two DPUs' clocks do the same work and none is shared).
+class EventKernel final : public Kernel {
  public:
-  explicit BarrierKernel(int barriers) : barriers_(barriers) {}
-  KernelSpec Spec() const override { return {"barriers", 16, 0, {}, {}}; }
+  enum Kind { kBarrier, kDma };
+  EventKernel(Kind kind, int events) : kind_(kind), events_(events) {}
+  KernelSpec Spec() const override { return {"events", 16, 0, {}, {}}; }
   void Main(Tasklet& t) override {
-    for (int b = 0; b < barriers_; ++b) t.BarrierWait();
+    uint64_t word = 0;
+    for (int e = 0; e < events_; ++e) {
+      if (kind_ == kBarrier) {
+        t.BarrierWait();
+      } else {
+        t.Charge(Op::kInt32Add, 1 + (t.dpu_index() + e) % 7);
+        t.MramRead(t.MramHeap() + 8 * static_cast<uint64_t>(e % 64), &word, 8);
+      }
+    }
   }
 
  private:
-  int barriers_;
+  Kind kind_;
+  int events_;
 };
 
 double Seconds(std::chrono::steady_clock::time_point t0) {
@@ -88,11 +101,21 @@ int main(int argc, char** argv) {
   set.BroadcastTo("n", 0, &n, 8);
   set.BroadcastTo("w", 0, w.data(), 4 * kBlock);
 
-  double emulated = 1e30, native = 1e30;
-  LaunchStats stats;
+  // The multiply-accumulate kernel under both schedulers (the same modeled cycles).
+  double emulated = 1e30, emulated_reference = 1e30, native = 1e30;
+  LaunchStats stats, reference_stats;
   for (int r = 0; r < repeats; ++r) {
+    set.SetScheduler(Scheduler::kBatched);
     stats = set.Launch();
     emulated = std::min(emulated, stats.host_wall_s);
+    set.SetScheduler(Scheduler::kReference);
+    reference_stats = set.Launch();
+    emulated_reference = std::min(emulated_reference, reference_stats.host_wall_s);
+  }
+  if (reference_stats.slowest.total != stats.slowest.total) {
+    std::fprintf(stderr, "the schedulers' cycles differ: %.17g and %.17g\n", stats.slowest.total,
+                 reference_stats.slowest.total);
+    return 1;
   }
   // Native: the same arithmetic over the same data, DPU by DPU on the same threads.
   ThreadPool pool(0);
@@ -117,29 +140,41 @@ int main(int argc, char** argv) {
       return 1;
     }
   }
-  // Barrier / fiber-switch overhead: 16 tasklets x B barriers on every DPU.
-  DpuSet bset = system.Allocate(dpus);
-  const int barriers = 64;
-  bset.Load(std::make_shared<BarrierKernel>(barriers));
-  double barrier_wall = 1e30;
-  for (int r = 0; r < repeats; ++r) barrier_wall = std::min(barrier_wall, bset.Launch().host_wall_s);
-  bset.Load(std::make_shared<BarrierKernel>(0));
-  double empty_wall = 1e30;
-  for (int r = 0; r < repeats; ++r) empty_wall = std::min(empty_wall, bset.Launch().host_wall_s);
-  const double switches = static_cast<double>(dpus) * 16 * barriers;
+  // The cost of one event (host ns per tasklet event) under each scheduler: 16 tasklets x E events on every DPU,
+  // less an empty launch.
+  DpuSet eset = system.Allocate(dpus);
+  const int events = 64;
+  auto wall = [&](EventKernel::Kind kind, int count, Scheduler scheduler) {
+    eset.Load(std::make_shared<EventKernel>(kind, count));
+    eset.SetScheduler(scheduler);
+    double best = 1e30;
+    for (int r = 0; r < repeats; ++r) best = std::min(best, eset.Launch().host_wall_s);
+    return best;
+  };
+  const double tasklet_events = static_cast<double>(dpus) * 16 * events;
+  const double empty_wall = wall(EventKernel::kBarrier, 0, Scheduler::kBatched);
+  auto ns_per_event = [&](EventKernel::Kind kind, Scheduler scheduler) {
+    return 1e9 * (wall(kind, events, scheduler) - empty_wall) / tasklet_events;
+  };
 
   std::printf("{\n  \"dpus\": %u, \"tasklets\": 16, \"bytes_per_dpu\": %llu, \"host_threads\": %d,\n", dpus,
               static_cast<unsigned long long>(4 * n), pool.NumThreads());
   std::printf("  \"emulated_wall_s\": %.4f, \"native_wall_s\": %.4f, \"slowdown_vs_native\": %.2f,\n", emulated, native,
               emulated / native);
+  std::printf("  \"reference_scheduler_wall_s\": %.4f, \"reference_slowdown_vs_native\": %.2f,\n",
+              emulated_reference, emulated_reference / native);
   std::printf("  \"modeled_kernel_s\": %.6f, \"modeled_over_wall\": %.3f,\n", stats.kernel_s,
               stats.kernel_s / emulated);
-  std::printf("  \"empty_launch_wall_s\": %.4f, \"fiber_create_ns_per_tasklet\": %.1f,\n", empty_wall,
+  std::printf("  \"empty_launch_wall_s\": %.4f, \"ns_per_tasklet_launch\": %.1f,\n", empty_wall,
               1e9 * empty_wall / (dpus * 16.0));
-  std::printf("  \"barrier_wall_s\": %.4f, \"ns_per_barrier_wait\": %.1f,\n", barrier_wall,
-              1e9 * (barrier_wall - empty_wall) / switches);
+  std::printf("  \"ns_per_dma_event\": %.1f, \"ns_per_dma_event_reference\": %.1f,\n",
+              ns_per_event(EventKernel::kDma, Scheduler::kBatched),
+              ns_per_event(EventKernel::kDma, Scheduler::kReference));
+  std::printf("  \"ns_per_barrier_wait\": %.1f, \"ns_per_barrier_wait_reference\": %.1f,\n",
+              ns_per_event(EventKernel::kBarrier, Scheduler::kBatched),
+              ns_per_event(EventKernel::kBarrier, Scheduler::kReference));
   std::printf("  \"host_memory_bytes\": %llu, \"host_memory_if_fully_backed_bytes\": %llu\n}\n",
-              static_cast<unsigned long long>(set.HostMemoryBytes() + bset.HostMemoryBytes()),
+              static_cast<unsigned long long>(set.HostMemoryBytes() + eset.HostMemoryBytes()),
               static_cast<unsigned long long>(2ull * dpus * ((64ull << 20) + (64 << 10))));
   return 0;
 }

@@ -622,6 +622,12 @@ int RunCli(int argc, char** argv) {
   prim_cmd->add_option("--profile-set", prim.profile_set, "FIELD=VALUE,... overrides of the profile");
   prim_cmd->add_option("--shuffle-seed", prim.shuffle_seed,
                        "> 0: resume waiting tasklets in a seeded random order (flushes out kernel races)");
+  prim_cmd
+      ->add_option("--scheduler", prim.scheduler,
+                   "how the emulator runs the tasklets (the same modeled times): batched (a tasklet runs on past its "
+                   "DMAs) or reference (it stops at every event)")
+      ->check(CLI::IsMember({"batched", "reference"}))
+      ->capture_default_str();
   prim_cmd->add_option("--threads", prim.threads, "host threads (0 = all cores)");
   prim_cmd->add_flag("--json", prim.json, "print the result as JSON");
 

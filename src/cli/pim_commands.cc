@@ -103,6 +103,7 @@ int RunPrimCommand(const PrimFlags& f) {
   request.tasklets = f.tasklets;
   request.host_threads = f.threads;
   request.shuffle_seed = f.shuffle_seed;
+  request.scheduler = f.scheduler == "reference" ? pim::Scheduler::kReference : pim::Scheduler::kBatched;
   const pim::prim::RunResult r = pim::prim::Run(f.benchmark, request, profile);
   const json out = pim::validation::PrimRunJson(r, f.tasklets, f.profile, profile);
   if (f.json) {

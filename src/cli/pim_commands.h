@@ -26,6 +26,7 @@ struct PrimFlags {
   uint32_t tasklets = 16;
   std::string profile = "pim-opt", profile_set;
   uint64_t shuffle_seed = 0;
+  std::string scheduler = "batched";
   int threads = 0;
   bool json = false;
 };

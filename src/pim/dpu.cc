@@ -264,9 +264,24 @@ uint64_t Tasklet::Cycles() { return dpu_->Event(*this, {timing::EventKind::kRead
 void Tasklet::Fail(const std::string& what) const { dpu_->Fail(this, what); }
 
 // ---------------------------------------------------------------- Dpu
+bool SymbolTable::Add(std::string_view name, Placement placement) {
+  if (Find(name)) return false;
+  entries_.push_back({std::string(name), placement});
+  return true;
+}
+
+namespace {
+std::array<double, kCountedOps> PaddedOpSlots(const HardwareProfile& p) {
+  std::array<double, kCountedOps> slots{};
+  std::copy(p.op_slots.begin(), p.op_slots.end(), slots.begin());
+  return slots;
+}
+}  // namespace
+
 Dpu::Dpu(const HardwareProfile& profile, uint32_t index)
     : profile_(profile),
       clock_params_(timing::FromProfile(profile)),
+      op_slots_(PaddedOpSlots(profile)),
       index_(index),
       mram_(profile.mram_bytes),
       wram_(profile.wram_bytes, 0) {}
@@ -297,12 +312,13 @@ void Dpu::Load(const KernelSpec& spec, uint32_t tasklets) {
   tasklets_ = tasklets;
   semaphores_ = spec.semaphores;
   std::fill(wram_.begin(), wram_.end(), 0);
-  wram_symbols_.clear();
-  mram_symbols_.clear();
+  wram_symbols_.Clear();
+  mram_symbols_.Clear();
   uint64_t top = 0;
   for (const SymbolSpec& s : spec.wram_symbols) {
-    if (wram_symbols_.count(s.name)) Fail(nullptr, StrCat("WRAM symbol '", s.name, "' declared twice"));
-    wram_symbols_[s.name] = {top, s.bytes};
+    if (!wram_symbols_.Add(s.name, {top, s.bytes})) {
+      Fail(nullptr, StrCat("WRAM symbol '", s.name, "' declared twice"));
+    }
     top = AlignUp(top + s.bytes, 8);
   }
   const uint64_t stack = spec.stack_bytes ? spec.stack_bytes : profile_.default_stack_bytes;
@@ -317,7 +333,9 @@ void Dpu::Load(const KernelSpec& spec, uint32_t tasklets) {
   heap_end_ = wram_.size() - stacks;
   uint64_t mtop = 0;
   for (const SymbolSpec& s : spec.mram_symbols) {
-    mram_symbols_[s.name] = {mtop, s.bytes};
+    if (!mram_symbols_.Add(s.name, {mtop, s.bytes})) {
+      Fail(nullptr, StrCat("MRAM symbol '", s.name, "' declared twice"));
+    }
     mtop = AlignUp(mtop + s.bytes, 8);
   }
   if (mtop > mram_.size()) Fail(nullptr, StrCat("MRAM variables need ", mtop, " bytes > ", mram_.size()));
@@ -334,13 +352,11 @@ void Dpu::CheckHostAccess(std::string_view symbol, uint64_t offset, uint64_t byt
     }
     return;
   }
-  const auto w = wram_symbols_.find(symbol);
-  const auto m = mram_symbols_.find(symbol);
-  if (w == wram_symbols_.end() && m == mram_symbols_.end()) {
-    Fail(nullptr, StrCat(verb, ": unknown symbol '", symbol, "'"));
-  }
-  const bool is_mram = m != mram_symbols_.end();
-  const Placement& p = is_mram ? m->second : w->second;
+  const Placement* w = wram_symbols_.Find(symbol);
+  const Placement* m = mram_symbols_.Find(symbol);
+  if (w == nullptr && m == nullptr) Fail(nullptr, StrCat(verb, ": unknown symbol '", symbol, "'"));
+  const bool is_mram = m != nullptr;
+  const Placement& p = is_mram ? *m : *w;
   const uint64_t align = is_mram ? 8 : 4;  // UPMEM host transfers: MRAM multiple of 8, WRAM of 4 [SDK-docs]
   if (offset % align || bytes % align) {
     Fail(nullptr, StrCat(verb, " of symbol '", symbol, "': offset ", offset, " and length ", bytes,
@@ -356,10 +372,10 @@ void Dpu::HostWrite(std::string_view symbol, uint64_t offset, const void* source
   CheckHostAccess(symbol, offset, bytes, "host write");
   if (symbol == kMramHeapSymbol) {
     mram_.Write(mram_heap_start_ + offset, source, bytes);
-  } else if (auto w = wram_symbols_.find(symbol); w != wram_symbols_.end()) {
-    std::memcpy(wram_.data() + w->second.offset + offset, source, bytes);
+  } else if (const Placement* w = wram_symbols_.Find(symbol)) {
+    std::memcpy(wram_.data() + w->offset + offset, source, bytes);
   } else {
-    mram_.Write(mram_symbols_.find(symbol)->second.offset + offset, source, bytes);
+    mram_.Write(mram_symbols_.Find(symbol)->offset + offset, source, bytes);
   }
 }
 
@@ -367,20 +383,20 @@ void Dpu::HostRead(std::string_view symbol, uint64_t offset, void* destination, 
   CheckHostAccess(symbol, offset, bytes, "host read");
   if (symbol == kMramHeapSymbol) {
     mram_.Read(mram_heap_start_ + offset, destination, bytes);
-  } else if (auto w = wram_symbols_.find(symbol); w != wram_symbols_.end()) {
-    std::memcpy(destination, wram_.data() + w->second.offset + offset, bytes);
+  } else if (const Placement* w = wram_symbols_.Find(symbol)) {
+    std::memcpy(destination, wram_.data() + w->offset + offset, bytes);
   } else {
-    mram_.Read(mram_symbols_.find(symbol)->second.offset + offset, destination, bytes);
+    mram_.Read(mram_symbols_.Find(symbol)->offset + offset, destination, bytes);
   }
 }
 
 void* Dpu::WramSymbol(const Tasklet& t, std::string_view symbol, uint32_t min_bytes) {
-  const auto it = wram_symbols_.find(symbol);
-  if (it == wram_symbols_.end()) Fail(&t, StrCat("unknown WRAM symbol '", symbol, "'"));
-  if (it->second.bytes < min_bytes) {
-    Fail(&t, StrCat("WRAM symbol '", symbol, "' holds ", it->second.bytes, " bytes, ", min_bytes, " requested"));
+  const Placement* p = wram_symbols_.Find(symbol);
+  if (p == nullptr) Fail(&t, StrCat("unknown WRAM symbol '", symbol, "'"));
+  if (p->bytes < min_bytes) {
+    Fail(&t, StrCat("WRAM symbol '", symbol, "' holds ", p->bytes, " bytes, ", min_bytes, " requested"));
   }
-  return wram_.data() + it->second.offset;
+  return wram_.data() + p->offset;
 }
 
 void* Dpu::MemAlloc(const Tasklet& t, uint32_t bytes) {
@@ -417,9 +433,9 @@ void* Dpu::WramAtAddress(const Tasklet& t, uint32_t address, uint32_t bytes) {
 }
 
 uint64_t Dpu::MramSymbol(const Tasklet& t, std::string_view symbol) const {
-  const auto it = mram_symbols_.find(symbol);
-  if (it == mram_symbols_.end()) Fail(&t, StrCat("unknown MRAM symbol '", symbol, "'"));
-  return it->second.offset;
+  const Placement* p = mram_symbols_.Find(symbol);
+  if (p == nullptr) Fail(&t, StrCat("unknown MRAM symbol '", symbol, "'"));
+  return p->offset;
 }
 
 uint32_t Dpu::RuntimeDmaBytes(uint64_t bytes) {
@@ -480,25 +496,33 @@ void Dpu::Dma(Tasklet& t, bool read, uint64_t mram_address, void* wram, uint32_t
 }
 
 double Dpu::Harvest() {
-  OpCounts& c = tls_op_counts;
-  double slots = 0;
-  for (size_t i = 0; i < kNumOps; ++i) {
-    if (c.n[i] == 0) continue;
-    slots += static_cast<double>(c.n[i]) * profile_.op_slots[i];
-    result_->op_counts[i] += c.n[i];
-    c.n[i] = 0;
+  // sum over ops of count x slots, in eight fixed lanes (a vector register): the same order at every event, on
+  // every host, under either scheduler. Local copies: the compiler then knows that nothing aliases.
+  alignas(64) uint64_t n[kCountedOps];
+  std::memcpy(n, tls_op_counts.n, sizeof n);
+  std::memset(tls_op_counts.n, 0, sizeof n);
+  tls_op_counts.volatile_reads = tls_op_counts.volatile_writes = 0;
+  alignas(64) double lanes[8] = {};
+  for (size_t i = 0; i < kCountedOps; i += 8) {
+    for (size_t l = 0; l < 8; ++l) lanes[l] += static_cast<double>(n[i + l]) * op_slots_[i + l];
   }
-  c.volatile_reads = c.volatile_writes = 0;
+  uint64_t* counts = result_->op_counts.data();
+  for (size_t i = 0; i < kCountedOps; ++i) counts[i] += n[i];
+  const double slots = ((lanes[0] + lanes[1]) + (lanes[2] + lanes[3])) + ((lanes[4] + lanes[5]) + (lanes[6] + lanes[7]));
   result_->issue_slots += slots;
   return slots;
 }
 
+void Dpu::Queue(TaskletRun& run, const timing::Event& event) {
+  run.queue[run.size++] = {Harvest(), event};
+}
+
 uint64_t Dpu::Event(Tasklet& t, const timing::Event& event) {
   TaskletRun& run = (*runs_)[t.me()];
-  run.pending_slots = Harvest();
-  run.pending = event;
+  Queue(run, event);
+  if (run_ahead_ && run.size < TaskletRun::kRunAhead && !timing::EventBlocks(event.kind)) return 0;
   Yield(t);
-  return clock_->Result(t.me());
+  return logged_result_ ? logged_result_[t.me()] : clock_->Result(t.me());
 }
 
 void Dpu::Yield(Tasklet& t) {
@@ -518,8 +542,7 @@ void Dpu::RunTasklet(TaskletRun& run) {
     if (!aborting_) {  // a tasklet first resumed by AbortSuspended never starts
       tls_current_tasklet = run.tasklet;
       run.kernel->Main(*run.tasklet);
-      run.pending_slots = Harvest();
-      run.pending = {timing::EventKind::kExit, 0, 0};
+      Queue(run, {timing::EventKind::kExit, 0, 0});
     }
   } catch (const TaskletAbort&) {
     // the launch was abandoned: just end
@@ -548,9 +571,44 @@ void Dpu::AbortLaunch(std::vector<TaskletRun>& runs, const std::string& what) {
   Fail(nullptr, what);
 }
 
-DpuLaunchResult Dpu::Launch(Kernel& kernel, uint64_t shuffle_seed, bool record) {
-  std::vector<Tasklet> tasklets(tasklets_);
-  std::vector<TaskletRun> runs(tasklets_);
+size_t Dpu::FollowLog(const LaunchLog& log, std::vector<TaskletRun>& runs, bool record) {
+  std::vector<uint64_t> results(tasklets_, 0);
+  logged_result_ = nullptr;
+  size_t i = 0;
+  for (; i < log.steps.size(); ++i) {
+    const LaunchLog::Step& step = log.steps[i];
+    TaskletRun& r = runs[step.tasklet];
+    if (r.next == r.size) {
+      if (r.done) break;  // failed, or ended early: the clock takes over and reports it
+      r.next = r.size = 0;
+      results[step.tasklet] = step.resume_result;
+      logged_result_ = results.data();
+      r.fiber->Enter(r);
+      logged_result_ = nullptr;
+      if (r.next == r.size) break;
+    }
+    const TaskletRun::QueuedEvent& e = r.queue[r.next];
+    if (e.slots != step.slots || e.event.kind != step.event.kind || e.event.a != step.event.a ||
+        e.event.b != step.event.b) {
+      break;
+    }
+    ++r.next;
+    if (record) result_->trace.tasklets[step.tasklet].push_back({e.slots, e.event});
+  }
+  return i;
+}
+
+namespace {
+constexpr size_t kMaxLoggedSteps = size_t{1} << 22;  // 128 MB of log per host thread at most
+}  // namespace
+
+DpuLaunchResult Dpu::Launch(Kernel& kernel, const LaunchOptions& options) {
+  const bool record = options.record;
+  // The tasklets' records are kept per host thread and reused by the DPUs it runs.
+  thread_local std::vector<Tasklet> tasklets;
+  thread_local std::vector<TaskletRun> runs;
+  tasklets.assign(tasklets_, Tasklet{});
+  runs.resize(tasklets_);
   // This host thread's idle fibers run the tasklets and go back to it afterwards (all but one still inside a job:
   // a kernel that ignored its abort).
   struct BorrowedFibers {
@@ -572,13 +630,11 @@ DpuLaunchResult Dpu::Launch(Kernel& kernel, uint64_t shuffle_seed, bool record) 
   } borrowed(tasklets_);
   DpuLaunchResult result;
   // One clock per host thread, reused by the DPUs it runs (its buffers stay allocated and in cache).
-  thread_local timing::DpuClock clock(clock_params_, tasklets_, shuffle_seed);
-  clock.Reset(clock_params_, tasklets_, shuffle_seed);
-  clock.SetSemaphores(semaphores_);
+  thread_local timing::DpuClock clock(clock_params_, tasklets_, options.shuffle_seed);
   runs_ = &runs;
   clock_ = &clock;
   result_ = &result;
-  record_ = record;
+  run_ahead_ = options.scheduler == Scheduler::kBatched;
   if (record) {
     result.trace.tasklets.resize(tasklets_);
     result.trace.semaphores = semaphores_;
@@ -589,24 +645,76 @@ DpuLaunchResult Dpu::Launch(Kernel& kernel, uint64_t shuffle_seed, bool record) 
     t.id_ = k;
     t.num_tasklets_ = tasklets_;
     t.dpu_index_ = index_;
-    runs[k].dpu = this;
-    runs[k].kernel = &kernel;
-    runs[k].tasklet = &t;
-    runs[k].fiber = borrowed.fibers[k].get();
-    runs[k].tsan_scheduler = PIMOPT_TSAN_CURRENT();
+    TaskletRun& r = runs[k];
+    r.dpu = this;
+    r.kernel = &kernel;
+    r.tasklet = &t;
+    r.fiber = borrowed.fibers[k].get();
+    r.done = false;
+    r.error = nullptr;
+    r.next = r.size = 0;
+    r.tsan_scheduler = PIMOPT_TSAN_CURRENT();
   }
   // Counts of code that ran on this host thread outside a tasklet (host references) are not the kernel's.
   tls_op_counts = OpCounts{};
+  auto abandon = [&] {
+    AbortSuspended(runs);
+    runs_ = nullptr;
+    clock_ = nullptr;
+  };
   auto clock_step = [&](auto&& step) {
     try {
       return step();
     } catch (const timing::TaskletError& e) {  // a misuse the clock found (a mutex unlocked by another tasklet)
-      AbortSuspended(runs);
-      runs_ = nullptr;
-      clock_ = nullptr;
+      abandon();
       Fail(&tasklets[e.tasklet()], e.what());
     }
   };
+  auto finish = [&] {
+    runs_ = nullptr;
+    clock_ = nullptr;
+    result_ = nullptr;
+  };
+
+  // The previous DPU of this launch on this host thread: as long as this one's tasklets do its events, its clock's
+  // work is this one's. A log that rarely matches (data-dependent work) is tried less often.
+  thread_local LaunchLog log;
+  thread_local uint32_t misses = 0, hits = 0;
+  bool shared_clock =
+      options.scheduler == Scheduler::kBatched && options.launch_id != 0 && options.share_clock;
+  if (shared_clock && log.launch_id != options.launch_id) {
+    log.launch_id = 0;
+    misses = hits = 0;
+  }
+  size_t matched = 0;
+  if (shared_clock && log.launch_id != 0 && (misses < 4 || hits >= misses || (misses + hits) % 16 == 0)) {
+    matched = FollowLog(log, runs, record);
+    if (matched == log.steps.size()) {
+      ++hits;
+      finish();
+      result.cycles = log.cycles;
+      result.dmas = log.dmas;
+      result.barrier_waits = log.barrier_waits;
+      result.lock_contentions = log.lock_contentions;
+      return result;
+    }
+    ++misses;
+  }
+  // The clock, brought to where the log and this DPU part (every event before is the same), then on.
+  clock.Reset(clock_params_, tasklets_, options.shuffle_seed);
+  clock.SetSemaphores(semaphores_);
+  for (size_t i = 0; i < matched; ++i) {
+    const LaunchLog::Step& step = log.steps[i];
+    if (clock.Advance() != timing::DpuClock::State::kReady || clock.NextReady() != step.tasklet) {
+      Fail(nullptr, "internal: the clock did not retrace the logged launch");
+    }
+    clock.Submit(step.tasklet, step.slots, step.event);
+  }
+  std::vector<LaunchLog::Step>& steps = log.steps;
+  if (shared_clock) {
+    steps.resize(matched);  // this DPU's events so far; the log becomes this DPU's
+    log.launch_id = 0;      // until this DPU's launch has ended well
+  }
   for (;;) {
     const timing::DpuClock::State state = clock_step([&] { return clock.Advance(); });
     if (state == timing::DpuClock::State::kFinished) break;
@@ -622,27 +730,43 @@ DpuLaunchResult Dpu::Launch(Kernel& kernel, uint64_t shuffle_seed, bool record) 
     }
     const uint32_t k = clock.NextReady();
     TaskletRun& r = runs[k];
-    if (r.done) Fail(nullptr, StrCat("internal: tasklet ", k, " resumed after its end"));
-    r.fiber->Enter(r);
-    if (r.error) {
-      AbortSuspended(runs);
-      runs_ = nullptr;
-      clock_ = nullptr;
-      std::rethrow_exception(r.error);
+    if (r.next == r.size) {
+      // Every event the tasklet queued is timed: it runs on to its next. A failure surfaces here, at the modeled
+      // time the tasklet reaches it, also when the tasklet ran ahead to it.
+      if (!r.done) {
+        r.next = r.size = 0;
+        r.fiber->Enter(r);
+      }
+      if (r.next == r.size) {  // no event: the tasklet failed
+        if (!r.error) Fail(nullptr, StrCat("internal: tasklet ", k, " resumed after its end"));
+        abandon();
+        std::rethrow_exception(r.error);
+      }
     }
-    if (record) result.trace.tasklets[k].push_back({r.pending_slots, r.pending});
+    const TaskletRun::QueuedEvent& e = r.queue[r.next++];
+    if (record) result.trace.tasklets[k].push_back({e.slots, e.event});
+    if (shared_clock) steps.push_back({k, e.event, e.slots, clock.Result(k)});
+    if (shared_clock && steps.size() > kMaxLoggedSteps) {  // too long to keep (a single DPU's endless loop)
+      shared_clock = false;
+      steps.clear();
+    }
     clock_step([&] {
-      clock.Submit(k, r.pending_slots, r.pending);
+      clock.Submit(k, e.slots, e.event);
       return 0;
     });
   }
-  runs_ = nullptr;
-  clock_ = nullptr;
-  result_ = nullptr;
+  finish();
   result.cycles = clock.Cycles();
   result.dmas = clock.dmas();
   result.barrier_waits = clock.barrier_waits();
   result.lock_contentions = clock.lock_contentions();
+  if (shared_clock) {
+    log.launch_id = options.launch_id;
+    log.cycles = result.cycles;
+    log.dmas = result.dmas;
+    log.barrier_waits = result.barrier_waits;
+    log.lock_contentions = result.lock_contentions;
+  }
   return result;
 }
 

@@ -5,7 +5,7 @@
 #include <boost/context/fiber.hpp>
 #include <cstdint>
 #include <exception>
-#include <map>
+#include <cstring>
 #include <memory>
 #include <string>
 #include <vector>
@@ -35,8 +35,15 @@ class LazyMemory {
 class Dpu;
 class TaskletFiber;
 
-// One tasklet's part of a launch: its job, the fiber it runs on, and the event it stopped at.
+// One tasklet's part of a launch: its job, the fiber it runs on, and the events it stopped at.
 struct TaskletRun {
+  // Events the tasklet has done but the clock has not yet taken: the batched scheduler lets a tasklet run on past
+  // events that do not block (timing::EventBlocks), up to this many.
+  static constexpr uint32_t kRunAhead = 64;
+  struct QueuedEvent {
+    double slots = 0;  // issue slots since the previous event
+    timing::Event event;
+  };
   Dpu* dpu = nullptr;
   Kernel* kernel = nullptr;
   Tasklet* tasklet = nullptr;
@@ -44,8 +51,9 @@ struct TaskletRun {
   boost::context::fiber scheduler;  // the scheduler's continuation while this tasklet runs
   bool done = false;                // Main returned or threw
   std::exception_ptr error;
-  double pending_slots = 0;  // issue slots since the previous event
-  timing::Event pending;     // the event the tasklet stopped at
+  // queue[next, size) are the events to give the clock, in order; the tasklet runs again once they are taken.
+  uint32_t next = 0, size = 0;
+  std::array<QueuedEvent, kRunAhead> queue;
   // The scheduler's stack bounds for AddressSanitizer's fiber-switch annotations and its fiber for
   // ThreadSanitizer's (unused otherwise).
   const void* scheduler_bottom = nullptr;
@@ -53,9 +61,26 @@ struct TaskletRun {
   void* tsan_scheduler = nullptr;
 };
 
+// One DPU's launch as its clock saw it: every event the clock took, in order, with the result the tasklet found when
+// it resumed for it, and what the clock made of them. Another DPU whose tasklets do exactly these events gets
+// exactly these cycles (the clock is deterministic), so the batched scheduler checks each event of the next DPU of
+// the launch against the log and runs the clock only from the first one that differs (dpu.cc).
+struct LaunchLog {
+  struct Step {
+    uint32_t tasklet = 0;
+    timing::Event event;
+    double slots = 0;
+    uint64_t resume_result = 0;  // timing::DpuClock::Result of the tasklet when the event was taken
+  };
+  uint64_t launch_id = 0;  // 0: empty
+  std::vector<Step> steps;
+  DpuCycles cycles;
+  uint64_t dmas = 0, barrier_waits = 0, lock_contentions = 0;
+};
+
 struct DpuLaunchResult {
   DpuCycles cycles;
-  std::array<uint64_t, kNumOps> op_counts{};
+  std::array<uint64_t, kCountedOps> op_counts{};
   double issue_slots = 0;
   uint64_t mram_read_bytes = 0;
   uint64_t mram_write_bytes = 0;
@@ -67,14 +92,50 @@ struct DpuLaunchResult {
   timing::DpuTrace trace;  // when recorded
 };
 
+// A kernel's symbols (a handful): found by a scan that compares lengths first, faster than a tree for the lookups a
+// kernel makes at every launch of every tasklet.
+class SymbolTable {
+ public:
+  struct Placement {
+    uint64_t offset = 0;
+    uint64_t bytes = 0;
+  };
+  void Clear() { entries_.clear(); }
+  // False when the name is taken.
+  bool Add(std::string_view name, Placement placement);
+  const Placement* Find(std::string_view name) const {
+    for (const Entry& e : entries_) {
+      if (e.name.size() == name.size() && std::memcmp(e.name.data(), name.data(), name.size()) == 0)
+        return &e.placement;
+    }
+    return nullptr;
+  }
+
+ private:
+  struct Entry {
+    std::string name;
+    Placement placement;
+  };
+  std::vector<Entry> entries_;
+};
+
 class Dpu {
  public:
   Dpu(const HardwareProfile& profile, uint32_t index);
 
   void Load(const KernelSpec& spec, uint32_t tasklets);
-  // Runs every tasklet to its end in the order of the modeled clock; `shuffle_seed` (0: none) shuffles
-  // simultaneous events; `record` keeps the events in the result's trace.
-  DpuLaunchResult Launch(Kernel& kernel, uint64_t shuffle_seed = 0, bool record = false);
+  struct LaunchOptions {
+    uint64_t shuffle_seed = 0;  // 0: none; else simultaneous events in a seeded random order
+    bool record = false;        // keep the events in the result's trace
+    Scheduler scheduler = Scheduler::kBatched;
+    // The launch of the DPU set this DPU's launch is part of (0: none): with the batched scheduler, DPUs of one
+    // launch whose tasklets do the same events (the same issue slots, DMAs and synchronization, in the same order)
+    // share their clock's work (LaunchLog).
+    uint64_t launch_id = 0;
+    bool share_clock = false;  // worth trying: the host thread runs several DPUs of the launch
+  };
+  // Runs every tasklet to its end in the order of the modeled clock.
+  DpuLaunchResult Launch(Kernel& kernel, const LaunchOptions& options);
 
   // Host transfers (validated: symbol known, bounds, UPMEM alignment).
   void HostWrite(std::string_view symbol, uint64_t offset, const void* source, uint64_t bytes);
@@ -94,38 +155,41 @@ class Dpu {
   uint64_t mram_heap() const { return mram_heap_start_; }
   void Dma(Tasklet& t, bool read, uint64_t mram_address, void* wram, uint32_t bytes);
   uint32_t RuntimeDmaBytes(uint64_t bytes);  // Tasklet::RuntimeDmaBytes
-  // Ends the tasklet's run of instructions with `event`: it resumes when the modeled clock says so. Returns the
-  // event's result (timing::DpuClock::Result).
+  // Ends the tasklet's run of instructions with `event`. The tasklet goes on at once if the event does not block
+  // and the batched scheduler runs, else when the modeled clock has taken its events. Returns the event's result
+  // (timing::DpuClock::Result; 0 for an event that does not block).
   uint64_t Event(Tasklet& t, const timing::Event& event);
   [[noreturn]] void Fail(const Tasklet* t, const std::string& what) const;
   const HardwareProfile& profile() const { return profile_; }
 
  private:
-  struct Placement {
-    uint64_t offset = 0;
-    uint64_t bytes = 0;
-  };
+  using Placement = SymbolTable::Placement;
   friend class TaskletFiber;
   // Takes the running tasklet's counts since its previous event: its issue slots.
   double Harvest();
   void Yield(Tasklet& t);
+  // Queues `event` (with the issue slots counted since the previous one) for the clock.
+  void Queue(TaskletRun& run, const timing::Event& event);
   // Runs the tasklet's kernel to its end on its fiber; an exception other than an abort is kept in run.error.
   void RunTasklet(TaskletRun& run);
   // Ends every suspended tasklet by resuming it with `aborting_` set (Yield then throws TaskletAbort, which
   // unwinds the tasklet's stack), so no fiber is destroyed while suspended.
   void AbortSuspended(std::vector<TaskletRun>& runs);
   [[noreturn]] void AbortLaunch(std::vector<TaskletRun>& runs, const std::string& what);
+  // Takes the events of `log` from the tasklets as long as they match; returns how many matched.
+  size_t FollowLog(const LaunchLog& log, std::vector<TaskletRun>& runs, bool record);
 
   const HardwareProfile& profile_;
   timing::ClockParams clock_params_;
+  std::array<double, kCountedOps> op_slots_;  // the profile's issue slots per op, padded with zeros
   uint32_t index_;
   std::string kernel_name_;
   uint32_t tasklets_ = 0;
   std::vector<int32_t> semaphores_;
   LazyMemory mram_;
   std::vector<uint8_t> wram_;
-  std::map<std::string, Placement, std::less<>> wram_symbols_;
-  std::map<std::string, Placement, std::less<>> mram_symbols_;
+  SymbolTable wram_symbols_;
+  SymbolTable mram_symbols_;
   uint64_t heap_start_ = 0, heap_top_ = 0, heap_end_ = 0;
   uint64_t heap_declared_ = 0;  // tasklets x KernelSpec::heap_bytes_per_tasklet (0: undeclared)
   uint64_t mram_heap_start_ = 0;
@@ -134,7 +198,8 @@ class Dpu {
   timing::DpuClock* clock_ = nullptr;
   bool aborting_ = false;
   DpuLaunchResult* result_ = nullptr;
-  bool record_ = false;
+  bool run_ahead_ = true;          // Scheduler::kBatched
+  const uint64_t* logged_result_ = nullptr;  // while following a LaunchLog: the result a resumed tasklet finds
 };
 
 }  // namespace pimopt::pim

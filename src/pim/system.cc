@@ -1,6 +1,7 @@
 #include "pimopt/pim/system.h"
 
 #include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <cmath>
 
@@ -12,6 +13,10 @@ namespace pimopt::pim {
 namespace {
 uint32_t RanksFor(const HardwareProfile& p, uint32_t dpus) { return (dpus + p.dpus_per_rank - 1) / p.dpus_per_rank; }
 }  // namespace
+
+const char* SchedulerName(Scheduler scheduler) {
+  return scheduler == Scheduler::kBatched ? "batched" : "reference";
+}
 
 // ---------------------------------------------------------------- DpuSet
 DpuSet::DpuSet(const HardwareProfile& profile, uint32_t num_dpus, ThreadPool& pool)
@@ -43,8 +48,14 @@ LaunchStats DpuSet::Launch() {
   if (!kernel_) throw PimError("Launch: no kernel loaded on this DPU set");
   const auto t0 = std::chrono::steady_clock::now();
   std::vector<DpuLaunchResult> results(dpus_.size());
-  pool_->ParallelFor(dpus_.size(),
-                     [&](size_t i) { results[i] = dpus_[i]->Launch(*kernel_, shuffle_seed_, record_traces_); });
+  static std::atomic<uint64_t> launches{0};
+  Dpu::LaunchOptions options;
+  options.shuffle_seed = shuffle_seed_;
+  options.record = record_traces_;
+  options.scheduler = scheduler_;
+  options.launch_id = ++launches;
+  options.share_clock = dpus_.size() > static_cast<size_t>(pool_->NumThreads());
+  pool_->ParallelFor(dpus_.size(), [&](size_t i) { results[i] = dpus_[i]->Launch(*kernel_, options); });
   LaunchStats s;
   s.kernel = kernel_name_;
   s.dpus = size();

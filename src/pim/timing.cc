@@ -1,6 +1,7 @@
 #include "pimopt/pim/timing.h"
 
 #include <algorithm>
+#include <bit>
 #include <cmath>
 #include <limits>
 
@@ -34,44 +35,123 @@ ClockParams FromProfile(const HardwareProfile& p) {
   return c;
 }
 
-const char* EventName(EventKind kind) {
-  switch (kind) {
-    case EventKind::kDmaRead:
-      return "mram_read";
-    case EventKind::kDmaWrite:
-      return "mram_write";
-    case EventKind::kMutexLock:
-      return "mutex_lock";
-    case EventKind::kMutexUnlock:
-      return "mutex_unlock";
-    case EventKind::kBarrier:
-      return "barrier_wait";
-    case EventKind::kHandshakeNotify:
-      return "handshake_notify";
-    case EventKind::kHandshakeWait:
-      return "handshake_wait_for";
-    case EventKind::kSemTake:
-      return "sem_take";
-    case EventKind::kSemGive:
-      return "sem_give";
-    case EventKind::kYield:
-      return "yield";
-    case EventKind::kSpinYield:
-      return "volatile read";
-    case EventKind::kReadClock:
-      return "perfcounter_get";
-    case EventKind::kExit:
-      return "exit";
-  }
-  return "?";
-}
-
 namespace {
 constexpr double kInf = std::numeric_limits<double>::infinity();
 // Times and virtual times are sums of many doubles: completions within this relative distance are simultaneous.
 double Slack(double x) { return 1e-9 * std::max(1.0, std::fabs(x)); }
+
+// ---------------------------------------------------------------- what each event does
+// An event's program: the micro-operations the clock runs for it, in order. A step's issue slots are the
+// tasklet's own since its last event (kEventSlots), a profile constant (`constant`), or their sum; its operand is
+// the event's object (a bytes, a mutex, a barrier, a semaphore or a notifier) or the lock that guards it.
+enum class Operand : uint8_t {
+  kNone,
+  kBytes,           // the DMA's size
+  kMutexLock,       // the user mutex's lock bit
+  kBarrierLock,     // the lock inside the barrier
+  kOwnNotifierLock, // the lock of this tasklet's handshake slot
+  kNotifierLock,    // the lock of the awaited notifier's slot
+  kSemaphoreLock,   // the lock inside the semaphore
+  kObject,          // the barrier, semaphore or notifier itself
+};
+struct Step {
+  uint8_t kind;                    // DpuClock's Op::Kind
+  bool event_slots = false;        // starts with the tasklet's issue slots
+  double ClockParams::*constant = nullptr;
+  Operand operand = Operand::kNone;
+  double ClockParams::*constant2 = nullptr;  // a second constant added to the first
+};
+struct EventProgram {
+  const char* name;
+  bool blocks;  // EventBlocks
+  bool write;   // a DMA's direction
+  std::array<Step, 4> steps;
+  uint8_t size;
+};
 }  // namespace
 
+// The programs, by EventKind (docs/pim-emulator.md "Timing model" describes each; the SDK routines they stand for
+// are cited beside their constants in profile.cc).
+#define PIMOPT_STEP(kind, ...) Step{static_cast<uint8_t>(DpuClock::Op::kind), __VA_ARGS__}
+struct DpuClock::Programs {
+  static const std::array<EventProgram, 13>& Get() {
+    using P = ClockParams;
+    static const std::array<EventProgram, 13> programs = {{
+        // kDmaRead, kDmaWrite: issue, then the DMA (the tasklet waits for it; the scheduler need not).
+        {"mram_read", false, false,
+         {PIMOPT_STEP(kCompute, true, &P::dma_issue_slots), PIMOPT_STEP(kDma, false, nullptr, Operand::kBytes)}, 2},
+        {"mram_write", false, true,
+         {PIMOPT_STEP(kCompute, true, &P::dma_issue_slots), PIMOPT_STEP(kDma, false, nullptr, Operand::kBytes)}, 2},
+        // kMutexLock: one acquire, re-issued while the lock is taken.
+        {"mutex_lock", true, false,
+         {PIMOPT_STEP(kCompute, true, &P::lock_acquire_slots),
+          PIMOPT_STEP(kAcquire, false, nullptr, Operand::kMutexLock)},
+         2},
+        // kMutexUnlock: the release, then its instruction.
+        {"mutex_unlock", false, false,
+         {PIMOPT_STEP(kCompute, true), PIMOPT_STEP(kRelease, false, nullptr, Operand::kMutexLock),
+          PIMOPT_STEP(kCompute, false, &P::lock_release_slots)},
+         3},
+        // kBarrier: call, the barrier's lock, its critical section, then arrive (the last arrival wakes the rest).
+        {"barrier_wait", true, false,
+         {PIMOPT_STEP(kCompute, true, &P::barrier_call_slots, Operand::kNone, &P::lock_acquire_slots),
+          PIMOPT_STEP(kAcquire, false, nullptr, Operand::kBarrierLock),
+          PIMOPT_STEP(kCompute, false, &P::barrier_critical_slots),
+          PIMOPT_STEP(kBarrierArrive, false, nullptr, Operand::kObject)},
+         4},
+        // kHandshakeNotify, kHandshakeWait: the notifier slot's lock, the routine's critical section, then notify
+        // or wait.
+        {"handshake_notify", true, false,
+         {PIMOPT_STEP(kCompute, true, &P::lock_acquire_slots),
+          PIMOPT_STEP(kAcquire, false, nullptr, Operand::kOwnNotifierLock),
+          PIMOPT_STEP(kCompute, false, &P::handshake_critical_slots), PIMOPT_STEP(kNotify)},
+         4},
+        {"handshake_wait_for", true, false,
+         {PIMOPT_STEP(kCompute, true, &P::lock_acquire_slots),
+          PIMOPT_STEP(kAcquire, false, nullptr, Operand::kNotifierLock),
+          PIMOPT_STEP(kCompute, false, &P::handshake_critical_slots),
+          PIMOPT_STEP(kWaitFor, false, nullptr, Operand::kObject)},
+         4},
+        // kSemTake, kSemGive: the semaphore's lock, its critical section, then take (may block) or give.
+        {"sem_take", true, false,
+         {PIMOPT_STEP(kCompute, true, &P::lock_acquire_slots),
+          PIMOPT_STEP(kAcquire, false, nullptr, Operand::kSemaphoreLock),
+          PIMOPT_STEP(kCompute, false, &P::semaphore_critical_slots),
+          PIMOPT_STEP(kSemTake, false, nullptr, Operand::kObject)},
+         4},
+        {"sem_give", false, false,
+         {PIMOPT_STEP(kCompute, true, &P::lock_acquire_slots),
+          PIMOPT_STEP(kAcquire, false, nullptr, Operand::kSemaphoreLock),
+          PIMOPT_STEP(kCompute, false, &P::semaphore_critical_slots),
+          PIMOPT_STEP(kSemGive, false, nullptr, Operand::kObject)},
+         4},
+        // kYield: the instructions only (the other tasklets' code runs meanwhile).
+        {"yield", true, false, {PIMOPT_STEP(kCompute, true)}, 1},
+        // kSpinYield: the instructions of a spin on shared WRAM, then a check that something can still end it.
+        {"volatile read", true, false, {PIMOPT_STEP(kCompute, true), PIMOPT_STEP(kSpinCheck)}, 2},
+        // kReadClock: perfcounter_get's instructions; the result is the cycle of the last.
+        {"perfcounter_get", true, false,
+         {PIMOPT_STEP(kCompute, true, &P::read_clock_slots), PIMOPT_STEP(kReadClock)},
+         2},
+        // kExit: the last instructions, then the tasklet is done.
+        {"exit", true, false, {PIMOPT_STEP(kCompute, true), PIMOPT_STEP(kExit)}, 2},
+    }};
+    return programs;
+  }
+};
+#undef PIMOPT_STEP
+
+const char* EventName(EventKind kind) {
+  const size_t k = static_cast<size_t>(kind);
+  return k < DpuClock::Programs::Get().size() ? DpuClock::Programs::Get()[k].name : "?";
+}
+
+bool EventBlocks(EventKind kind) {
+  const size_t k = static_cast<size_t>(kind);
+  return k >= DpuClock::Programs::Get().size() || DpuClock::Programs::Get()[k].blocks;
+}
+
+// ---------------------------------------------------------------- DpuClock
 DpuClock::DpuClock(const ClockParams& params, uint32_t tasklets, uint64_t shuffle_seed) {
   Reset(params, tasklets, shuffle_seed);
 }
@@ -79,12 +159,23 @@ DpuClock::DpuClock(const ClockParams& params, uint32_t tasklets, uint64_t shuffl
 void DpuClock::Reset(const ClockParams& params, uint32_t tasklets, uint64_t shuffle_seed) {
   if (tasklets == 0) throw PimError("DpuClock: a launch needs at least one tasklet");
   p_ = params;
+  pipeline_ = 1.0 / (1.0 + p_.issue_stall_cycles);
+  stalled_pipeline_ = pipeline_ * (1.0 - p_.dma_pipeline_stall);
+  // Each tasklet's issue rate with `active` tasklets issuing: min(1 / revolver, capacity / active), for the two
+  // capacities (the DMA engine idle, then busy).
+  rates_.resize(2 * (tasklets + 1));
+  for (uint32_t active = 0; active <= tasklets; ++active) {
+    rates_[active] = active == 0 ? 0 : std::min(1.0 / p_.revolver_cycles, pipeline_ / active);
+    rates_[tasklets + 1 + active] = active == 0 ? 0 : std::min(1.0 / p_.revolver_cycles, stalled_pipeline_ / active);
+  }
   tasklets_.resize(tasklets);
   for (Tasklet& k : tasklets_) {
-    std::vector<Op> ops = std::move(k.ops);
-    ops.clear();
-    k = Tasklet{};
-    k.ops = std::move(ops);
+    k.phase = Phase::kReady;
+    k.block = Block::kNone;
+    k.spin_segment = false;
+    k.head = k.size = 0;
+    k.block_on = 0;
+    k.result = 0;
   }
   for (Lock& l : locks_) {
     l.owner = -1;
@@ -99,16 +190,20 @@ void DpuClock::Reset(const ClockParams& params, uint32_t tasklets, uint64_t shuf
     sem.waiting.clear();
   }
   waits_for_.assign(tasklets, -1);
-  v_end_.assign(tasklets, std::numeric_limits<double>::infinity());
-  t_done_.assign(tasklets, std::numeric_limits<double>::infinity());
+  v_end_.assign(tasklets, kInf);
+  t_done_.assign(tasklets, kInf);
+  compute_ends_.Clear();
+  dma_ends_.Clear();
   now_ = virtual_ = engine_free_ = 0;
-  computing_ = spinning_ = done_ = 0;
+  computing_ = spinning_ = done_ = dma_waiting_ = 0;
   ready_ = tasklets;
+  ready_mask_ = tasklets >= 64 ? ~uint64_t{0} : (uint64_t{1} << tasklets) - 1;
   progress_ = 0;
   stalled_ = false;
   cycles_ = DpuCycles{};
   dmas_ = contentions_ = barrier_waits_ = 0;
   shuffle_ = shuffle_seed != 0;
+  queued_ = !shuffle_ && tasklets <= 64;
   rng_.seed(shuffle_seed);
   order_.clear();
 }
@@ -119,17 +214,6 @@ void DpuClock::SetSemaphores(const std::vector<int32_t>& initial_counts) {
   }
   for (size_t s = 0; s < initial_counts.size(); ++s)
     At(semaphores_, static_cast<uint32_t>(s)).count = initial_counts[s];
-}
-
-double DpuClock::Capacity() const {
-  const double pipeline = 1.0 / (1.0 + p_.issue_stall_cycles);
-  return now_ < engine_free_ - Slack(now_) ? pipeline * (1.0 - p_.dma_pipeline_stall) : pipeline;
-}
-
-double DpuClock::Rate() const {
-  const uint32_t active = computing_ + spinning_;
-  if (active == 0) return 0;
-  return std::min(1.0 / p_.revolver_cycles, Capacity() / active);
 }
 
 const std::vector<uint32_t>& DpuClock::Order() {
@@ -153,6 +237,7 @@ bool DpuClock::RealWorkPending(uint32_t except) const {
 
 uint32_t DpuClock::NextReady() {
   if (ready_ == 0) throw PimError("DpuClock::NextReady: no tasklet is ready");
+  if (queued_) return static_cast<uint32_t>(std::countr_zero(ready_mask_));
   if (!shuffle_) {
     for (uint32_t k = 0; k < tasklets_.size(); ++k) {
       if (tasklets_[k].phase == Phase::kReady) return k;
@@ -165,76 +250,66 @@ uint32_t DpuClock::NextReady() {
   return ready[std::uniform_int_distribution<size_t>(0, ready.size() - 1)(rng_)];
 }
 
+void DpuClock::Push(uint32_t t, Op op) {
+  Tasklet& k = tasklets_[t];
+  if (k.size == kMaxOps) throw PimError(StrCat("DpuClock: tasklet ", t, "'s event needs more than ", kMaxOps, " steps"));
+  k.ops[k.size++] = op;
+}
+
 void DpuClock::Submit(uint32_t t, double slots, const Event& e) {
   Tasklet& k = tasklets_.at(t);
   if (k.phase != Phase::kReady) throw PimError(StrCat("DpuClock::Submit: tasklet ", t, " is not ready"));
+  const size_t kind = static_cast<size_t>(e.kind);
+  if (kind >= Programs::Get().size()) throw PimError(StrCat("DpuClock::Submit: unknown event ", kind));
   if (e.a >= kMaxSyncObjects &&
       (e.kind == EventKind::kMutexLock || e.kind == EventKind::kMutexUnlock || e.kind == EventKind::kBarrier ||
        e.kind == EventKind::kSemTake || e.kind == EventKind::kSemGive)) {
     throw PimError(
         StrCat(EventName(e.kind), " ", e.a, ": synchronization objects are numbered 0 to ", kMaxSyncObjects - 1));
   }
+  if (e.kind == EventKind::kHandshakeWait && e.a >= tasklets()) {
+    throw PimError(StrCat("handshake_wait_for(", e.a, "): there is no tasklet ", e.a));
+  }
   --ready_;
-  k.ops.clear();
-  k.head = 0;
+  ready_mask_ &= ~(uint64_t{1} << (t & 63));
+  k.head = k.size = 0;
   k.result = 0;
   k.spin_segment = e.kind == EventKind::kSpinYield;
-  switch (e.kind) {
-    case EventKind::kDmaRead:
-    case EventKind::kDmaWrite:
-      Compute(t, slots + p_.dma_issue_slots);
-      Push(t, Op{Op::kDma, e.kind == EventKind::kDmaWrite, e.a, 0, 0});
-      break;
-    case EventKind::kMutexLock:
-      Compute(t, slots + p_.lock_acquire_slots);
-      Push(t, Op{Op::kAcquire, false, MutexLock(e.a), 0, 0});
-      break;
-    case EventKind::kMutexUnlock:
-      Compute(t, slots);
-      Push(t, Op{Op::kRelease, false, MutexLock(e.a), 0, 0});
-      Compute(t, p_.lock_release_slots);
-      break;
-    case EventKind::kBarrier:
-      Compute(t, slots + p_.barrier_call_slots + p_.lock_acquire_slots);
-      Push(t, Op{Op::kAcquire, false, BarrierLock(e.a), 0, 0});
-      Compute(t, p_.barrier_critical_slots);
-      Push(t, Op{Op::kBarrierArrive, false, e.a, e.b == 0 ? tasklets() : e.b, 0});
-      break;
-    case EventKind::kHandshakeNotify:
-      Compute(t, slots + p_.lock_acquire_slots);
-      Push(t, Op{Op::kAcquire, false, HandshakeLock(t), 0, 0});
-      Compute(t, p_.handshake_critical_slots);
-      Push(t, Op{Op::kNotify, false, 0, 0, 0});
-      break;
-    case EventKind::kHandshakeWait:
-      if (e.a >= tasklets()) throw PimError(StrCat("handshake_wait_for(", e.a, "): there is no tasklet ", e.a));
-      Compute(t, slots + p_.lock_acquire_slots);
-      Push(t, Op{Op::kAcquire, false, HandshakeLock(e.a), 0, 0});
-      Compute(t, p_.handshake_critical_slots);
-      Push(t, Op{Op::kWaitFor, false, e.a, 0, 0});
-      break;
-    case EventKind::kSemTake:
-    case EventKind::kSemGive:
-      Compute(t, slots + p_.lock_acquire_slots);
-      Push(t, Op{Op::kAcquire, false, SemaphoreLock(e.a), 0, 0});
-      Compute(t, p_.semaphore_critical_slots);
-      Push(t, Op{e.kind == EventKind::kSemTake ? Op::kSemTake : Op::kSemGive, false, e.a, 0, 0});
-      break;
-    case EventKind::kYield:
-      Compute(t, slots);
-      break;
-    case EventKind::kSpinYield:
-      Compute(t, slots);
-      Push(t, Op{Op::kSpinCheck, false, 0, 0, 0});
-      break;
-    case EventKind::kReadClock:
-      Compute(t, slots + p_.read_clock_slots);
-      Push(t, Op{Op::kReadClock, false, 0, 0, 0});
-      break;
-    case EventKind::kExit:
-      Compute(t, slots);
-      Push(t, Op{Op::kExit, false, 0, 0, 0});
-      break;
+  const EventProgram& program = Programs::Get()[kind];
+  for (uint8_t i = 0; i < program.size; ++i) {
+    const Step& step = program.steps[i];
+    Op op{static_cast<Op::Kind>(step.kind), program.write, 0, 0, 0};
+    // In the order the routine issues them: the tasklet's slots, then each constant.
+    if (step.event_slots) op.slots = slots;
+    if (step.constant) op.slots = step.event_slots ? op.slots + p_.*step.constant : p_.*step.constant;
+    if (step.constant2) op.slots += p_.*step.constant2;
+    switch (step.operand) {
+      case Operand::kNone:
+        break;
+      case Operand::kBytes:
+        op.a = e.a;
+        break;
+      case Operand::kMutexLock:
+        op.a = MutexLock(e.a);
+        break;
+      case Operand::kBarrierLock:
+        op.a = BarrierLock(e.a);
+        break;
+      case Operand::kOwnNotifierLock:
+        op.a = HandshakeLock(t);
+        break;
+      case Operand::kNotifierLock:
+        op.a = HandshakeLock(e.a);
+        break;
+      case Operand::kSemaphoreLock:
+        op.a = SemaphoreLock(e.a);
+        break;
+      case Operand::kObject:
+        op.a = e.a;
+        op.b = e.kind == EventKind::kBarrier && e.b == 0 ? tasklets() : e.b;
+        break;
+    }
+    k.ops[k.size++] = op;
   }
   Continue(t);
 }
@@ -242,21 +317,53 @@ void DpuClock::Submit(uint32_t t, double slots, const Event& e) {
 void DpuClock::Wake(uint32_t t) {
   Tasklet& k = tasklets_[t];
   k.block = Block::kNone;
-  k.ops.clear();
-  k.head = 0;
+  k.head = k.size = 0;
   k.phase = Phase::kBlocked;  // Continue's caller state: not computing, not ready
   Compute(t, p_.sync_return_slots);
+  Continue(t);
+}
+
+void DpuClock::StartCompute(uint32_t t, double slots) {
+  tasklets_[t].phase = Phase::kCompute;
+  v_end_[t] = virtual_ + slots;
+  ++computing_;
+  if (queued_) compute_ends_.Push(v_end_[t], t);
+}
+
+void DpuClock::StartDma(uint32_t t, bool write, uint32_t bytes) {
+  const double alpha = write ? p_.dma_write_latency_cycles : p_.dma_read_latency_cycles;
+  const double transfer = p_.dma_cycles_per_byte * bytes;
+  const double start = std::max(now_, engine_free_);
+  engine_free_ = start + p_.dma_occupancy_cycles + p_.dma_occupancy_cycles_per_byte * bytes;
+  t_done_[t] = std::max(start + alpha + transfer, engine_free_);
+  tasklets_[t].phase = Phase::kDma;
+  ++dma_waiting_;
+  ++dmas_;
+  if (queued_) dma_ends_.Push(t_done_[t], t);
+}
+
+void DpuClock::CompleteCompute(uint32_t t) {
+  --computing_;
+  v_end_[t] = kInf;
+  tasklets_[t].phase = Phase::kBlocked;
+  Continue(t);
+}
+
+void DpuClock::CompleteDma(uint32_t t) {
+  --dma_waiting_;
+  t_done_[t] = kInf;
+  tasklets_[t].phase = Phase::kBlocked;
   Continue(t);
 }
 
 void DpuClock::Continue(uint32_t t) {
   for (;;) {
     Tasklet& k = tasklets_[t];
-    if (k.head == k.ops.size()) {
-      k.ops.clear();
-      k.head = 0;
+    if (k.head == k.size) {
+      k.head = k.size = 0;
       k.phase = Phase::kReady;
       ++ready_;
+      ready_mask_ |= uint64_t{1} << (t & 63);
       return;
     }
     const Op op = k.ops[k.head++];
@@ -264,20 +371,11 @@ void DpuClock::Continue(uint32_t t) {
     switch (op.kind) {
       case Op::kCompute:
         if (op.slots <= 0) break;
-        k.phase = Phase::kCompute;
-        v_end_[t] = virtual_ + op.slots;
-        ++computing_;
+        StartCompute(t, op.slots);
         return;
-      case Op::kDma: {
-        const double alpha = op.write ? p_.dma_write_latency_cycles : p_.dma_read_latency_cycles;
-        const double transfer = p_.dma_cycles_per_byte * op.a;
-        const double start = std::max(now_, engine_free_);
-        engine_free_ = start + p_.dma_occupancy_cycles + p_.dma_occupancy_cycles_per_byte * op.a;
-        t_done_[t] = std::max(start + alpha + transfer, engine_free_);
-        k.phase = Phase::kDma;
-        ++dmas_;
+      case Op::kDma:
+        StartDma(t, op.write, op.a);
         return;
-      }
       case Op::kAcquire: {
         Lock& lock = At(locks_, op.a);
         if (lock.owner == static_cast<int>(t)) {
@@ -307,11 +405,11 @@ void DpuClock::Continue(uint32_t t) {
           lock.waiters.erase(lock.waiters.begin() + static_cast<std::ptrdiff_t>(pick));
           lock.owner = static_cast<int>(w);
           --spinning_;
-          // The waiter's next acquire finds the lock free: one more issue, then it goes on.
+          // The waiter's next acquire finds the lock free: one more issue (in the place of its spent acquire),
+          // then it goes on.
           Tasklet& wk = tasklets_[w];
           wk.phase = Phase::kBlocked;
-          wk.ops.insert(wk.ops.begin() + static_cast<std::ptrdiff_t>(wk.head),
-                        Op{Op::kCompute, false, 0, 0, p_.lock_acquire_slots});
+          wk.ops[--wk.head] = Op{Op::kCompute, false, 0, 0, p_.lock_acquire_slots};
           Continue(w);
         }
         break;
@@ -339,6 +437,8 @@ void DpuClock::Continue(uint32_t t) {
         std::vector<uint32_t> waiting;
         waiting.swap(b.waiting);
         for (uint32_t w : waiting) Wake(w);
+        waiting.clear();
+        if (b.waiting.empty()) b.waiting.swap(waiting);  // keep the buffer for the barrier's next round
         break;
       }
       case Op::kNotify: {
@@ -418,35 +518,92 @@ void DpuClock::Continue(uint32_t t) {
   }
 }
 
+void DpuClock::CompleteDue(double v_due, double t_due) {
+  const uint32_t n = static_cast<uint32_t>(tasklets_.size());
+  auto complete = [&](uint32_t t) {
+    if (v_end_[t] <= v_due) {
+      CompleteCompute(t);
+    } else if (t_done_[t] <= t_due) {
+      CompleteDma(t);
+    }
+  };
+  if (!queued_) {
+    if (shuffle_) {
+      for (uint32_t t : Order()) complete(t);
+    } else {
+      for (uint32_t t = 0; t < n; ++t) complete(t);
+    }
+    return;
+  }
+  // The due tasklets as a bit mask, taken in tasklet order; a tasklet that becomes due while they are completed
+  // (woken or handed a lock with nothing left to issue) is taken in the same pass if it comes later in that order,
+  // else at the next step, as a scan in tasklet order would.
+  uint64_t due = 0;
+  int last = -1;
+  auto collect = [&] {
+    while (!compute_ends_.empty() && compute_ends_.top().at <= v_due) {
+      const EventQueue::Entry e = compute_ends_.Pop();
+      if (static_cast<int>(e.tasklet) > last) {
+        due |= uint64_t{1} << e.tasklet;
+      } else {
+        deferred_.push_back(e);
+      }
+    }
+    while (!dma_ends_.empty() && dma_ends_.top().at <= t_due) {
+      const EventQueue::Entry e = dma_ends_.Pop();
+      if (static_cast<int>(e.tasklet) > last) {
+        due |= uint64_t{1} << e.tasklet;
+      } else {
+        deferred_dmas_.push_back(e);
+      }
+    }
+  };
+  collect();
+  while (due != 0) {
+    const uint32_t t = static_cast<uint32_t>(std::countr_zero(due));
+    due &= due - 1;
+    last = static_cast<int>(t);
+    complete(t);
+    collect();
+  }
+  for (const EventQueue::Entry& e : deferred_) compute_ends_.Push(e.at, e.tasklet);
+  for (const EventQueue::Entry& e : deferred_dmas_) dma_ends_.Push(e.at, e.tasklet);
+  deferred_.clear();
+  deferred_dmas_.clear();
+}
+
 DpuClock::State DpuClock::Advance() {
+  const size_t n = tasklets_.size();
   for (;;) {
     if (stalled_) return State::kSpinStall;
     if (ready_ > 0) return State::kReady;
-    if (done_ == tasklets_.size()) return State::kFinished;
-    const double rate = Rate();
+    if (done_ == n) return State::kFinished;
+    const bool engine_slows = now_ < engine_free_ - Slack(now_);
+    const double capacity = engine_slows ? stalled_pipeline_ : pipeline_;
+    const uint32_t active = computing_ + spinning_;
+    const double rate = rates_[engine_slows ? active + n + 1 : active];
     double next = kInf;
-    const size_t n = tasklets_.size();
-    if (computing_ > 0 && rate > 0) {
-      double v_min = kInf;
+    double v_min = kInf, dma_min = kInf;
+    if (queued_) {
+      if (!compute_ends_.empty()) v_min = compute_ends_.top().at;
+      if (!dma_ends_.empty()) dma_min = dma_ends_.top().at;
+    } else {
       for (size_t t = 0; t < n; ++t) v_min = std::min(v_min, v_end_[t]);
-      next = now_ + std::max(0.0, v_min - virtual_) / rate;
+      for (size_t t = 0; t < n; ++t) dma_min = std::min(dma_min, t_done_[t]);
     }
-    double dma_min = kInf;
-    for (size_t t = 0; t < n; ++t) dma_min = std::min(dma_min, t_done_[t]);
+    if (computing_ > 0 && rate > 0) next = now_ + std::max(0.0, v_min - virtual_) / rate;
     const bool waiting_dma = dma_min < kInf;
     next = std::min(next, dma_min);
-    const bool engine_busy = now_ < engine_free_ - Slack(now_);
-    if (engine_busy && p_.dma_pipeline_stall > 0) next = std::min(next, engine_free_);
+    if (engine_slows && p_.dma_pipeline_stall > 0) next = std::min(next, engine_free_);
     if (next == kInf) return State::kDeadlock;
     // Account the interval [now, next).
     const double dt = std::max(0.0, next - now_);
-    const double capacity = Capacity();
-    const double used = (computing_ + spinning_) * rate;
+    const double used = active * rate;
     cycles_.issue += computing_ * rate * dt;
     cycles_.sync += spinning_ * rate * dt;
     cycles_.interference += (1.0 - capacity) * dt;
     const double idle = std::max(0.0, capacity - used) * dt;
-    if (computing_ + spinning_ > 0) {
+    if (active > 0) {
       cycles_.revolver += idle;
     } else if (waiting_dma) {
       cycles_.dma += idle;
@@ -456,24 +613,7 @@ DpuClock::State DpuClock::Advance() {
     virtual_ += rate * dt;
     now_ = next;
     // Everything that completes now, in tasklet order (or shuffled).
-    const double v_due = virtual_ + Slack(virtual_), t_due = now_ + Slack(now_);
-    auto complete = [&](uint32_t t) {
-      if (v_end_[t] <= v_due) {
-        --computing_;
-        v_end_[t] = kInf;
-        tasklets_[t].phase = Phase::kBlocked;
-        Continue(t);
-      } else if (t_done_[t] <= t_due) {
-        t_done_[t] = kInf;
-        tasklets_[t].phase = Phase::kBlocked;
-        Continue(t);
-      }
-    };
-    if (shuffle_) {
-      for (uint32_t t : Order()) complete(t);
-    } else {
-      for (uint32_t t = 0; t < n; ++t) complete(t);
-    }
+    CompleteDue(virtual_ + Slack(virtual_), now_ + Slack(now_));
   }
 }
 

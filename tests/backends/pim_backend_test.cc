@@ -547,5 +547,52 @@ TEST(PimBackend, AsynchronousTransfersOverlapPullsWithTheHostsReduction) {
   }
 }
 
+// The training kernel under the batched scheduler (tasklets run ahead past their DMAs; DPUs with the same events
+// share their clock's work) and the reference one: every algorithm, dense and sparse rows, pimopt's kernel and
+// PIM-Opt's, the feature split and the sparse local steps, the same model and the same modeled times to the bit.
+TEST(PimBackend, EveryAlgorithmTrainsTheSameModelInTheSameModeledTimeUnderBothSchedulers) {
+  const Dataset dense = testing::SmallDense(480, 150, 3), sparse = testing::SmallSparse(600, 1 << 10, 3);
+  struct Case {
+    std::string algo;
+    const Dataset* data;
+    bool artifact = false, feature_split = false;
+    double l2 = 1e-3;
+  };
+  const std::vector<Case> cases = {
+      {"sgd", &dense},         {"mbsgd", &dense},        {"ga", &dense},          {"ma", &dense},
+      {"dsgd", &dense},        {"admm", &dense},         {"ga", &sparse},         {"ma", &sparse},
+      {"ma", &sparse, false, false, 0.0},  // sparse local steps (no decay)
+      {"admm", &sparse},       {"ga", &dense, true},     {"admm", &dense, true},  {"ma", &sparse, true},
+      {"ma", &dense, false, true}};
+  for (const Case& k : cases) {
+    const std::string what = k.algo + (k.data == &dense ? " dense" : " sparse") + (k.artifact ? ", pim-opt kernel" : "") +
+                             (k.feature_split ? ", feature split" : "") + (k.l2 == 0 ? ", no decay" : "");
+    TrainConfig c = SmallConfig(k.algo, LossKind::kLogistic);
+    c.workers = k.algo == "sgd" || k.algo == "mbsgd" ? 1 : 8;
+    c.batch = k.algo == "ga" || k.algo == "mbsgd" ? 32 : k.algo == "sgd" ? 1 : 4;
+    c.objective.l2 = k.l2;
+    c.rho = 0.1;
+    c.epochs = 2;
+    TrainResult results[2];
+    for (int s = 0; s < 2; ++s) {
+      ThreadPool pool(2);
+      PimBackendOptions o;
+      o.host_threads = 2;
+      o.artifact_kernel = k.artifact;
+      o.feature_split = k.feature_split || k.artifact;
+      o.sigmoid_float = k.artifact;
+      o.scheduler = s == 0 ? pim::Scheduler::kReference : pim::Scheduler::kBatched;
+      PimBackend backend(pool, o);
+      results[s] = Train(*k.data, nullptr, c, backend, TrainOptions{});
+    }
+    ASSERT_EQ(results[0].model.weights, results[1].model.weights) << what;
+    EXPECT_EQ(results[0].model.bias, results[1].model.bias) << what;
+    for (const auto& [phase, seconds] : results[0].phase_seconds) {
+      if (phase.rfind("modeled", 0) == 0) EXPECT_EQ(seconds, results[1].phase_seconds.at(phase)) << what << " " << phase;
+    }
+    EXPECT_GT(results[1].phase_seconds.at("modeled_dpu_kernel"), 0) << what;
+  }
+}
+
 }  // namespace
 }  // namespace pimopt

@@ -35,8 +35,10 @@ namespace pimopt::pim {
 // The running tasklet's counts since its last event, per host thread (harvested at every event; dpu.cc).
 // `__thread`, not `thread_local`: a plain TLS block without dynamic initialization, so the compiler keeps the
 // counters of a loop in registers (a thread_local of another file would be reached through a wrapper call).
+// The counters are padded to a multiple of 8 (kCountedOps) so that a harvest adds them up in vector registers.
+inline constexpr size_t kCountedOps = (kNumOps + 7) / 8 * 8;
 struct OpCounts {
-  uint64_t n[kNumOps];
+  uint64_t n[kCountedOps];
   uint32_t volatile_reads;   // Volatile reads since the last event (a spin-wait yields every kSpinQuantum)
   uint32_t volatile_writes;  // Volatile writes since the last event
 };

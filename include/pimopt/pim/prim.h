@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "pimopt/pim/profile.h"
+#include "pimopt/pim/system.h"
 #include "pimopt/pim/timing.h"
 
 namespace pimopt::pim::prim {
@@ -35,6 +36,7 @@ struct RunRequest {
   int host_threads = 0;       // 0: all cores
   bool keep_events = false;   // keep the launches' events (Retime needs them)
   uint64_t shuffle_seed = 0;  // DpuSet::SetShuffleSeed
+  Scheduler scheduler = Scheduler::kBatched;  // DpuSet::SetScheduler
 };
 
 struct PhaseTimes {

@@ -22,6 +22,17 @@ class ThreadPool;
 
 namespace pimopt::pim {
 
+// How the emulator runs a launch's tasklets. Both give the same modeled cycles, bit for bit, and the same results
+// for a kernel without races (tests/pim/scheduler_test.cc runs every PrIM port and the training kernel under both).
+enum class Scheduler : uint8_t {
+  // A tasklet's code runs on past the events that do not block (DMAs, mutex unlocks, semaphore gives:
+  // timing::EventBlocks) and queues them; it gives up its fiber where an order or a result matters.
+  kBatched,
+  // A tasklet stops at every event, the clock times it, then the tasklet it says is next runs: the reference.
+  kReference,
+};
+const char* SchedulerName(Scheduler scheduler);
+
 // The MRAM heap symbol (the SDK's DPU_MRAM_HEAP_POINTER_NAME): MRAM after the kernel's MRAM variables.
 inline constexpr std::string_view kMramHeapSymbol = "__sys_used_mram_end";
 
@@ -96,6 +107,9 @@ class DpuSet {
   // random order instead, as are simultaneous lock hand-overs: a kernel whose results change with the seed has a
   // race (it relies on an order the DPU does not guarantee).
   void SetShuffleSeed(uint64_t seed) { shuffle_seed_ = seed; }
+  // How launches run their tasklets (default: kBatched).
+  void SetScheduler(Scheduler scheduler) { scheduler_ = scheduler; }
+  Scheduler scheduler() const { return scheduler_; }
   // Launches keep every DPU's events in LaunchStats::traces.
   void RecordTraces(bool on) { record_traces_ = on; }
   // Host memory the emulated MRAM and WRAM actually occupy (MRAM is backed lazily, 64 KB pages on first write).
@@ -111,6 +125,7 @@ class DpuSet {
   SetStats stats_;
   uint64_t shuffle_seed_ = 0;
   bool record_traces_ = false;
+  Scheduler scheduler_ = Scheduler::kBatched;
 };
 
 // Owns a profile and the host threads that run the DPUs.

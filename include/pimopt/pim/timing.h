@@ -16,6 +16,7 @@
 // fit of the free constants does that).
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <random>
 #include <string>
@@ -100,6 +101,13 @@ struct Event {
 // Synchronization objects are numbered below this (the DPU has 256 atomic bits).
 inline constexpr uint32_t kMaxSyncObjects = 256;
 
+// Whether a tasklet's code may run on past this event before the clock reaches it: an event blocks when what
+// follows it depends on its order among the tasklets (taking a mutex, a barrier, a handshake, a semaphore, a
+// yield that lets other tasklets change shared WRAM) or on its result (the cycle counter). A DMA, a mutex unlock
+// and a semaphore give only hand the clock work: the emulator's scheduler runs a tasklet past them and queues them
+// (docs/pim-emulator.md "The batched scheduler").
+bool EventBlocks(EventKind kind);
+
 // One DPU's clock for one launch of `tasklets` tasklets. Use:
 //   for (;;) {
 //     if (clock.Advance() != DpuClock::State::kReady) break;       // finished, deadlocked or spinning forever
@@ -109,6 +117,12 @@ inline constexpr uint32_t kMaxSyncObjects = 256;
 //   }
 // All tasklets are ready at cycle 0. Deterministic: simultaneous events are taken in tasklet order, unless a
 // seed is given, which shuffles that order (to flush out kernels that depend on it: races).
+//
+// Between two events every computing tasklet issues at the same rate, so modeled time moves from one event to the
+// next in closed form: the next end of a run of instructions (kept in a priority queue by its virtual end), the
+// next DMA completion (a priority queue by cycle) or the DMA engine going idle, whichever is first. Each event is
+// a short program of micro-operations (issue slots, take or release a lock, start a DMA, arrive at a barrier, ...)
+// from a table (EventProgram in timing.cc).
 class DpuClock {
  public:
   enum class State { kReady, kFinished, kDeadlock, kSpinStall };
@@ -141,6 +155,9 @@ class DpuClock {
   std::string Describe() const;
 
  private:
+  struct Programs;  // what each event does: its micro-operations (timing.cc)
+  friend const char* EventName(EventKind kind);
+  friend bool EventBlocks(EventKind kind);
   enum class Phase : uint8_t { kReady, kCompute, kSpinLock, kDma, kBlocked, kDone };
   enum class Block : uint8_t { kNone, kBarrier, kNotify, kWaitFor, kSemaphore };
   struct Op {
@@ -164,14 +181,17 @@ class DpuClock {
     uint32_t a = 0, b = 0;
     double slots = 0;
   };
+  // What remains of a tasklet's current event: a few micro-operations (an event's program and what its
+  // synchronization adds: at most 9), consumed in order.
+  static constexpr uint32_t kMaxOps = 10;
   struct Tasklet {
     Phase phase = Phase::kReady;
     Block block = Block::kNone;
-    uint32_t block_on = 0;
-    std::vector<Op> ops;  // what remains of the current event, in order
-    size_t head = 0;
     bool spin_segment = false;
+    uint8_t head = 0, size = 0;
+    uint32_t block_on = 0;
     uint64_t result = 0;
+    std::array<Op, kMaxOps> ops;
   };
   struct Lock {
     int owner = -1;
@@ -184,6 +204,43 @@ class DpuClock {
   struct Semaphore {
     int64_t count = 0;
     std::vector<uint32_t> waiting;
+  };
+  // A min-priority queue of (time, tasklet), ties in tasklet order, for the runs of instructions (by virtual end)
+  // and the DMAs (by completion cycle) in flight: at most one entry per tasklet. Kept sorted: new entries mostly come
+  // last (the DMA engine serves in order; runs of instructions end in about the order they start), so an insertion
+  // scans from the back and rarely moves anything.
+  class EventQueue {
+   public:
+    struct Entry {
+      double at;
+      uint32_t tasklet;
+      bool operator<(const Entry& o) const { return at < o.at || (at == o.at && tasklet < o.tasklet); }
+    };
+    void Clear() {
+      entries_.clear();
+      head_ = 0;
+    }
+    bool empty() const { return head_ == entries_.size(); }
+    const Entry& top() const { return entries_[head_]; }
+    void Push(double at, uint32_t tasklet) {
+      const Entry e{at, tasklet};
+      if (head_ > 0 && head_ * 2 >= entries_.size()) {  // reuse the popped front
+        entries_.erase(entries_.begin(), entries_.begin() + static_cast<std::ptrdiff_t>(head_));
+        head_ = 0;
+      }
+      size_t i = entries_.size();
+      entries_.push_back(e);
+      while (i > head_ && e < entries_[i - 1]) {
+        entries_[i] = entries_[i - 1];
+        --i;
+      }
+      entries_[i] = e;
+    }
+    Entry Pop() { return entries_[head_++]; }
+
+   private:
+    std::vector<Entry> entries_;
+    size_t head_ = 0;
   };
   // Lock numbers, interleaved so that the few a kernel uses are small: user mutexes, one per barrier, one per
   // notifier (the SDK's handshakes lock the notifier's slot), one per semaphore.
@@ -198,17 +255,24 @@ class DpuClock {
     return v[i];
   }
 
-  void Push(uint32_t t, Op op) { tasklets_[t].ops.push_back(op); }
+  void Push(uint32_t t, Op op);
   void Compute(uint32_t t, double slots) { Push(t, Op{Op::kCompute, false, 0, 0, slots}); }
   // Runs tasklet t's remaining ops that take no modeled time, until one does or none is left (then t is ready).
   void Continue(uint32_t t);
   void Wake(uint32_t t);  // a blocked tasklet resumes: the routine's return, then ready
-  double Rate() const;    // issue slots per cycle of each tasklet in kCompute or kSpinLock
-  double Capacity() const;
+  void StartCompute(uint32_t t, double slots);
+  void StartDma(uint32_t t, bool write, uint32_t bytes);
+  void CompleteCompute(uint32_t t);
+  void CompleteDma(uint32_t t);
+  // Completes every run of instructions and DMA due at this step, in tasklet order (shuffled with a seed).
+  void CompleteDue(double v_due, double t_due);
   bool RealWorkPending(uint32_t except) const;
   const std::vector<uint32_t>& Order();  // tasklet order for simultaneous events
 
   ClockParams p_;
+  double pipeline_ = 1;  // issue slots per cycle of a full pipeline: 1 / (1 + issue_stall_cycles)
+  double stalled_pipeline_ = 1;  // the same while the DMA engine moves data: x (1 - dma_pipeline_stall)
+  std::vector<double> rates_;    // a tasklet's issue rate by tasklets issuing (engine idle, then engine busy)
   std::vector<Tasklet> tasklets_;
   std::vector<Lock> locks_;
   std::vector<Barrier> barriers_;
@@ -217,17 +281,22 @@ class DpuClock {
   double now_ = 0;
   double virtual_ = 0;  // issue slots each computing tasklet has received since cycle 0
   double engine_free_ = 0;
-  uint32_t computing_ = 0, spinning_ = 0, ready_ = 0, done_ = 0;
+  uint32_t computing_ = 0, spinning_ = 0, ready_ = 0, done_ = 0, dma_waiting_ = 0;
+  uint64_t ready_mask_ = 0;  // the ready tasklets (with the priority queues: up to 64 tasklets)
   double progress_ = 0;  // the last cycle a tasklet did something other than spin on shared WRAM
   bool stalled_ = false;
   DpuCycles cycles_;
   uint64_t dmas_ = 0, contentions_ = 0, barrier_waits_ = 0;
   bool shuffle_ = false;
+  // The priority queues order up to 64 tasklets by their ids (a bit mask); more, or a shuffled order, scan them.
+  bool queued_ = true;
   std::mt19937_64 rng_;
   std::vector<uint32_t> order_;
-  // Per tasklet, side by side (Advance scans them at every step): kCompute's virtual end (the virtual time at which
-  // its current run of instructions ends) and kDma's completion cycle; infinity in every other phase.
+  // Per tasklet: kCompute's virtual end (the virtual time at which its current run of instructions ends) and
+  // kDma's completion cycle; infinity in every other phase.
   std::vector<double> v_end_, t_done_;
+  EventQueue compute_ends_, dma_ends_;
+  std::vector<EventQueue::Entry> deferred_, deferred_dmas_;  // due, but after the pass's tasklet order
 };
 
 // One DPU's events of one launch, as the emulator recorded them: per tasklet, the issue slots before each event and

@@ -172,6 +172,21 @@ ParamTable<PimBackendOptions> MakePimParams() {
       .Group(group)
       .Help("how the modeled host overlaps a synchronization's pull with its reduction (docs/pim-emulator.md "
             "'Asynchronous transfers')");
+  t.AddChoice("scheduler", &PimBackendOptions::scheduler, pim::Scheduler::kBatched,
+              std::vector<std::pair<ParamChoice, pim::Scheduler>>{
+                  {{"batched",
+                    "a tasklet runs on past its DMAs and unlocks; DPUs that do the same events share their clock's "
+                    "work",
+                    {}},
+                   pim::Scheduler::kBatched},
+                  {{"reference", "a tasklet stops at every event for the clock (slower)", {}},
+                   pim::Scheduler::kReference}})
+      .Noun("scheduler")
+      .Effect(ParamEffect::kNone)
+      .AppliesWhen("backend", {"pim"})
+      .Group(group)
+      .Help("how the emulator runs the DPUs' tasklets: the same model and modeled times either way "
+            "(docs/pim-emulator.md 'The batched scheduler')");
   return t;
 }
 
@@ -289,6 +304,7 @@ void PimBackend::Setup(const Dataset& train, const TrainConfig& config, const Pa
                   "--dpus");
   system_ = std::make_unique<pim::PimSystem>(profile_, options_.host_threads);
   dpus_ = std::make_unique<pim::DpuSet>(system_->Allocate(num_dpus_));
+  dpus_->SetScheduler(options_.scheduler);
   dpus_->Load(pimbackend::MakeLinearKernel(), options_.tasklets);
 
   // Quantize and push every shard once (one parallel push: the same length for every DPU, short shards padded).

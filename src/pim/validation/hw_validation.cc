@@ -278,14 +278,31 @@ class KernelModel {
       rows_.push_back(std::move(row));
     }
   }
-  // Every row's kernel seconds under `profile`.
-  std::vector<double> KernelSeconds(const HardwareProfile& profile) {
+  // The kernel seconds under `profile` of the rows `wanted` selects (the others: 0), replaying only their traces.
+  std::vector<double> KernelSeconds(const HardwareProfile& profile, const std::vector<bool>& wanted) {
     const timing::ClockParams params = timing::FromProfile(profile);
-    std::vector<double> cycles(traces_.size());
-    pool_.ParallelFor(traces_.size(), [&](size_t i) { cycles[i] = timing::Replay(params, *traces_[i]).total; });
+    std::vector<uint32_t> needed;
+    std::vector<bool> taken(traces_.size(), false);
+    for (size_t r = 0; r < rows_.size(); ++r) {
+      if (!wanted[r]) continue;
+      for (const auto& [dpus, traces] : rows_[r].launches) {
+        for (uint32_t i : traces) {
+          if (!taken[i]) needed.push_back(i);
+          taken[i] = true;
+        }
+      }
+    }
+    std::vector<double> cycles(traces_.size(), 0);
+    pool_.ParallelFor(needed.size(),
+                      [&](size_t k) { cycles[needed[k]] = timing::Replay(params, *traces_[needed[k]]).total; });
     std::vector<double> seconds;
-    for (const RowLaunches& row : rows_) {
+    for (size_t r = 0; r < rows_.size(); ++r) {
+      const RowLaunches& row = rows_[r];
       double s = 0;
+      if (!wanted[r]) {
+        seconds.push_back(0);
+        continue;
+      }
       for (const auto& [dpus, traces] : row.launches) {
         double slowest = 0;
         for (uint32_t i : traces) slowest = std::max(slowest, cycles[i]);
@@ -370,10 +387,12 @@ KernelConstants FitKernelOn(KernelModel& model, const std::vector<RowRun>& rows,
     for (size_t k = 0; k < index.size(); ++k) x[index[k]] = y[k];
     return x;
   };
+  std::vector<bool> wanted(rows.size());
+  for (size_t i = 0; i < rows.size(); ++i) wanted[i] = In(benchmarks, rows[i].hw.benchmark);
   auto objective = [&](const std::vector<double>& y) {
     HardwareProfile p = base;
     Apply(FromCoordinates(expand(y)), p);
-    const std::vector<double> seconds = model.KernelSeconds(p);
+    const std::vector<double> seconds = model.KernelSeconds(p, wanted);
     std::map<std::string, std::pair<double, int>> sums;
     for (size_t i = 0; i < rows.size(); ++i) {
       if (!In(benchmarks, rows[i].hw.benchmark)) continue;

@@ -75,6 +75,7 @@ struct PimBackendOptions {
   // --transfers async: the host pulls a synchronization's vectors in chunks and reduces each chunk while the next
   // is on its way (modeled time only; pim/pipelined_reduction.h).
   bool async_transfers;
+  pim::Scheduler scheduler;  // how the emulator runs the tasklets (never the results or the modeled times)
   int host_threads = 0;  // not a parameter of its own: the run's host threads
 
   // The hardware profile with its overrides; checks that the tasklets fit the profile and the linear kernel's

@@ -114,6 +114,7 @@ Host::Host(const RunRequest& request, const HardwareProfile& profile, const std:
   set_ = std::make_unique<DpuSet>(system_->Allocate(request.dpus));
   set_->RecordTraces(request.keep_events);
   set_->SetShuffleSeed(request.shuffle_seed);
+  set_->SetScheduler(request.scheduler);
   result_.benchmark = benchmark;
   result_.dpus = request.dpus;
   result_.param = request.param;
@@ -128,6 +129,7 @@ void Host::Reallocate(uint32_t dpus) {
   set_ = std::make_unique<DpuSet>(system_->Allocate(dpus));
   set_->RecordTraces(request_.keep_events);
   set_->SetShuffleSeed(request_.shuffle_seed);
+  set_->SetScheduler(request_.scheduler);
   set_->Load(kernel_, request_.tasklets);
 }
 

@@ -23,7 +23,8 @@ bool Linked(const HardwareProfile& profile, uint32_t a, uint32_t b) {
 std::optional<LinkExchangeTime> ModelNeighbourExchange(const HardwareProfile& profile, uint32_t dpus,
                                                        std::span<const std::pair<uint32_t, uint32_t>> edges,
                                                        uint64_t bytes) {
-  if (profile.link_scope == LinkScope::kNone) return std::nullopt;
+  // No links, or one DPU: no exchange between DPUs (one DPU's synchronization is the host's round trip).
+  if (profile.link_scope == LinkScope::kNone || dpus <= 1) return std::nullopt;
   const uint32_t ranks = (dpus + profile.dpus_per_rank - 1) / profile.dpus_per_rank;
   // Busy seconds of each port: DPU out / in, rank out / in.
   std::vector<double> dpu_out(dpus, 0.0), dpu_in(dpus, 0.0), rank_out(ranks, 0.0), rank_in(ranks, 0.0);
@@ -91,9 +92,10 @@ void Add(LinkExchangeTime& into, const LinkExchangeTime& t) {
 
 // Reduce-scatter or all-gather over one flat ring of DPUs 0..dpus-1: K - 1 steps of bytes / K.
 std::optional<LinkExchangeTime> FlatRingHalf(const HardwareProfile& profile, uint32_t dpus, uint64_t bytes) {
+  // No links, or one DPU: no collective. A one-DPU "all-reduce" would be free and hide the host's round trip that
+  // one DPU's synchronization is (MB-SGD's gradient pulled, the step, the model pushed back).
+  if (profile.link_scope == LinkScope::kNone || dpus <= 1) return std::nullopt;
   LinkExchangeTime t;
-  if (profile.link_scope == LinkScope::kNone) return std::nullopt;  // no links: not even one DPU's "exchange"
-  if (dpus <= 1) return t;
   const RingLinks ring = CheckRing(profile, 0, 1, dpus);
   if (!ring.linked) return std::nullopt;
   const double chunk = static_cast<double>(bytes) / dpus;

@@ -218,7 +218,8 @@ TEST(WhatIfLinks, GaSgdAndAdmmSumByAllReduce) {
     EXPECT_FALSE(beyond.note.empty());
     EXPECT_TRUE(std::isnan(beyond.epoch_s));
   }
-  // One DPU on today's hardware (MB-SGD): its gradients still come up to the host.
+  // One DPU (MB-SGD): its gradients come up to the host on every profile, links or not (no collective over one
+  // DPU), in the same modeled time; links demanded for it are refused on every profile, naming the profile.
   TrainConfig one = DsgdConfig(TopologyKind::kRing);
   one.algorithm = "mbsgd";
   one.workers = 1;
@@ -230,6 +231,25 @@ TEST(WhatIfLinks, GaSgdAndAdmmSumByAllReduce) {
   EXPECT_GT(r.traffic.from_workers_bytes, 0u);
   EXPECT_GT(r.phase_seconds.at("modeled_host_reduction"), 0.0);
   EXPECT_EQ(r.phase_seconds.at("modeled_dpu_to_dpu"), 0.0);
+  for (const std::string profile : {"links-chip", "links-rank", "links-system"}) {
+    SCOPED_TRACE(profile);
+    PimBackendOptions o;
+    o.profile = profile;
+    PimBackend linked(pool, o);
+    const TrainResult l = Train(train, nullptr, one, linked, {});
+    EXPECT_EQ(l.model.weights, r.model.weights);
+    EXPECT_EQ(l.traffic.from_workers_bytes, r.traffic.from_workers_bytes);
+    EXPECT_EQ(l.phase_seconds.at("modeled_dpu_to_dpu"), 0.0);
+    EXPECT_EQ(l.phase_seconds.at("modeled_total"), r.phase_seconds.at("modeled_total"));
+    o.sync_path = PimBackendOptions::SyncPath::kLinks;
+    PimBackend demanded(pool, o);
+    try {
+      Train(train, nullptr, one, demanded, {});
+      FAIL() << "MB-SGD's one DPU synchronized over links";
+    } catch (const ConfigError& e) {
+      EXPECT_EQ(e.parameter(), "--sync-path") << e.what();
+    }
+  }
 }
 
 // Under MPI every process gathers the models for the gossip step and mixes its own workers': every split into

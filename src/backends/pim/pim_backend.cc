@@ -490,7 +490,7 @@ void PimBackend::GradientStep(std::span<const std::span<const uint32_t>> worker_
   // step to its copy of the model; the host's pull, sum and next broadcast only carry it in the emulator.
   const std::optional<pim::LinkExchangeTime> linked =
       LinkPath(pim::ModelAllReduce(profile_, part_.total_workers, 2 * layout_.model_bytes()),
-               "GA-SGD's gradient sum (an all-reduce)");
+               "the gradient sum of GA-SGD or MB-SGD (an all-reduce)");
   // --sync-format auto: the gradient's touched coordinates as (index, value) pairs when smaller (not with PIM-Opt's
   // narrowed dense gradients, nor over links).
   const bool compact = options_.sync_format == PimBackendOptions::SyncFormat::kAuto;
@@ -690,6 +690,11 @@ void PimBackend::MixLocalModels(const Topology& topology) {
 std::optional<pim::LinkExchangeTime> PimBackend::LinkPath(const std::optional<pim::LinkExchangeTime>& covered,
                                                           const char* what) const {
   if (options_.sync_path == PimBackendOptions::SyncPath::kHost) return std::nullopt;
+  if (!covered && options_.sync_path == PimBackendOptions::SyncPath::kLinks && part_.total_workers == 1) {
+    throw ConfigError("--sync-path", StrCat("links: ", what, " over one DPU is no exchange between DPUs (it goes "
+                                            "through the host on every profile); use --sync-path host or auto, or "
+                                            "more workers"));
+  }
   if (!covered && options_.sync_path == PimBackendOptions::SyncPath::kLinks) {
     const std::string scope = pim::ProfileFields().GetText(profile_, "link_scope");
     throw ConfigError("--profile", StrCat("profile '", profile_.name, "' (link_scope ", scope, ") has no DPU links for ",

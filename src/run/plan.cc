@@ -218,17 +218,22 @@ Plan MakePlan(const RunConfig& base, const PlanOptions& options,
     for (const TrainResult& p : pilots) best = std::max(best, Targets(plan.metric, 1, p).front().best);
     plan.target = std::floor((best - 0.005) * 1e4) / 1e4;
   }
+  // An emulated pilot is the run itself: its modeled time to the target is the run's (its epochs may differ in
+  // modeled time, the kernels' costs following the data); a CPU pilot's epochs to the target take the timed epoch.
+  std::vector<double> pilot_modeled_s(pilots.size(), -1);
   for (size_t i = 0; i < pilots.size(); ++i) {
     const TargetReached t = Targets(plan.metric, plan.target, pilots[i]).front();
     PlanCandidate& cand = plan.candidates[i];
     cand.reached = t.reached;
     cand.epochs_to_target = t.epoch;
     cand.best_metric = t.best;
+    if (options.pilot_backend == "pim") pilot_modeled_s[i] = t.modeled_s;
   }
   for (size_t i = 0; i < plan.candidates.size(); ++i) {
     PlanCandidate& cand = plan.candidates[i];
     if (!cand.reached || !std::isfinite(cand.epoch.epoch_s)) continue;  // no projected epoch: no prediction
-    cand.time_to_target_s = cand.epochs_to_target * cand.epoch.epoch_s;
+    cand.time_to_target_s =
+        pilot_modeled_s[i] >= 0 ? pilot_modeled_s[i] : cand.epochs_to_target * cand.epoch.epoch_s;
     cand.bytes_to_target =
         cand.epochs_to_target * (cand.epoch.cpu_to_dpu_bytes + cand.epoch.dpu_to_cpu_bytes + cand.epoch.link_bytes);
     if (plan.best < 0 || cand.time_to_target_s < plan.candidates[plan.best].time_to_target_s) {

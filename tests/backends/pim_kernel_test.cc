@@ -153,6 +153,39 @@ TEST(PimLinearKernel, LocalStepModesAreBitIdenticalToTheReference) {
   }
 }
 
+// The kernel is written with the emulator's operand types: what it costs is what it does. One gradient launch of k
+// rows counts 8 native 8 x 8 multiplies per feature and row (4 per product of the score, by the weight's bytes, and 4
+// per term of the gradient sum, by the derivative's) and no 64-bit multiply; a local step with a step factor that is
+// not a power of two multiplies every coordinate (and the bias) by it with two 32 x 32 -> 64-bit products (no decay:
+// none for it), and with a factor of 2^-k shifts instead.
+TEST(PimLinearKernel, ItsCostIsWhatItDoesByTheOperandTypes) {
+  const Fixture f = Make(20, 256, 5, 16);
+  auto ops = [&](uint32_t mode, uint64_t lr_weight_q32, uint32_t steps) {
+    LinearKernelArgs a = ArgsFor(f, mode, 0);
+    a.steps = steps;
+    a.slots_per_step = 8;
+    a.lr_weight_q32 = lr_weight_q32;
+    std::vector<uint32_t> list;
+    for (uint32_t s = 0; s < steps; ++s) {
+      for (uint32_t i = 0; i < 8; ++i) list.push_back((s * 3 + i) % 20);
+    }
+    pim::PimSystem system(pim::MakeProfile("pim-opt"), 1);
+    pim::DpuSet set = Upload(system, f, a, list);
+    return set.Launch().op_counts;
+  };
+  auto count = [](const std::array<uint64_t, pim::kNumOps>& c, pim::Op op) { return c[static_cast<size_t>(op)]; };
+  const uint64_t n_pad = f.shard.n_pad;
+  const auto gradient = ops(0, 0, 1);
+  EXPECT_EQ(count(gradient, pim::Op::kMul8), 8 * 8 * n_pad);
+  EXPECT_EQ(count(gradient, pim::Op::kInt64Mul), 0u);
+  // 8 rows per step: lr_weight / 8 is the step's factor.
+  const auto multiplied = ops(1, 8 * 3000000001ull, 3), shifted = ops(1, 8 * (uint64_t{1} << 29), 3);
+  EXPECT_EQ(count(multiplied, pim::Op::kInt64Mul), 3 * (n_pad + 1) * 2);
+  EXPECT_EQ(count(shifted, pim::Op::kInt64Mul), 0u);
+  EXPECT_EQ(count(multiplied, pim::Op::kMul8), 3 * 8 * 8 * n_pad);
+  EXPECT_EQ(count(multiplied, pim::Op::kInt64Div), 3 * 16u);  // each tasklet: the step's factor, per step
+}
+
 TEST(PimLinearKernel, SoftwareFloatSigmoidIsBitIdenticalAndCostsMore) {
   const Fixture f = Make(64, 200, 77, 6 * 12);
   double cycles[2];

@@ -15,7 +15,9 @@
 
 #include <array>
 #include <cmath>
+#include <concepts>
 #include <cstdint>
+#include <type_traits>
 
 #include "pimopt/model/loss.h"
 
@@ -32,22 +34,39 @@ struct Saturation {
   uint64_t events = 0;
 };
 
+// One code for the host and the DPU: the functions below that take a 64-bit value run on plain integers (int64_t)
+// in host code and on the emulator's operand types in DPU kernels (pim::i64, pim::i32: any class type with the
+// integer operators, dpu_types.h), which count what the DPU executes. Narrow32 and Widen64 convert between the two
+// widths; the operand types' own are found by argument-dependent lookup.
+template <class V>
+concept FixedValue = std::integral<V> || std::is_class_v<V>;
+// The 64-bit type of a value: int64_t for a plain integer, the operand type itself otherwise.
+template <class V>
+using Wide = std::conditional_t<std::is_class_v<V>, V, int64_t>;
+inline int32_t Narrow32(int64_t v) { return static_cast<int32_t>(v); }
+inline int64_t Widen64(int64_t v) { return v; }
+
 // Arithmetic right shift rounding toward zero (v / 2^shift): a negative v is first raised by 2^shift - 1, so the
 // flooring shift rounds it up. Branch-free: the emulated kernels apply it to values of random sign.
-constexpr int64_t ShiftTowardZero(int64_t v, int shift) {
+template <FixedValue V>
+constexpr Wide<V> ShiftTowardZero(V value, int shift) {
+  const Wide<V> v = value;
   return (v + ((v >> 63) & ((int64_t{1} << shift) - 1))) >> shift;
 }
 
-inline int32_t SaturateModel(int64_t v, Saturation& sat) {
+// v narrowed to int32, saturated to +-kModelMax (counted in `sat`).
+template <FixedValue V>
+auto SaturateModel(V value, Saturation& sat) {
+  const Wide<V> v = value;
   if (v > kModelMax) {
     ++sat.events;
-    return static_cast<int32_t>(kModelMax);
+    return Narrow32(Wide<V>(kModelMax));
   }
   if (v < -kModelMax) {
     ++sat.events;
-    return static_cast<int32_t>(-kModelMax);
+    return Narrow32(Wide<V>(-kModelMax));
   }
-  return static_cast<int32_t>(v);
+  return Narrow32(v);
 }
 
 int8_t QuantizeFeature(float x, Saturation& sat);
@@ -67,20 +86,29 @@ inline int64_t MulScale(int64_t v, uint64_t scale) {
 }
 
 // One SGD coordinate update: x - (G * scale) / 2^32 / 2^7 - decay_base * decay / 2^32, all toward zero, where G is a
-// gradient sum in Q.31 and x, decay_base in Q.24 (not yet saturated). Used by the DPU kernel, its host reference and
-// the host's GA-SGD step.
+// gradient sum in Q.31 and x, decay_base in Q.24 (not yet saturated). Used by the DPU kernel (with its own ways of
+// scaling, SgdUpdateWith), its host reference and the host's GA-SGD step.
+template <class V, class StepScale, class DecayScale>
+V SgdUpdateWith(V x, V g_q31, const StepScale& step, V decay_base, const DecayScale& decay) {
+  return x - ShiftTowardZero(step(g_q31), kFeatureFracBits) - decay(decay_base);
+}
 inline int64_t SgdUpdate(int64_t x, int64_t g_q31, uint64_t scale_q32, int64_t decay_base, uint64_t decay_q32) {
-  return x - ShiftTowardZero(MulScale(g_q31, scale_q32), kFeatureFracBits) - MulScale(decay_base, decay_q32);
+  return SgdUpdateWith(
+      x, g_q31, [scale_q32](int64_t v) { return MulScale(v, scale_q32); }, decay_base,
+      [decay_q32](int64_t v) { return MulScale(v, decay_q32); });
 }
 
 // sigma(z) for z in [-8, 8) in steps of 1/64, nearest entry, Q.24; below -8 -> 0, at or above 8 -> 1.
 inline constexpr int kSigmoidEntries = 1024;
 const std::array<int32_t, kSigmoidEntries>& SigmoidTable();
 // The table entry of z: -1 below the table (sigma = 0), kSigmoidEntries above it (sigma = 1).
-inline int64_t SigmoidIndex(int64_t z_q24) {
-  if (z_q24 < -(int64_t{8} << kModelFracBits)) return -1;
-  const int64_t index = (z_q24 + (int64_t{8} << kModelFracBits)) >> (kModelFracBits - 6);
-  return index >= kSigmoidEntries ? kSigmoidEntries : index;
+template <FixedValue V>
+Wide<V> SigmoidIndex(V z) {
+  using W = Wide<V>;
+  const W z_q24 = z;
+  if (z_q24 < -(int64_t{8} << kModelFracBits)) return W(-1);
+  const W index = (z_q24 + (int64_t{8} << kModelFracBits)) >> (kModelFracBits - 6);
+  return index >= kSigmoidEntries ? W(kSigmoidEntries) : index;
 }
 inline int32_t Sigmoid(int64_t z_q24) {
   const int64_t index = SigmoidIndex(z_q24);
@@ -93,11 +121,14 @@ inline int32_t SigmoidFloat(int64_t z_q24) {
   const float z = static_cast<float>(z_q24) / static_cast<float>(1 << kModelFracBits);
   return static_cast<int32_t>(std::nearbyint(static_cast<double>(1 << kModelFracBits) / (1.0 + std::exp(-z))));
 }
-// Derivative with sigma already looked up (the DPU reads its table from MRAM).
-inline int32_t DerivativeFromSigmoid(LossKind loss, int32_t sigma, int64_t z_q24, int y) {
-  if (loss == LossKind::kLogistic) return sigma - (y > 0 ? (1 << kModelFracBits) : 0);
-  const int64_t margin = y > 0 ? z_q24 : -z_q24;
-  return margin < (int64_t{1} << kModelFracBits) ? -y * (1 << kModelFracBits) : 0;
+// Derivative with sigma already looked up (the DPU reads its table from MRAM): sigma and the result are 32-bit,
+// z_q24 a 64-bit value, y the label (-1 or +1).
+template <class S, FixedValue V, class Y>
+S DerivativeFromSigmoid(LossKind loss, S sigma, V z, Y y) {
+  if (loss == LossKind::kLogistic) return sigma - (y > 0 ? S(1 << kModelFracBits) : S(0));
+  const Wide<V> z_q24 = z;
+  const Wide<V> margin = y > 0 ? z_q24 : Wide<V>(-z_q24);
+  return margin < (int64_t{1} << kModelFracBits) ? S(-y * (1 << kModelFracBits)) : S(0);
 }
 
 // Loss derivative dl/dz in Q.24 for label y in {-1, +1} and score z in Q.24:
@@ -105,10 +136,11 @@ inline int32_t DerivativeFromSigmoid(LossKind loss, int32_t sigma, int64_t z_q24
 inline int32_t Derivative(LossKind loss, int64_t z_q24, int y) {
   return DerivativeFromSigmoid(loss, loss == LossKind::kLogistic ? Sigmoid(z_q24) : 0, z_q24, y);
 }
-// d * class weight (Q.24), toward zero; weight 1.0 costs nothing.
-inline int32_t ApplyClassWeight(int32_t d, int32_t weight_q24) {
+// d * class weight (Q.24), toward zero; weight 1.0 costs nothing. d and the weight are 32-bit.
+template <class S, class W>
+S ApplyClassWeight(S d, W weight_q24) {
   if (weight_q24 == (1 << kModelFracBits)) return d;
-  return static_cast<int32_t>(ShiftTowardZero(static_cast<int64_t>(d) * weight_q24, kModelFracBits));
+  return Narrow32(ShiftTowardZero(Widen64(d) * Widen64(weight_q24), kModelFracBits));
 }
 
 }  // namespace pimopt::fixed

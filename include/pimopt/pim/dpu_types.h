@@ -24,6 +24,7 @@
 #pragma once
 
 #include <bit>
+#include <cmath>
 #include <cstdint>
 #include <cstring>
 #include <type_traits>
@@ -171,7 +172,8 @@ class Int {
   }
   Int operator-() const {
     detail::CountAdd(detail::Wide<T>());
-    return Int(static_cast<T>(-v_));
+    using U = std::make_unsigned_t<decltype(+T{})>;
+    return Int(static_cast<T>(U{0} - static_cast<U>(v_)));
   }
   Int operator~() const {
     detail::CountLogic(detail::Wide<T>());
@@ -270,14 +272,16 @@ inline C Widen(A a) {
 }
 }  // namespace detail
 
-#define PIMOPT_PIM_INT_ARITH(op, count)                                          \
-  template <class A, class B, std::enable_if_t<detail::kIntPair<A, B>, int> = 0> \
-  inline Int<detail::Common<A, B>> operator op(A a, B b) {                       \
-    using C = detail::Common<A, B>;                                              \
-    const C x = detail::Widen<C>(a);                                             \
-    const C y = detail::Widen<C>(b);                                             \
-    count(detail::Wide<C>());                                                    \
-    return Int<C>(static_cast<C>(x op y));                                       \
+// Adds and subtracts wrap around as on the DPU (computed unsigned: no signed overflow on the host).
+#define PIMOPT_PIM_INT_ARITH(op, count)                                                                       \
+  template <class A, class B, std::enable_if_t<detail::kIntPair<A, B>, int> = 0>                              \
+  inline Int<detail::Common<A, B>> operator op(A a, B b) {                                                    \
+    using C = detail::Common<A, B>;                                                                           \
+    using U = std::make_unsigned_t<C>;                                                                        \
+    const C x = detail::Widen<C>(a);                                                                          \
+    const C y = detail::Widen<C>(b);                                                                          \
+    count(detail::Wide<C>());                                                                                 \
+    return Int<C>(static_cast<C>(static_cast<U>(static_cast<U>(x) op static_cast<U>(y))));                    \
   }
 PIMOPT_PIM_INT_ARITH(+, detail::CountAdd)
 PIMOPT_PIM_INT_ARITH(-, detail::CountAdd)
@@ -400,6 +404,19 @@ inline Int<To> Cast(Int<From> v) {
   detail::CountConvert<To, From>();
   return Int<To>(static_cast<To>(v.value()));
 }
+// The number of leading zero bits: the DPU's clz instruction ([uPIMulator] op_code.go), one per 32-bit word.
+template <class T>
+inline Int<uint32_t> CountLeadingZeros(Int<T> v) {
+  detail::CountLogic(detail::Wide<T>());
+  using U = std::make_unsigned_t<T>;
+  return Int<uint32_t>(static_cast<uint32_t>(std::countl_zero(static_cast<U>(v.value()))));
+}
+// The fixed-point code shared with the host (fixed/fixed_point.h) converts between 32 and 64 bits with these.
+template <class From>
+inline Int<int64_t> Widen64(Int<From> v) {
+  return Cast<int64_t>(v);
+}
+inline Int<int32_t> Narrow32(Int<int64_t> v) { return Cast<int32_t>(v); }
 
 // ---------------------------------------------------------------- software floating point
 template <class T>
@@ -416,7 +433,18 @@ class Float {
   explicit Float(Int<U> i) : v_(static_cast<T>(i.value())) {
     Count(Op::kFloatConvert);
   }
+  // From the other precision (float <-> double): a software conversion.
+  template <class U>
+  explicit Float(Float<U> o) : v_(static_cast<T>(o.value())) {
+    Count(Op::kFloatConvert);
+  }
   constexpr T value() const { return v_; }
+  // To the nearest integer, ties to even (nearbyint): a software conversion.
+  template <class U>
+  Int<U> Round() const {
+    Count(Op::kFloatConvert);
+    return Int<U>(static_cast<U>(std::nearbyint(v_)));
+  }
   // To an integer (toward zero, as C): a software conversion.
   template <class U>
   Int<U> To() const {

@@ -6,21 +6,150 @@
 namespace pimopt::pimbackend {
 
 using fixed::kModelFracBits;
-using pim::Op;
+using pim::Cast;
+using pim::i32;
+using pim::i64;
+using pim::i8;
+using pim::Load;
 using pim::Tasklet;
+using pim::u32;
+using pim::u64;
+using pim::WramPtr;
 
 namespace {
 
 uint64_t Align8(uint64_t v) { return (v + 7) / 8 * 8; }
 
+// The kernel is written with the emulator's operand types (pim/dpu_types.h): every add, load, compare-and-branch,
+// multiply and division it does is counted as the DPU executes it, by the same accounting that the validation
+// against PrIM's hardware times checks (docs/pim-emulator.md). Conventions, as the DPU compiler would have them:
+//  - the launch's arguments are read from WRAM once into registers (Config); its configuration (mode, loss,
+//    layout flags) is decided once per launch, as if the kernel were built for it (branches on it are not
+//    counted); the number of tasklets is NR_TASKLETS, a compile-time constant;
+//  - MRAM addresses are 32-bit (an MRAM bank is 64 MB): the row's address is a 32-bit multiply (__mulsi3, costed
+//    by its operands);
+//  - loops over run-time counts and over a block's 128 features are not unrolled: each iteration adds and
+//    compares its index, and each indexed WRAM access computes its address.
+struct Config {
+  KernelMode mode = KernelMode::kGradient;
+  KernelLoss loss = KernelLoss::kLogistic;
+  bool artifact = false, sparse = false, fit_bias = false, float_sigmoid = false, feature_split = false,
+       sparse_update = false;
+  u32 n_pad, blocks, steps, slots_per_step;
+  u32 x, y, w, v, g, list, sigmoid, col, val;  // MRAM offsets
+  u64 lr_weight_q32, decay_q32;
+  i32 positive_weight_q24, negative_weight_q24;
+};
+
+Config LoadConfig(Tasklet& t, const LinearKernelArgs* a) {
+  Config c;
+  c.mode = a->mode;
+  c.loss = a->loss;
+  c.artifact = a->artifact != 0;
+  c.sparse = a->sparse != 0;
+  c.fit_bias = a->fit_bias != 0;
+  c.float_sigmoid = a->sigmoid_float != 0;
+  c.feature_split = a->feature_split != 0;
+  c.sparse_update = a->sparse_update != 0;
+  for (uint64_t offset : {a->x_offset, a->y_offset, a->w_offset, a->v_offset, a->g_offset, a->list_offset,
+                          a->sigmoid_offset, a->col_offset, a->val_offset}) {
+    if (offset > 0xFFFFFFFFu) t.Fail("an MRAM offset beyond 4 GiB: the kernel's addresses are 32-bit");
+  }
+  c.n_pad = Load(&a->n_pad);
+  c.blocks = c.n_pad / kFeatureBlock;
+  c.steps = Load(&a->steps);
+  c.slots_per_step = Load(&a->slots_per_step);
+  c.x = Cast<uint32_t>(Load(&a->x_offset));
+  c.y = Cast<uint32_t>(Load(&a->y_offset));
+  c.w = Cast<uint32_t>(Load(&a->w_offset));
+  c.v = Cast<uint32_t>(Load(&a->v_offset));
+  c.g = Cast<uint32_t>(Load(&a->g_offset));
+  c.list = Cast<uint32_t>(Load(&a->list_offset));
+  c.sigmoid = Cast<uint32_t>(Load(&a->sigmoid_offset));
+  c.col = Cast<uint32_t>(Load(&a->col_offset));
+  c.val = Cast<uint32_t>(Load(&a->val_offset));
+  c.lr_weight_q32 = Load(&a->lr_weight_q32);
+  c.decay_q32 = Load(&a->decay_q32);
+  c.positive_weight_q24 = Load(&a->positive_weight_q24);
+  c.negative_weight_q24 = Load(&a->negative_weight_q24);
+  return c;
+}
+
 // Per-tasklet WRAM buffers.
 struct Buffers {
-  int8_t* x;      // a block of a dense row, or a window of sparse values
-  int32_t* w;     // a model block
-  int32_t* v;     // a proximal-target block
-  int64_t* acc;   // a block of gradient sums
-  uint32_t* col;  // a window of sparse column numbers
-  int64_t* word;  // 16 bytes for small DMAs
+  WramPtr<int8_t> x;     // a block of a dense row, or a window of sparse values
+  WramPtr<int32_t> w;    // a model block
+  WramPtr<int32_t> v;    // a proximal-target block
+  WramPtr<int64_t> acc;  // a block of gradient sums
+  WramPtr<uint8_t> col;  // a window of sparse column numbers (bytes: a window may start mid-word)
+  WramPtr<int64_t> word;  // 16 bytes for small DMAs
+};
+
+// Products of int8 features and int32 weights with the DPU's one multiplier, 8 x 8 bits ([PIM-ML] builds its int8
+// products from it): a weight's four bytes, each multiplied on its own. ByteLanes sums the products of a dot
+// product byte by byte (each sum exact in 32 bits for up to 128 products: |x b| < 2^15) and shifts them into place
+// once; Times forms one product x d with d's bytes taken apart beforehand (ByteSplit).
+struct ByteLanes {
+  i32 l0 = 0, l1 = 0, l2 = 0, l3 = 0;
+  void Add(i8 x, i32 w) {
+    l0 += x * Cast<uint8_t>(w);
+    l1 += x * Cast<uint8_t>(w >> 8);
+    l2 += x * Cast<uint8_t>(w >> 16);
+    l3 += x * Cast<int8_t>(w >> 24);
+  }
+  i64 Sum() const {
+    return (Cast<int64_t>(l3) << 24) + (Cast<int64_t>(l2) << 16) + (Cast<int64_t>(l1) << 8) + Cast<int64_t>(l0);
+  }
+};
+struct ByteSplit {
+  pim::u8 b0, b1, b2;
+  i8 b3;
+  explicit ByteSplit(i32 d)
+      : b0(Cast<uint8_t>(d)), b1(Cast<uint8_t>(d >> 8)), b2(Cast<uint8_t>(d >> 16)), b3(Cast<int8_t>(d >> 24)) {}
+};
+// x d = (x b3 2^8 + x b2) 2^16 + (x b1 2^8 + x b0); both halves exact in 32 bits.
+i64 Times(i8 x, const ByteSplit& d) {
+  const i32 low = ((x * d.b1) << 8) + x * d.b0;
+  const i32 high = ((x * d.b3) << 8) + x * d.b2;
+  return (Cast<int64_t>(high) << 16) + Cast<int64_t>(low);
+}
+
+// (v s) / 2^32 toward zero, the bits of fixed::MulScale's 128-bit product, from 32 x 32 -> 64-bit multiplies (the
+// DPU has no wider one): v = vh 2^32 + vl, s = sh 2^32 + sl; the products with sh only when sh is not 0.
+i64 MulScale(i64 v, u64 s) {
+  const u64 vl = Cast<uint64_t>(Cast<uint32_t>(v));
+  const i64 vh = v >> 32;
+  const u64 sl = Cast<uint64_t>(Cast<uint32_t>(s));
+  const u64 sh = s >> 32;
+  const u64 ll = vl * sl;
+  i64 p = Cast<int64_t>(ll >> 32) + vh * Cast<int64_t>(sl);
+  if (sh != 0u) p += Cast<int64_t>(vl * sh) + ((vh * Cast<int64_t>(sh)) << 32);
+  // Toward zero: a negative product with a fraction is rounded up.
+  if (v < 0 && (ll & 0xFFFFFFFFu) != 0u) p += 1;
+  return p;
+}
+
+// Multiplying by a Q0.32 factor, decided once per step: zero, a shift when the factor is 2^-k (k <= 32: equal to
+// fixed::MulScale's product then), else MulScale.
+class Scaler {
+ public:
+  explicit Scaler(u64 scale) : scale_(scale) {
+    zero_ = scale == 0u;
+    // 2^m has 63 - m leading zeros: the shift 32 - m is their count less 31.
+    if (!zero_ && (scale & (scale - 1u)) == 0u && scale <= (uint64_t{1} << fixed::kScaleFracBits)) {
+      shift_ = static_cast<int>((pim::CountLeadingZeros(scale) - 31u).value());
+    }
+  }
+  i64 operator()(i64 v) const {
+    if (zero_) return 0;
+    if (shift_ >= 0) return fixed::ShiftTowardZero(v, shift_);
+    return MulScale(v, scale_);
+  }
+
+ private:
+  u64 scale_;
+  bool zero_ = false;
+  int shift_ = -1;
 };
 
 class LinearKernel final : public pim::Kernel {
@@ -40,316 +169,308 @@ class LinearKernel final : public pim::Kernel {
   }
 
   void Main(Tasklet& t) override {
-    if (t.me() == 0) t.MemReset();
+    const u32 me = t.me();
+    const uint32_t tasklets = t.nr_tasklets();
+    if (me == 0u) t.MemReset();
     t.BarrierWait();
-    const LinearKernelArgs a = *t.Wram<LinearKernelArgs>(kArgsSymbol);
-    auto* rows = t.Wram<uint32_t>(kRowsSymbol);
-    auto* d = t.Wram<int32_t>(kDerivativesSymbol);
-    auto* count = t.Wram<uint32_t>(kCountSymbol);
+    const auto* args = t.Wram<LinearKernelArgs>(kArgsSymbol);
+    const Config c = LoadConfig(t, args);
+    const WramPtr<uint32_t> rows = t.WramVar<uint32_t>(kRowsSymbol);
+    const WramPtr<int32_t> d = t.WramVar<int32_t>(kDerivativesSymbol);
+    const WramPtr<uint32_t> count = t.WramVar<uint32_t>(kCountSymbol);
     Buffers buf;
-    buf.x = static_cast<int8_t*>(t.MemAlloc(kSparseWindow + 8));
-    buf.w = static_cast<int32_t*>(t.MemAlloc(4 * kFeatureBlock));
-    buf.v = static_cast<int32_t*>(t.MemAlloc(4 * kFeatureBlock));
-    buf.acc = static_cast<int64_t*>(t.MemAlloc(8 * kFeatureBlock));
+    buf.x = t.Alloc<int8_t>(kSparseWindow + 8);
+    buf.w = t.Alloc<int32_t>(kFeatureBlock);
+    buf.v = t.Alloc<int32_t>(kFeatureBlock);
+    buf.acc = t.Alloc<int64_t>(kFeatureBlock);
     // The column window is only used by the gather / scatter phases, the sums only by the sweep: they share WRAM
     // (16 tasklets x 2.2 KB must fit beside the shared arrays and the stacks).
     static_assert(4 * kSparseWindow + 8 <= 8 * kFeatureBlock);
-    buf.col = reinterpret_cast<uint32_t*>(buf.acc);
-    buf.word = static_cast<int64_t*>(t.MemAlloc(16));
+    buf.col = buf.acc.As<uint8_t>();
+    buf.word = t.Alloc<int64_t>(2);
     fixed::Saturation saturation;
-    if (a.artifact && !a.sparse && !a.feature_split) t.Fail("PIM-Opt's kernel (artifact = 1) needs feature_split = 1");
-    if (a.sparse_update && (!a.sparse || a.artifact || a.mode != KernelMode::kLocalSgd || a.decay_q32 != 0)) {
+    if (c.artifact && !c.sparse && !c.feature_split) t.Fail("PIM-Opt's kernel (artifact = 1) needs feature_split = 1");
+    if (c.sparse_update && (!c.sparse || c.artifact || c.mode != KernelMode::kLocalSgd || args->decay_q32 != 0)) {
       t.Fail("sparse_update = 1 needs sparse rows, pimopt's kernel, local SGD (mode 1) and no decay");
     }
-    if (a.sparse && a.mode == KernelMode::kGradient) {
-      ClearSums(t, a, buf);  // the host read the previous step's sums; start from zero
+    if (c.sparse && c.mode == KernelMode::kGradient) {
+      ClearSums(t, c, buf, me, tasklets);  // the host read the previous step's sums; start from zero
       t.BarrierWait();
     }
-    const uint32_t blocks = a.n_pad / kFeatureBlock;
-    const uint32_t bias_owner = t.nr_tasklets() - 1;
-    for (uint32_t step = 0; step < a.steps; ++step) {
+    const uint32_t bias_owner = tasklets - 1;
+    for (u32 step = 0; step < c.steps; ++step) {
       // A step's rows are processed in chunks of at most kMaxRowsPerStep (the WRAM arrays); the sums of all
       // chunks collect in G in MRAM, so a step may have any number of rows.
-      uint32_t step_rows = 0;
-      int64_t bias_sum = 0;  // bias owner only
-      for (uint32_t chunk = 0;; ++chunk) {
-        if (t.me() == 0) LoadRowList(t, a, step, chunk, rows, count);
+      u32 step_rows = 0;
+      i64 bias_sum = 0;  // bias owner only
+      for (u32 chunk = 0;; ++chunk) {
+        if (me == 0u) LoadRowList(t, c, step, chunk, rows, count);
         t.BarrierWait();
-        const uint32_t n = *count;
-        if (n == 0) break;
-        t.MramRead(a.w_offset + uint64_t{a.n_pad} * 4, buf.word, 8);
-        const int32_t bias = static_cast<int32_t>(buf.word[0] & 0xFFFFFFFF);
-        if ((a.feature_split && !a.sparse) || (a.artifact && a.sparse)) {
+        const u32 n = count[0];
+        if (n == 0u) break;
+        t.MramRead(c.w + c.n_pad * 4, buf.word, 8);
+        const i32 bias = buf.word.As<int32_t>()[0];
+        if ((c.feature_split && !c.sparse) || (c.artifact && c.sparse)) {
           // PIM-Opt's split ([PIM-Opt] */dpu/task.c, docs/sources.md): every tasklet takes its feature blocks (dense)
           // or its share of the non-zeros (sparse) of each sample; two barriers per sample; G is read-modified-written
           // in MRAM per sample.
-          if (a.sparse) {
-            SparseFeatureSplitChunk(t, a, buf, rows, d, n, bias);
+          if (c.sparse) {
+            SparseFeatureSplitChunk(t, c, buf, rows, d, n, bias, me, tasklets);
           } else {
-            FeatureSplitChunk(t, a, buf, rows, d, n, bias, chunk);
+            FeatureSplitChunk(t, c, buf, rows, d, n, bias, chunk, me, tasklets);
           }
-          if (t.me() == bias_owner) {
-            for (uint32_t i = 0; i < n; ++i) bias_sum += d[i];
-            t.Charge(Op::kWramLoad, n);
-            t.Charge(Op::kInt64Add, n);
-          }
+          if (me == bias_owner) bias_sum += SumOf(d, n);
           step_rows += n;
           t.BarrierWait();
           if (n < kMaxRowsPerStep) break;
           continue;
         }
         // Phase A: scores and derivatives, one row per tasklet at a time.
-        for (uint32_t i = t.me(); i < n; i += t.nr_tasklets()) {
-          const uint32_t r = rows[i];
-          int64_t z = a.fit_bias ? static_cast<int64_t>(bias) << fixed::kFeatureFracBits : 0;
-          z += a.sparse ? SparseDot(t, a, buf, r) : DenseDot(t, a, buf, r);
-          d[i] = RowDerivative(t, a, buf, r, fixed::ShiftTowardZero(z, fixed::kFeatureFracBits));
+        for (u32 i = me; i < n; i += tasklets) {
+          const u32 r = rows[i];
+          i64 z = c.fit_bias ? Cast<int64_t>(bias) << fixed::kFeatureFracBits : i64(0);
+          z += c.sparse ? SparseDot(t, c, buf, r) : DenseDot(t, c, buf, r);
+          d[i] = RowDerivative(t, c, buf, r, fixed::ShiftTowardZero(z, fixed::kFeatureFracBits));
         }
         t.BarrierWait();
         // Phase B: add this chunk's d_i x_i to G.
-        if (a.sparse) {
-          SparseScatter(t, a, buf, rows, d, n);
+        if (c.sparse) {
+          SparseScatter(t, c, buf, rows, d, n, me, tasklets);
         } else {
-          for (uint32_t b = t.me(); b < blocks; b += t.nr_tasklets()) DenseAccumulate(t, a, buf, rows, d, n, b, chunk);
+          for (u32 b = me; b < c.blocks; b += tasklets) DenseAccumulate(t, c, buf, rows, d, n, b, chunk);
         }
-        if (t.me() == bias_owner) {
-          for (uint32_t i = 0; i < n; ++i) bias_sum += d[i];
-          t.Charge(Op::kWramLoad, n);
-          t.Charge(Op::kInt64Add, n);
-        }
+        if (me == bias_owner) bias_sum += SumOf(d, n);
         step_rows += n;
         t.BarrierWait();  // the next chunk overwrites the row list and the derivatives
         if (n < kMaxRowsPerStep) break;
       }
-      if (step_rows == 0) continue;
+      if (step_rows == 0u) continue;
       // Output (mode 0) or update (modes 1, 2) from the sums.
-      const bool updates = a.mode != KernelMode::kGradient;
-      const uint64_t scale = updates ? a.lr_weight_q32 / step_rows : 0;
-      if (updates) t.Charge(Op::kInt64Div, 1);
-      if (t.me() == bias_owner) UpdateBias(t, a, buf, bias_sum, scale, saturation);
-      if (!updates && a.artifact && !a.sparse) {
+      const bool updates = c.mode != KernelMode::kGradient;
+      const u64 scale = updates ? c.lr_weight_q32 / Cast<uint64_t>(step_rows) : u64(0);
+      const Scaler step_scale(scale);
+      if (me == bias_owner) UpdateBias(t, c, buf, bias_sum, step_scale, saturation);
+      if (!updates && c.artifact && !c.sparse) {
         // PIM-Opt's GA-SGD hands its dense gradients over as int32: G's blocks narrowed into V (the host pulls V).
-        for (uint32_t b = t.me(); b < blocks; b += t.nr_tasklets()) NarrowBlock(t, a, buf, b, saturation);
+        for (u32 b = me; b < c.blocks; b += tasklets) NarrowBlock(t, c, buf, b, saturation);
       }
-      if (updates && a.sparse_update) {
-        SparseUpdate(t, a, buf, rows, count, step, scale, saturation);
+      if (updates && c.sparse_update) {
+        SparseUpdate(t, c, buf, rows, count, step, step_scale, saturation, me, tasklets);
       } else if (updates) {
-        for (uint32_t b = t.me(); b < blocks; b += t.nr_tasklets()) {
-          t.MramRead(a.g_offset + uint64_t{b} * kFeatureBlock * 8, buf.acc, 8 * kFeatureBlock);
-          UpdateBlock(t, a, buf, b, scale, saturation);
-          if (a.sparse) {  // the scatter of the next step adds to G: clear it (dense chunks overwrite it)
-            std::fill(buf.acc, buf.acc + kFeatureBlock, 0);
-            t.MramWrite(buf.acc, a.g_offset + uint64_t{b} * kFeatureBlock * 8, 8 * kFeatureBlock);
-            t.Charge(Op::kWramStore, kFeatureBlock);
+        const Scaler decay(c.decay_q32);
+        for (u32 b = me; b < c.blocks; b += tasklets) {
+          const u32 g_address = c.g + b * (kFeatureBlock * 8);
+          t.MramRead(g_address, buf.acc, 8 * kFeatureBlock);
+          UpdateBlock(t, c, buf, b, step_scale, decay, saturation);
+          if (c.sparse) {  // the scatter of the next step adds to G: clear it (dense chunks overwrite it)
+            Clear(buf.acc);
+            t.MramWrite(buf.acc, g_address, 8 * kFeatureBlock);
           }
         }
       }
       t.BarrierWait();  // the next step reads the updated model
     }
-    t.Wram<uint64_t>(kSaturationsSymbol)[t.me()] += saturation.events;  // accumulates over launches
+    t.WramVar<uint64_t>(kSaturationsSymbol)[me] += u64(saturation.events);  // accumulates over launches
   }
 
  private:
-  static void LoadRowList(Tasklet& t, const LinearKernelArgs& a, uint32_t step, uint32_t chunk, uint32_t* rows,
-                          uint32_t* count) {
-    const uint64_t first = uint64_t{chunk} * kMaxRowsPerStep;
-    if (first >= a.slots_per_step) {
-      *count = 0;
+  static void Clear(WramPtr<int64_t> block) {
+    for (u32 j = 0; j < kFeatureBlock; ++j) block[j] = 0;
+  }
+
+  // d[0] + ... + d[n - 1] (the bias's gradient sum).
+  static i64 SumOf(WramPtr<int32_t> d, u32 n) {
+    i64 sum = 0;
+    for (u32 i = 0; i < n; ++i) sum += Cast<int64_t>(d[i].load());
+    return sum;
+  }
+
+  static void LoadRowList(Tasklet& t, const Config& c, u32 step, u32 chunk, WramPtr<uint32_t> rows,
+                          WramPtr<uint32_t> count) {
+    const u32 first = chunk * kMaxRowsPerStep;
+    if (first >= c.slots_per_step) {
+      count[0] = 0;
       return;
     }
-    const uint64_t entries = std::min<uint64_t>(kMaxRowsPerStep, a.slots_per_step - first);
-    const uint64_t base = a.list_offset + (uint64_t{step} * a.slots_per_step + first) * 4;
-    const uint64_t bytes = Align8(entries * 4);
-    for (uint64_t done = 0; done < bytes; done += 2048) {
-      t.MramRead(base + done, reinterpret_cast<uint8_t*>(rows) + done,
-                 static_cast<uint32_t>(std::min<uint64_t>(2048, bytes - done)));
+    const u32 left = c.slots_per_step - first;
+    const u32 entries = left < kMaxRowsPerStep ? left : u32(kMaxRowsPerStep);
+    const u32 base = c.list + (step * c.slots_per_step + first) * 4;
+    const u32 bytes = (entries * 4 + 7u) & ~7u;
+    const WramPtr<uint8_t> to = rows.As<uint8_t>();
+    for (u32 done = 0; done < bytes; done += 2048) {
+      const u32 rest = bytes - done;
+      t.MramRead(base + done, to + done, rest < 2048u ? rest : u32(2048));
     }
-    uint32_t n = 0;
+    u32 n = 0;
     while (n < entries && rows[n] != kNoRow) ++n;
-    *count = n;
-    t.Charge(Op::kWramLoad, n + 1);
-    t.Charge(Op::kBranch, n + 1);
+    count[0] = n;
   }
 
-  // Charges of one 8x32-bit product accumulated in 64 bits: 4 native 8x8 products, 3 shifts, a 64-bit add.
-  static void ChargeProducts(Tasklet& t, uint64_t count) {
-    t.Charge(Op::kMul8, 4 * count);
-    t.Charge(Op::kInt32Shift, 3 * count);
-    t.Charge(Op::kInt64Add, count);
-  }
-
-  // x_r . w over feature block b (DMA of the row's and the model's block, then the products).
-  static int64_t DenseDotBlock(Tasklet& t, const LinearKernelArgs& a, Buffers& buf, uint32_t r, uint32_t b) {
-    if (a.artifact) return ArtifactDotBlock(t, a, buf, r, b);
-    t.MramRead(a.x_offset + uint64_t{r} * a.n_pad + uint64_t{b} * kFeatureBlock, buf.x, kFeatureBlock);
-    t.MramRead(a.w_offset + uint64_t{b} * kFeatureBlock * 4, buf.w, 4 * kFeatureBlock);
-    int64_t z = 0;
-    for (uint32_t j = 0; j < kFeatureBlock; ++j) z += static_cast<int64_t>(buf.x[j]) * buf.w[j];
-    t.Charge(Op::kWramLoad, 2 * kFeatureBlock);
-    ChargeProducts(t, kFeatureBlock);
-    t.Charge(Op::kBranch, kFeatureBlock);
-    return z;
+  // x_r . w over feature block b: the row's block and the model's by DMA, then the products.
+  static i64 DenseDotBlock(Tasklet& t, const Config& c, Buffers& buf, u32 r, u32 b) {
+    if (c.artifact) return ArtifactDotBlock(t, c, buf, r, b);
+    t.MramRead(c.x + r * c.n_pad + b * kFeatureBlock, buf.x, kFeatureBlock);
+    t.MramRead(c.w + b * (kFeatureBlock * 4), buf.w, 4 * kFeatureBlock);
+    ByteLanes z;
+    for (u32 j = 0; j < kFeatureBlock; ++j) z.Add(buf.x[j], buf.w[j]);
+    return z.Sum();
   }
 
   // PIM-Opt's kernel: 128 int32 Q0.31 features (into the V buffer, free while scoring) times the model block, each
   // product 32 x 32 -> 64 bits (a software 64-bit multiply on the DPU) shifted right by 31 on its own: Q.24.
-  static int64_t ArtifactDotBlock(Tasklet& t, const LinearKernelArgs& a, Buffers& buf, uint32_t r, uint32_t b) {
-    auto* x = reinterpret_cast<int32_t*>(buf.v);
-    t.MramRead(a.x_offset + (uint64_t{r} * a.n_pad + uint64_t{b} * kFeatureBlock) * 4, x, 4 * kFeatureBlock);
-    t.MramRead(a.w_offset + uint64_t{b} * kFeatureBlock * 4, buf.w, 4 * kFeatureBlock);
-    int64_t z = 0;
-    for (uint32_t j = 0; j < kFeatureBlock; ++j) z += ArtifactProduct(x[j], buf.w[j]);
-    t.Charge(Op::kWramLoad, 2 * kFeatureBlock);
-    t.Charge(Op::kInt64Mul, kFeatureBlock);
-    t.Charge(Op::kInt64Shift, kFeatureBlock);
-    t.Charge(Op::kInt64Add, kFeatureBlock);
-    t.Charge(Op::kBranch, kFeatureBlock);
+  static i64 ArtifactDotBlock(Tasklet& t, const Config& c, Buffers& buf, u32 r, u32 b) {
+    const WramPtr<int32_t> x = buf.v;
+    t.MramRead(c.x + (r * c.n_pad + b * kFeatureBlock) * 4, x, 4 * kFeatureBlock);
+    t.MramRead(c.w + b * (kFeatureBlock * 4), buf.w, 4 * kFeatureBlock);
+    i64 z = 0;
+    for (u32 j = 0; j < kFeatureBlock; ++j) z += ArtifactProduct(x[j].load(), buf.w[j].load());
     return z;
   }
 
-  static int64_t DenseDot(Tasklet& t, const LinearKernelArgs& a, Buffers& buf, uint32_t r) {
-    int64_t z = 0;
-    for (uint32_t b = 0; b < a.n_pad / kFeatureBlock; ++b) z += DenseDotBlock(t, a, buf, r, b);
+  static i64 DenseDot(Tasklet& t, const Config& c, Buffers& buf, u32 r) {
+    i64 z = 0;
+    for (u32 b = 0; b < c.blocks; ++b) z += DenseDotBlock(t, c, buf, r, b);
     return z;
   }
 
   // The row's [begin, end) non-zeros.
-  static std::pair<uint32_t, uint32_t> RowRange(Tasklet& t, const LinearKernelArgs& a, Buffers& buf, uint32_t r) {
-    t.MramRead(a.x_offset + uint64_t{r & ~1u} * 4, buf.word, 16);
-    const auto* p = reinterpret_cast<const uint32_t*>(buf.word) + (r & 1);
-    return {p[0], p[1]};
+  static std::pair<u32, u32> RowRange(Tasklet& t, const Config& c, Buffers& buf, u32 r) {
+    t.MramRead(c.x + (r & ~1u) * 4, buf.word, 16);
+    const WramPtr<uint32_t> p = buf.word.As<uint32_t>();
+    const u32 odd = r & 1u;
+    return {p[odd], p[odd + 1u]};
   }
 
-  // Loads non-zeros [k, k + count) (count <= kSparseWindow) into WRAM; returns pointers to the first column and value.
-  static std::pair<const uint32_t*, const int8_t*> LoadWindow(Tasklet& t, const LinearKernelArgs& a, Buffers& buf,
-                                                              uint32_t k, uint32_t count) {
-    const uint64_t col_start = a.col_offset + uint64_t{k} * 4, col_aligned = col_start & ~uint64_t{7};
-    t.MramRead(col_aligned, buf.col, static_cast<uint32_t>(Align8(col_start + 4 * uint64_t{count} - col_aligned)));
-    const uint64_t val_start = a.val_offset + k, val_aligned = val_start & ~uint64_t{7};
-    t.MramRead(val_aligned, buf.x, static_cast<uint32_t>(Align8(val_start + count - val_aligned)));
-    return {reinterpret_cast<const uint32_t*>(reinterpret_cast<const uint8_t*>(buf.col) + (col_start - col_aligned)),
-            buf.x + (val_start - val_aligned)};
+  // Loads non-zeros [k, k + count) (count <= kSparseWindow) into WRAM; returns their column numbers and values.
+  static std::pair<WramPtr<uint32_t>, WramPtr<int8_t>> LoadWindow(Tasklet& t, const Config& c, Buffers& buf, u32 k,
+                                                                   u32 count) {
+    const u32 col_start = c.col + k * 4, col_aligned = col_start & ~7u;
+    t.MramRead(col_aligned, buf.col, (col_start + count * 4 - col_aligned + 7u) & ~7u);
+    const u32 val_start = c.val + k, val_aligned = val_start & ~7u;
+    t.MramRead(val_aligned, buf.x, (val_start + count - val_aligned + 7u) & ~7u);
+    return {(buf.col + (col_start - col_aligned)).As<uint32_t>(), buf.x + (val_start - val_aligned)};
   }
 
-  static int64_t SparseDot(Tasklet& t, const LinearKernelArgs& a, Buffers& buf, uint32_t r) {
-    const auto [begin, end] = RowRange(t, a, buf, r);
-    return SparseDotRange(t, a, buf, begin, end);
+  static i64 SparseDot(Tasklet& t, const Config& c, Buffers& buf, u32 r) {
+    const auto [begin, end] = RowRange(t, c, buf, r);
+    return SparseDotRange(t, c, buf, begin, end);
+  }
+
+  // The model's weight of column `col` (one 8-byte aligned DMA per non-zero, as PIM-Opt's Criteo kernels).
+  static i32 Weight(Tasklet& t, const Config& c, Buffers& buf, u32 col) {
+    const WramPtr<int64_t> word = buf.word + 1;
+    t.MramRead(c.w + (col & ~1u) * 4, word, 8);
+    return word.As<int32_t>()[col & 1u];
   }
 
   // sum over non-zeros [begin, end) of x_k w[col_k].
-  static int64_t SparseDotRange(Tasklet& t, const LinearKernelArgs& a, Buffers& buf, uint32_t begin, uint32_t end) {
-    int64_t z = 0;
-    for (uint32_t k = begin; k < end; k += kSparseWindow) {
-      const uint32_t count = std::min(kSparseWindow, end - k);
-      const auto [cols, vals] = LoadWindow(t, a, buf, k, count);
-      for (uint32_t i = 0; i < count; ++i) {
-        // One 8-byte aligned DMA per non-zero for its weight (PIM-Opt's Criteo kernels do the same).
-        const uint32_t c = cols[i];
-        const int8_t v = vals[i];
-        t.MramRead(a.w_offset + uint64_t{c & ~1u} * 4, buf.word + 1, 8);
-        z += static_cast<int64_t>(v) * reinterpret_cast<const int32_t*>(buf.word + 1)[c & 1];
-      }
-      t.Charge(Op::kWramLoad, 3 * count);
-      ChargeProducts(t, count);
-      t.Charge(Op::kInt32Add, 2 * count);
-      t.Charge(Op::kBranch, count);
+  static i64 SparseDotRange(Tasklet& t, const Config& c, Buffers& buf, u32 begin, u32 end) {
+    i64 z = 0;
+    for (u32 k = begin; k < end; k += kSparseWindow) {
+      const u32 rest = end - k;
+      const u32 count = rest < kSparseWindow ? rest : u32(kSparseWindow);
+      const auto [cols, vals] = LoadWindow(t, c, buf, k, count);
+      ByteLanes window;
+      for (u32 i = 0; i < count; ++i) window.Add(vals[i], Weight(t, c, buf, cols[i]));
+      z += window.Sum();
     }
     return z;
   }
 
-  static int32_t RowDerivative(Tasklet& t, const LinearKernelArgs& a, Buffers& buf, uint32_t r, int64_t z24) {
-    const LossKind loss = FromKernelLoss(a.loss);
-    t.MramRead(a.y_offset + (r & ~7u), buf.word, 8);
-    const int y = reinterpret_cast<const int8_t*>(buf.word)[r & 7];
-    int32_t sigma = 0;
-    if (loss == LossKind::kLogistic && (a.artifact || a.sigmoid_float)) {
-      // PIM-Opt ([PIM-Opt] lut_exp.h, docs/sources.md): expf from a range-reduced lookup table in MRAM (one 8-byte DMA),
-      // ldexpf, 1 + e, a double-precision division, conversions: all software floating point. PIM-Opt's kernel reads
-      // the entry of its 2^20-entry exp table; --sigmoid float alone (pimopt's MRAM has no such table) reads one word
-      // that stands for it.
-      sigma = fixed::SigmoidFloat(z24);
-      const uint32_t index = a.artifact ? ArtifactExpIndex(z24) : 0;
-      t.MramRead(a.sigmoid_offset + uint64_t{index & ~1u} * 4, buf.word, 8);
-      t.Charge(Op::kFloatConvert, 3);
-      t.Charge(Op::kFloatMul, 2);
-      t.Charge(Op::kFloatAdd, 1);
-      t.Charge(Op::kDoubleDiv, 1);
-      t.Charge(Op::kInt32Add, 12);
-      t.Charge(Op::kInt32Shift, 6);
+  // sigma(z) as PIM-Opt computes it ([PIM-Opt] lut_exp.h, docs/sources.md): z in float, expf(-z) by range reduction
+  // and the entry of its table of 2^20 floats in MRAM (one 8-byte DMA; --sigmoid float alone reads one word that
+  // stands for it: pimopt's MRAM has no such table), then 2^24 / (1 + e) in double, rounded. The model keeps the
+  // host's expf (fixed::SigmoidFloat, bit for bit): the table's entry is read for its cost, not its value.
+  static i32 FloatSigmoid(Tasklet& t, const Config& c, Buffers& buf, i64 z24) {
+    const pim::f32 z = pim::f32(z24) * pim::f32(1.0f / static_cast<float>(1 << kModelFracBits));
+    const pim::f32 x = -z;
+    // expf(x): k = floor(x log2 e), r = (x log2 e - k) ln 2, entry round(r 2^20), then 2^k times it (the exponent
+    // field's add).
+    const pim::f32 scaled = x * pim::f32(1.4426950408889634f);
+    i32 k = scaled.To<int32_t>();
+    if (pim::f32(k) > scaled) --k;
+    const pim::f32 r = (scaled - pim::f32(k)) * pim::f32(0.6931471805599453f);
+    u32 index = c.artifact ? (r * pim::f32(1048576.0f)).Round<uint32_t>() : u32(0);
+    if (index >= kArtifactExpTableEntries) index = kArtifactExpTableEntries - 1;
+    t.MramRead(c.sigmoid + (index & ~1u) * 4, buf.word, 8);
+    const i32 entry_bits = buf.word.As<int32_t>()[index & 1u];
+    const i32 exponent_added = entry_bits + (k << 23);
+    static_cast<void>(exponent_added);
+    const pim::f32 e(std::exp(x.value()));
+    const pim::f64 q = pim::f64(static_cast<double>(1 << kModelFracBits)) / (pim::f64(1.0) + pim::f64(e));
+    return q.Round<int32_t>();
+  }
+
+  static i32 RowDerivative(Tasklet& t, const Config& c, Buffers& buf, u32 r, i64 z24) {
+    t.MramRead(c.y + (r & ~7u), buf.word, 8);
+    const i32 y = buf.word.As<int8_t>()[r & 7u].load();
+    i32 sigma = 0;
+    const LossKind loss = FromKernelLoss(c.loss);
+    if (loss == LossKind::kLogistic && (c.artifact || c.float_sigmoid)) {
+      sigma = FloatSigmoid(t, c, buf, z24);
     } else if (loss == LossKind::kLogistic) {
-      const int64_t index = fixed::SigmoidIndex(z24);
+      const i64 index = fixed::SigmoidIndex(z24);
       if (index >= fixed::kSigmoidEntries) {
         sigma = 1 << kModelFracBits;
       } else if (index >= 0) {
-        t.MramRead(a.sigmoid_offset + static_cast<uint64_t>(index & ~int64_t{1}) * 4, buf.word, 8);
-        sigma = reinterpret_cast<const int32_t*>(buf.word)[index & 1];
+        const u32 entry = Cast<uint32_t>(index);
+        t.MramRead(c.sigmoid + (entry & ~1u) * 4, buf.word, 8);
+        sigma = buf.word.As<int32_t>()[entry & 1u];
       }
     }
-    t.Charge(Op::kInt64Shift, 2);
-    t.Charge(Op::kInt32Add, 8);
-    t.Charge(Op::kBranch, 4);
-    t.Charge(Op::kWramStore, 1);
-    const int32_t weight = y > 0 ? a.positive_weight_q24 : a.negative_weight_q24;
-    const int32_t d =
-        a.artifact ? ArtifactDerivative(loss, sigma, z24, y) : fixed::DerivativeFromSigmoid(loss, sigma, z24, y);
-    return fixed::ApplyClassWeight(d, weight);
+    const i32 weight = y > 0 ? c.positive_weight_q24 : c.negative_weight_q24;
+    const i32 derivative = c.artifact ? ArtifactDerivative(loss, sigma, z24, y)
+                                      : fixed::DerivativeFromSigmoid(loss, sigma, z24, y);
+    return fixed::ApplyClassWeight(derivative, weight);
   }
 
   // The middle of PIM-Opt's per-sample protocol: this tasklet's partial score `z` is published; a barrier; tasklet
   // 0 sums the partials and the bias (in the partials' unit, `shift` fractional bits above Q.24) and computes the
-  // row's derivative into *d; a barrier. Returns the derivative.
-  static int64_t ExchangeScore(Tasklet& t, const LinearKernelArgs& a, Buffers& buf, uint32_t r, int64_t z,
-                               int32_t bias, int shift, int32_t* d) {
-    auto* partials = t.Wram<int64_t>(kPartialsSymbol);
-    partials[t.me()] = z;
+  // row's derivative into d[i]; a barrier. Returns the derivative.
+  static i32 ExchangeScore(Tasklet& t, const Config& c, Buffers& buf, u32 r, i64 z, i32 bias, int shift,
+                           WramPtr<int32_t> d, u32 i, u32 me) {
+    const WramPtr<int64_t> partials = t.WramVar<int64_t>(kPartialsSymbol);
+    partials[me] = z;
     t.BarrierWait();
-    if (t.me() == 0) {
-      int64_t total = a.fit_bias ? static_cast<int64_t>(bias) << shift : 0;
-      for (uint32_t k = 0; k < t.nr_tasklets(); ++k) total += partials[k];
-      t.Charge(Op::kInt64Add, t.nr_tasklets());
-      *d = RowDerivative(t, a, buf, r, fixed::ShiftTowardZero(total, shift));
+    if (me == 0u) {
+      i64 total = c.fit_bias ? Cast<int64_t>(bias) << shift : i64(0);
+      for (uint32_t k = 0; k < t.nr_tasklets(); ++k) total += partials[k];  // unrolled: NR_TASKLETS
+      d[i] = RowDerivative(t, c, buf, r, fixed::ShiftTowardZero(total, shift));
     }
     t.BarrierWait();
-    return *d;
+    return d[i];
   }
 
   // PIM-Opt's work split for one chunk of dense rows: per sample, each tasklet's feature blocks give a partial
   // score (barrier), tasklet 0 finishes the score and the derivative (barrier), each tasklet adds d x to its blocks
   // of G in MRAM.
-  static void FeatureSplitChunk(Tasklet& t, const LinearKernelArgs& a, Buffers& buf, const uint32_t* rows, int32_t* d,
-                                uint32_t n, int32_t bias, uint32_t chunk) {
-    const uint32_t blocks = a.n_pad / kFeatureBlock;
-    for (uint32_t i = 0; i < n; ++i) {
-      const uint32_t r = rows[i];
-      int64_t z = 0;
-      for (uint32_t b = t.me(); b < blocks; b += t.nr_tasklets()) z += DenseDotBlock(t, a, buf, r, b);
+  static void FeatureSplitChunk(Tasklet& t, const Config& c, Buffers& buf, WramPtr<uint32_t> rows,
+                                WramPtr<int32_t> d, u32 n, i32 bias, u32 chunk, u32 me, uint32_t tasklets) {
+    for (u32 i = 0; i < n; ++i) {
+      const u32 r = rows[i];
+      i64 z = 0;
+      for (u32 b = me; b < c.blocks; b += tasklets) z += DenseDotBlock(t, c, buf, r, b);
       // pimopt's partials are Q.31 (Q0.7 x Q.24), the artifact's already Q.24 (shifted per product).
-      const int64_t di = ExchangeScore(t, a, buf, r, z, bias, a.artifact ? 0 : fixed::kFeatureFracBits, &d[i]);
-      for (uint32_t b = t.me(); b < blocks; b += t.nr_tasklets()) {
-        const uint64_t g_address = a.g_offset + uint64_t{b} * kFeatureBlock * 8;
-        if (chunk == 0 && i == 0) {
-          std::fill(buf.acc, buf.acc + kFeatureBlock, 0);
+      const i32 di =
+          ExchangeScore(t, c, buf, r, z, bias, c.artifact ? 0 : fixed::kFeatureFracBits, d, i, me);
+      const ByteSplit split(di);
+      for (u32 b = me; b < c.blocks; b += tasklets) {
+        const u32 g_address = c.g + b * (kFeatureBlock * 8);
+        if (chunk == 0u && i == 0u) {
+          Clear(buf.acc);
         } else {
           t.MramRead(g_address, buf.acc, 8 * kFeatureBlock);
         }
-        if (a.artifact) {
-          // PIM-Opt's kernel: x d per feature, shifted on its own, -1 dropped; LR multiplies (64-bit), the hinge's
-          // d is a class-weighted +-1 that the artifact applies with shifts.
-          auto* x = reinterpret_cast<int32_t*>(buf.w);  // the model block is not needed here
-          t.MramRead(a.x_offset + (uint64_t{r} * a.n_pad + uint64_t{b} * kFeatureBlock) * 4, x, 4 * kFeatureBlock);
-          for (uint32_t j = 0; j < kFeatureBlock; ++j) buf.acc[j] += ArtifactGradientTerm(x[j], di);
-          t.Charge(a.loss == KernelLoss::kLogistic ? Op::kInt64Mul : Op::kInt64Shift, kFeatureBlock);
-          t.Charge(Op::kInt64Shift, kFeatureBlock);
-          t.Charge(Op::kInt64Add, 2 * kFeatureBlock);  // the -1 test and the accumulation
-          t.Charge(Op::kBranch, kFeatureBlock);
+        if (c.artifact) {
+          // PIM-Opt's kernel: x d per feature, shifted on its own, -1 dropped (the model block is not needed here).
+          const WramPtr<int32_t> x = buf.w;
+          t.MramRead(c.x + (r * c.n_pad + b * kFeatureBlock) * 4, x, 4 * kFeatureBlock);
+          const i64 wide_d = Cast<int64_t>(di);
+          for (u32 j = 0; j < kFeatureBlock; ++j) buf.acc[j] += ArtifactGradientTerm(x[j].load(), wide_d);
         } else {
-          t.MramRead(a.x_offset + uint64_t{r} * a.n_pad + uint64_t{b} * kFeatureBlock, buf.x, kFeatureBlock);
-          for (uint32_t j = 0; j < kFeatureBlock; ++j) buf.acc[j] += di * buf.x[j];
-          ChargeProducts(t, kFeatureBlock);
+          t.MramRead(c.x + r * c.n_pad + b * kFeatureBlock, buf.x, kFeatureBlock);
+          for (u32 j = 0; j < kFeatureBlock; ++j) buf.acc[j] += Times(buf.x[j], split);
         }
-        t.Charge(Op::kWramLoad, 2 * kFeatureBlock);
-        t.Charge(Op::kWramStore, kFeatureBlock);
-        t.Charge(Op::kBranch, kFeatureBlock);
         t.MramWrite(buf.acc, g_address, 8 * kFeatureBlock);
       }
     }
@@ -359,88 +480,77 @@ class LinearKernel final : public pim::Kernel {
   // contiguous runs (39 non-zeros over 16 tasklets: 3 each for tasklets 0-6, 2 for 7-15); each tasklet reads only its
   // own column numbers and values, one 8-byte DMA per weight; a barrier; tasklet 0 finishes the score and the
   // derivative; a barrier; each tasklet adds d x to its columns' sums in MRAM (a row's columns are distinct: no race).
-  static void SparseFeatureSplitChunk(Tasklet& t, const LinearKernelArgs& a, Buffers& buf, const uint32_t* rows,
-                                      int32_t* d, uint32_t n, int32_t bias) {
-    for (uint32_t i = 0; i < n; ++i) {
-      const uint32_t r = rows[i];
-      const auto [begin, end] = RowRange(t, a, buf, r);
-      const uint32_t nnz = end - begin, base = nnz / t.nr_tasklets(), extra = nnz % t.nr_tasklets();
-      const uint32_t mine = base + (t.me() < extra ? 1 : 0);
-      const uint32_t first = begin + t.me() * base + std::min(t.me(), extra);
-      t.Charge(Op::kInt32Add, 6);
-      t.Charge(Op::kInt32Mul, 2);
-      const int64_t z = SparseDotRange(t, a, buf, first, first + mine);
-      const int64_t di = ExchangeScore(t, a, buf, r, z, bias, fixed::kFeatureFracBits, &d[i]);
-      for (uint32_t k = first; k < first + mine; k += kSparseWindow) {
-        const uint32_t count = std::min(kSparseWindow, first + mine - k);
-        const auto [cols, vals] = LoadWindow(t, a, buf, k, count);
-        for (uint32_t e = 0; e < count; ++e) {
-          const uint64_t address = a.g_offset + uint64_t{cols[e]} * 8;
-          t.MramRead(address, buf.word + 1, 8);
-          buf.word[1] += di * vals[e];
-          t.MramWrite(buf.word + 1, address, 8);
-        }
-        t.Charge(Op::kWramLoad, 2 * count);
-        ChargeProducts(t, count);
-        t.Charge(Op::kBranch, count);
+  static void SparseFeatureSplitChunk(Tasklet& t, const Config& c, Buffers& buf, WramPtr<uint32_t> rows,
+                                      WramPtr<int32_t> d, u32 n, i32 bias, u32 me, uint32_t tasklets) {
+    for (u32 i = 0; i < n; ++i) {
+      const u32 r = rows[i];
+      const auto [begin, end] = RowRange(t, c, buf, r);
+      const u32 nnz = end - begin, base = nnz / tasklets, extra = nnz % tasklets;
+      const u32 mine = base + (me < extra ? u32(1) : u32(0));
+      const u32 first = begin + me * base + (me < extra ? me : extra);
+      const i64 z = SparseDotRange(t, c, buf, first, first + mine);
+      const ByteSplit di(ExchangeScore(t, c, buf, r, z, bias, fixed::kFeatureFracBits, d, i, me));
+      for (u32 k = first; k < first + mine; k += kSparseWindow) {
+        const u32 rest = first + mine - k;
+        const u32 count = rest < kSparseWindow ? rest : u32(kSparseWindow);
+        const auto [cols, vals] = LoadWindow(t, c, buf, k, count);
+        for (u32 e = 0; e < count; ++e) AddToSum(t, c, buf, cols[e], Times(vals[e], di));
       }
     }
   }
 
+  // G[col] += term in MRAM (an 8-byte read, add, write).
+  static void AddToSum(Tasklet& t, const Config& c, Buffers& buf, u32 col, i64 term) {
+    const u32 address = c.g + col * 8;
+    const WramPtr<int64_t> word = buf.word + 1;
+    t.MramRead(address, word, 8);
+    word[0] += term;
+    t.MramWrite(word, address, 8);
+  }
+
   // Adds this chunk's sums of feature block b to G (the first chunk of a step writes them).
-  static void DenseAccumulate(Tasklet& t, const LinearKernelArgs& a, Buffers& buf, const uint32_t* rows,
-                              const int32_t* d, uint32_t n, uint32_t b, uint32_t chunk) {
-    const uint64_t g_address = a.g_offset + uint64_t{b} * kFeatureBlock * 8;
-    if (chunk == 0) {
-      std::fill(buf.acc, buf.acc + kFeatureBlock, 0);
+  static void DenseAccumulate(Tasklet& t, const Config& c, Buffers& buf, WramPtr<uint32_t> rows,
+                              WramPtr<int32_t> d, u32 n, u32 b, u32 chunk) {
+    const u32 g_address = c.g + b * (kFeatureBlock * 8);
+    if (chunk == 0u) {
+      Clear(buf.acc);
     } else {
       t.MramRead(g_address, buf.acc, 8 * kFeatureBlock);
     }
-    for (uint32_t i = 0; i < n; ++i) {
-      t.MramRead(a.x_offset + uint64_t{rows[i]} * a.n_pad + uint64_t{b} * kFeatureBlock, buf.x, kFeatureBlock);
-      const int64_t di = d[i];
-      for (uint32_t j = 0; j < kFeatureBlock; ++j) buf.acc[j] += di * buf.x[j];
+    for (u32 i = 0; i < n; ++i) {
+      t.MramRead(c.x + rows[i] * c.n_pad + b * kFeatureBlock, buf.x, kFeatureBlock);
+      const ByteSplit di(d[i]);
+      for (u32 j = 0; j < kFeatureBlock; ++j) buf.acc[j] += Times(buf.x[j], di);
     }
-    // Per feature and row: 2 loads, the product, an accumulator store, loop control.
-    t.Charge(Op::kWramLoad, 2ull * n * kFeatureBlock);
-    ChargeProducts(t, uint64_t{n} * kFeatureBlock);
-    t.Charge(Op::kWramStore, uint64_t{n} * kFeatureBlock);
-    t.Charge(Op::kBranch, uint64_t{n} * kFeatureBlock);
     t.MramWrite(buf.acc, g_address, 8 * kFeatureBlock);
   }
 
   // Walks the non-zeros of rows[0..n) window by window (RowRange, then LoadWindow): visit(i, cols, vals, count)
   // for each window of row i.
   template <typename Visit>
-  static void ForEachWindow(Tasklet& t, const LinearKernelArgs& a, Buffers& buf, const uint32_t* rows, uint32_t n,
+  static void ForEachWindow(Tasklet& t, const Config& c, Buffers& buf, WramPtr<uint32_t> rows, u32 n,
                             Visit&& visit) {
-    for (uint32_t i = 0; i < n; ++i) {
-      const auto [begin, end] = RowRange(t, a, buf, rows[i]);
-      for (uint32_t k = begin; k < end; k += kSparseWindow) {
-        const uint32_t count = std::min(kSparseWindow, end - k);
-        const auto [cols, vals] = LoadWindow(t, a, buf, k, count);
+    for (u32 i = 0; i < n; ++i) {
+      const auto [begin, end] = RowRange(t, c, buf, rows[i]);
+      for (u32 k = begin; k < end; k += kSparseWindow) {
+        const u32 rest = end - k;
+        const u32 count = rest < kSparseWindow ? rest : u32(kSparseWindow);
+        const auto [cols, vals] = LoadWindow(t, c, buf, k, count);
         visit(i, cols, vals, count);
       }
     }
   }
 
   // G[col] += d_i x_ij for the non-zeros of the step's rows whose column this tasklet owns (col % T == me).
-  static void SparseScatter(Tasklet& t, const LinearKernelArgs& a, Buffers& buf, const uint32_t* rows, const int32_t* d,
-                            uint32_t n) {
-    ForEachWindow(t, a, buf, rows, n, [&](uint32_t i, const uint32_t* cols, const int8_t* vals, uint32_t count) {
-      uint32_t mine = 0;
-      for (uint32_t e = 0; e < count; ++e) {
-        if (cols[e] % t.nr_tasklets() != t.me()) continue;
-        ++mine;
-        const uint64_t address = a.g_offset + uint64_t{cols[e]} * 8;
-        t.MramRead(address, buf.word + 1, 8);
-        buf.word[1] += static_cast<int64_t>(d[i]) * vals[e];
-        t.MramWrite(buf.word + 1, address, 8);
+  static void SparseScatter(Tasklet& t, const Config& c, Buffers& buf, WramPtr<uint32_t> rows, WramPtr<int32_t> d,
+                            u32 n, u32 me, uint32_t tasklets) {
+    ForEachWindow(t, c, buf, rows, n, [&](u32 i, WramPtr<uint32_t> cols, WramPtr<int8_t> vals, u32 count) {
+      const ByteSplit di(d[i]);
+      for (u32 e = 0; e < count; ++e) {
+        const u32 col = cols[e];
+        if (col % tasklets != me) continue;
+        AddToSum(t, c, buf, col, Times(vals[e], di));
       }
-      t.Charge(Op::kWramLoad, 2 * count);
-      t.Charge(Op::kInt32Logic, count);  // the ownership test
-      t.Charge(Op::kBranch, count);
-      ChargeProducts(t, mine);
     });
   }
 
@@ -449,119 +559,94 @@ class LinearKernel final : public pim::Kernel {
   // from its sum in G as UpdateBlock would, and clears the sum; a column met again in the step finds its sum
   // cleared and is skipped (an exact zero sum leaves the coordinate as it is either way). G is zero again after it,
   // as the dense sweep leaves it.
-  static void SparseUpdate(Tasklet& t, const LinearKernelArgs& a, Buffers& buf, uint32_t* rows, uint32_t* count,
-                           uint32_t step, uint64_t scale, fixed::Saturation& saturation) {
-    for (uint32_t chunk = 0;; ++chunk) {
+  static void SparseUpdate(Tasklet& t, const Config& c, Buffers& buf, WramPtr<uint32_t> rows, WramPtr<uint32_t> count,
+                           u32 step, const Scaler& scale, fixed::Saturation& saturation, u32 me, uint32_t tasklets) {
+    const Scaler no_decay(0);
+    const WramPtr<int64_t> word = buf.word + 1;
+    for (u32 chunk = 0;; ++chunk) {
       t.BarrierWait();  // every tasklet is done with the row list of the phase before
-      if (t.me() == 0) LoadRowList(t, a, step, chunk, rows, count);
+      if (me == 0u) LoadRowList(t, c, step, chunk, rows, count);
       t.BarrierWait();
-      const uint32_t n = *count;
-      ForEachWindow(t, a, buf, rows, n, [&](uint32_t, const uint32_t* cols, const int8_t*, uint32_t window) {
-        uint32_t updated = 0, cleared = 0;
-        for (uint32_t e = 0; e < window; ++e) {
-          const uint32_t c = cols[e];
-          if ((c >> 1) % t.nr_tasklets() != t.me()) continue;
-          const uint64_t g_address = a.g_offset + uint64_t{c} * 8;
-          t.MramRead(g_address, buf.word + 1, 8);
-          const int64_t g = buf.word[1];
-          ++cleared;
+      const u32 n = count[0];
+      ForEachWindow(t, c, buf, rows, n, [&](u32, WramPtr<uint32_t> cols, WramPtr<int8_t>, u32 window) {
+        for (u32 e = 0; e < window; ++e) {
+          const u32 col = cols[e];
+          if ((col >> 1) % tasklets != me) continue;
+          const u32 g_address = c.g + col * 8;
+          t.MramRead(g_address, word, 8);
+          const i64 g = word[0];
           if (g == 0) continue;
-          const uint64_t w_address = a.w_offset + uint64_t{c & ~1u} * 4;
-          t.MramRead(w_address, buf.word + 1, 8);
-          int32_t& w = reinterpret_cast<int32_t*>(buf.word + 1)[c & 1];
-          w = fixed::SaturateModel(fixed::SgdUpdate(w, g, scale, w, a.decay_q32), saturation);
-          t.MramWrite(buf.word + 1, w_address, 8);
-          buf.word[1] = 0;
-          t.MramWrite(buf.word + 1, g_address, 8);
-          ++updated;
+          const u32 w_address = c.w + (col & ~1u) * 4;
+          t.MramRead(w_address, word, 8);
+          const pim::Ref<int32_t> w = word.As<int32_t>()[col & 1u];
+          const i64 x = Cast<int64_t>(w.load());
+          w = fixed::SaturateModel(fixed::SgdUpdateWith(x, g, scale, x, no_decay), saturation);
+          t.MramWrite(word, w_address, 8);
+          word[0] = 0;
+          t.MramWrite(word, g_address, 8);
         }
-        t.Charge(Op::kWramLoad, 2 * window + cleared);
-        t.Charge(Op::kInt32Shift, window);  // the ownership test: a shift, a modulo by T (a mask or a multiply)
-        t.Charge(Op::kInt32Logic, window);
-        t.Charge(Op::kBranch, window + cleared);
-        // Per updated coordinate, as UpdateBlock's: the step's multiply, shifts, adds, saturation checks, loads
-        // and stores (no decay).
-        t.Charge(fixed::ScaleShift(scale) >= 0 ? Op::kInt64Shift : Op::kInt64Mul, updated);
-        t.Charge(Op::kInt64Shift, updated);
-        t.Charge(Op::kInt64Add, 3 * updated);
-        t.Charge(Op::kBranch, 2 * updated);
-        t.Charge(Op::kWramLoad, 2 * updated);
-        t.Charge(Op::kWramStore, 2 * updated);
       });
       if (n < kMaxRowsPerStep) break;
     }
   }
 
   // PIM-Opt's GA-SGD output on dense data: G's block b (int64, Q.31) as int32 Q.24 (toward zero, saturated) in V.
-  static void NarrowBlock(Tasklet& t, const LinearKernelArgs& a, Buffers& buf, uint32_t b,
-                          fixed::Saturation& saturation) {
-    t.MramRead(a.g_offset + uint64_t{b} * kFeatureBlock * 8, buf.acc, 8 * kFeatureBlock);
-    for (uint32_t j = 0; j < kFeatureBlock; ++j) {
-      buf.w[j] = fixed::SaturateModel(fixed::ShiftTowardZero(buf.acc[j], fixed::kFeatureFracBits), saturation);
+  static void NarrowBlock(Tasklet& t, const Config& c, Buffers& buf, u32 b, fixed::Saturation& saturation) {
+    t.MramRead(c.g + b * (kFeatureBlock * 8), buf.acc, 8 * kFeatureBlock);
+    for (u32 j = 0; j < kFeatureBlock; ++j) {
+      buf.w[j] = fixed::SaturateModel(fixed::ShiftTowardZero(buf.acc[j].load(), fixed::kFeatureFracBits), saturation);
     }
-    t.Charge(Op::kWramLoad, kFeatureBlock);
-    t.Charge(Op::kInt64Shift, kFeatureBlock);
-    t.Charge(Op::kBranch, 2 * kFeatureBlock);
-    t.Charge(Op::kWramStore, kFeatureBlock);
-    t.MramWrite(buf.w, a.v_offset + uint64_t{b} * kFeatureBlock * 4, 4 * kFeatureBlock);
+    t.MramWrite(buf.w, c.v + b * (kFeatureBlock * 4), 4 * kFeatureBlock);
   }
 
-  static void ClearSums(Tasklet& t, const LinearKernelArgs& a, Buffers& buf) {
-    std::fill(buf.acc, buf.acc + kFeatureBlock, 0);
-    for (uint32_t b = t.me(); b < a.n_pad / kFeatureBlock; b += t.nr_tasklets()) {
-      t.MramWrite(buf.acc, a.g_offset + uint64_t{b} * kFeatureBlock * 8, 8 * kFeatureBlock);
-    }
+  static void ClearSums(Tasklet& t, const Config& c, Buffers& buf, u32 me, uint32_t tasklets) {
+    Clear(buf.acc);
+    for (u32 b = me; b < c.blocks; b += tasklets) t.MramWrite(buf.acc, c.g + b * (kFeatureBlock * 8), 8 * kFeatureBlock);
   }
 
   // Local and proximal SGD: updates model block b from the sums in buf.acc (the gradient mode never calls this).
-  static void UpdateBlock(Tasklet& t, const LinearKernelArgs& a, Buffers& buf, uint32_t b, uint64_t scale,
+  static void UpdateBlock(Tasklet& t, const Config& c, Buffers& buf, u32 b, const Scaler& scale, const Scaler& decay,
                           fixed::Saturation& saturation) {
-    t.MramRead(a.w_offset + uint64_t{b} * kFeatureBlock * 4, buf.w, 4 * kFeatureBlock);
-    const bool proximal = a.mode == KernelMode::kProximalSgd;
-    if (proximal) t.MramRead(a.v_offset + uint64_t{b} * kFeatureBlock * 4, buf.v, 4 * kFeatureBlock);
-    for (uint32_t j = 0; j < kFeatureBlock; ++j) {
-      const int64_t base = proximal ? int64_t{buf.w[j]} - buf.v[j] : int64_t{buf.w[j]};
-      buf.w[j] = fixed::SaturateModel(fixed::SgdUpdate(buf.w[j], buf.acc[j], scale, base, a.decay_q32), saturation);
+    const u32 w_address = c.w + b * (kFeatureBlock * 4);
+    t.MramRead(w_address, buf.w, 4 * kFeatureBlock);
+    const bool proximal = c.mode == KernelMode::kProximalSgd;
+    if (proximal) t.MramRead(c.v + b * (kFeatureBlock * 4), buf.v, 4 * kFeatureBlock);
+    for (u32 j = 0; j < kFeatureBlock; ++j) {
+      const i64 x = Cast<int64_t>(buf.w[j].load());
+      const i64 base = proximal ? x - Cast<int64_t>(buf.v[j].load()) : x;
+      buf.w[j] = fixed::SaturateModel(fixed::SgdUpdateWith(x, buf.acc[j].load(), scale, base, decay), saturation);
     }
-    // Per feature: the step and the decay multiplies (a shift when the factor is a power of two, else a software
-    // 64-bit multiply), shifts, adds, saturation checks, loads and a store.
-    t.Charge(fixed::ScaleShift(scale) >= 0 ? Op::kInt64Shift : Op::kInt64Mul, kFeatureBlock);
-    t.Charge(fixed::ScaleShift(a.decay_q32) >= 0 ? Op::kInt64Shift : Op::kInt64Mul, kFeatureBlock);
-    t.Charge(Op::kInt64Shift, kFeatureBlock);
-    t.Charge(Op::kInt64Add, 3 * kFeatureBlock);
-    t.Charge(Op::kBranch, 2 * kFeatureBlock);
-    t.Charge(Op::kWramLoad, 3 * kFeatureBlock);
-    t.Charge(Op::kWramStore, kFeatureBlock);
-    t.MramWrite(buf.w, a.w_offset + uint64_t{b} * kFeatureBlock * 4, 4 * kFeatureBlock);
+    t.MramWrite(buf.w, w_address, 4 * kFeatureBlock);
   }
 
   // The bias: G_b = sum_i d_i (in G's unit), output (gradient mode) or update (no L2 on the bias).
-  static void UpdateBias(Tasklet& t, const LinearKernelArgs& a, Buffers& buf, int64_t d_sum, uint64_t scale,
+  static void UpdateBias(Tasklet& t, const Config& c, Buffers& buf, i64 d_sum, const Scaler& scale,
                          fixed::Saturation& saturation) {
-    const int64_t g = d_sum << fixed::kFeatureFracBits;  // Q.24 -> Q.31, the unit of G
-    if (a.mode == KernelMode::kGradient) {
+    const i64 g = d_sum << fixed::kFeatureFracBits;  // Q.24 -> Q.31, the unit of G
+    if (c.mode == KernelMode::kGradient) {
       buf.word[0] = g;
-      t.MramWrite(buf.word, a.g_offset + uint64_t{a.n_pad} * 8, 8);
-      if (a.artifact && !a.sparse) {  // the int32 output: the bias after the narrowed model-sized gradient
-        buf.word[0] = static_cast<uint32_t>(
-            fixed::SaturateModel(fixed::ShiftTowardZero(g, fixed::kFeatureFracBits), saturation));
-        t.MramWrite(buf.word, a.v_offset + uint64_t{a.n_pad} * 4, 8);
+      t.MramWrite(buf.word, c.g + c.n_pad * 8, 8);
+      if (c.artifact && !c.sparse) {  // the int32 output: the bias after the narrowed model-sized gradient
+        buf.word[0] = Cast<int64_t>(Cast<uint32_t>(
+            fixed::SaturateModel(fixed::ShiftTowardZero(g, fixed::kFeatureFracBits), saturation)));
+        t.MramWrite(buf.word, c.v + c.n_pad * 4, 8);
       }
       return;
     }
-    t.MramRead(a.w_offset + uint64_t{a.n_pad} * 4, buf.word, 8);
-    const int32_t old = static_cast<int32_t>(buf.word[0] & 0xFFFFFFFF);
-    int64_t base = 0;
-    if (a.mode == KernelMode::kProximalSgd) {
-      t.MramRead(a.v_offset + uint64_t{a.n_pad} * 4, buf.word + 1, 8);
-      base = int64_t{old} - static_cast<int32_t>(buf.word[1] & 0xFFFFFFFF);
+    t.MramRead(c.w + c.n_pad * 4, buf.word, 8);
+    const i64 old = Cast<int64_t>(buf.word.As<int32_t>()[0].load());
+    i64 base = 0;
+    const bool proximal = c.mode == KernelMode::kProximalSgd;
+    if (proximal) {
+      t.MramRead(c.v + c.n_pad * 4, buf.word + 1, 8);
+      base = old - Cast<int64_t>(buf.word.As<int32_t>()[2].load());
     }
-    int32_t updated = fixed::SaturateModel(fixed::SgdUpdate(old, g, scale, base, a.decay_q32), saturation);
-    if (!a.fit_bias) updated = 0;
-    buf.word[0] = static_cast<uint32_t>(updated);
-    t.MramWrite(buf.word, a.w_offset + uint64_t{a.n_pad} * 4, 8);
-    t.Charge(Op::kInt64Mul, 2);
-    t.Charge(Op::kInt64Add, 3);
+    // The decay of the bias's update multiplies `base`: 0 unless proximal.
+    const Scaler decay(proximal ? c.decay_q32 : u64(0));
+    i32 updated = fixed::SaturateModel(fixed::SgdUpdateWith(old, g, scale, base, decay), saturation);
+    if (!c.fit_bias) updated = 0;
+    buf.word[0] = Cast<int64_t>(Cast<uint32_t>(updated));
+    t.MramWrite(buf.word, c.w + c.n_pad * 4, 8);
   }
 };
 
@@ -630,11 +715,6 @@ int32_t QuantizeFeatureArtifact(float x, fixed::Saturation& sat) {
   return static_cast<int32_t>(q);
 }
 
-int32_t ArtifactDerivative(LossKind loss, int32_t sigma, int64_t z_q24, int y) {
-  if (loss == LossKind::kLogistic) return fixed::DerivativeFromSigmoid(loss, sigma, z_q24, y);
-  const int64_t margin = y > 0 ? z_q24 : -z_q24;
-  return margin < kArtifactHingeMarginQ24 ? -y * (1 << fixed::kModelFracBits) : 0;
-}
 
 std::shared_ptr<pim::Kernel> MakeLinearKernel() { return std::make_shared<LinearKernel>(); }
 

@@ -130,16 +130,29 @@ uint32_t ArtifactExpIndex(int64_t z_q24);
 // PIM-Opt's kernel: a dense feature as int32 with 31 fractional bits (floor, as its preprocessing; 1.0 becomes
 // 2^31 - 1; beyond [-1, 1] saturated to +-(2^31 - 1) and counted).
 int32_t QuantizeFeatureArtifact(float x, fixed::Saturation& sat);
-// PIM-Opt's kernel: the loss derivative (Q.24) with its hinge margin of 2^-15.
-int32_t ArtifactDerivative(LossKind loss, int32_t sigma, int64_t z_q24, int y);
-// PIM-Opt's kernel: one product of the score, x w (x Q0.31, w Q.24) truncated on its own to Q.24.
-inline int64_t ArtifactProduct(int32_t x31, int32_t w) {
-  return (static_cast<int64_t>(x31) * w) >> kArtifactFeatureFracBits;
+// PIM-Opt's kernel's arithmetic, on plain integers (the host reference) or the emulator's operand types (the
+// kernel), as fixed/fixed_point.h.
+// The loss derivative (Q.24) with its hinge margin of 2^-15.
+template <class S, class V, class Y>
+S ArtifactDerivative(LossKind loss, S sigma, V z, Y y) {
+  if (loss == LossKind::kLogistic) return fixed::DerivativeFromSigmoid(loss, sigma, z, y);
+  const fixed::Wide<V> z_q24 = z;
+  const fixed::Wide<V> margin = y > 0 ? z_q24 : fixed::Wide<V>(-z_q24);
+  return margin < kArtifactHingeMarginQ24 ? S(-y * (1 << fixed::kModelFracBits)) : S(0);
 }
-// PIM-Opt's kernel: one gradient term x d (x Q0.31, d Q.24) in G's unit (Q.31): shifted on its own, -1 dropped.
-inline int64_t ArtifactGradientTerm(int32_t x31, int64_t d) {
-  const int64_t term = (static_cast<int64_t>(x31) * d) >> (kArtifactFeatureFracBits - fixed::kFeatureFracBits);
-  return term == -1 ? 0 : term;
+// One product of the score, x w (x Q0.31, w Q.24) truncated on its own to Q.24.
+template <class X, class W>
+auto ArtifactProduct(X x31, W w) {
+  using fixed::Widen64;
+  return (Widen64(x31) * Widen64(w)) >> kArtifactFeatureFracBits;
+}
+// One gradient term x d (x Q0.31, d Q.24) in G's unit (Q.31): shifted on its own, -1 dropped.
+template <class X, class D>
+auto ArtifactGradientTerm(X x31, D d) {
+  using fixed::Widen64;
+  using T = decltype((Widen64(x31) * Widen64(d)) >> 1);
+  const T term = (Widen64(x31) * Widen64(d)) >> (kArtifactFeatureFracBits - fixed::kFeatureFracBits);
+  return term == -1 ? T(0) : term;
 }
 
 std::shared_ptr<pim::Kernel> MakeLinearKernel();

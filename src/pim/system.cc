@@ -146,7 +146,10 @@ double DpuSet::PushXfer(XferDirection direction, std::string_view symbol, uint64
       dpus_[i]->HostRead(symbol, offset, prepared_[i].first, bytes);
     }
   });
-  const double s = ModelParallelTransferSeconds(*profile_, direction, count, bytes);
+  std::vector<const void*> sources(prepared_.size());
+  for (size_t i = 0; i < prepared_.size(); ++i) sources[i] = prepared_[i].first;
+  const double s = ModelParallelTransferSeconds(*profile_, direction, count, bytes,
+                                                SourcesPerRank(sources, profile_->dpus_per_rank));
   const uint64_t total = static_cast<uint64_t>(count) * bytes;
   if (direction == XferDirection::kToDpu) {
     stats_.to_dpu_s += s;

@@ -725,13 +725,14 @@ struct RankTransferRates {
   uint32_t ranks = 0;
 };
 RankTransferRates ModelRankTransferRates(const HardwareProfile& p, TransferShape shape, uint32_t dpus,
-                                         uint64_t bytes_per_dpu) {
+                                         uint64_t bytes_per_dpu, uint32_t sources_per_rank) {
   RankTransferRates r;
   r.ranks = RanksFor(p, dpus);
   const uint32_t in_rank = std::min(dpus, p.dpus_per_rank);
   switch (shape) {
     case TransferShape::kParallelPush: {
-      const double rank_bytes = static_cast<double>(in_rank) * static_cast<double>(bytes_per_dpu);
+      const uint32_t sources = sources_per_rank == 0 ? in_rank : std::min(sources_per_rank, in_rank);
+      const double rank_bytes = static_cast<double>(sources) * static_cast<double>(bytes_per_dpu);
       r.latency_s = TransferOverheadSeconds(p.push_to_dpu_overhead_s, p.push_to_dpu_overhead_per_rank_s,
                                             p.push_to_dpu_overhead_per_dpu_s, p, dpus);
       r.rank_bytes_per_s =
@@ -759,19 +760,33 @@ RankTransferRates ModelRankTransferRates(const HardwareProfile& p, TransferShape
 
 }  // namespace
 
-double ModelTransferSeconds(const HardwareProfile& p, TransferShape shape, uint32_t dpus, uint64_t bytes_per_dpu) {
+double ModelTransferSeconds(const HardwareProfile& p, TransferShape shape, uint32_t dpus, uint64_t bytes_per_dpu,
+                            uint32_t sources_per_rank) {
   if (dpus == 0 || bytes_per_dpu == 0) return 0;
-  const RankTransferRates r = ModelRankTransferRates(p, shape, dpus, bytes_per_dpu);
+  const RankTransferRates r = ModelRankTransferRates(p, shape, dpus, bytes_per_dpu, sources_per_rank);
   // Bytes delivered (a broadcast's too, as PrIM counts them), at the ranks' rates up to the host's cap.
   const double bytes = static_cast<double>(dpus) * static_cast<double>(bytes_per_dpu);
   return r.latency_s + bytes / std::min(r.cap_bytes_per_s, r.rank_bytes_per_s * r.ranks);
 }
 
 double ModelParallelTransferSeconds(const HardwareProfile& p, XferDirection direction, uint32_t dpus,
-                                    uint64_t bytes_per_dpu) {
+                                    uint64_t bytes_per_dpu, uint32_t sources_per_rank) {
   return ModelTransferSeconds(
       p, direction == XferDirection::kToDpu ? TransferShape::kParallelPush : TransferShape::kParallelPull, dpus,
-      bytes_per_dpu);
+      bytes_per_dpu, sources_per_rank);
+}
+
+uint32_t SourcesPerRank(const std::vector<const void*>& buffers, uint32_t dpus_per_rank) {
+  uint32_t most = 0;
+  const size_t group = std::max<uint32_t>(1, dpus_per_rank);
+  for (size_t first = 0; first < buffers.size(); first += group) {
+    std::vector<const void*> rank(buffers.begin() + static_cast<std::ptrdiff_t>(first),
+                                  buffers.begin() + static_cast<std::ptrdiff_t>(std::min(buffers.size(), first + group)));
+    rank.erase(std::remove(rank.begin(), rank.end(), nullptr), rank.end());
+    std::sort(rank.begin(), rank.end());
+    most = std::max(most, static_cast<uint32_t>(std::unique(rank.begin(), rank.end()) - rank.begin()));
+  }
+  return most;
 }
 
 double ModelBroadcastSeconds(const HardwareProfile& p, uint32_t dpus, uint64_t bytes) {

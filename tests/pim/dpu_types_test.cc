@@ -67,8 +67,11 @@ TEST_F(Counts, A32BitMultiplyRunsOneStepPerBitOfTheSmallerOperand) {
   EXPECT_EQ(Of(Op::kMulStep), 12u);
   i32 zero = 0;
   EXPECT_EQ((zero * i32(77)).value(), 0);
-  EXPECT_EQ(Of(Op::kMulStep), 12u);  // no step for a zero
-  EXPECT_EQ(Of(Op::kMul32Setup), 3u);
+  EXPECT_EQ(Of(Op::kMulStep), 13u);  // a zero still takes one step: the chain tests after it
+  i32 one = 1;
+  EXPECT_EQ((one * i32(77)).value(), 77);
+  EXPECT_EQ(Of(Op::kMulStep), 14u);
+  EXPECT_EQ(Of(Op::kMul32Setup), 4u);
 }
 
 TEST_F(Counts, EightBitOperandsUseTheNativeMultiply) {

@@ -246,6 +246,33 @@ TEST(PimTiming, PushBandwidthHalvesAtTheKneeOfBytesPerRank) {
   EXPECT_NEAR(pull, p.rank_from_dpu_bytes_per_s, 1e-3 * p.rank_from_dpu_bytes_per_s);
 }
 
+// One host buffer pushed to every DPU (PrIM's BS pushes its input vector so) is streamed from the host's caches
+// after its first copy: the knee counts the distinct bytes one rank reads. DpuSet::PushXfer finds the sharing in
+// its prepared buffers.
+TEST(PimTiming, ABufferPushedToEveryDpuOfARankIsReadOnce) {
+  const HardwareProfile p = MakeProfile("pim-opt");
+  const uint64_t bytes = 16 << 20;
+  const double distinct = ModelParallelTransferSeconds(p, XferDirection::kToDpu, 64, bytes);
+  const double shared = ModelParallelTransferSeconds(p, XferDirection::kToDpu, 64, bytes, 1);
+  EXPECT_LT(shared, distinct / 3);  // 16 MB, not 1 GB, through the host's caches
+  EXPECT_EQ(ModelParallelTransferSeconds(p, XferDirection::kToDpu, 64, bytes, 64), distinct);
+  EXPECT_EQ(ModelParallelTransferSeconds(p, XferDirection::kFromDpu, 64, bytes, 1),
+            ModelParallelTransferSeconds(p, XferDirection::kFromDpu, 64, bytes));  // pulls have no knee
+  std::vector<int> a(4), b(4);
+  EXPECT_EQ(SourcesPerRank({a.data(), a.data(), nullptr, b.data()}, 64), 2u);
+  EXPECT_EQ(SourcesPerRank({a.data(), b.data(), a.data(), b.data()}, 2), 2u);  // per rank of 2 DPUs
+  EXPECT_EQ(SourcesPerRank({a.data(), a.data(), a.data(), b.data()}, 2), 2u);
+  EXPECT_EQ(SourcesPerRank({a.data(), a.data(), b.data(), b.data()}, 2), 1u);
+  // Through DpuSet: the same buffer prepared for all 64 DPUs is modeled as one source.
+  PimSystem system(p, 1);
+  DpuSet set = system.Allocate(64);
+  set.Load(std::make_shared<Spin>(0, false));
+  std::vector<uint8_t> buffer(1 << 20, 7);
+  for (uint32_t d = 0; d < 64; ++d) set.PrepareXfer(d, buffer.data(), buffer.size());
+  EXPECT_EQ(set.PushXfer(XferDirection::kToDpu, kMramHeapSymbol, 0, buffer.size()),
+            ModelParallelTransferSeconds(p, XferDirection::kToDpu, 64, buffer.size(), 1));
+}
+
 TEST(PimTiming, PullsAndSerialReadsPayPerDpuOfOneRank) {
   HardwareProfile p = MakeProfile("pim-opt");
   p.push_from_dpu_overhead_per_dpu_s = 5e-6;

@@ -23,6 +23,7 @@
 // outside a launch may use the types too (host references share code with kernels): its counts are discarded.
 #pragma once
 
+#include <algorithm>
 #include <bit>
 #include <cmath>
 #include <cstdint>
@@ -99,10 +100,14 @@ template <class To, class From>
 inline void CountConvert() {
   if constexpr (sizeof(To) == 8 && sizeof(From) < 8) Count(Op::kInt32Add);
 }
-// __mulsi3: the smaller unsigned operand drives one mul_step per bit ([SDK] mul32.c).
-inline void CountMul32(uint32_t a, uint32_t b) {
+// __mulsi3: the smaller unsigned operand drives one mul_step per bit, at least one: the chain leaves after the step
+// that shifts the operand to zero ([SDK] mul32.c; [uPIMulator] logic.go, mul_step). Its operands are passed in r0
+// and r1, which it clobbers: an operand that comes straight from WRAM is loaded there, one held in a register
+// (a loop-invariant scalar) is moved there first.
+inline void CountMul32(uint32_t a, uint32_t b, bool operands_loaded) {
+  if (!operands_loaded) Count(Op::kInt32Add);
   Count(Op::kMul32Setup);
-  Count(Op::kMulStep, static_cast<uint64_t>(std::bit_width(a < b ? a : b)));
+  Count(Op::kMulStep, static_cast<uint64_t>(std::max(1, static_cast<int>(std::bit_width(a < b ? a : b)))));
 }
 // A multiply by a compile-time constant: shifts and lsl_add, one per set bit (one shift for a power of two).
 inline void CountMulConstant(uint64_t c, bool wide) {
@@ -255,6 +260,11 @@ struct Operand<Ref<T>> {
   static constexpr bool kConstant = false;
   static T Get(const Ref<T>& r) { return r.load().value(); }
 };
+// An operand read from WRAM right where it is used (a Ref): the compiler loads it into the register it goes to.
+template <class T>
+inline constexpr bool kLoaded = false;
+template <class T>
+inline constexpr bool kLoaded<Ref<T>> = true;
 template <class T>
 struct IsIntLike : IsInt<T> {};
 template <class T>
@@ -335,7 +345,8 @@ inline Int<detail::Common<A, B>> operator*(A a, B b) {
   } else if constexpr (kWide) {
     Count(Op::kInt64Mul);
   } else {
-    detail::CountMul32(static_cast<uint32_t>(x), static_cast<uint32_t>(y));
+    detail::CountMul32(static_cast<uint32_t>(x), static_cast<uint32_t>(y),
+                       detail::kLoaded<A> && detail::kLoaded<B>);
   }
   using U = std::make_unsigned_t<C>;  // wrap-around as the DPU's multiply, no signed overflow on the host
   return Int<C>(static_cast<C>(static_cast<U>(static_cast<U>(x) * static_cast<U>(y))));

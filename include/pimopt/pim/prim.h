@@ -53,6 +53,7 @@ struct TransferRecord {
   uint32_t dpus = 0;   // DPUs in the transfer (kSerial: in the set, whose size a serial copy's cost depends on)
   uint64_t bytes = 0;  // per DPU
   int column = 0;      // 1 CPU->DPU, 2 DPU->CPU, 3 DPU->DPU
+  uint32_t sources_per_rank = 0;  // kParallel to DPUs: distinct host buffers per rank (0: one per DPU)
 };
 
 struct LaunchRecord {

@@ -319,9 +319,15 @@ DpuCycles Replay(const ClockParams& params, const DpuTrace& trace);
 enum class XferDirection { kToDpu, kFromDpu };
 enum class TransferShape : uint8_t { kParallelPush, kBroadcast, kParallelPull };
 // A parallel transfer of `bytes_per_dpu` to or from each of `dpus` DPUs (a broadcast: the same bytes to every DPU).
-double ModelTransferSeconds(const HardwareProfile& p, TransferShape shape, uint32_t dpus, uint64_t bytes_per_dpu);
+// A push reads its DPUs' host buffers: `sources_per_rank` is how many distinct ones one rank's DPUs have (0: one each,
+// the usual case); a buffer pushed to several DPUs (PrIM's BS pushes its one input vector to every DPU) is read from
+// the host's caches again, so the bytes the host streams per rank, which set the cache knee, are the distinct ones.
+double ModelTransferSeconds(const HardwareProfile& p, TransferShape shape, uint32_t dpus, uint64_t bytes_per_dpu,
+                            uint32_t sources_per_rank = 0);
 double ModelParallelTransferSeconds(const HardwareProfile& p, XferDirection direction, uint32_t dpus,
-                                    uint64_t bytes_per_dpu);
+                                    uint64_t bytes_per_dpu, uint32_t sources_per_rank = 0);
+// The most distinct buffers among the DPUs of one rank (DPUs 64 r .. 64 r + 63; null buffers are not pushed to).
+uint32_t SourcesPerRank(const std::vector<const void*>& buffers, uint32_t dpus_per_rank);
 double ModelBroadcastSeconds(const HardwareProfile& p, uint32_t dpus, uint64_t bytes);
 double ModelSerialTransferSeconds(const HardwareProfile& p, XferDirection direction, uint32_t set_dpus, uint64_t bytes);
 double ModelLaunchOverheadSeconds(const HardwareProfile& p, uint32_t dpus);

@@ -261,10 +261,14 @@ double BenchmarkMean(const std::map<std::string, std::pair<double, int>>& sums) 
 }
 
 // The rows' kernel launches over one pool of distinct traces (rows of one benchmark at other DPU counts often
-// share them): an evaluation replays each distinct trace once, on every host thread.
+// share them): an evaluation replays each distinct trace once, on every host thread. A launch's time is its slowest
+// DPU's: the fit replays, per launch, the DPU that is slowest under the profile it starts from (its DPUs do
+// statistically the same work, so the constants the fit moves do not reorder them), so that its cost is one DPU's
+// events per launch, whatever the number of DPUs and however long their lock traffic; the errors it reports come
+// from exact replays of every DPU (prim::Retime).
 class KernelModel {
  public:
-  KernelModel(const std::vector<RowRun>& rows, int host_threads) : pool_(host_threads) {
+  KernelModel(const std::vector<RowRun>& rows, int host_threads, const HardwareProfile& start) : pool_(host_threads) {
     std::map<std::pair<size_t, uint64_t>, std::vector<uint32_t>> seen;  // (events, hash) -> global indices
     for (const RowRun& r : rows) {
       RowLaunches row;
@@ -276,6 +280,17 @@ class KernelModel {
         row.launches.push_back({launch.dpus, std::move(global)});
       }
       rows_.push_back(std::move(row));
+    }
+    // Each launch's slowest DPU under the starting profile.
+    const timing::ClockParams params = timing::FromProfile(start);
+    std::vector<double> cycles(traces_.size());
+    pool_.ParallelFor(traces_.size(), [&](size_t i) { cycles[i] = timing::Replay(params, *traces_[i]).total; });
+    for (RowLaunches& row : rows_) {
+      for (auto& [dpus, traces] : row.launches) {
+        const uint32_t slowest = *std::max_element(traces.begin(), traces.end(),
+                                                   [&](uint32_t a, uint32_t b) { return cycles[a] < cycles[b]; });
+        traces = {slowest};
+      }
     }
   }
   // The kernel seconds under `profile` of the rows `wanted` selects (the others: 0), replaying only their traces.
@@ -458,7 +473,7 @@ double ModeledColumn(const prim::PhaseTimes& t, int column) { return column == 1
 
 KernelConstants FitKernel(const std::vector<RowRun>& rows, const std::vector<std::string>& benchmarks,
                           const HardwareProfile& base, const FreeKernelConstants& free) {
-  KernelModel model(rows, 0);
+  KernelModel model(rows, 0, base);
   return FitKernelOn(model, rows, benchmarks, base, free, Starts(base), 200);
 }
 
@@ -550,16 +565,29 @@ Report LeaveOneOut(const Runs& runs, const HardwareProfile& base, const FreeKern
     }
   }
   if (names.size() < 2) throw ConfigError("--benchmarks", "leave-one-out needs rows of at least two benchmarks");
-  KernelModel model(runs.rows, 0);
+  KernelModel model(runs.rows, 0, base);
   report.fitted = FitKernelOn(model, runs.rows, names, base, free, Starts(base), 200);
-  report.transfers = FitTransfers(runs.rows, names, base);
+  // The transfer fits (on every benchmark, and each fold's) are independent of one another: on all host threads.
+  std::vector<TransferConstants> transfer_fits(names.size() + 1);
+  {
+    ThreadPool pool(0);
+    pool.ParallelFor(transfer_fits.size(), [&](size_t i) {
+      std::vector<std::string> fitted_on;
+      for (const std::string& n : names) {
+        if (i == names.size() || n != names[i]) fitted_on.push_back(n);
+      }
+      transfer_fits[i] = FitTransfers(runs.rows, fitted_on, base);
+    });
+  }
+  report.transfers = transfer_fits.back();
   HardwareProfile all = base;
   Apply(report.fitted, all);
   Apply(report.transfers, all);
   double sum_median = 0, sum_sim = 0, sum_transfers = 0;
   size_t with_transfers = 0;
   std::vector<double> all_kernel, all_to, all_from;  // out of sample, pooled: the error bars
-  for (const std::string& name : names) {
+  for (size_t fold_index = 0; fold_index < names.size(); ++fold_index) {
+    const std::string& name = names[fold_index];
     std::vector<std::string> others;
     for (const std::string& n : names) {
       if (n != name) others.push_back(n);
@@ -569,7 +597,7 @@ Report LeaveOneOut(const Runs& runs, const HardwareProfile& base, const FreeKern
     v.fold = FitKernelOn(model, runs.rows, others, base, free, {report.fitted}, 100);
     HardwareProfile fold = base;
     Apply(v.fold, fold);
-    Apply(FitTransfers(runs.rows, others, base), fold);
+    Apply(transfer_fits[fold_index], fold);
     std::vector<double> out, in, sim, x_out, x_in, x_all;
     for (const RowRun& r : runs.rows) {
       if (r.hw.benchmark != name) continue;

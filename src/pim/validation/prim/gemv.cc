@@ -110,11 +110,12 @@ class GemvKernel final : public Kernel {
         if (offset != 0) ShiftIn(t, cache_a, cache_a_aux, mram_temp_addr_a + kBlock);
         t.MramRead(mram_temp_addr_b, cache_b, kBlock);
         const Ref<int32_t> c = cache_c[pos];
-        for (i32 j = 0; j < n_size - n; ++j) {
+        const i32 rest = n_size - n;  // loop-invariant: the compiler computes it once
+        for (i32 j = 0; j < rest; ++j) {
           if (j >= static_cast<int32_t>(kPerBlock)) break;  // PrIM prints "error" here
           c += cache_a[j] * cache_b[j];
         }
-        mram_temp_addr_a += kBlock - (kPerBlock - Cast<uint32_t>(n_size - n)) * 4;
+        mram_temp_addr_a += kBlock - (kPerBlock - Cast<uint32_t>(rest)) * 4;
         mram_temp_addr_b = mram_base_addr_b;
         offset = (mram_temp_addr_a % 8 != 0) ? u32(1) : u32(0);
       }

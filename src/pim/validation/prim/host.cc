@@ -90,7 +90,7 @@ PhaseTimes RetimeTransfers(const RunResult& run, const HardwareProfile& profile)
     double s = 0;
     switch (x.kind) {
       case TransferRecord::kParallel:
-        s = ModelParallelTransferSeconds(profile, x.direction, x.dpus, x.bytes);
+        s = ModelParallelTransferSeconds(profile, x.direction, x.dpus, x.bytes, x.sources_per_rank);
         break;
       case TransferRecord::kSerial:
         s = ModelSerialTransferSeconds(profile, x.direction, x.dpus, x.bytes);
@@ -134,11 +134,11 @@ void Host::Reallocate(uint32_t dpus) {
 }
 
 void Host::AddTransfer(Column column, TransferRecord::Kind kind, XferDirection direction, uint32_t dpus, uint64_t bytes,
-                       double seconds) {
+                       double seconds, uint32_t sources_per_rank) {
   if (column == kUntimed) return;
   PhaseTimes& m = result_.modeled;
   (column == kCpuToDpu ? m.cpu_to_dpu_s : column == kDpuToCpu ? m.dpu_to_cpu_s : m.dpu_to_dpu_s) += seconds;
-  if (request_.keep_events) result_.transfers.push_back({kind, direction, dpus, bytes, column});
+  if (request_.keep_events) result_.transfers.push_back({kind, direction, dpus, bytes, column, sources_per_rank});
 }
 
 void Host::Push(Column column, std::string_view symbol, uint64_t offset, uint64_t bytes,
@@ -150,7 +150,10 @@ void Host::Push(Column column, std::string_view symbol, uint64_t offset, uint64_
     ++count;
   }
   const double s = set_->PushXfer(XferDirection::kToDpu, symbol, offset, bytes);
-  AddTransfer(column, TransferRecord::kParallel, XferDirection::kToDpu, count, bytes, s);
+  AddTransfer(column, TransferRecord::kParallel, XferDirection::kToDpu, count, bytes, s,
+              SourcesPerRank(std::vector<const void*>(buffers.begin(), buffers.begin() + std::min<size_t>(
+                                                                          buffers.size(), set_->size())),
+                             profile_.dpus_per_rank));
 }
 
 void Host::Pull(Column column, std::string_view symbol, uint64_t offset, uint64_t bytes,

@@ -73,7 +73,7 @@ class Host {
 
  private:
   void AddTransfer(Column column, TransferRecord::Kind kind, XferDirection direction, uint32_t dpus, uint64_t bytes,
-                   double seconds);
+                   double seconds, uint32_t sources_per_rank = 0);
   uint32_t KeepTrace(timing::DpuTrace&& trace);
 
   RunRequest request_;

@@ -41,7 +41,9 @@ class HstKernel final : public Kernel {
       histo[(d * bins) >> kDepth] += 1;
     }
   }
-  // HST-L's histogram (noinline): the bin's increment under the histogram's mutex.
+  // HST-L's histogram (noinline): the bin's increment under the histogram's mutex. The mutex's id is read from
+  // my_mutex[] for the lock and again for the unlock: mutex_id_t is a byte (uint8_t), and a character type may alias
+  // the histogram's uint32_t just stored (C11 6.5p7), so the compiler must reload it, inside the critical section.
   static void HistogramShared(Tasklet& t, WramPtr<uint32_t> histo, u32 bins, WramPtr<uint32_t> input,
                               const uint32_t* mutex_ids, u32 histo_id, u32 l_size) {
     CountCall();
@@ -50,7 +52,8 @@ class HstKernel final : public Kernel {
       const u32 mutex = Load(mutex_ids + histo_id.value());
       t.MutexLock(mutex.value());
       histo[d] += 1;
-      t.MutexUnlock(mutex.value());
+      const u32 reread = Load(mutex_ids + histo_id.value());
+      t.MutexUnlock(reread.value());
     }
   }
 

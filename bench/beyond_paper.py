@@ -106,11 +106,12 @@ def run(name, flags, profile, common, tmp, overrides=None):
         args += ["--profile-set", overrides]
     r = train(args + ["--project-dpus", str(PROJECT_DPUS)], os.path.join(tmp, "r.json"))
     epochs = []
-    elapsed = bar = 0.0
+    elapsed = bar = joules = 0.0
     for e in r["epochs"]:
         phases = e["phases_seconds"]
         elapsed += phases["modeled_total"]
         bar += phases.get("modeled_total_uncertainty", 0.0)
+        joules += phases["modeled_energy_j"]
         epochs.append({"epoch": e["epoch"], "auc": e["test"]["auc"], "accuracy": e["test"]["accuracy"],
                        "modeled_s": elapsed, "uncertainty_s": bar,
                        "dpu_to_dpu_s": phases.get("modeled_dpu_to_dpu", 0.0)})
@@ -119,6 +120,7 @@ def run(name, flags, profile, common, tmp, overrides=None):
     return {"algorithm": name, "profile": profile, "overrides": overrides or "", "epochs": epochs,
             "s_per_epoch": elapsed / n, "bar_per_epoch": bar / n,
             "projected_s_per_epoch": projection.get("modeled_epoch_s"), "projection_note": projection.get("note", ""),
+            "j_per_epoch": joules / n, "projected_j_per_epoch": projection.get("modeled_energy_j"),
             "to_host_bytes_per_epoch": r["traffic"]["workers_to_host_bytes"] / n}
 
 
@@ -207,6 +209,17 @@ def study(key, w, tmp, epochs):
             r = run_of(runs, name, p)
             cells.append(f"{r['s_per_epoch']:.4f} ({r['to_host_bytes_per_epoch'] / 1e6:.1f} MB)")
         lines.append(f"| {name} | " + " | ".join(cells) + " |")
+    lines += ["", f"Modeled energy per epoch, joules, at {w['dpus']} DPUs and projected to {PROJECT_DPUS} "
+              "(docs/pim-emulator.md \"Energy\": DPUs, host <-> DPU transfers, the host's reductions and launches):",
+              "", "| algorithm | " + " | ".join(profiles) + " |", "|---" * (1 + len(profiles)) + "|"]
+    for name in w["algorithms"]:
+        cells = []
+        for p in profiles:
+            r = run_of(runs, name, p)
+            projected_j = r["projected_j_per_epoch"]
+            at_target = "n/a" if projected_j is None or r["projected_s_per_epoch"] is None else f"{projected_j:.3g}"
+            cells.append(f"{r['j_per_epoch']:.3g} ({at_target})")
+        lines.append(f"| {name} | " + " | ".join(cells) + " |")
     # The link bandwidth at which D-PSGD (torus, over links) overtakes ADMM.
     admm_today, admm_bar = table[("ADMM", "pim-opt")]
     lines += ["", "D-PSGD (torus) on `links-system` against ADMM on today's `pim-opt` and on the same links, modeled "
@@ -256,6 +269,15 @@ def check(key, w, result):
     for name in ("D-PSGD ring", "D-PSGD torus", "MA-SGD", "GA-SGD"):
         if not per_epoch(name, "links-system") < per_epoch(name, "pim-opt"):
             sys.exit(f"FAIL: {key}: {name} is not cheaper with links between all DPUs")
+
+    def joules(name, profile):
+        return next(x for x in result["runs"] if x["algorithm"] == name and x["profile"] == profile)["j_per_epoch"]
+    for name in w["algorithms"]:
+        if not joules(name, "pim-opt") > 0:
+            sys.exit(f"FAIL: {key}: {name} has no modeled energy")
+    for name in ("MA-SGD", "GA-SGD"):  # links spare the host's transfers and reductions
+        if not joules(name, "links-system") < joules(name, "pim-opt"):
+            sys.exit(f"FAIL: {key}: {name} takes no less energy with links between all DPUs")
     if COMPACTED in w["profiles"]:
         for name in ("GA-SGD", "MA-SGD"):
             if not per_epoch(name, COMPACTED) < per_epoch(name, "pim-opt"):
@@ -281,8 +303,8 @@ def main():
     ap.add_argument("--check", action="store_true",
                     help="exit 1 unless every algorithm's test AUC per epoch is the same on every profile (a profile "
                          "changes modeled time only), links between all DPUs make the talking algorithms' epochs "
-                         "cheaper, compaction makes GA-SGD's and MA-SGD's sparse epochs cheaper, and asynchronous transfers "
-                         "never make an epoch dearer and shorten GA-SGD's at 2,048 DPUs")
+                         "cheaper and take less energy (MA-SGD, GA-SGD), compaction makes GA-SGD's and MA-SGD's sparse epochs "
+                         "cheaper, and asynchronous transfers never make an epoch dearer and shorten GA-SGD's at 2,048 DPUs")
     args = ap.parse_args()
     all_workloads = workloads(args.quick)
     if args.workloads is None:

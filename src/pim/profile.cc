@@ -453,6 +453,19 @@ ParamTable<HardwareProfile> MakeProfileFields() {
       .Group(energy)
       .Source("[HotChips19] 1.2 W per chip of 8 DPUs")
       .Help("power of a busy DPU");
+  t.Add("host_core_power_w", &HardwareProfile::host_core_power_w, 85.0 / 8)
+      .Min(0)
+      .Unit("W")
+      .Group(energy)
+      .Source("[Xeon-4215] 85 W TDP over 8 cores (an upper bound: the core at full load)")
+      .Help("power of one host core at work: a transfer's thread per rank, the reduction's threads, the launch");
+  t.Add("channel_energy_j_per_byte", &HardwareProfile::channel_energy_j_per_byte, 1.3e-9 / 8)
+      .Min(0)
+      .Unit("J/byte")
+      .Group(energy)
+      .Source("[Horowitz14] a 64-bit DRAM access costs 1.3 to 2.6 nJ: the lower figure, per byte")
+      .Help("energy of one byte moved between the host and a PIM DIMM over the DRAM channel (and, as an assumption, "
+            "over a what-if DPU link)");
   const std::string host_group = "host reduction";
   const std::string calibrated =
       "measured: 'pimopt profile --calibrate-host' on a Xeon server core, baseline x86-64 code (docs/pim-emulator.md)";
@@ -598,7 +611,7 @@ const ParamTable<HardwareProfile>& ProfileFields() {
 // A field added to HardwareProfile must be declared in ProfileFields(): its fields have no initializers of their
 // own, so an undeclared one would be left unset. This guard makes such an addition fail to compile on the LP64
 // platforms pimopt is built on (the size counts every field and the op-cost array).
-static_assert(sizeof(void*) != 8 || sizeof(std::string) != 32 || sizeof(HardwareProfile) == 744,
+static_assert(sizeof(void*) != 8 || sizeof(std::string) != 32 || sizeof(HardwareProfile) == 760,
               "HardwareProfile changed: declare every field in ProfileFields() and update this size");
 
 HardwareProfile::HardwareProfile() : name("pim-opt") { ProfileFields().ApplyDefaults(*this); }

@@ -6,6 +6,7 @@
 #include <cmath>
 
 #include "dpu.h"
+#include "pimopt/pim/energy.h"
 #include "pimopt/core/thread_pool.h"
 
 namespace pimopt::pim {
@@ -84,7 +85,7 @@ LaunchStats DpuSet::Launch() {
   s.mean_total_cycles = results.empty() ? 0 : sum / static_cast<double>(results.size());
   s.kernel_s = s.slowest.total / profile_->dpu_frequency_hz;
   s.overhead_s = ModelLaunchOverheadSeconds(*profile_, size());
-  s.energy_j = busy_s * profile_->dpu_active_power_w;
+  s.energy_j = DpuEnergyJoules(*profile_, busy_s);
   s.host_wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   stats_.kernel_s += s.kernel_s;
   stats_.launch_overhead_s += s.overhead_s;

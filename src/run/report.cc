@@ -240,15 +240,18 @@ std::string FormatSummary(const RunConfig& c, const TrainResult& result) {
   const double epochs = static_cast<double>(result.epochs.size());
   char buf[512];
   std::snprintf(buf, sizeof(buf), "%-8s %-5s %9s %9s %9s %9s %11s%s\n", "algo", "model", "train_acc", "test_acc",
-                "test_auc", "test_loss", "s/epoch", pim ? "  modeled_s/epoch (+-)  of_it_host_s/epoch" : "");
+                "test_auc", "test_loss", "s/epoch",
+                pim ? "  modeled_s/epoch (+-)  of_it_host_s/epoch  modeled_J/epoch" : "");
   std::string s = buf;
   const EpochRecord& last = result.epochs.back();
   std::string modeled;
   if (pim) {
     const auto bar = result.phase_seconds.find("modeled_total_uncertainty");
-    std::snprintf(buf, sizeof(buf), "  %11.4f %8.4f  %19.4f", result.phase_seconds.at("modeled_total") / epochs,
+    const auto energy = result.phase_seconds.find("modeled_energy_j");
+    std::snprintf(buf, sizeof(buf), "  %11.4f %8.4f  %19.4f  %15.4g", result.phase_seconds.at("modeled_total") / epochs,
                   bar == result.phase_seconds.end() ? 0.0 : bar->second / epochs,
-                  result.phase_seconds.at("modeled_host_reduction") / epochs);
+                  result.phase_seconds.at("modeled_host_reduction") / epochs,
+                  energy == result.phase_seconds.end() ? 0.0 : energy->second / epochs);
     modeled = buf;
   }
   const bool logistic = c.train.objective.loss == LossKind::kLogistic;
@@ -279,7 +282,12 @@ nlohmann::json ProjectionJson(const PimProjection& p) {
                       {"cpu_to_dpu_bytes", p.cpu_to_dpu_bytes},
                       {"dpu_to_cpu_bytes", p.dpu_to_cpu_bytes},
                       {"dpu_to_dpu_bytes", p.link_bytes},
-                      {"mram_wram_bytes", p.mram_wram_bytes}};
+                      {"mram_wram_bytes", p.mram_wram_bytes},
+                      {"modeled_energy_j", p.energy.total_j()},
+                      {"modeled_energy_dpu_j", p.energy.dpu_j},
+                      {"modeled_energy_transfer_j", p.energy.transfer_j},
+                      {"modeled_energy_host_j", p.energy.host_j},
+                      {"modeled_energy_link_j", p.energy.link_j}};
   if (!p.note.empty()) j["note"] = p.note;
   return j;
 }
@@ -292,11 +300,13 @@ std::string FormatProjection(const PimProjection& p) {
   char buf[640];
   std::snprintf(buf, sizeof(buf),
                 "projection to %u DPUs x %llu rows/DPU (extrapolated): %.3f s/epoch = CPU->DPU %.3f + kernel %.3f "
-                "+ launch %.3f + DPU->CPU %.3f + host %.3f%s%s; %.3g bytes moved",
+                "+ launch %.3f + DPU->CPU %.3f + host %.3f%s%s; %.3g bytes moved; %.3g J/epoch (DPUs %.3g, "
+                "transfers %.3g, host %.3g)",
                 p.dpus, static_cast<unsigned long long>(p.rows_per_dpu), p.epoch_s, p.cpu_to_dpu_s, p.kernel_s,
                 p.launch_overhead_s, p.dpu_to_cpu_s, p.host_reduction_s,
                 links, overlap,
-                p.cpu_to_dpu_bytes + p.dpu_to_cpu_bytes + p.link_bytes);
+                p.cpu_to_dpu_bytes + p.dpu_to_cpu_bytes + p.link_bytes, p.energy.total_j(), p.energy.dpu_j,
+                p.energy.transfer_j, p.energy.host_j);
   std::string s = buf;
   if (!p.note.empty()) s += " (" + p.note + ")";
   return s;

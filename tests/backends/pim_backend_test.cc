@@ -283,6 +283,55 @@ TEST(PimBackend, SameModelWhateverTheHostThreadsAndModeledTimesAreReported) {
   }
 }
 
+// Energy beside time (pim/energy.h): the DPUs' busy time at their active power, the transfers' bytes over the
+// channel and the host cores that move them (one per rank), the host's cores while reducing and launching; the parts
+// add up, every epoch's record has its share, a profile with twice the figures doubles them, and a projection to
+// more DPUs scales the DPUs' part with them.
+TEST(PimBackend, ModeledEnergyAddsUpItsPartsFromTheProfilesFigures) {
+  const Dataset data = testing::SmallDense(640, 30, 4);
+  TrainConfig c = SmallConfig("ma", LossKind::kLogistic);
+  c.workers = 8;
+  c.batch = 8;
+  c.epochs = 2;
+  auto run = [&](const std::string& overrides, PimProjection* projection) {
+    ThreadPool pool(2);
+    PimBackendOptions o;
+    o.profile_overrides = overrides;
+    PimBackend backend(pool, o);
+    TrainResult r = Train(data, nullptr, c, backend, TrainOptions{});
+    if (projection) *projection = backend.Project(64, 80, 2);
+    return r;
+  };
+  PimProjection projection;
+  const TrainResult r = run("", &projection);
+  const auto& p = r.phase_seconds;
+  const pim::HardwareProfile profile = pim::MakeProfile("pim-opt");
+  EXPECT_GT(p.at("modeled_energy_dpu_j"), 0);
+  EXPECT_GT(p.at("modeled_energy_transfer_j"), 0);
+  EXPECT_GT(p.at("modeled_energy_host_j"), 0);
+  EXPECT_EQ(p.at("modeled_energy_link_j"), 0);
+  EXPECT_NEAR(p.at("modeled_energy_j"),
+              p.at("modeled_energy_dpu_j") + p.at("modeled_energy_transfer_j") + p.at("modeled_energy_host_j"), 1e-12);
+  // The host: its reduction on min(threads, cores) cores and its launches on one, at the core's power.
+  EXPECT_NEAR(p.at("modeled_energy_host_j"),
+              profile.host_core_power_w * (16 * p.at("modeled_host_reduction") + p.at("modeled_launch_overhead")),
+              1e-12);
+  // The DPUs: at most every DPU busy for the whole kernel time (the slowest DPU's).
+  EXPECT_LE(p.at("modeled_energy_dpu_j"), 8 * p.at("modeled_dpu_kernel") * profile.dpu_active_power_w * (1 + 1e-9));
+  double per_epoch = 0;
+  for (const EpochRecord& e : r.epochs) per_epoch += e.phase_seconds.at("modeled_energy_j");
+  EXPECT_NEAR(per_epoch, p.at("modeled_energy_j"), 1e-9);
+  const TrainResult doubled =
+      run(StrCat("dpu_active_power_w=", 2 * profile.dpu_active_power_w, ",host_core_power_w=",
+                 2 * profile.host_core_power_w, ",channel_energy_j_per_byte=", 2 * profile.channel_energy_j_per_byte),
+          nullptr);
+  EXPECT_NEAR(doubled.phase_seconds.at("modeled_energy_j"), 2 * p.at("modeled_energy_j"), 1e-9);
+  EXPECT_EQ(doubled.phase_seconds.at("modeled_total"), p.at("modeled_total"));  // energy figures never change time
+  // Projected to 64 DPUs of 80 rows (8 x 80 here): the DPUs' energy per epoch grows with the DPUs.
+  EXPECT_NEAR(projection.energy.dpu_j, p.at("modeled_energy_dpu_j") / 2 * 8, 1e-9);
+  EXPECT_GT(projection.energy.transfer_j, 0);
+}
+
 TEST(PimBackend, ModeledHostReductionIsTheProfilesModelOfEachSynchronization) {
   const Dataset data = testing::SmallDense(640, 30, 4);
   TrainConfig c = SmallConfig("ma", LossKind::kLogistic);

@@ -131,8 +131,10 @@ struct HardwareProfile {
   double link_latency_s;               // per message
   double inter_rank_link_bytes_per_s;  // one rank's port to the other ranks, each direction
   double inter_rank_link_latency_s;
-  // energy
+  // energy (pim/energy.h)
   double dpu_active_power_w;
+  double host_core_power_w;          // one host core at work (moving data, reducing, launching)
+  double channel_energy_j_per_byte;  // a byte over a DRAM channel between the host and a PIM DIMM
   // the host's reduction at every synchronization (pim/host_model.h)
   uint32_t host_cores;
   uint32_t host_reduction_threads;

@@ -461,7 +461,7 @@ void PimBackend::Launch() {
   ledger_.compute_s += s.slowest.issue / f;
   ledger_.dma_s += s.slowest.dma / f;
   ledger_.sync_s += s.slowest.sync / f;
-  ledger_.energy_j += s.energy_j;
+  ledger_.dpu_energy_j += s.energy_j;
   ledger_.emulation_wall_s += s.host_wall_s;
   ledger_.mram_wram_bytes += s.mram_read_bytes + s.mram_write_bytes;
 }
@@ -930,6 +930,15 @@ std::map<std::string, double> PimBackend::PhaseSeconds() const {
   const double from_dpu_s = l.from_dpu[static_cast<size_t>(Activity::kTraining)].modeled_s;
   // The modeled machine's host: the profile's model, or (--host-time measured) this machine's measured seconds.
   const double host_s = options_.measured_host ? l.host_reduction_s : l.modeled_host_reduction_s;
+  const double whole = num_dpus_ > 0 ? static_cast<double>(part_.total_workers) / num_dpus_ : 1.0;
+  const double training_bytes = static_cast<double>(l.to_dpu[static_cast<size_t>(Activity::kTraining)].bytes +
+                                                    l.from_dpu[static_cast<size_t>(Activity::kTraining)].bytes);
+  pim::EnergyJoules energy;
+  energy.dpu_j = l.dpu_energy_j * whole;
+  energy.transfer_j = pim::TransferEnergyJoules(profile_, static_cast<uint32_t>(part_.total_workers),
+                                                training_bytes * whole, to_dpu_s + from_dpu_s);
+  energy.host_j = pim::HostEnergyJoules(profile_, host_s, l.launch_s);
+  energy.link_j = pim::LinkEnergyJoules(profile_, static_cast<double>(l.link_bytes) * whole);
   return {{"modeled_cpu_to_dpu", to_dpu_s},
           {"modeled_dpu_kernel", l.kernel_s},
           {"modeled_dpu_compute", l.compute_s},
@@ -948,7 +957,14 @@ std::map<std::string, double> PimBackend::PhaseSeconds() const {
                                             profile_.cpu_to_dpu_time_uncertainty * to_dpu_s +
                                             profile_.dpu_to_cpu_time_uncertainty * from_dpu_s},
           {"measured_host_reduction", l.host_reduction_s},
-          {"emulation_wall", l.emulation_wall_s}};
+          {"emulation_wall", l.emulation_wall_s},
+          // Energy of the whole machine (pim/energy.h): joules, not seconds, under the same keys' rule (per epoch
+          // in the epoch records). This process's DPUs and bytes stand for every process's.
+          {"modeled_energy_dpu_j", energy.dpu_j},
+          {"modeled_energy_transfer_j", energy.transfer_j},
+          {"modeled_energy_host_j", energy.host_j},
+          {"modeled_energy_link_j", energy.link_j},
+          {"modeled_energy_j", energy.total_j()}};
 }
 
 TrafficCounters PimBackend::Traffic() const {
@@ -964,7 +980,6 @@ std::map<std::string, double> PimBackend::Counters() {
   std::map<std::string, double> c{{"dpus", num_dpus_},
                                   {"tasklets", options_.tasklets},
                                   {"dpu_frequency_hz", profile_.dpu_frequency_hz},
-                                  {"modeled_energy_j", ledger_.energy_j},
                                   {"mram_wram_bytes", static_cast<double>(ledger_.mram_wram_bytes)},
                                   {"host_saturations", static_cast<double>(saturation_.events)},
                                   {"quantization_saturations", quantization_saturations_},
@@ -1265,6 +1280,13 @@ PimProjection PimBackend::Project(uint32_t target_dpus, uint64_t target_rows_per
   }
   p.epoch_s = p.kernel_s + p.launch_overhead_s + p.cpu_to_dpu_s + p.dpu_to_cpu_s + p.host_reduction_s + p.link_s -
               p.overlap_saved_s;
+  // Energy per epoch at the target: every DPU busy as this run's were, for its rows (weak scaling), the projected
+  // transfers, reductions, launches and link exchanges.
+  p.energy.dpu_j = ledger_.dpu_energy_j * per_epoch * row_factor * target_dpus / num_dpus_;
+  p.energy.transfer_j = pim::TransferEnergyJoules(profile_, target_dpus, p.cpu_to_dpu_bytes + p.dpu_to_cpu_bytes,
+                                                  p.cpu_to_dpu_s + p.dpu_to_cpu_s);
+  p.energy.host_j = pim::HostEnergyJoules(profile_, p.host_reduction_s, p.launch_overhead_s);
+  p.energy.link_j = pim::LinkEnergyJoules(profile_, p.link_bytes);
   if (!p.note.empty()) p.epoch_s = std::numeric_limits<double>::quiet_NaN();
   return p;
 }

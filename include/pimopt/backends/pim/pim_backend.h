@@ -21,6 +21,7 @@
 #include "pimopt/core/params.h"
 #include "pimopt/backends/pim/linear_kernel.h"
 #include "pimopt/fixed/fixed_point.h"
+#include "pimopt/pim/energy.h"
 #include "pimopt/pim/interconnect.h"
 #include "pimopt/pim/pipelined_reduction.h"
 #include "pimopt/pim/system.h"
@@ -46,6 +47,7 @@ struct PimProjection {
   double link_s = 0;           // exchanges over what-if DPU links, re-modeled at the target DPU count
   double link_bytes = 0;
   double overlap_saved_s = 0;  // --transfers async: pulls and host reductions that overlap (subtracted)
+  pim::EnergyJoules energy;    // per epoch (pim/energy.h)
   // Empty, or why the epoch is not projected (epoch_s NaN): the profile's links do not cover the target DPU count,
   // so a run there would synchronize through the host, which this run did not time.
   std::string note;
@@ -131,7 +133,8 @@ class PimBackend final : public IBackend {
     std::array<Transfers, kNumActivities> to_dpu, from_dpu;
     // Training: modeled seconds of the PIM machine, real host seconds, and how often each training transfer
     // (kind, bytes per DPU) happened, for projections.
-    double kernel_s = 0, compute_s = 0, dma_s = 0, sync_s = 0, launch_s = 0, energy_j = 0;
+    double kernel_s = 0, compute_s = 0, dma_s = 0, sync_s = 0, launch_s = 0;
+    double dpu_energy_j = 0;  // this process's DPUs' busy time at their active power
     double emulation_wall_s = 0;
     double host_reduction_s = 0;          // measured on this machine (this process's share)
     double modeled_host_reduction_s = 0;  // the profile's host model, over all DPUs

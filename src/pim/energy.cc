@@ -1,0 +1,22 @@
+#include "pimopt/pim/energy.h"
+
+#include <algorithm>
+
+namespace pimopt::pim {
+
+double DpuEnergyJoules(const HardwareProfile& p, double dpu_busy_s) { return dpu_busy_s * p.dpu_active_power_w; }
+
+double TransferEnergyJoules(const HardwareProfile& p, uint32_t dpus, double bytes, double seconds) {
+  const uint32_t ranks = (dpus + p.dpus_per_rank - 1) / p.dpus_per_rank;
+  const uint32_t cores = std::max<uint32_t>(1, std::min(ranks, p.host_cores));
+  return bytes * p.channel_energy_j_per_byte + seconds * cores * p.host_core_power_w;
+}
+
+double HostEnergyJoules(const HardwareProfile& p, double reduction_s, double launch_s) {
+  const uint32_t cores = std::max<uint32_t>(1, std::min(p.host_reduction_threads, p.host_cores));
+  return (reduction_s * cores + launch_s) * p.host_core_power_w;
+}
+
+double LinkEnergyJoules(const HardwareProfile& p, double bytes) { return bytes * p.channel_energy_j_per_byte; }
+
+}  // namespace pimopt::pim

@@ -40,7 +40,7 @@ TEST(ProfileFields, EveryFieldIsDeclaredWithUnitSourceAndMeaning) {
     if (e.info.name.rfind("slots.", 0) == 0) ++slots;
   }
   EXPECT_EQ(slots, kNumOps);
-  EXPECT_EQ(ProfileFields().entries().size(), 65 + kNumOps);
+  EXPECT_EQ(ProfileFields().entries().size(), 67 + kNumOps);
 }
 
 TEST(ProfileFields, EveryFieldIsOverridableByNameAndChangesOnlyItself) {

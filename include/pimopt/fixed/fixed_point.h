@@ -48,15 +48,17 @@ inline int64_t Widen64(int64_t v) { return v; }
 
 // Arithmetic right shift rounding toward zero (v / 2^shift): a negative v is first raised by 2^shift - 1, so the
 // flooring shift rounds it up. Branch-free: the emulated kernels apply it to values of random sign.
+// The templates are always inlined: in the emulated kernels each is a handful of counted operations in a hot loop.
+#define PIMOPT_FIXED_INLINE [[gnu::always_inline]] inline
 template <FixedValue V>
-constexpr Wide<V> ShiftTowardZero(V value, int shift) {
+PIMOPT_FIXED_INLINE constexpr Wide<V> ShiftTowardZero(V value, int shift) {
   const Wide<V> v = value;
   return (v + ((v >> 63) & ((int64_t{1} << shift) - 1))) >> shift;
 }
 
 // v narrowed to int32, saturated to +-kModelMax (counted in `sat`).
 template <FixedValue V>
-auto SaturateModel(V value, Saturation& sat) {
+PIMOPT_FIXED_INLINE auto SaturateModel(V value, Saturation& sat) {
   const Wide<V> v = value;
   if (v > kModelMax) {
     ++sat.events;
@@ -89,7 +91,7 @@ inline int64_t MulScale(int64_t v, uint64_t scale) {
 // gradient sum in Q.31 and x, decay_base in Q.24 (not yet saturated). Used by the DPU kernel (with its own ways of
 // scaling, SgdUpdateWith), its host reference and the host's GA-SGD step.
 template <class V, class StepScale, class DecayScale>
-V SgdUpdateWith(V x, V g_q31, const StepScale& step, V decay_base, const DecayScale& decay) {
+PIMOPT_FIXED_INLINE V SgdUpdateWith(V x, V g_q31, const StepScale& step, V decay_base, const DecayScale& decay) {
   return x - ShiftTowardZero(step(g_q31), kFeatureFracBits) - decay(decay_base);
 }
 inline int64_t SgdUpdate(int64_t x, int64_t g_q31, uint64_t scale_q32, int64_t decay_base, uint64_t decay_q32) {
@@ -103,7 +105,7 @@ inline constexpr int kSigmoidEntries = 1024;
 const std::array<int32_t, kSigmoidEntries>& SigmoidTable();
 // The table entry of z: -1 below the table (sigma = 0), kSigmoidEntries above it (sigma = 1).
 template <FixedValue V>
-Wide<V> SigmoidIndex(V z) {
+PIMOPT_FIXED_INLINE Wide<V> SigmoidIndex(V z) {
   using W = Wide<V>;
   const W z_q24 = z;
   if (z_q24 < -(int64_t{8} << kModelFracBits)) return W(-1);
@@ -124,7 +126,7 @@ inline int32_t SigmoidFloat(int64_t z_q24) {
 // Derivative with sigma already looked up (the DPU reads its table from MRAM): sigma and the result are 32-bit,
 // z_q24 a 64-bit value, y the label (-1 or +1).
 template <class S, FixedValue V, class Y>
-S DerivativeFromSigmoid(LossKind loss, S sigma, V z, Y y) {
+PIMOPT_FIXED_INLINE S DerivativeFromSigmoid(LossKind loss, S sigma, V z, Y y) {
   if (loss == LossKind::kLogistic) return sigma - (y > 0 ? S(1 << kModelFracBits) : S(0));
   const Wide<V> z_q24 = z;
   const Wide<V> margin = y > 0 ? z_q24 : Wide<V>(-z_q24);
@@ -138,7 +140,7 @@ inline int32_t Derivative(LossKind loss, int64_t z_q24, int y) {
 }
 // d * class weight (Q.24), toward zero; weight 1.0 costs nothing. d and the weight are 32-bit.
 template <class S, class W>
-S ApplyClassWeight(S d, W weight_q24) {
+PIMOPT_FIXED_INLINE S ApplyClassWeight(S d, W weight_q24) {
   if (weight_q24 == (1 << kModelFracBits)) return d;
   return Narrow32(ShiftTowardZero(Widen64(d) * Widen64(weight_q24), kModelFracBits));
 }

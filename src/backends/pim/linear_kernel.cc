@@ -91,7 +91,7 @@ struct Buffers {
 // once; Times forms one product x d with d's bytes taken apart beforehand (ByteSplit).
 struct ByteLanes {
   i32 l0 = 0, l1 = 0, l2 = 0, l3 = 0;
-  void Add(i8 x, i32 w) {
+  [[gnu::always_inline]] void Add(i8 x, i32 w) {
     l0 += x * Cast<uint8_t>(w);
     l1 += x * Cast<uint8_t>(w >> 8);
     l2 += x * Cast<uint8_t>(w >> 16);
@@ -108,7 +108,7 @@ struct ByteSplit {
       : b0(Cast<uint8_t>(d)), b1(Cast<uint8_t>(d >> 8)), b2(Cast<uint8_t>(d >> 16)), b3(Cast<int8_t>(d >> 24)) {}
 };
 // x d = (x b3 2^8 + x b2) 2^16 + (x b1 2^8 + x b0); both halves exact in 32 bits.
-i64 Times(i8 x, const ByteSplit& d) {
+[[gnu::always_inline]] inline i64 Times(i8 x, const ByteSplit& d) {
   const i32 low = ((x * d.b1) << 8) + x * d.b0;
   const i32 high = ((x * d.b3) << 8) + x * d.b2;
   return (Cast<int64_t>(high) << 16) + Cast<int64_t>(low);
@@ -116,7 +116,7 @@ i64 Times(i8 x, const ByteSplit& d) {
 
 // (v s) / 2^32 toward zero, the bits of fixed::MulScale's 128-bit product, from 32 x 32 -> 64-bit multiplies (the
 // DPU has no wider one): v = vh 2^32 + vl, s = sh 2^32 + sl; the products with sh only when sh is not 0.
-i64 MulScale(i64 v, u64 s) {
+[[gnu::always_inline]] inline i64 MulScale(i64 v, u64 s) {
   const u64 vl = Cast<uint64_t>(Cast<uint32_t>(v));
   const i64 vh = v >> 32;
   const u64 sl = Cast<uint64_t>(Cast<uint32_t>(s));
@@ -140,7 +140,7 @@ class Scaler {
       shift_ = static_cast<int>((pim::CountLeadingZeros(scale) - 31u).value());
     }
   }
-  i64 operator()(i64 v) const {
+  [[gnu::always_inline]] i64 operator()(i64 v) const {
     if (zero_) return 0;
     if (shift_ >= 0) return fixed::ShiftTowardZero(v, shift_);
     return MulScale(v, scale_);

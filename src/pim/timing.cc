@@ -540,23 +540,19 @@ void DpuClock::CompleteDue(double v_due, double t_due) {
   // else at the next step, as a scan in tasklet order would.
   uint64_t due = 0;
   int last = -1;
+  auto take = [&](EventQueue& queue, double due_at, std::vector<EventQueue::Entry>& deferred) {
+    while (!queue.empty() && queue.top().at <= due_at) {
+      const EventQueue::Entry e = queue.Pop();
+      if (static_cast<int>(e.tasklet) > last) {
+        due |= uint64_t{1} << e.tasklet;
+      } else {
+        deferred.push_back(e);
+      }
+    }
+  };
   auto collect = [&] {
-    while (!compute_ends_.empty() && compute_ends_.top().at <= v_due) {
-      const EventQueue::Entry e = compute_ends_.Pop();
-      if (static_cast<int>(e.tasklet) > last) {
-        due |= uint64_t{1} << e.tasklet;
-      } else {
-        deferred_.push_back(e);
-      }
-    }
-    while (!dma_ends_.empty() && dma_ends_.top().at <= t_due) {
-      const EventQueue::Entry e = dma_ends_.Pop();
-      if (static_cast<int>(e.tasklet) > last) {
-        due |= uint64_t{1} << e.tasklet;
-      } else {
-        deferred_dmas_.push_back(e);
-      }
-    }
+    take(compute_ends_, v_due, deferred_);
+    take(dma_ends_, t_due, deferred_dmas_);
   };
   collect();
   while (due != 0) {
@@ -566,10 +562,12 @@ void DpuClock::CompleteDue(double v_due, double t_due) {
     complete(t);
     collect();
   }
-  for (const EventQueue::Entry& e : deferred_) compute_ends_.Push(e.at, e.tasklet);
-  for (const EventQueue::Entry& e : deferred_dmas_) dma_ends_.Push(e.at, e.tasklet);
-  deferred_.clear();
-  deferred_dmas_.clear();
+  auto restore = [](EventQueue& queue, std::vector<EventQueue::Entry>& deferred) {
+    for (const EventQueue::Entry& e : deferred) queue.Push(e.at, e.tasklet);
+    deferred.clear();
+  };
+  restore(compute_ends_, deferred_);
+  restore(dma_ends_, deferred_dmas_);
 }
 
 DpuClock::State DpuClock::Advance() {

@@ -149,8 +149,8 @@ double DpuSet::PushXfer(XferDirection direction, std::string_view symbol, uint64
   });
   std::vector<const void*> sources(prepared_.size());
   for (size_t i = 0; i < prepared_.size(); ++i) sources[i] = prepared_[i].first;
-  const double s = ModelParallelTransferSeconds(*profile_, direction, count, bytes,
-                                                SourcesPerRank(sources, profile_->dpus_per_rank));
+  last_push_sources_per_rank_ = SourcesPerRank(sources, profile_->dpus_per_rank);
+  const double s = ModelParallelTransferSeconds(*profile_, direction, count, bytes, last_push_sources_per_rank_);
   const uint64_t total = static_cast<uint64_t>(count) * bytes;
   if (direction == XferDirection::kToDpu) {
     stats_.to_dpu_s += s;

@@ -99,6 +99,8 @@ class DpuSet {
   // dpu_push_xfer: `bytes` to / from every DPU with a prepared buffer, in one parallel transfer; clears the
   // prepared buffers (also when it fails). Returns modeled seconds.
   double PushXfer(XferDirection direction, std::string_view symbol, uint64_t offset, uint64_t bytes);
+  // The distinct host buffers per rank of the last PushXfer, which its modeled time used (timing.h SourcesPerRank).
+  uint32_t last_push_sources_per_rank() const { return last_push_sources_per_rank_; }
   // dpu_broadcast_to: the same buffer to every DPU. Returns modeled seconds.
   double BroadcastTo(std::string_view symbol, uint64_t offset, const void* source, uint64_t bytes);
 
@@ -126,6 +128,7 @@ class DpuSet {
   uint64_t shuffle_seed_ = 0;
   bool record_traces_ = false;
   Scheduler scheduler_ = Scheduler::kBatched;
+  uint32_t last_push_sources_per_rank_ = 0;
 };
 
 // Owns a profile and the host threads that run the DPUs.

@@ -151,9 +151,7 @@ void Host::Push(Column column, std::string_view symbol, uint64_t offset, uint64_
   }
   const double s = set_->PushXfer(XferDirection::kToDpu, symbol, offset, bytes);
   AddTransfer(column, TransferRecord::kParallel, XferDirection::kToDpu, count, bytes, s,
-              SourcesPerRank(std::vector<const void*>(buffers.begin(), buffers.begin() + std::min<size_t>(
-                                                                          buffers.size(), set_->size())),
-                             profile_.dpus_per_rank));
+              set_->last_push_sources_per_rank());
 }
 
 void Host::Pull(Column column, std::string_view symbol, uint64_t offset, uint64_t bytes,

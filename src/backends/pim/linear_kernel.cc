@@ -363,17 +363,26 @@ class LinearKernel final : public pim::Kernel {
     return word.As<int32_t>()[col & 1u];
   }
 
-  // sum over non-zeros [begin, end) of x_k w[col_k].
-  static i64 SparseDotRange(Tasklet& t, const Config& c, Buffers& buf, u32 begin, u32 end) {
-    i64 z = 0;
+  // Walks non-zeros [begin, end) window by window (LoadWindow, at most kSparseWindow at a time):
+  // visit(cols, vals, count) for each window.
+  template <typename Visit>
+  static void ForEachWindowIn(Tasklet& t, const Config& c, Buffers& buf, u32 begin, u32 end, Visit&& visit) {
     for (u32 k = begin; k < end; k += kSparseWindow) {
       const u32 rest = end - k;
       const u32 count = rest < kSparseWindow ? rest : u32(kSparseWindow);
       const auto [cols, vals] = LoadWindow(t, c, buf, k, count);
+      visit(cols, vals, count);
+    }
+  }
+
+  // sum over non-zeros [begin, end) of x_k w[col_k].
+  static i64 SparseDotRange(Tasklet& t, const Config& c, Buffers& buf, u32 begin, u32 end) {
+    i64 z = 0;
+    ForEachWindowIn(t, c, buf, begin, end, [&](WramPtr<uint32_t> cols, WramPtr<int8_t> vals, u32 count) {
       ByteLanes window;
       for (u32 i = 0; i < count; ++i) window.Add(vals[i], Weight(t, c, buf, cols[i]));
       z += window.Sum();
-    }
+    });
     return z;
   }
 
@@ -532,12 +541,8 @@ class LinearKernel final : public pim::Kernel {
                             Visit&& visit) {
     for (u32 i = 0; i < n; ++i) {
       const auto [begin, end] = RowRange(t, c, buf, rows[i]);
-      for (u32 k = begin; k < end; k += kSparseWindow) {
-        const u32 rest = end - k;
-        const u32 count = rest < kSparseWindow ? rest : u32(kSparseWindow);
-        const auto [cols, vals] = LoadWindow(t, c, buf, k, count);
-        visit(i, cols, vals, count);
-      }
+      ForEachWindowIn(t, c, buf, begin, end,
+                      [&](WramPtr<uint32_t> cols, WramPtr<int8_t> vals, u32 count) { visit(i, cols, vals, count); });
     }
   }
 

@@ -69,7 +69,9 @@ TEST(PrimPorts, AreDeterministicAndCorrectUnderAShuffledResumeOrder) {
     const bool latency_race = b.name == "SEL" || b.name == "SCAN-SSA" || b.name == "SCAN-RSS";
     for (uint64_t seed : {1u, 2u}) {
       EXPECT_NO_THROW(RunSmall(b.name, 4, seed, Scheduler::kReference)) << b.name << " seed " << seed;
-      if (!latency_race) EXPECT_NO_THROW(RunSmall(b.name, 4, seed)) << b.name << " seed " << seed << ", batched";
+      if (!latency_race) {
+        EXPECT_NO_THROW(RunSmall(b.name, 4, seed)) << b.name << " seed " << seed << ", batched";
+      }
     }
   }
 }

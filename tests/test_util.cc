@@ -93,7 +93,7 @@ const Dataset& FashionMnistTest() {
 }
 
 TrainResult TrainCpu(const Dataset& train, const TrainConfig& config, int threads, const Dataset* test) {
-  ThreadPool pool(threads);
+  ThreadPool pool(threads, /*use_all_threads=*/true);  // the threads the test names, even beyond this machine's CPUs
   CpuBackend backend(pool);
   TrainOptions options;
   options.eval_pool = &pool;

@@ -39,7 +39,7 @@ Dataset SmallSparse(uint64_t rows = 4000, uint64_t features = 1 << 12, uint64_t 
 const Dataset& FashionMnistTrain();
 const Dataset& FashionMnistTest();
 
-// Runs training on the CPU backend with the given number of threads.
+// Runs training on the CPU backend with the given number of threads (all of them, even beyond the CPUs).
 TrainResult TrainCpu(const Dataset& train, const TrainConfig& config, int threads = 2, const Dataset* test = nullptr);
 
 }  // namespace pimopt::testing

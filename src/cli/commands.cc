@@ -92,8 +92,8 @@ int RunTrain(const RunConfig& config, const std::string& command_line, Communica
   const bool talk = !config.quiet && comm.rank() == 0;
   RunCallbacks callbacks;
   callbacks.before_write = before_write;
-  callbacks.on_start = [&](const RunConfig& c, const RunData& d, int threads) {
-    if (talk) std::cout << FormatRunHeader(c, d, threads, comm.size()) << std::endl;
+  callbacks.on_start = [&](const RunConfig& c, const RunData& d, const ThreadPool& pool) {
+    if (talk) std::cout << FormatRunHeader(c, d, pool, comm.size()) << std::endl;
   };
   callbacks.on_epoch = [&](const EpochRecord& r) {
     if (talk) std::cout << FormatEpochLine(r) << std::endl;

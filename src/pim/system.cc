@@ -55,7 +55,7 @@ LaunchStats DpuSet::Launch() {
   options.record = record_traces_;
   options.scheduler = scheduler_;
   options.launch_id = ++launches;
-  options.share_clock = dpus_.size() > static_cast<size_t>(pool_->NumThreads());
+  options.share_clock = dpus_.size() > static_cast<size_t>(pool_->UsableThreads());
   pool_->ParallelFor(dpus_.size(), [&](size_t i) { results[i] = dpus_[i]->Launch(*kernel_, options); });
   LaunchStats s;
   s.kernel = kernel_name_;

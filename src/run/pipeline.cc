@@ -195,7 +195,7 @@ RunOutcome TrainAndEvaluate(const RunConfig& c, const RunData& data, IBackend& b
   inputs.backend_counters = backend.Counters();
   inputs.projection = outcome.projection;
   inputs.cross_validation = outcome.cross_validation ? &*outcome.cross_validation : nullptr;
-  inputs.threads = pool.NumThreads();
+  inputs.pool = &pool;
   inputs.ranks = comm.size();
   outcome.report = BuildReport(inputs);
   return outcome;
@@ -241,7 +241,7 @@ RunOutcome RunTraining(RunConfig config, Communicator& comm, const std::string& 
   ResolveRunConfig(config, comm.size());
   ThreadPool pool(config.threads);
   const RunData data = LoadRunData(config, comm, pool);
-  if (callbacks.on_start) callbacks.on_start(config, data, pool.NumThreads());
+  if (callbacks.on_start) callbacks.on_start(config, data, pool);
   std::unique_ptr<IBackend> backend = MakeBackend(config, pool);
   RunOutcome outcome = TrainAndEvaluate(config, data, *backend, comm, pool, callbacks);
   if (callbacks.before_write) callbacks.before_write(outcome.report);

@@ -97,7 +97,7 @@ json BuildReport(const ReportInputs& in) {
   }
   json report{{"pimopt_report_version", 2},
               {"backend", config.backend},
-              {"threads", in.threads},
+              {"threads", in.pool ? in.pool->NumThreads() : 1},
               {"config", ConfigToJson(config)},
               {"algorithm",
                {{"name", traits.name},
@@ -105,6 +105,12 @@ json BuildReport(const ReportInputs& in) {
                 {"batch_meaning", BatchMeaningText(traits.batch_meaning)},
                 {"distributed", traits.distributed}}},
               {"epochs", std::move(epochs)}};
+  if (in.pool) {
+    report["host_threads"] = {{"threads", in.pool->NumThreads()},
+                              {"usable_per_phase", in.pool->UsableThreads()},
+                              {"phase_fixed_ns", Number(in.pool->phase_cost().fixed_ns)},
+                              {"phase_per_thread_ns", Number(in.pool->phase_cost().per_thread_ns)}};
+  }
   if (in.data) {
     report["train_data"] = DatasetToJson(in.data->train);
     if (in.data->test) report["test_data"] = DatasetToJson(*in.data->test);
@@ -191,12 +197,15 @@ void WriteJsonFile(const json& report, const std::string& path) {
   writer.Commit();
 }
 
-std::string FormatRunHeader(const RunConfig& c, const RunData& d, int threads, int ranks) {
+std::string FormatRunHeader(const RunConfig& c, const RunData& d, const ThreadPool& pool, int ranks) {
+  const int threads = pool.NumThreads();
   std::string s =
       StrCat("pimopt train: ", c.train.algorithm, " ", ModelName(c.train.objective.loss), " on ", d.train.source, " (",
              d.train.num_rows(), " x ", d.train.num_features(), ", ", d.train.is_sparse() ? "sparse" : "dense", ")");
   if (d.test) s += StrCat(", test ", d.test->source, " (", d.test->num_rows(), " rows)");
-  s += StrCat("\n  backend ", c.backend, ", workers ", c.train.workers, ", threads ", threads, ", batch ",
+  const std::string usable =
+      pool.UsableThreads() < threads ? StrCat(" (", pool.UsableThreads(), " CPUs here: a phase uses at most ", pool.UsableThreads(), ")") : "";
+  s += StrCat("\n  backend ", c.backend, ", workers ", c.train.workers, ", threads ", threads, usable, ", batch ",
               TrainParams().GetText(c.train, "batch"), ", lr ", TrainParams().GetText(c.train, "lr"), ", reg ",
               TrainParams().GetText(c.train, "reg"), ", epochs ", c.train.epochs, ", seed ", c.train.seed, "\n");
   if (ranks > 1) {
@@ -206,6 +215,11 @@ std::string FormatRunHeader(const RunConfig& c, const RunData& d, int threads, i
                 c.train.workers, " workers\n");
   }
   for (const std::string& note : d.notes) s += StrCat("note: ", note, "\n");
+  if (pool.UsableThreads() > 1 && c.train.workers == 1 && c.train.batch == 1) {
+    s += StrCat("note: a step of one row does not split: this run uses one of the ", pool.UsableThreads(),
+                " threads; mbsgd (--batch 64 or more) or ma / admm (--workers ", pool.UsableThreads(),
+                " or more) use them all (README, \"Threads\")\n");
+  }
   if (c.cv_folds > 0)
     return s + StrCat(c.cv_folds, "-fold cross-validation on the training set, then training on all of it");
   return s + EpochHeader();

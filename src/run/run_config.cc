@@ -57,9 +57,10 @@ ParamTable<RunConfig> MakeRunParams() {
       .Max(kMaxThreads)
       .Unit("threads")
       .Effect(ParamEffect::kNone)
-      .DefaultNote("0 = all cores")
+      .DefaultNote("0 = all CPUs")
       .Group(run)
-      .Help("host threads (per rank under mpirun); never changes the result");
+      .Help("host threads (per rank under mpirun); a step uses as many as pay for their wake-up, at most the CPUs "
+            "this process may run on (docs/cpu-backend.md); never changes the result");
   t.Add("cv", &RunConfig::cv_folds, 0)
       .Min(2)
       .Unit("folds")

@@ -61,7 +61,7 @@ struct RunOutcome {
 
 struct RunCallbacks {
   // After loading, before the first epoch.
-  std::function<void(const RunConfig& config, const RunData& data, int threads)> on_start;
+  std::function<void(const RunConfig& config, const RunData& data, const ThreadPool& pool)> on_start;
   std::function<void(const EpochRecord& record)> on_epoch;
   std::function<void(int epoch)> after_epoch;  // after each epoch's checkpoint (test hook)
   std::function<void(uint32_t fold, const Metrics& metrics)> on_fold;  // --cv: after each fold

@@ -22,7 +22,7 @@ struct ReportInputs {
   std::map<std::string, double> backend_counters;
   std::optional<PimProjection> projection;
   const CrossValidation* cross_validation = nullptr;  // --cv
-  int threads = 1;
+  const ThreadPool* pool = nullptr;  // the host threads: how many, how many a phase may use, a phase's cost
   int ranks = 1;
 };
 
@@ -32,7 +32,7 @@ nlohmann::json BuildReport(const ReportInputs& in);
 void WriteJsonFile(const nlohmann::json& report, const std::string& path);
 
 // Progress and summary lines.
-std::string FormatRunHeader(const RunConfig& config, const RunData& data, int threads, int ranks);
+std::string FormatRunHeader(const RunConfig& config, const RunData& data, const ThreadPool& pool, int ranks);
 std::string EpochHeader();
 std::string FormatEpochLine(const EpochRecord& r);
 std::string FormatSummary(const RunConfig& config, const TrainResult& result);

@@ -15,13 +15,20 @@ namespace {
 constexpr size_t kFeatureBlock = 4096;   // coordinates per task in reductions and updates
 constexpr size_t kRowChunk = 32;         // fewest rows per gradient task
 constexpr size_t kChunksPerWorker = 16;  // most gradient tasks per worker and step (bounds partial sums)
-constexpr double kParallelWork =
-    1 << 18;                        // below this many multiply-adds a phase runs inline (thread wake-up costs more)
+// A dense step split by columns: rows per derivative task, and columns per gradient-and-update task (their sums stay
+// in L1: two arrays of this many floats).
+constexpr size_t kDerivativeRows = 4;
+constexpr size_t kColumnBlock = 256;
+// What the pool's cost model weighs against a phase's fork-join cost (ThreadPool::ThreadsFor): the single-thread
+// time of one multiply-add of the dense loops (DenseRows::Dot, Axpy) on rows streamed from memory. Measured on this
+// project's 2-core machine: MB-SGD at batch 64 on 50,000 x 4,096 dense rows, one thread, 99 us per step of
+// 2 x 262,144 multiply-adds (docs/cpu-backend.md).
+constexpr double kDenseNsPerMultiplyAdd = 0.19;
 constexpr float kMinScale = 1e-5f;  // sparse local SGD: fold the scale back into y below this
-// A sparse one-worker step runs on the host threads from this many non-zeros in its batch (a batch of 256
-// Criteo-shaped rows has about 10,000): below it, waking the threads costs more than the step.
+// A sparse step runs on the host threads from this many non-zeros in its batch (a batch of 256 Criteo-shaped rows
+// has about 10,000): below it, waking the threads costs more than the step.
 constexpr double kSparseParallelNonzeros = 1 << 13;
-
+constexpr double kParallelWork = 1 << 18;  // a multi-worker sparse step: non-zeros from which workers run in parallel
 }  // namespace
 
 CpuBackend::CpuBackend(ThreadPool& pool) : pool_(pool) {}
@@ -49,11 +56,7 @@ void CpuBackend::ForFeatureBlocks(Fn&& fn, size_t begin, size_t end) {
   const size_t total = end - begin;
   const size_t blocks = (total + kFeatureBlock - 1) / kFeatureBlock;
   auto task = [&](size_t b) { fn(begin + b * kFeatureBlock, std::min(end, begin + (b + 1) * kFeatureBlock)); };
-  if (static_cast<double>(total) * workers_ < kParallelWork) {
-    for (size_t b = 0; b < blocks; ++b) task(b);
-  } else {
-    pool_.ParallelFor(blocks, task);
-  }
+  pool_.ParallelForWork(blocks, static_cast<double>(total) * std::max(1, workers_) * kDenseNsPerMultiplyAdd, task);
 }
 
 void CpuBackend::FoldInto(std::span<float> chunk, size_t offset, const std::vector<std::vector<float>>& vectors,
@@ -115,7 +118,6 @@ void CpuBackend::GradientStep(std::span<const std::span<const uint32_t>> worker_
   uint64_t local_rows = 0;
   for (auto rows : worker_rows) local_rows += rows.size();
   PIMOPT_CHECK(batch_rows > 0 && local_rows <= batch_rows);
-  const bool parallel = static_cast<double>(local_rows) * static_cast<double>(n_) >= kParallelWork;
 
   if (data.is_sparse()) {
     SparseGradientStep(worker_rows, batch_rows, lr, t0);
@@ -127,14 +129,30 @@ void CpuBackend::GradientStep(std::span<const std::span<const uint32_t>> worker_
     const float z = access.Dot(r, w, n_) + w[n_];
     return data.weight(r) * obj.ClassWeight(y) * LossDerivative(obj.loss, z, y);
   };
-  // Dense: one pass over the data. Each task takes a fixed chunk of a worker's rows (at most kChunksPerWorker
-  // chunks, at least kRowChunk rows each: a function of the batch, not of the thread count), and for every row
-  // computes its derivative and adds d * x while the row is in L1. Chunks are summed in (worker, chunk) order.
+  // Dense: the arithmetic is fixed by the batch. Each worker's rows fall into chunks (at most kChunksPerWorker, at
+  // least kRowChunk rows each: a function of the batch, not of the thread count); each chunk's partial gradient
+  // sums its rows' d * x in row order, and the partials are added in (worker, chunk) order. Split by rows, each task
+  // takes a chunk and, for every row, computes its derivative and adds d * x while the row is in L1. A batch with
+  // fewer chunks than the threads that would pay for themselves (batch 64: two) is split by columns instead, with
+  // the same sums (DenseStepByColumns).
   chunks_.clear();
   for (int k = 0; k < k_count; ++k) {
     const size_t rows = worker_rows[k].size();
     const size_t chunk = std::max(kRowChunk, (rows + kChunksPerWorker - 1) / kChunksPerWorker);
     for (size_t c = 0; c < rows; c += chunk) chunks_.push_back({k, c, std::min(rows, c + chunk)});
+  }
+  const double step_ns = 2.0 * static_cast<double>(local_rows) * static_cast<double>(n_) * kDenseNsPerMultiplyAdd;
+  const int row_threads = pool_.ThreadsFor(step_ns, chunks_.size());
+  if (comm_->size() == 1 && dense_split_ != DenseStepSplit::kByRows) {
+    const size_t column_tasks = (n_ + kColumnBlock - 1) / kColumnBlock;
+    int column_threads = pool_.ThreadsFor(step_ns / 2, column_tasks);
+    const PhaseCost& cost = pool_.phase_cost();
+    const bool faster = 2 * cost.PhaseNs(step_ns / 2, column_threads) < cost.PhaseNs(step_ns, row_threads);
+    if (dense_split_ == DenseStepSplit::kByColumns) column_threads = pool_.UsableThreads();
+    if (dense_split_ == DenseStepSplit::kByColumns || faster) {
+      DenseStepByColumns(worker_rows, batch_rows, lr, t0, column_threads);
+      return;
+    }
   }
   if (partials_.size() < chunks_.size()) partials_.resize(chunks_.size());
   const DenseRows access{data.dense_values().data(), n_};
@@ -152,11 +170,7 @@ void CpuBackend::GradientStep(std::span<const std::span<const uint32_t>> worker_
     }
     g[n_] = static_cast<float>(bias);
   };
-  if (parallel) {
-    pool_.ParallelFor(chunks_.size(), chunk_task);
-  } else {
-    for (size_t t = 0; t < chunks_.size(); ++t) chunk_task(t);
-  }
+  pool_.ParallelFor(chunks_.size(), chunk_task, row_threads);
   const size_t num_partials = chunks_.size();
   AddPhase("worker_compute", t0);
   const auto t1 = StartPhase();
@@ -170,11 +184,83 @@ void CpuBackend::GradientStep(std::span<const std::span<const uint32_t>> worker_
   const float decay = static_cast<float>(1.0 - lr * obj.l2);
   ForFeatureBlocks([&](size_t begin, size_t end) {
     float* gw = global_.data();
-    for (size_t j = begin; j < end; ++j) gw[j] = (j < n_ ? decay * gw[j] : gw[j]) - scale * g[j];
+    const float* gj = g.data();
+    const size_t weights_end = std::min(end, n_);
+#pragma omp simd
+    for (size_t j = begin; j < weights_end; ++j) gw[j] = decay * gw[j] - scale * gj[j];
+    if (end > n_) gw[n_] = gw[n_] - scale * gj[n_];  // the bias: not decayed
   });
   if (!obj.fit_bias) global_[n_] = 0.0f;
   CountSync(true, true);
   AddPhase("reduce_and_update", t1);
+}
+
+void CpuBackend::DenseStepByColumns(std::span<const std::span<const uint32_t>> worker_rows, uint64_t batch_rows,
+                                    double lr, const PhaseStart& t0, int threads) {
+  // The sums of the split by rows, in the same order, in two phases whose tasks do not depend on the thread count:
+  // (1) each row's derivative, kDerivativeRows rows per task; (2) per range of kColumnBlock columns, each chunk's
+  // partial sum of d * x over its rows in row order (rows with d = 0 skipped, as Axpy is), the partials added in
+  // chunk order from 0, and the host's update of those columns. Coordinate by coordinate this is the split by rows'
+  // arithmetic, so the model's bits do not depend on which split ran.
+  const Dataset& data = *data_;
+  const Objective& obj = config_.objective;
+  const DenseRows access{data.dense_values().data(), n_};
+  float* w = global_.data();
+  flat_rows_.clear();
+  std::vector<size_t> worker_start(worker_rows.size());
+  for (size_t k = 0; k < worker_rows.size(); ++k) {
+    worker_start[k] = flat_rows_.size();
+    flat_rows_.insert(flat_rows_.end(), worker_rows[k].begin(), worker_rows[k].end());
+  }
+  const size_t total = flat_rows_.size();
+  chunk_derivatives_.resize(total);
+  auto derivative_task = [&](size_t t) {
+    const size_t end = std::min(total, (t + 1) * kDerivativeRows);
+    for (size_t p = t * kDerivativeRows; p < end; ++p) {
+      const uint32_t r = flat_rows_[p];
+      if (p + 1 < end) access.Prefetch(flat_rows_[p + 1]);
+      const float y = data.labels()[r];
+      const float z = access.Dot(r, w, n_) + w[n_];
+      chunk_derivatives_[p] = data.weight(r) * obj.ClassWeight(y) * LossDerivative(obj.loss, z, y);
+    }
+  };
+  pool_.ParallelFor((total + kDerivativeRows - 1) / kDerivativeRows, derivative_task, threads);
+  // The bias coordinate: each chunk's derivatives summed in double, as a partial's last entry is.
+  float bias_grad = 0.0f;
+  for (const RowChunk& c : chunks_) {
+    double bias = 0;
+    for (size_t i = c.begin; i < c.end; ++i) bias += chunk_derivatives_[worker_start[c.worker] + i];
+    bias_grad += static_cast<float>(bias);
+  }
+  const float scale = static_cast<float>(lr / static_cast<double>(batch_rows));
+  const float decay = static_cast<float>(1.0 - lr * obj.l2);
+  const float* values = data.dense_values().data();
+  auto column_task = [&](size_t t) {
+    const size_t lo = t * kColumnBlock, m = std::min(n_, lo + kColumnBlock) - lo;
+    float sum[kColumnBlock], part[kColumnBlock];
+    std::fill(sum, sum + m, 0.0f);
+    for (const RowChunk& c : chunks_) {
+      std::fill(part, part + m, 0.0f);
+      for (size_t i = c.begin; i < c.end; ++i) {
+        const size_t p = worker_start[c.worker] + i;
+        const float d = chunk_derivatives_[p];
+        if (d == 0.0f) continue;
+        const float* x = values + size_t{flat_rows_[p]} * n_ + lo;
+#pragma omp simd
+        for (size_t j = 0; j < m; ++j) part[j] += d * x[j];
+      }
+#pragma omp simd
+      for (size_t j = 0; j < m; ++j) sum[j] += part[j];
+    }
+#pragma omp simd
+    for (size_t j = 0; j < m; ++j) w[lo + j] = decay * w[lo + j] - scale * sum[j];
+  };
+  pool_.ParallelFor((n_ + kColumnBlock - 1) / kColumnBlock, column_task, threads);
+  w[n_] = w[n_] - scale * bias_grad;
+  if (!obj.fit_bias) w[n_] = 0.0f;
+  CountSync(true, true);
+  AddPhase("worker_compute", t0);  // the gradient's two passes; the update rides in the second
+  phase_seconds_["reduce_and_update"] += 0.0;
 }
 
 void CpuBackend::SparseGradientStep(std::span<const std::span<const uint32_t>> worker_rows, uint64_t batch_rows,
@@ -285,7 +371,7 @@ void CpuBackend::SparseOneWorkerStep(std::span<const uint32_t> rows, uint64_t ba
   const float s = global_scale_;
   float* w = global_.data();
   float* g = scratch_[0].data();
-  const bool parallel = static_cast<double>(batch_nonzeros) >= kSparseParallelNonzeros && pool_.NumThreads() > 1;
+  const bool parallel = static_cast<double>(batch_nonzeros) >= kSparseParallelNonzeros && pool_.UsableThreads() > 1;
   row_derivatives_.resize(rows.size());
   const size_t chunks = (rows.size() + kRowChunk - 1) / kRowChunk;
   auto derivative_task = [&](size_t c) {
@@ -309,7 +395,7 @@ void CpuBackend::SparseOneWorkerStep(std::span<const uint32_t> rows, uint64_t ba
   const float scale = static_cast<float>(lr / static_cast<double>(batch_rows));
   const float s_next = s * static_cast<float>(1.0 - lr * obj.l2);
   const float step = scale / s_next;
-  const size_t ranges = parallel ? static_cast<size_t>(pool_.NumThreads()) : 1;
+  const size_t ranges = parallel ? static_cast<size_t>(pool_.UsableThreads()) : 1;
   if (range_touched_.size() < ranges) range_touched_.resize(ranges);
   auto range_task = [&](size_t part) {
     const uint32_t lo = static_cast<uint32_t>(n_ * part / ranges), hi = static_cast<uint32_t>(n_ * (part + 1) / ranges);
@@ -463,11 +549,22 @@ void CpuBackend::LocalSgd(const LocalSgdRequest& req) {
       RunLocalDense(static_cast<int>(k), req);
     }
   };
-  if (workers_ > 1) {
-    pool_.ParallelFor(workers_, worker);
-  } else {
-    worker(0);
+  // The phase's work, for the number of threads that pays: every local step's rows, each a dot product and an
+  // update over the row's values (a sparse row's non-zeros taken at the dense loops' rate: fewer threads, never
+  // more, where random access makes the work dearer), and per worker the passes over its model vectors (the copy
+  // of the global model, the proximal shift, and on sparse data the scaled model's setup and fold-back).
+  uint64_t rows = 0;
+  for (int k = 0; k < workers_; ++k) {
+    for (uint64_t s = req.first_step; s < req.first_step + req.num_steps; ++s) rows += req.plan->LocalBatch(k, s).size();
   }
+  const double values_per_row =
+      data_->is_sparse() ? static_cast<double>(data_->csr().val.size()) / std::max<uint64_t>(1, data_->num_rows())
+                         : static_cast<double>(n_);
+  const double vector_passes = (req.start_from_global ? 1 : 0) + (req.proximal ? 1 : 0) + (data_->is_sparse() ? 2 : 0);
+  const double work_ns = (2.0 * static_cast<double>(rows) * values_per_row +
+                          vector_passes * static_cast<double>(workers_) * static_cast<double>(n_ + 1)) *
+                         kDenseNsPerMultiplyAdd;
+  pool_.ParallelForWork(workers_, work_ns, worker);
   CountSync(req.start_from_global || req.proximal, false);
   AddPhase("worker_compute", t0);
 }
@@ -546,6 +643,10 @@ AdmmResiduals CpuBackend::AdmmConsensus(double rho) {
   std::vector<double> primal(blocks, 0.0), dual(blocks, 0.0), x_sq(blocks, 0.0), z_sq(blocks, 0.0), u_sq(blocks, 0.0);
   ForFeatureBlocks([&](size_t begin, size_t end) {
     const size_t b = begin / kFeatureBlock;
+    // The block's sums in locals, stored once at the end: the arrays' neighbouring entries belong to blocks that
+    // other threads sum at the same time, and stores into one cache line from two cores made this loop 3x slower on
+    // 2 threads than on 1 (sparse ADMM, 16 workers, 2^20 features).
+    double primal_b = 0, dual_b = 0, x_sq_b = 0, z_sq_b = 0, u_sq_b = 0;
     for (size_t j = begin; j < end; ++j) {
       const float a = (reduced_[j] + reduced_[m + j]) * inv;
       float z = a;
@@ -554,17 +655,22 @@ AdmmResiduals CpuBackend::AdmmConsensus(double rho) {
         z = mag > 0 ? std::copysign(mag, a) * shrink : 0.0f;
       }
       const double dz = static_cast<double>(z) - global_[j];
-      dual[b] += dz * dz;
-      z_sq[b] += static_cast<double>(z) * z;
+      dual_b += dz * dz;
+      z_sq_b += static_cast<double>(z) * z;
       for (int k = 0; k < workers_; ++k) {
         const float r = local_[k][j] - z;
-        primal[b] += static_cast<double>(r) * r;
+        primal_b += static_cast<double>(r) * r;
         dual_[k][j] += r;
-        x_sq[b] += static_cast<double>(local_[k][j]) * local_[k][j];
-        u_sq[b] += static_cast<double>(dual_[k][j]) * dual_[k][j];
+        x_sq_b += static_cast<double>(local_[k][j]) * local_[k][j];
+        u_sq_b += static_cast<double>(dual_[k][j]) * dual_[k][j];
       }
       global_[j] = z;
     }
+    primal[b] = primal_b;
+    dual[b] = dual_b;
+    x_sq[b] = x_sq_b;
+    z_sq[b] = z_sq_b;
+    u_sq[b] = u_sq_b;
   });
   AdmmResiduals res;
   double p = 0, d = 0, xs = 0, zs = 0, us = 0;

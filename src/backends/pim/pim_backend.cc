@@ -800,7 +800,7 @@ AdmmResiduals PimBackend::AdmmConsensus(double rho) {
   pool_.ParallelFor(blocks, [&](size_t blk) {
     const size_t begin = blk * kReduceBlock, end = std::min(total, (blk + 1) * kReduceBlock);
     std::vector<int32_t> z_block(end - begin);
-    double dual = 0;
+    double dual = 0, z_squares = 0;  // locals: z_parts' neighbours are other threads' blocks (one cache line)
     for (size_t j = begin; j < end; ++j) {
       const int64_t a = mean(sums[j]);
       int64_t z = a;
@@ -811,10 +811,11 @@ AdmmResiduals PimBackend::AdmmConsensus(double rho) {
       const int32_t z32 = fixed::SaturateModel(z, sat[blk]);
       const double dz = fixed::FromModel(int64_t{z32} - global_[j]);
       dual += dz * dz;
-      z_parts[blk] += fixed::FromModel(z32) * fixed::FromModel(z32);
+      z_squares += fixed::FromModel(z32) * fixed::FromModel(z32);
       z_block[j - begin] = z32;
       global_[j] = z32;
     }
+    z_parts[blk] = z_squares;
     // Each DPU's block of x_k and u_k streamed once: r = x_k - z, u_k += r; the primal residual in units of the
     // model's last bit, scaled once at the end.
     double primal = 0, x_squares = 0, u_squares = 0;

@@ -21,7 +21,15 @@ class ThreadPool;
 
 class CpuBackend final : public IBackend {
  public:
+  // How a dense gradient step is split (docs/cpu-backend.md, "How many threads a step uses").
+  enum class DenseStepSplit {
+    kAuto,      // the split and thread count the pool's cost model makes fastest
+    kByRows,    // one task per chunk of rows (each task a partial gradient), then a fold
+    kByColumns  // the rows' derivatives in groups of rows, then the gradient and update by ranges of columns
+  };
   explicit CpuBackend(ThreadPool& pool);
+  // Tests: force a split (both give the same bits; kByColumns applies in one process only).
+  void ForceDenseStepSplit(DenseStepSplit split) { dense_split_ = split; }
 
   std::string name() const override { return "cpu"; }
   using IBackend::Setup;
@@ -62,6 +70,10 @@ class CpuBackend final : public IBackend {
                            const PhaseStart& t0);
   void SparseGradientStep(std::span<const std::span<const uint32_t>> worker_rows, uint64_t batch_rows, double lr,
                           const PhaseStart& t0);
+  // GradientStep on dense data in one process split by columns (DenseStepSplit::kByColumns): the same sums, in the
+  // same order, as the split by rows, with as many tasks as the columns allow. Returns at the host's update.
+  void DenseStepByColumns(std::span<const std::span<const uint32_t>> worker_rows, uint64_t batch_rows, double lr,
+                          const PhaseStart& t0, int threads);
   // Multiplies the lazily kept scale into the weights (global_scale_ becomes 1).
   void FoldGlobalScale();
   void RunLocalDense(int k, const LocalSgdRequest& request);
@@ -95,6 +107,10 @@ class CpuBackend final : public IBackend {
   };
   std::vector<RowChunk> chunks_;              // GradientStep tasks (dense data)
   std::vector<std::vector<float>> partials_;  // their partial gradient sums
+  std::vector<uint32_t> flat_rows_;           // DenseStepByColumns: the workers' batch rows, worker after worker
+  std::vector<float> chunk_derivatives_;      // DenseStepByColumns: each chunk's rows' derivatives, chunk after chunk
+  std::vector<float> chunk_bias_;             // DenseStepByColumns: each chunk's sum of derivatives (as a partial's)
+  DenseStepSplit dense_split_ = DenseStepSplit::kAuto;
   std::map<std::string, double> phase_seconds_;
   TrafficCounters traffic_;
 };

@@ -7,8 +7,10 @@
 #                                                that `ldd` lists (less the C library's own) into DIR
 #                                                (default bench/out/many_core)
 #   bash bench/many_core.sh run [DIR] [ARGS...]  there, from the repository's root: bench/cpu_scaling.py ARGS with
-#                                                the carried binaries (LD_LIBRARY_PATH=DIR/lib); its tables go to
-#                                                DIR/result (cpu_scaling.md, cpu_scaling.json)
+#                                                the carried binaries (LD_LIBRARY_PATH=DIR/lib), after
+#                                                pimopt_pool_cost (a phase's fork-join cost at 2 and all threads);
+#                                                the results go to DIR/result (pool_cost.json, cpu_scaling.md,
+#                                                cpu_scaling.json)
 #
 # The machine there needs python3 (PyTorch too for the PyTorch rows, nothing else). DIR travels with the
 # repository's files (it is under bench/out/, which git ignores: name it where the copy is made).
@@ -21,13 +23,13 @@ case "$mode" in
   pack)
     cmake -S . -B build-portable -G Ninja -DCMAKE_BUILD_TYPE=Release -DPIMOPT_NATIVE=OFF -DPIMOPT_BUILD_TESTS=OFF \
       >/dev/null
-    cmake --build build-portable --target pimopt pimopt_membw
+    cmake --build build-portable --target pimopt pimopt_membw pimopt_pool_cost
     rm -rf "$dir"
     mkdir -p "$dir/lib"
-    cp build-portable/pimopt build-portable/bench/pimopt_membw "$dir/"
+    cp build-portable/pimopt build-portable/bench/pimopt_membw build-portable/bench/pimopt_pool_cost "$dir/"
     # Every library the binaries load, except the C library's own (libc, libm, the loader...): those must be the
     # target's, and any glibc as new as this Debian 12's (2.36) runs these binaries.
-    for bin in "$dir/pimopt" "$dir/pimopt_membw"; do
+    for bin in "$dir/pimopt" "$dir/pimopt_membw" "$dir/pimopt_pool_cost"; do
       ldd "$bin" | awk '/=> \// {print $3}' | while read -r lib; do
         case "$(basename "$lib")" in
           libc.so* | libm.so* | libpthread.so* | libdl.so* | librt.so* | ld-linux*) ;;
@@ -43,6 +45,8 @@ case "$mode" in
     export LD_LIBRARY_PATH="$PWD/$dir/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
     export PIMOPT="$PWD/$dir/pimopt" PIMOPT_MEMBW="$PWD/$dir/pimopt_membw"
     "$PIMOPT" --version >/dev/null || { echo "many_core.sh: $PIMOPT does not run here" >&2; exit 1; }
+    mkdir -p "$dir/result"
+    "$dir/pimopt_pool_cost" | tee "$dir/result/pool_cost.json"
     python3 bench/cpu_scaling.py --out "$dir/result" "$@"
     ;;
   *)

@@ -25,8 +25,8 @@ constexpr std::chrono::microseconds kSpinBeforeSleep{100};
 // that cost 8 us (spinning threads that yield to each other) instead of 0.3-0.9 us.
 constexpr int kCostSamples = 41;
 constexpr unsigned kRoundsPerYield = 16;  // about every 2-5 us of spinning
-constexpr std::chrono::milliseconds kCostWarmUp{20};
-constexpr std::chrono::microseconds kCostRendezvous{1000};
+constexpr std::chrono::milliseconds kCostWarmUp{30};
+constexpr std::chrono::microseconds kCostRendezvous{4000};  // longer than a scheduler time slice
 
 // True on a thread while it runs a pool's task: a ParallelFor from there runs inline.
 thread_local bool t_in_pool_task = false;

@@ -84,6 +84,21 @@ def prim_benchmarks():
     return list(_core.prim_benchmarks())
 
 
+def _whole(name, value, lo, hi):
+    """VALUE as an int in [LO, HI], or an error naming NAME: no silent truncation of 2.7, no bool, no wrap-around of
+    a negative into an unsigned size."""
+    import numbers
+    if isinstance(value, bool) or not isinstance(value, numbers.Integral):
+        if isinstance(value, numbers.Real) and not isinstance(value, bool) and float(value).is_integer():
+            value = int(value)
+        else:
+            raise TypeError(f"{name}: a whole number ({lo} .. {hi}), not {value!r}")
+    value = int(value)
+    if not lo <= value <= hi:
+        raise ValueError(f"{name}: {value} is out of range: {lo} .. {hi}")
+    return value
+
+
 def run_prim(benchmark="VA", dpus=1, param=1 << 20, tasklets=16, profile="pim-opt", overrides=None):
     """One run of a ported PrIM benchmark on DPUS emulated DPUs of a profile (after OVERRIDES), its result checked
     against its host reference. PARAM is the benchmark's size parameter over all DPUs (`pimopt prim --list`).
@@ -91,7 +106,10 @@ def run_prim(benchmark="VA", dpus=1, param=1 << 20, tasklets=16, profile="pim-op
     timed launch with its overhead, cpu_to_dpu_s, dpu_to_cpu_s, dpu_to_dpu_s) and their uncertainty,
     slowest_dpu_cycles (issue, revolver, dma, interference, sync, total), instructions, dmas, unaligned_dmas,
     resized_dmas, check (what was compared) and host_wall_s. docs/pim-emulator.md defines the terms."""
-    return dict(_core.run_prim(benchmark, int(dpus), int(param), int(tasklets), profile, _overrides_text(overrides)))
+    if not isinstance(benchmark, str):
+        raise TypeError(f"benchmark: a name (pimopt.prim_benchmarks()), not {benchmark!r}")
+    return dict(_core.run_prim(benchmark, _whole("dpus", dpus, 1, 2**32 - 1), _whole("param", param, 1, 2**64 - 1),
+                               _whole("tasklets", tasklets, 1, 2**32 - 1), profile, _overrides_text(overrides)))
 
 
 def validate_kernels(path=None, benchmarks=None, profile="pim-opt", overrides=None):

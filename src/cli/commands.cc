@@ -1,6 +1,7 @@
 #include "commands.h"
 
 #include <CLI/CLI.hpp>
+#include <charconv>
 #include <cmath>
 #include <csignal>
 #include <cstdio>
@@ -34,6 +35,26 @@
 
 namespace pimopt::cli {
 namespace {
+
+// A whole number in [min, max], checked on the flag's text before CLI11 converts it: CLI11 would take "-1" for an
+// unsigned flag as 2^64 - 1 and a value past the type's range as its largest, both silently.
+CLI::Validator WholeNumber(uint64_t min, uint64_t max) {
+  return CLI::Validator(
+      [min, max](std::string& text) -> std::string {
+        const std::string& digits = text;
+        uint64_t value = 0;
+        const auto [end, error] = std::from_chars(digits.data(), digits.data() + digits.size(), value);
+        if (digits.empty() || end != digits.data() + digits.size() ||
+            (error != std::errc() && error != std::errc::result_out_of_range)) {
+          return StrCat("'", text, "' is not a whole number (", min, " .. ", max, ")");
+        }
+        if (error == std::errc::result_out_of_range || value < min || value > max) {
+          return StrCat(text, " is out of range: ", min, " .. ", max);
+        }
+        return "";
+      },
+      StrCat("[", min, " .. ", max, "]"));
+}
 
 // The one mapping from errors to messages and exit codes: 2 for bad input (the message names the file:line or the
 // flag), 1 for everything else.
@@ -510,7 +531,8 @@ int RunCli(int argc, char** argv) {
   plan_cmd->add_option("--algos", plan_algos, "the algorithms to compare, a comma list")->capture_default_str();
   plan_cmd->add_option("--pilot-epochs", plan_options.pilot_epochs,
                        "the convergence pilots' most epochs (and at most --epochs)")
-      ->capture_default_str();
+      ->capture_default_str()
+      ->check(WholeNumber(1, INT32_MAX));
   plan_cmd->add_option("--pilot-backend", plan_options.pilot_backend,
                        "cpu: the convergence pilots in float on the CPU backend (fast); pim: on the emulator, the "
                        "full runs' own epochs (slower; they also time the epochs)")
@@ -519,10 +541,12 @@ int RunCli(int argc, char** argv) {
   plan_cmd->add_option("--timing-dpus", plan_options.timing_dpus,
                        "the most DPUs the timed epoch emulates; beyond, it runs this many DPUs with the run's rows "
                        "per DPU and projects to --dpus")
-      ->capture_default_str();
+      ->capture_default_str()
+      ->check(WholeNumber(1, UINT32_MAX));
   plan_cmd->add_option("--timing-rows-per-dpu", plan_options.timing_rows_per_dpu,
                        "the most rows per DPU of the timed epoch (kernel times are scaled to the run's)")
-      ->capture_default_str();
+      ->capture_default_str()
+      ->check(WholeNumber(1, UINT32_MAX));
   plan_cmd->add_flag("--json", plan_json, "print the plan as JSON");
   plan_flags.Add(plan_cmd, RunParams());
 
@@ -532,7 +556,7 @@ int RunCli(int argc, char** argv) {
   predict_cmd->add_option("--model", predict.model, "model file")->required();
   predict_cmd->add_option("--data", predict.data, "data file or built-in name")->required();
   predict_cmd->add_option("--out", predict.out, "write 'label score' per row here");
-  predict_cmd->add_option("--threads", predict.threads, "host threads (0 = all cores)");
+  predict_cmd->add_option("--threads", predict.threads, "host threads (0 = all cores)")->check(WholeNumber(0, kMaxThreads));
   predict_source.Add(predict_cmd, SourceParams());
 
   GenFlags gen;
@@ -551,8 +575,10 @@ int RunCli(int argc, char** argv) {
     generators.push_back(MakeSyntheticGenerator(name));
     gen.generator.Add(gen_cmd, generators.back()->params());
   }
-  gen_cmd->add_option("--first-row", gen.first_row, "first row number (a test set: rows after the train rows)");
-  gen_cmd->add_option("--threads", gen.threads, "host threads (0 = all cores); never changes the data");
+  gen_cmd->add_option("--first-row", gen.first_row, "first row number (a test set: rows after the train rows)")
+      ->check(WholeNumber(0, UINT64_MAX));  // the generator refuses the rows past what it can number
+  gen_cmd->add_option("--threads", gen.threads, "host threads (0 = all cores); never changes the data")
+      ->check(WholeNumber(0, kMaxThreads));
 
   ConvertFlags convert;
   ParamFlags convert_source;
@@ -603,7 +629,8 @@ int RunCli(int argc, char** argv) {
   validate_cmd->add_option("--profile-set", validate.profile_set, "FIELD=VALUE,... overrides of the profile");
   validate_cmd->add_option("--markdown", validate.markdown_out, "also write the table (markdown) here");
   validate_cmd->add_option("--json", validate.json_out, "also write the full report (JSON) here");
-  validate_cmd->add_option("--threads", validate.threads, "host threads (0 = all cores)");
+  validate_cmd->add_option("--threads", validate.threads, "host threads (0 = all cores)")
+      ->check(WholeNumber(0, kMaxThreads));
   validate_cmd->add_flag("-q,--quiet", validate.quiet, "no progress on stderr");
 
   PrimFlags prim;
@@ -614,21 +641,25 @@ int RunCli(int argc, char** argv) {
                        "VA, RED, SEL, UNI, HST-S, HST-L, TS, SCAN-SSA, SCAN-RSS, TRNS, "
                        "MLP, GEMV, BS (none or --list: describe them)");
   prim_cmd->add_flag("--list", prim.list, "list the benchmarks and what their size parameter means");
-  prim_cmd->add_option("--dpus", prim.dpus, "DPUs")->capture_default_str();
+  prim_cmd->add_option("--dpus", prim.dpus, "DPUs")->capture_default_str()->check(WholeNumber(1, UINT32_MAX));
   prim_cmd->add_option("--param", prim.param, "the benchmark's size parameter, over all DPUs (--list)")
-      ->capture_default_str();
-  prim_cmd->add_option("--tasklets", prim.tasklets, "tasklets per DPU")->capture_default_str();
+      ->capture_default_str()
+      ->check(WholeNumber(1, UINT64_MAX));
+  prim_cmd->add_option("--tasklets", prim.tasklets, "tasklets per DPU")
+      ->capture_default_str()
+      ->check(WholeNumber(1, UINT32_MAX));
   prim_cmd->add_option("--profile", prim.profile, "hardware profile")->capture_default_str();
   prim_cmd->add_option("--profile-set", prim.profile_set, "FIELD=VALUE,... overrides of the profile");
   prim_cmd->add_option("--shuffle-seed", prim.shuffle_seed,
-                       "> 0: resume waiting tasklets in a seeded random order (flushes out kernel races)");
+                       "> 0: resume waiting tasklets in a seeded random order (flushes out kernel races)")
+      ->check(WholeNumber(0, UINT64_MAX));
   prim_cmd
       ->add_option("--scheduler", prim.scheduler,
                    "how the emulator runs the tasklets (the same modeled times): batched (a tasklet runs on past its "
                    "DMAs) or reference (it stops at every event)")
       ->check(CLI::IsMember({"batched", "reference"}))
       ->capture_default_str();
-  prim_cmd->add_option("--threads", prim.threads, "host threads (0 = all cores)");
+  prim_cmd->add_option("--threads", prim.threads, "host threads (0 = all cores)")->check(WholeNumber(0, kMaxThreads));
   prim_cmd->add_flag("--json", prim.json, "print the result as JSON");
 
   const std::vector<std::string> commands = {"train",  "tune",    "plan",     "predict", "gen",  "convert",

@@ -231,7 +231,8 @@ Plan MakePlan(const RunConfig& base, const PlanOptions& options,
   }
   for (size_t i = 0; i < plan.candidates.size(); ++i) {
     PlanCandidate& cand = plan.candidates[i];
-    if (!cand.reached || !std::isfinite(cand.epoch.epoch_s)) continue;  // no projected epoch: no prediction
+    cand.timed = std::isfinite(cand.epoch.epoch_s) && cand.epoch.epoch_s > 0;
+    if (!cand.Ranked()) continue;  // not reached, or no epoch time: no prediction, no rank
     cand.time_to_target_s =
         pilot_modeled_s[i] >= 0 ? pilot_modeled_s[i] : cand.epochs_to_target * cand.epoch.epoch_s;
     cand.bytes_to_target =
@@ -254,12 +255,16 @@ nlohmann::json PlanJson(const Plan& plan) {
                         {"pilot_epochs", c.pilot_epochs},
                         {"pilot_stop", c.pilot_stop},
                         {"reached", c.reached},
+                        {"timed", c.timed},
+                        {"ranked", c.Ranked()},
                         {"best_metric", c.best_metric},
                         {"pilot_wall_s", c.pilot_wall_s}};
-    if (c.reached) {
-      j["epochs_to_target"] = c.epochs_to_target;
+    if (c.reached) j["epochs_to_target"] = c.epochs_to_target;
+    if (c.Ranked()) {
       j["time_to_target_s"] = c.time_to_target_s;
       j["bytes_to_target"] = c.bytes_to_target;
+    } else {
+      j["time_to_target_s"] = nullptr;  // never a number built from a missing figure
     }
     candidates.push_back(std::move(j));
   }
@@ -300,9 +305,12 @@ std::string FormatPlan(const Plan& plan) {
     const std::string epochs = c.reached                       ? StrCat(c.epochs_to_target)
                                : c.pilot_stop == "epoch bound" ? StrCat(">", c.pilot_epochs)
                                                                : std::string("never");
-    const std::string time = c.reached ? StrCat(std::round(c.time_to_target_s * 1e4) / 1e4) : "-";
-    std::snprintf(buf, sizeof(buf), "%-6s %5u %10.4f %9.4f %9.4f %9.4f %9.4f %9.4f %11.3f %9s %12s %10.4f%s\n",
-                  c.algorithm.c_str(), c.dpus, e.epoch_s, e.cpu_to_dpu_s, e.kernel_s + e.launch_overhead_s,
+    const std::string time = c.Ranked() ? StrCat(std::round(c.time_to_target_s * 1e4) / 1e4)
+                             : c.reached  ? std::string("untimed")
+                                          : std::string("-");
+    const std::string epoch_s = c.timed ? StrCat(std::round(e.epoch_s * 1e4) / 1e4) : std::string("untimed");
+    std::snprintf(buf, sizeof(buf), "%-6s %5u %10s %9.4f %9.4f %9.4f %9.4f %9.4f %11.3f %9s %12s %10.4f%s\n",
+                  c.algorithm.c_str(), c.dpus, epoch_s.c_str(), e.cpu_to_dpu_s, e.kernel_s + e.launch_overhead_s,
                   e.dpu_to_cpu_s, e.host_reduction_s, e.link_s,
                   (e.cpu_to_dpu_bytes + e.dpu_to_cpu_bytes + e.link_bytes) / 1e6, epochs.c_str(), time.c_str(),
                   c.best_metric, c.timed_at_run_size ? "" : "  (projected)");
@@ -310,8 +318,12 @@ std::string FormatPlan(const Plan& plan) {
     if (!c.epoch.note.empty()) out += StrCat("       ", c.epoch.note, "\n");
   }
   if (plan.best < 0) {
-    out += StrCat("no algorithm reached ", plan.set, " ", plan.metric, " ", plan.target,
-                  " in its pilot: raise --pilot-epochs, or lower the target\n");
+    bool untimed = false;
+    for (const PlanCandidate& c : plan.candidates) untimed = untimed || (c.reached && !c.timed);
+    out += untimed ? StrCat("no algorithm both reached ", plan.set, " ", plan.metric, " ", plan.target,
+                            " in its pilot and has a timed epoch: nothing is recommended\n")
+                   : StrCat("no algorithm reached ", plan.set, " ", plan.metric, " ", plan.target,
+                            " in its pilot: raise --pilot-epochs, or lower the target\n");
     return out;
   }
   const PlanCandidate& best = plan.candidates[plan.best];
@@ -321,7 +333,7 @@ std::string FormatPlan(const Plan& plan) {
   int second = -1;
   for (size_t i = 0; i < plan.candidates.size(); ++i) {
     const PlanCandidate& c = plan.candidates[i];
-    if (static_cast<int>(i) == plan.best || !c.reached) continue;
+    if (static_cast<int>(i) == plan.best || !c.Ranked()) continue;
     if (second < 0 || c.time_to_target_s < plan.candidates[second].time_to_target_s) second = static_cast<int>(i);
   }
   if (second >= 0) {

@@ -601,6 +601,26 @@ TEST_F(Cli, BadFlagsNameTheFlag) {
   ExpectBadInput("gen sparse --positive-rate 2 --out " + dir.Path("g.svm"), "--positive-rate: 2 is out of range");
 }
 
+// pimopt prim's numbers: a negative, an overflowing, a fractional or an empty value is refused naming the flag (it
+// once wrapped to 2^64 - 1 and crashed), and a size whose input cannot fit the DPUs' MRAM is refused before any
+// allocation, naming the largest that fits.
+TEST_F(Cli, PrimRefusesNumbersItCannotHoldNamingTheFlag) {
+  ExpectBadInput("prim VA --param -1", "--param");
+  ExpectBadInput("prim VA --param 18446744073709551616", "--param: 18446744073709551616 is out of range");
+  ExpectBadInput("prim VA --param 18446744073709551615", "at most 8388608 on 1 DPUs");
+  ExpectBadInput("prim VA --param 2.7", "--param");
+  ExpectBadInput("prim VA --param ''", "--param");
+  ExpectBadInput("prim MLP --param 100000 --dpus 4", "--param");
+  ExpectBadInput("prim GEMV --param 4294967296 --dpus 64", "--param");
+  ExpectBadInput("prim VA --dpus -1 --param 1024", "--dpus");
+  ExpectBadInput("prim VA --dpus 0 --param 1024", "--dpus");
+  ExpectBadInput("prim VA --tasklets 99999999999 --param 1024", "--tasklets");
+  ExpectBadInput("prim VA --threads -2 --param 1024", "--threads");
+  ExpectBadInput("prim VA --shuffle-seed -3 --param 1024", "--shuffle-seed");
+  ExpectBadInput("gen dense --rows 10 --first-row -1 --out " + dir.Path("g.svm"), "--first-row");
+  EXPECT_EQ(RunPimopt("prim VA --param 8388608").exit_code, 0);  // the largest that fits one DPU
+}
+
 TEST_F(Cli, FlagsAreCheckedBeforeTheDataIsRead) {
   // The data file does not exist: the flag's error must come first.
   const std::string missing = "train --data " + dir.Path("missing.svm");

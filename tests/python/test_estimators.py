@@ -231,6 +231,17 @@ def test_a_ported_prim_benchmark_and_its_cycle_breakdown():
             pimopt.run_prim("RED", dpus=1, param=1 << 14)["slowest_dpu_cycles"]["total"])
     with pytest.raises(ValueError, match="VA"):
         pimopt.run_prim("matmul")
+    # Sizes it cannot hold: an error naming the argument, never a crash or a silent truncation.
+    with pytest.raises(ValueError, match="param"):
+        pimopt.run_prim("VA", param=-1)
+    with pytest.raises(ValueError, match="param.*at most 8388608"):
+        pimopt.run_prim("VA", param=2**64 - 1)
+    with pytest.raises(ValueError, match="param"):
+        pimopt.run_prim("VA", param=2**64)
+    with pytest.raises(TypeError, match="param"):
+        pimopt.run_prim("VA", param=2.7)
+    with pytest.raises(TypeError, match="dpus"):
+        pimopt.run_prim("VA", dpus="4")
 
 
 def test_the_planner_from_python_is_the_clis():

@@ -167,5 +167,34 @@ TEST(Plan, RefusesWhatAPlanCannotUseNamingTheFlag) {
   EXPECT_NE(ErrorOf(rho, no_admm).find("--rho"), std::string::npos);
 }
 
+// A candidate whose epoch could not be timed (D-PSGD on 16 DPUs of a profile whose links join only the 8 DPUs of a
+// chip, timed on 4) is shown as untimed and never ranked: no time to the target, no place in the recommendation.
+TEST(Plan, AnUntimedCandidateIsShownAsSuchAndNeverRanked) {
+  RunConfig base = Base(16);
+  SetParam(base, "profile", "links-chip");
+  SetParam(base, "epochs", "4");
+  PlanOptions options;
+  options.algorithms = {"dsgd", "mbsgd"};
+  options.timing_dpus = 4;
+  const Plan plan = MakePlan(base, options);
+  ASSERT_EQ(plan.candidates.size(), 2u);
+  const PlanCandidate& dsgd = plan.candidates[0];
+  EXPECT_FALSE(std::isfinite(dsgd.epoch.epoch_s) && dsgd.epoch.epoch_s > 0);
+  EXPECT_FALSE(dsgd.timed);
+  EXPECT_FALSE(dsgd.Ranked());
+  EXPECT_TRUE(plan.candidates[1].timed);
+  if (plan.best >= 0) {
+    EXPECT_EQ(plan.candidates[plan.best].algorithm, "mbsgd");
+  }
+  const nlohmann::json j = PlanJson(plan);
+  EXPECT_EQ(j["candidates"][0]["timed"], false);
+  EXPECT_EQ(j["candidates"][0]["ranked"], false);
+  EXPECT_TRUE(j["candidates"][0]["time_to_target_s"].is_null());
+  const std::string text = FormatPlan(plan);
+  EXPECT_EQ(text.find("nan"), std::string::npos) << text;
+  EXPECT_EQ(text.find("next: dsgd"), std::string::npos) << text;
+  EXPECT_NE(text.find("untimed"), std::string::npos) << text;
+}
+
 }  // namespace
 }  // namespace pimopt

@@ -41,10 +41,13 @@ struct PlanCandidate {
   bool timed_at_run_size = false;  // the timing pilot ran the full run's DPUs and rows (else projected)
   int pilot_epochs = 0;     // epochs the convergence pilot ran
   std::string pilot_stop;   // why the pilot stopped ("epoch bound", "converged", ...)
-  bool reached = false;
+  bool reached = false;         // the convergence pilot reached the target
+  bool timed = false;           // the timing pilot gave an epoch time (a finite epoch.epoch_s)
   int epochs_to_target = 0;     // the first epoch that reached the target (reached)
   double best_metric = 0;       // the best value of the target's metric in the pilot
-  double time_to_target_s = 0;  // epochs_to_target x epoch.epoch_s (reached)
+  double time_to_target_s = 0;  // epochs_to_target x epoch.epoch_s (Ranked())
+  // A prediction exists: the pilot reached the target and the epoch was timed. Only such candidates are ranked.
+  bool Ranked() const { return reached && timed; }
   double bytes_to_target = 0;
   double pilot_wall_s = 0;  // both pilots' wall time on this machine
 };

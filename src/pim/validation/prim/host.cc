@@ -1,14 +1,72 @@
 #include "host.h"
 
 #include <algorithm>
+#include <cmath>
 #include <chrono>
 #include <cstring>
 #include <functional>
 #include <map>
 
 #include "pimopt/core/error.h"
+#include "pimopt/core/file_util.h"
 
 namespace pimopt::pim::prim {
+namespace {
+
+// The input data of a benchmark at size `param`, in bytes: over all DPUs, and on each DPU (a lower bound: the
+// input alone, split evenly, or broadcast whole where every DPU holds it). Long double: no size overflows here.
+struct InputBytes {
+  long double total;
+  long double per_dpu;
+};
+
+InputBytes InputBytesOf(const std::string& name, uint64_t param, uint32_t dpus) {
+  const long double p = static_cast<long double>(param), d = dpus;
+  long double total = 0;
+  if (name == "VA") {
+    total = 8 * p;  // a and b, int32
+  } else if (name == "HST-S" || name == "HST-L" || name == "TS") {
+    total = 4 * p;  // uint32 pixels, int32 series
+  } else if (name == "TRNS") {
+    total = p * 4 * 64 * 8 * 8;  // (M_ x 4) x (64 x 8) int64
+  } else if (name == "MLP") {
+    total = 3 * p * p * 4;  // three n x n int32 layers
+  } else if (name == "GEMV") {
+    total = p * 64 * 4;  // a rows x 64 int32 matrix
+  } else if (name == "BS") {
+    return {8 * p, 8 * p};  // the sorted int64 vector, on every DPU
+  } else {
+    total = 8 * p;  // RED, SEL, UNI, SCAN-SSA, SCAN-RSS: int64
+  }
+  return {total, total / d};
+}
+
+std::string Mb(long double bytes) { return FormatDouble(std::round(static_cast<double>(bytes / (1 << 20)) * 10) / 10); }
+
+// Refuses, before anything is allocated, a size whose input cannot fit the DPUs' MRAM (naming the largest that
+// can) or this machine's memory (the host keeps the inputs and the results: about three copies).
+void CheckSizeFits(const std::string& name, const RunRequest& r, const HardwareProfile& profile) {
+  const InputBytes need = InputBytesOf(name, r.param, r.dpus);
+  if (need.per_dpu > static_cast<long double>(profile.mram_bytes)) {
+    uint64_t lo = 1, hi = r.param;  // the largest param that fits: the need grows with param
+    while (lo < hi) {
+      const uint64_t mid = lo + (hi - lo + 1) / 2;
+      if (InputBytesOf(name, mid, r.dpus).per_dpu <= static_cast<long double>(profile.mram_bytes)) {
+        lo = mid;
+      } else {
+        hi = mid - 1;
+      }
+    }
+    throw ConfigError("--param", StrCat(r.param, " (", Find(name).param_meaning, ") needs at least ", Mb(need.per_dpu),
+                                        " MB of MRAM per DPU on ", r.dpus, " DPUs; a DPU of profile '", profile.name,
+                                        "' has ", Mb(profile.mram_bytes), " MB: at most ", lo, " on ", r.dpus,
+                                        " DPUs"));
+  }
+  CheckMemoryNeed(static_cast<uint64_t>(3 * need.total), StrCat("PrIM ", name, " at --param ", r.param, " (host arrays)"),
+                  "--param");
+}
+
+}  // namespace
 
 const std::vector<BenchmarkInfo>& Benchmarks() {
   static const std::vector<BenchmarkInfo> list = {
@@ -56,6 +114,7 @@ RunResult Run(const std::string& name, const RunRequest& request, const Hardware
   if (request.tasklets == 0 || request.tasklets > profile.max_tasklets) {
     throw ConfigError("--tasklets", StrCat(request.tasklets, ": the profile's DPUs run 1 to ", profile.max_tasklets));
   }
+  CheckSizeFits(name, request, profile);
   const auto t0 = std::chrono::steady_clock::now();
   RunResult r = runners.at(name)(request, profile);
   r.host_wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();

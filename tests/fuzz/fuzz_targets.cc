@@ -1,5 +1,6 @@
 // Fuzz targets for every reader of outside input: LIBSVM text, IDX (gzip or raw), the binary dataset cache, the model
-// file, the checkpoint, the hardware-profile override string and PIM-Opt's two text formats. Each reader must
+// file, the checkpoint, the hardware-profile override string, the hardware-measurement CSV (`validate --hw-data`) and
+// PIM-Opt's two text formats. Each reader must
 // either return or throw pimopt::Error (a ParseError, InputError or ConfigError naming what is wrong); any other
 // exception, a crash, a hang or a sanitizer report is a bug. Built once per target (PIMOPT_FUZZ_TARGET selects it)
 // with libFuzzer (scripts/fuzz.sh, clang) or with standalone_main.cc (g++, the test suite's short runs).
@@ -21,6 +22,7 @@
 #include "pimopt/data/idx.h"
 #include "pimopt/data/libsvm.h"
 #include "pimopt/model/model_io.h"
+#include "pimopt/pim/hw_validation.h"
 #include "pimopt/pim/profile.h"
 
 namespace {
@@ -65,6 +67,8 @@ void RunTarget(const uint8_t* data, size_t size) {
   } else if (target == "profile_set") {
     pimopt::pim::HardwareProfile profile = pimopt::pim::MakeProfile("pim-opt");
     pimopt::pim::ApplyOverrides(profile, std::string(text));
+  } else if (target == "hw_csv") {
+    pimopt::pim::validation::ReadHwData(WriteInputFile(data, size));
   } else if (target == "yfcc_text") {
     pimopt::ParseYfccText(text, "fuzz.yfcc");
   } else if (target == "criteo_text") {

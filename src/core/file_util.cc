@@ -74,6 +74,14 @@ uint64_t AvailableMemoryBytes() {
   return 0;
 }
 
+void RefuseDuplicates(const std::vector<std::string>& items, const std::string& flag) {
+  for (size_t i = 0; i < items.size(); ++i) {
+    for (size_t j = 0; j < i; ++j) {
+      if (items[i] == items[j]) throw ConfigError(flag, StrCat("'", items[i], "' is listed twice"));
+    }
+  }
+}
+
 void CheckMemoryNeed(uint64_t bytes, const std::string& what, const std::string& flag) {
   const uint64_t available = AvailableMemoryBytes();
   if (available == 0 || bytes <= available) return;

@@ -666,9 +666,12 @@ void ApplyOverrides(HardwareProfile& p, const std::string& overrides) {
   for (const std::string& item : items) {
     const size_t eq = item.find('=');
     const std::string field = item.substr(0, eq);
-    if (eq == std::string::npos || ProfileFields().Find(field) == nullptr) {
+    if (ProfileFields().Find(field) == nullptr) {
       throw ConfigError("--profile-set",
                         StrCat("unknown profile field '", field, "' ('pimopt profile NAME' lists the fields)"));
+    }
+    if (eq == std::string::npos) {
+      throw ConfigError("--profile-set", StrCat("'", field, "' has no value: write ", field, "=VALUE"));
     }
     try {
       ProfileFields().SetText(p, field, item.substr(eq + 1));

@@ -11,6 +11,7 @@
 #include "pimopt/backends/cpu/cpu_backend.h"
 #include "pimopt/backends/pim/pim_backend.h"
 #include "pimopt/core/error.h"
+#include "pimopt/core/file_util.h"
 #include "pimopt/core/thread_pool.h"
 #include "pimopt/run/pipeline.h"
 #include "pimopt/run/report.h"
@@ -107,6 +108,7 @@ Plan MakePlan(const RunConfig& base, const PlanOptions& options,
               const std::function<void(const PlanCandidate&)>& on_candidate) {
   RefuseFlags(base);
   if (options.algorithms.empty()) throw ConfigError("--algos", "names no algorithm");
+  RefuseDuplicates(options.algorithms, "--algos");
   for (const std::string& a : options.algorithms) {
     try {
       FindAlgorithm(a);

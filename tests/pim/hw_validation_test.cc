@@ -51,6 +51,36 @@ TEST(HwData, IsReadByItsHeaderInAnyColumnOrder) {
   EXPECT_EQ(rows[0].line, 2);
 }
 
+// What Excel or a CSV library writes: a UTF-8 byte-order mark, quoted fields (a comma and a doubled quote inside),
+// CRLF line ends.
+TEST(HwData, ReadsWhatSpreadsheetsAndCsvLibrariesWrite) {
+  const std::string path = WriteTemp("pimopt_hw_excel.csv",
+                                     "\xEF\xBB\xBF\"benchmark\",\"num_dpus\",\"data_prep_param\",\"hw_kernel_ms\","
+                                     "\"hw_cpu_to_dpu_ms\",\"hw_dpu_to_cpu_ms\",\"hw_dpu_to_dpu_ms\","
+                                     "\"upimulator_sim_kernel_ms\",\"note\"\r\n"
+                                     "\"VA\",4,1048576,\"1.5\",2,3,0,1.2,\"run 1, \"\"warm\"\"\"\r\n");
+  const std::vector<HwRow> rows = ReadHwData(path);
+  ASSERT_EQ(rows.size(), 1u);
+  EXPECT_EQ(rows[0].benchmark, "VA");
+  EXPECT_EQ(rows[0].dpus, 4u);
+  EXPECT_DOUBLE_EQ(rows[0].kernel_s, 1.5e-3);
+  EXPECT_NE(ErrorOf(WriteTemp("pimopt_hw_open_quote.csv", std::string(kHeader) + "\"VA,1,2,3,4,5,6,7\n"))
+                .find("pimopt_hw_open_quote.csv:2: a quoted field is not closed"),
+            std::string::npos);
+}
+
+TEST(HwData, ABenchmarkListedTwiceIsRefusedNamingTheFlag) {
+  const std::string path = WriteTemp("pimopt_hw_twice.csv", std::string(kHeader) + "VA,1,1024,1,1,1,0,1\n");
+  RunOptions options;
+  options.benchmarks = {"VA", "RED", "VA"};
+  try {
+    RunRows(ReadHwData(path), HardwareProfile{}, options);
+    ADD_FAILURE() << "a list with VA twice was accepted";
+  } catch (const ConfigError& e) {
+    EXPECT_NE(std::string(e.what()).find("--benchmarks: 'VA' is listed twice"), std::string::npos) << e.what();
+  }
+}
+
 TEST(HwData, BadFilesNameTheFileAndLine) {
   EXPECT_NE(ErrorOf("/nonexistent/hw.csv").find("--hw-data"), std::string::npos);
   EXPECT_NE(ErrorOf(WriteTemp("pimopt_hw_noheader.csv", "VA,1,2,3\n")).find("pimopt_hw_noheader.csv:1"),

@@ -77,6 +77,9 @@ TEST(ProfileFields, BadOverridesNameTheField) {
   EXPECT_NE(error_of("dma_min_bytes=16,dma_max_bytes=8").find("dma_max_bytes: must be >= dma_min_bytes"),
             std::string::npos);
   EXPECT_NE(error_of("dma_pipeline_stall=2").find("must be 0 .. 1"), std::string::npos);
+  // A known field without its value is not "unknown".
+  EXPECT_NE(error_of("wram_bytes").find("'wram_bytes' has no value: write wram_bytes=VALUE"), std::string::npos);
+  EXPECT_NE(error_of("num_dpus=64,wram_bytes").find("'wram_bytes' has no value"), std::string::npos);
 }
 
 TEST(ProfilePresets, AreTheBaseWithTheirListedFieldsChanged) {

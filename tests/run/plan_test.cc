@@ -157,6 +157,9 @@ TEST(Plan, RefusesWhatAPlanCannotUseNamingTheFlag) {
   PlanOptions unknown;
   unknown.algorithms = {"ma", "sgdd"};
   EXPECT_NE(ErrorOf(Base(8), unknown).find("--algos"), std::string::npos);
+  PlanOptions twice;  // would run twice and be compared with itself
+  twice.algorithms = {"ma", "admm", "ma"};
+  EXPECT_NE(ErrorOf(Base(8), twice).find("--algos: 'ma' is listed twice"), std::string::npos);
   PlanOptions backend;
   backend.pilot_backend = "gpu";
   EXPECT_NE(ErrorOf(Base(8), backend).find("--pilot-backend"), std::string::npos);

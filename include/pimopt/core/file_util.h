@@ -24,6 +24,8 @@ uint64_t AvailableMemoryBytes();
 // Throws ConfigError naming `flag` when `bytes` (what `what` needs) exceed AvailableMemoryBytes(): refused before
 // the allocation instead of ending in the kernel's out-of-memory killer.
 void CheckMemoryNeed(uint64_t bytes, const std::string& what, const std::string& flag);
+// ConfigError naming `flag` when a name appears twice in `items` (a list a user gave: each entry would run twice).
+void RefuseDuplicates(const std::vector<std::string>& items, const std::string& flag);
 // The parts of `text` between separators, empty ones included ("a,,b" -> a, "", b; "" -> one empty part).
 std::vector<std::string> SplitText(std::string_view text, char separator);
 // `text` without leading and trailing spaces and tabs.

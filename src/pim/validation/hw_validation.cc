@@ -29,19 +29,40 @@ std::vector<HwRow> ReadHwData(const std::string& path) {
                             " (the hardware measurements of PrIM kernels on UPMEM: give their file with "
                             "--hw-data or PIMOPT_HW_DATA)"));
   }
+  if (text.rfind("\xEF\xBB\xBF", 0) == 0) text.erase(0, 3);  // a UTF-8 byte-order mark (Excel writes one)
   std::vector<std::string> lines = SplitText(text, '\n');
   if (lines.empty() || lines[0].find("benchmark") == std::string::npos) {
     throw ParseError(path, 1, "expected a header line naming the columns (benchmark, num_dpus, ...)");
   }
-  auto cells = [](const std::string& line) {
-    std::vector<std::string> c = SplitText(line, ',');
-    for (std::string& s : c) {
-      while (!s.empty() && (s.back() == '\r' || s.back() == ' ')) s.pop_back();
-      while (!s.empty() && s.front() == ' ') s.erase(s.begin());
+  // A line's fields, as a CSV writer quotes them: "a,b" is one field, "" inside quotes is one quote; spaces and a
+  // carriage return around a field are dropped.
+  auto cells = [&](const std::string& line, int line_number) {
+    std::vector<std::string> c(1);
+    bool quoted = false;
+    for (size_t k = 0; k < line.size(); ++k) {
+      const char ch = line[k];
+      if (quoted) {
+        if (ch != '"') {
+          c.back() += ch;
+        } else if (k + 1 < line.size() && line[k + 1] == '"') {
+          c.back() += '"';
+          ++k;
+        } else {
+          quoted = false;
+        }
+      } else if (ch == '"') {
+        quoted = true;
+      } else if (ch == ',') {
+        c.emplace_back();
+      } else {
+        c.back() += ch;
+      }
     }
+    if (quoted) throw ParseError(path, line_number, "a quoted field is not closed");
+    for (std::string& s : c) s = TrimSpaces(s.substr(0, s.find_last_not_of('\r') + 1));
     return c;
   };
-  const std::vector<std::string> header = cells(lines[0]);
+  const std::vector<std::string> header = cells(lines[0], 1);
   auto column = [&](const char* name) -> size_t {
     const auto it = std::find(header.begin(), header.end(), name);
     if (it == header.end()) throw ParseError(path, 1, StrCat("no column '", name, "'"));
@@ -55,7 +76,7 @@ std::vector<HwRow> ReadHwData(const std::string& path) {
   for (size_t i = 1; i < lines.size(); ++i) {
     const int line = static_cast<int>(i + 1);
     if (lines[i].find_first_not_of(" \r\t") == std::string::npos) continue;
-    const std::vector<std::string> c = cells(lines[i]);
+    const std::vector<std::string> c = cells(lines[i], line);
     if (c.size() != header.size()) {
       throw ParseError(path, line, StrCat(c.size(), " fields; the header has ", header.size()));
     }
@@ -131,6 +152,7 @@ Runs RunRows(const std::vector<HwRow>& rows, const HardwareProfile& base, const 
   std::set<std::string> ported;
   for (const prim::BenchmarkInfo& b : prim::Benchmarks()) ported.insert(b.name);
   for (const std::string& b : options.benchmarks) prim::Find(b);  // ConfigError for unknown names
+  RefuseDuplicates(options.benchmarks, "--benchmarks");
   std::vector<const HwRow*> selected;
   for (const HwRow& r : rows) {
     if (!options.benchmarks.empty() &&

@@ -200,7 +200,7 @@ class _LinearClassifier(ClassifierMixin, BaseEstimator):
 
     def __init__(self, *, algo="mbsgd", backend="cpu", epochs=100, batch="auto", lr="auto", lr_schedule="auto",
                  lr_decay=0.0, reg="auto", tol="auto", l1=0.0, rho="auto", local_epochs=1, local_steps=1,
-                 ga_batches="random", workers=None, dpus=None, tasklets=None, profile=None, profile_set=None,
+                 ga_batches="random", topology=None, workers=None, dpus=None, tasklets=None, profile=None, profile_set=None,
                  kernel=None, sigmoid=None, tasklet_split=None, host_time=None, sync_path=None, sync_format=None,
                  transfers=None, class_weight=None,
                  fit_intercept=True, shuffle=True, scale="minmax", storage="auto", random_state=1, threads=0):
@@ -218,6 +218,7 @@ class _LinearClassifier(ClassifierMixin, BaseEstimator):
         self.local_epochs = local_epochs
         self.local_steps = local_steps
         self.ga_batches = ga_batches
+        self.topology = topology
         self.workers = workers
         self.dpus = dpus
         self.tasklets = tasklets

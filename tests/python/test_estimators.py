@@ -67,6 +67,17 @@ def test_gives_the_clis_model_bit_for_bit(tmp_path, data, settings):
     assert result["report"]["train_data"]["rows"] == len(y)
 
 
+def test_the_estimator_takes_d_psgds_topology_as_the_functional_api_does(data):
+    X, y = data
+    common = {"algo": "dsgd", "workers": 4, "epochs": 2, "lr": 0.05, "lr_schedule": "constant"}
+    ring = pimopt.LogisticRegression(topology="ring", **common).fit(X, y)
+    complete = pimopt.LogisticRegression(topology="complete", **common).fit(X, y)
+    functional = pimopt.train(X, y, topology="complete", **common)
+    assert not np.array_equal(ring.coef_, complete.coef_)
+    np.testing.assert_array_equal(complete.coef_.ravel(), functional["coef"])
+    assert pimopt.LogisticRegression(topology="torus").get_params()["topology"] == "torus"
+
+
 def test_numpy_layouts_and_scipy_formats_give_one_model(data):
     X, y = data
     reference = pimopt.LogisticRegression(epochs=3).fit(X, y).coef_

@@ -129,6 +129,12 @@ Plan MakePlan(const RunConfig& base, const PlanOptions& options,
   plan.dpus = base.given.count("dpus")      ? base.dpus
               : base.given.count("workers") ? static_cast<uint32_t>(base.train.workers)
                                             : 64;
+  // A plan for more DPUs than the profile has would recommend a run that `train` refuses: refused here, first.
+  const pim::HardwareProfile hardware = pim::MakeProfile(base.pim.profile, base.pim.profile_overrides);
+  if (plan.dpus > hardware.num_dpus) {
+    throw ConfigError(base.given.count("dpus") ? "--dpus" : "--workers",
+                      StrCat(plan.dpus, " DPUs: profile '", hardware.name, "' has ", hardware.num_dpus));
+  }
   plan.metric = base.target_auc > 0 ? "auc" : "accuracy";
   plan.target = base.target_auc > 0 ? base.target_auc : base.target_accuracy;
   plan.target_given = plan.target > 0;

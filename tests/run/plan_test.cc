@@ -157,6 +157,8 @@ TEST(Plan, RefusesWhatAPlanCannotUseNamingTheFlag) {
   PlanOptions unknown;
   unknown.algorithms = {"ma", "sgdd"};
   EXPECT_NE(ErrorOf(Base(8), unknown).find("--algos"), std::string::npos);
+  // More DPUs than the profile has: train refuses that run, so the plan does, before any pilot.
+  EXPECT_NE(ErrorOf(Base(100000)).find("--dpus: 100000 DPUs: profile 'pim-opt' has 2048"), std::string::npos);
   PlanOptions twice;  // would run twice and be compared with itself
   twice.algorithms = {"ma", "admm", "ma"};
   EXPECT_NE(ErrorOf(Base(8), twice).find("--algos: 'ma' is listed twice"), std::string::npos);

@@ -55,15 +55,16 @@ int RunValidateCommand(const ValidateFlags& f) {
   for (const std::string& b : f.benchmarks) pim::prim::Find(b);
   options.host_threads = f.threads;
   if (!f.quiet) {
-    options.progress = [](size_t i, size_t n, const pim::validation::RowRun& r) {
-      std::fprintf(stderr, "\r  running row %zu of %zu: %-9s %2u DPUs, param %llu   ", i + 1, n, r.hw.benchmark.c_str(),
+    // `done` counts from 1 (the library's contract): adding 1 again printed "row 3 of 2" and never the newline.
+    options.progress = [](size_t done, size_t n, const pim::validation::RowRun& r) {
+      std::fprintf(stderr, "\r  ran row %zu of %zu: %-9s %2u DPUs, param %llu   ", done, n, r.hw.benchmark.c_str(),
                    r.hw.dpus, static_cast<unsigned long long>(r.hw.param));
-      if (i + 1 == n) std::fprintf(stderr, "\n");
     };
     std::fprintf(stderr, "pimopt validate: %zu hardware rows from %s\n", rows.size(), path.c_str());
   }
   const auto start = std::chrono::steady_clock::now();
   const pim::validation::Runs runs = pim::validation::RunRows(rows, profile, options);
+  if (!f.quiet) std::fprintf(stderr, "\n");  // after the last progress line, even when the last row was skipped
   const double run_wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   if (!f.quiet) std::fprintf(stderr, "  fitting and predicting each benchmark from the others...\n");
   pim::validation::Report report = pim::validation::LeaveOneOut(runs, profile);

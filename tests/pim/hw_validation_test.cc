@@ -81,6 +81,32 @@ TEST(HwData, ABenchmarkListedTwiceIsRefusedNamingTheFlag) {
   }
 }
 
+// Rows skipped on the way (here a size beyond the DPU's MRAM) are named in the error that their absence causes.
+TEST(HwData, TooFewBenchmarksSaysWhichRowsWereSkippedAndWhy) {
+  const std::string path = WriteTemp("pimopt_hw_skipped.csv", std::string(kHeader) +
+                                                                   "VA,1,1024,0.1,0.1,0.1,0,0.1\n"
+                                                                   "RED,1,999999999999,0.1,0.1,0.1,0,0.1\n");
+  const HardwareProfile profile;
+  int progress_calls = 0;
+  RunOptions options;
+  options.progress = [&](size_t done, size_t total, const RowRun&) {
+    ++progress_calls;
+    EXPECT_GE(done, 1u);
+    EXPECT_LE(done, total);  // never "row 3 of 2"
+  };
+  const Runs runs = RunRows(ReadHwData(path), profile, options);
+  EXPECT_EQ(progress_calls, 1);
+  ASSERT_EQ(runs.skipped.size(), 1u);
+  try {
+    LeaveOneOut(runs, profile);
+    ADD_FAILURE() << "one benchmark was enough for leave-one-out";
+  } catch (const ConfigError& e) {
+    const std::string what = e.what();
+    EXPECT_NE(what.find("rows of 1 benchmark ran"), std::string::npos) << what;
+    EXPECT_NE(what.find("skipped: line 3: RED (--param"), std::string::npos) << what;
+  }
+}
+
 TEST(HwData, BadFilesNameTheFileAndLine) {
   EXPECT_NE(ErrorOf("/nonexistent/hw.csv").find("--hw-data"), std::string::npos);
   EXPECT_NE(ErrorOf(WriteTemp("pimopt_hw_noheader.csv", "VA,1,2,3\n")).find("pimopt_hw_noheader.csv:1"),

@@ -71,7 +71,8 @@ struct RunOptions {
   std::vector<std::string> benchmarks;  // empty: every ported benchmark in the file
   uint64_t max_elements_per_dpu = 0;    // > 0: skip rows whose size per DPU is larger (quick checks)
   int host_threads = 0;
-  // Called after each row (index, of, the row) for progress output.
+  // Called after each row that ran (rows done so far counting skipped ones, 1 .. total; total; the row), for
+  // progress output.
   std::function<void(size_t, size_t, const RowRun&)> progress;
 };
 struct Runs {

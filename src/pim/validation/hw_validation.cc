@@ -586,7 +586,16 @@ Report LeaveOneOut(const Runs& runs, const HardwareProfile& base, const FreeKern
       }
     }
   }
-  if (names.size() < 2) throw ConfigError("--benchmarks", "leave-one-out needs rows of at least two benchmarks");
+  if (names.size() < 2) {
+    // Say why when rows were skipped: the reasons would otherwise be lost with the run.
+    std::string why;
+    for (size_t i = 0; i < runs.skipped.size() && i < 3; ++i) why += StrCat(i ? "; " : "", runs.skipped[i]);
+    if (runs.skipped.size() > 3) why += StrCat("; and ", runs.skipped.size() - 3, " more");
+    throw ConfigError("--benchmarks",
+                      StrCat("leave-one-out needs rows of at least two benchmarks; rows of ", names.size(),
+                             names.size() == 1 ? " benchmark ran" : " benchmarks ran",
+                             runs.skipped.empty() ? std::string() : StrCat(" (skipped: ", why, ")")));
+  }
   KernelModel model(runs.rows, 0, base);
   report.fitted = FitKernelOn(model, runs.rows, names, base, free, Starts(base), 200);
   // The transfer fits (on every benchmark, and each fold's) are independent of one another: on all host threads.

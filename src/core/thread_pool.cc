@@ -19,12 +19,12 @@ namespace {
 // step's work (measured: MB-SGD at batch 64 on 4,096 dense features, 2 threads, 0.15 s per epoch with sleeping
 // workers, 0.10 s with spinning ones).
 constexpr std::chrono::microseconds kSpinBeforeSleep{100};
+constexpr unsigned kRoundsPerYield = 16;  // a spinning thread yields about every 2-5 us (SpinUntil)
 // The fork-join cost is the median of kCostSamples empty phases, after a warm-up (at most kCostWarmUp) that makes
 // every thread run at once: a thread just started often shares its creator's CPU, and the kernel moves it only once
 // both compete for that CPU (measured on this project's 2-core machine: it took 2-4 ms); empty phases timed before
 // that cost 8 us (spinning threads that yield to each other) instead of 0.3-0.9 us.
 constexpr int kCostSamples = 41;
-constexpr unsigned kRoundsPerYield = 16;  // about every 2-5 us of spinning
 constexpr std::chrono::milliseconds kCostWarmUp{30};
 constexpr std::chrono::microseconds kCostRendezvous{4000};  // longer than a scheduler time slice
 
@@ -81,13 +81,11 @@ int AvailableCpus() {
 
 ThreadPool::ThreadPool(int num_threads, bool use_all_threads) {
   if (num_threads <= 0) num_threads = AvailableCpus();
-  const int num_slots = num_threads - 1;
-  slot_storage_.reset(new Slot[static_cast<size_t>(num_slots)]);
-  slots_.reserve(static_cast<size_t>(num_slots));
-  for (int i = 0; i < num_slots; ++i) slots_.push_back(&slot_storage_[static_cast<size_t>(i)]);
-  for (int i = 0; i < num_slots; ++i) {
+  num_slots_ = num_threads - 1;
+  slots_.reset(new Slot[static_cast<size_t>(num_slots_)]);
+  for (int i = 0; i < num_slots_; ++i) {
     try {
-      workers_.emplace_back([this, i] { WorkerLoop(*slots_[static_cast<size_t>(i)]); });
+      workers_.emplace_back([this, i] { WorkerLoop(slots_[static_cast<size_t>(i)]); });
     } catch (const std::system_error& e) {
       StopAndJoin();  // the threads already started (a constructor that throws runs no destructor)
       throw ConfigError("--threads", StrCat("cannot start ", num_threads, " threads (thread ", i + 2, " failed: ",
@@ -103,8 +101,8 @@ ThreadPool::~ThreadPool() { StopAndJoin(); }
 void ThreadPool::StopAndJoin() {
   stopping_.store(true, std::memory_order_seq_cst);
   for (size_t i = 0; i < workers_.size(); ++i) {
-    slots_[i]->ticket.fetch_add(1, std::memory_order_seq_cst);
-    slots_[i]->ticket.notify_one();
+    slots_[i].ticket.fetch_add(1, std::memory_order_seq_cst);
+    slots_[i].ticket.notify_one();
   }
   for (auto& t : workers_) t.join();
   workers_.clear();
@@ -229,8 +227,8 @@ void ThreadPool::RunPhase(size_t num_tasks, TaskRef task, int threads) {
   for (size_t i = 0; i < helpers; ++i) {
     // A new ticket in the helper's slot (its own count: it changes on every phase the helper takes part in)
     // publishes the job (release).
-    slots_[i]->ticket.fetch_add(1, std::memory_order_seq_cst);
-    if (slots_[i]->sleeping.load(std::memory_order_seq_cst)) slots_[i]->ticket.notify_one();
+    slots_[i].ticket.fetch_add(1, std::memory_order_seq_cst);
+    if (slots_[i].sleeping.load(std::memory_order_seq_cst)) slots_[i].ticket.notify_one();
   }
   RunTasks();
   // Join: every helper has left RunTasks, so none can take a task number from the next phase's counter.

@@ -239,7 +239,6 @@ Plan MakePlan(const RunConfig& base, const PlanOptions& options,
   }
   for (size_t i = 0; i < plan.candidates.size(); ++i) {
     PlanCandidate& cand = plan.candidates[i];
-    cand.timed = std::isfinite(cand.epoch.epoch_s) && cand.epoch.epoch_s > 0;
     if (!cand.Ranked()) continue;  // not reached, or no epoch time: no prediction, no rank
     cand.time_to_target_s =
         pilot_modeled_s[i] >= 0 ? pilot_modeled_s[i] : cand.epochs_to_target * cand.epoch.epoch_s;
@@ -263,7 +262,7 @@ nlohmann::json PlanJson(const Plan& plan) {
                         {"pilot_epochs", c.pilot_epochs},
                         {"pilot_stop", c.pilot_stop},
                         {"reached", c.reached},
-                        {"timed", c.timed},
+                        {"timed", c.Timed()},
                         {"ranked", c.Ranked()},
                         {"best_metric", c.best_metric},
                         {"pilot_wall_s", c.pilot_wall_s}};
@@ -316,7 +315,7 @@ std::string FormatPlan(const Plan& plan) {
     const std::string time = c.Ranked() ? StrCat(std::round(c.time_to_target_s * 1e4) / 1e4)
                              : c.reached  ? std::string("untimed")
                                           : std::string("-");
-    const std::string epoch_s = c.timed ? StrCat(std::round(e.epoch_s * 1e4) / 1e4) : std::string("untimed");
+    const std::string epoch_s = c.Timed() ? StrCat(std::round(e.epoch_s * 1e4) / 1e4) : std::string("untimed");
     std::snprintf(buf, sizeof(buf), "%-6s %5u %10s %9.4f %9.4f %9.4f %9.4f %9.4f %11.3f %9s %12s %10.4f%s\n",
                   c.algorithm.c_str(), c.dpus, epoch_s.c_str(), e.cpu_to_dpu_s, e.kernel_s + e.launch_overhead_s,
                   e.dpu_to_cpu_s, e.host_reduction_s, e.link_s,
@@ -327,7 +326,7 @@ std::string FormatPlan(const Plan& plan) {
   }
   if (plan.best < 0) {
     bool untimed = false;
-    for (const PlanCandidate& c : plan.candidates) untimed = untimed || (c.reached && !c.timed);
+    for (const PlanCandidate& c : plan.candidates) untimed = untimed || (c.reached && !c.Timed());
     out += untimed ? StrCat("no algorithm both reached ", plan.set, " ", plan.metric, " ", plan.target,
                             " in its pilot and has a timed epoch: nothing is recommended\n")
                    : StrCat("no algorithm reached ", plan.set, " ", plan.metric, " ", plan.target,

@@ -185,9 +185,9 @@ TEST(Plan, AnUntimedCandidateIsShownAsSuchAndNeverRanked) {
   ASSERT_EQ(plan.candidates.size(), 2u);
   const PlanCandidate& dsgd = plan.candidates[0];
   EXPECT_FALSE(std::isfinite(dsgd.epoch.epoch_s) && dsgd.epoch.epoch_s > 0);
-  EXPECT_FALSE(dsgd.timed);
+  EXPECT_FALSE(dsgd.Timed());
   EXPECT_FALSE(dsgd.Ranked());
-  EXPECT_TRUE(plan.candidates[1].timed);
+  EXPECT_TRUE(plan.candidates[1].Timed());
   if (plan.best >= 0) {
     EXPECT_EQ(plan.candidates[plan.best].algorithm, "mbsgd");
   }

@@ -50,7 +50,7 @@ class ThreadPool {
   ThreadPool& operator=(const ThreadPool&) = delete;
 
   // The threads the pool holds (what --threads asked for).
-  int NumThreads() const { return static_cast<int>(slots_.size()) + 1; }
+  int NumThreads() const { return num_slots_ + 1; }
   // The most threads one phase uses: NumThreads, at most the CPUs this process may run on.
   int UsableThreads() const { return usable_threads_; }
   const PhaseCost& phase_cost() const { return phase_cost_; }
@@ -110,8 +110,8 @@ class ThreadPool {
   void RunTasks();
   void MeasurePhaseCost();
 
-  std::unique_ptr<Slot[]> slot_storage_;
-  std::vector<Slot*> slots_;
+  std::unique_ptr<Slot[]> slots_;  // one per helper thread
+  int num_slots_ = 0;
   std::vector<std::thread> workers_;
   int usable_threads_ = 1;
   PhaseCost phase_cost_;

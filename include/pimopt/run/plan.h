@@ -12,6 +12,7 @@
 // fixed-point PIM run needs the epochs the float pilot needs; every epoch costs what the timed one did.
 #pragma once
 
+#include <cmath>
 #include <functional>
 #include <nlohmann/json.hpp>
 #include <optional>
@@ -42,12 +43,13 @@ struct PlanCandidate {
   int pilot_epochs = 0;     // epochs the convergence pilot ran
   std::string pilot_stop;   // why the pilot stopped ("epoch bound", "converged", ...)
   bool reached = false;         // the convergence pilot reached the target
-  bool timed = false;           // the timing pilot gave an epoch time (a finite epoch.epoch_s)
   int epochs_to_target = 0;     // the first epoch that reached the target (reached)
   double best_metric = 0;       // the best value of the target's metric in the pilot
   double time_to_target_s = 0;  // epochs_to_target x epoch.epoch_s (Ranked())
+  // The timing pilot gave an epoch time (a projection the profile's links cannot make is NaN).
+  bool Timed() const { return std::isfinite(epoch.epoch_s) && epoch.epoch_s > 0; }
   // A prediction exists: the pilot reached the target and the epoch was timed. Only such candidates are ranked.
-  bool Ranked() const { return reached && timed; }
+  bool Ranked() const { return reached && Timed(); }
   double bytes_to_target = 0;
   double pilot_wall_s = 0;  // both pilots' wall time on this machine
 };

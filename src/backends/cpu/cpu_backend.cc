@@ -114,7 +114,6 @@ void CpuBackend::GradientStep(std::span<const std::span<const uint32_t>> worker_
   PIMOPT_CHECK(k_count >= 1 && k_count <= workers_);
   const Dataset& data = *data_;
   const Objective& obj = config_.objective;
-  const float* w = global_.data();
   uint64_t local_rows = 0;
   for (auto rows : worker_rows) local_rows += rows.size();
   PIMOPT_CHECK(batch_rows > 0 && local_rows <= batch_rows);
@@ -123,12 +122,6 @@ void CpuBackend::GradientStep(std::span<const std::span<const uint32_t>> worker_
     SparseGradientStep(worker_rows, batch_rows, lr, t0);
     return;
   }
-  // Per-row loss derivative at the global model, weighted.
-  auto derivative = [&](auto access, uint32_t r) {
-    const float y = data.labels()[r];
-    const float z = access.Dot(r, w, n_) + w[n_];
-    return data.weight(r) * obj.ClassWeight(y) * LossDerivative(obj.loss, z, y);
-  };
   // Dense: the arithmetic is fixed by the batch. Each worker's rows fall into chunks (at most kChunksPerWorker, at
   // least kRowChunk rows each: a function of the batch, not of the thread count); each chunk's partial gradient
   // sums its rows' d * x in row order, and the partials are added in (worker, chunk) order. Split by rows, each task
@@ -164,7 +157,7 @@ void CpuBackend::GradientStep(std::span<const std::span<const uint32_t>> worker_
     for (size_t i = c.begin; i < c.end; ++i) {
       const uint32_t r = worker_rows[c.worker][i];
       if (i + 1 < c.end) access.Prefetch(worker_rows[c.worker][i + 1]);
-      const float d = derivative(access, r);
+      const float d = DenseRowDerivative(access, r);
       if (d != 0.0f) access.Axpy(r, d, g.data(), n_);
       bias += d;
     }
@@ -195,6 +188,15 @@ void CpuBackend::GradientStep(std::span<const std::span<const uint32_t>> worker_
   AddPhase("reduce_and_update", t1);
 }
 
+float CpuBackend::DenseRowDerivative(const DenseRows& access, uint32_t row) const {
+  const Dataset& data = *data_;
+  const Objective& obj = config_.objective;
+  const float* w = global_.data();
+  const float y = data.labels()[row];
+  const float z = access.Dot(row, w, n_) + w[n_];
+  return data.weight(row) * obj.ClassWeight(y) * LossDerivative(obj.loss, z, y);
+}
+
 void CpuBackend::DenseStepByColumns(std::span<const std::span<const uint32_t>> worker_rows, uint64_t batch_rows,
                                     double lr, const PhaseStart& t0, int threads) {
   // The sums of the split by rows, in the same order, in two phases whose tasks do not depend on the thread count:
@@ -217,11 +219,8 @@ void CpuBackend::DenseStepByColumns(std::span<const std::span<const uint32_t>> w
   auto derivative_task = [&](size_t t) {
     const size_t end = std::min(total, (t + 1) * kDerivativeRows);
     for (size_t p = t * kDerivativeRows; p < end; ++p) {
-      const uint32_t r = flat_rows_[p];
       if (p + 1 < end) access.Prefetch(flat_rows_[p + 1]);
-      const float y = data.labels()[r];
-      const float z = access.Dot(r, w, n_) + w[n_];
-      chunk_derivatives_[p] = data.weight(r) * obj.ClassWeight(y) * LossDerivative(obj.loss, z, y);
+      chunk_derivatives_[p] = DenseRowDerivative(access, flat_rows_[p]);
     }
   };
   pool_.ParallelFor((total + kDerivativeRows - 1) / kDerivativeRows, derivative_task, threads);

@@ -70,6 +70,8 @@ class CpuBackend final : public IBackend {
                            const PhaseStart& t0);
   void SparseGradientStep(std::span<const std::span<const uint32_t>> worker_rows, uint64_t batch_rows, double lr,
                           const PhaseStart& t0);
+  // A dense row's weighted loss derivative at the global model (both splits of a dense gradient step use it).
+  float DenseRowDerivative(const DenseRows& access, uint32_t row) const;
   // GradientStep on dense data in one process split by columns (DenseStepSplit::kByColumns): the same sums, in the
   // same order, as the split by rows, with as many tasks as the columns allow. Returns at the host's update.
   void DenseStepByColumns(std::span<const std::span<const uint32_t>> worker_rows, uint64_t batch_rows, double lr,
@@ -109,7 +111,6 @@ class CpuBackend final : public IBackend {
   std::vector<std::vector<float>> partials_;  // their partial gradient sums
   std::vector<uint32_t> flat_rows_;           // DenseStepByColumns: the workers' batch rows, worker after worker
   std::vector<float> chunk_derivatives_;      // DenseStepByColumns: each chunk's rows' derivatives, chunk after chunk
-  std::vector<float> chunk_bias_;             // DenseStepByColumns: each chunk's sum of derivatives (as a partial's)
   DenseStepSplit dense_split_ = DenseStepSplit::kAuto;
   std::map<std::string, double> phase_seconds_;
   TrafficCounters traffic_;

@@ -11,6 +11,7 @@ written '_'. Errors in the data or the parameters raise ValueError with the CLI'
 import inspect
 import json
 import numbers
+import os
 
 import numpy as np
 import scipy.sparse as sp
@@ -21,8 +22,8 @@ from sklearn.utils.validation import _check_sample_weight, check_is_fitted
 
 from . import _core
 
-__all__ = ["LogisticRegression", "LinearSVC", "train", "param_names", "load_dataset", "profile_names", "profile",
-           "validate", "run_prim", "prim_benchmarks", "validate_kernels"]
+__all__ = ["LogisticRegression", "LinearSVC", "train", "param_names", "param_infos", "load_dataset", "profile_names",
+           "profile", "validate", "run_prim", "prim_benchmarks", "validate_kernels", "plan"]
 
 
 def param_names():
@@ -30,12 +31,45 @@ def param_names():
     return list(_core.param_names())
 
 
+def param_infos():
+    """Each entry point's parameters as declared once in the library ("train" for train, the estimators and plan's
+    **options; "plan", "run_prim", "validate_kernels", "load_dataset"): a dict of lists of {name, flag, type,
+    required, default, min, max, min_exclusive, max_exclusive, auto, choices, applies_when}, as
+    `pimopt params --format json` prints them for the commands."""
+    return dict(_core.param_infos())
+
+
+def _text(name, value):
+    """VALUE when it is a str, else a TypeError naming the argument NAME."""
+    if not isinstance(value, str):
+        raise TypeError(f"{name}: a str, not {type(value).__name__} {value!r}")
+    return value
+
+
+def _names_text(name, value):
+    """A list of names as the comma text the library parses (a str passes as it is: "VA,RED"); a TypeError naming
+    NAME for anything else (a str is never iterated character by character)."""
+    if value is None:
+        return ""
+    if isinstance(value, str):
+        return value
+    if isinstance(value, (list, tuple)) and all(isinstance(v, str) for v in value):
+        return ",".join(value)
+    raise TypeError(f"{name}: a list of str or a comma-separated str, not {value!r}")
+
+
+def _options_text(options):
+    """Keyword options as the library's parameter texts: names with dashes, values as the CLI would write them (the
+    library checks each against its declaration, ValueError naming it)."""
+    return {k.replace("_", "-"): _option_text(v, k) for k, v in options.items()}
+
+
 def load_dataset(spec, **options):
     """A dataset as `pimopt train --data SPEC` reads it: a file (LIBSVM, IDX, pimopt binary) or a built-in name
     ("fashion-mnist", "fashion-mnist:test", "dense:rows=1000,features=64", "sparse:rows=10000", ...), with train's
     source options (input_format, positive_classes, storage). Returns (X, y): X a float32 array, or a SciPy CSR
     matrix for sparse data; y float32 labels +1 / -1."""
-    X, y = _core.load_dataset(spec, {k.replace("_", "-"): _option_text(v) for k, v in options.items()})
+    X, y = _core.load_dataset(_text("spec", spec), _options_text(options))
     if isinstance(X, tuple):
         indptr, indices, data, n_features = X
         X = sp.csr_matrix((data, indices, indptr), shape=(len(indptr) - 1, n_features))
@@ -50,10 +84,13 @@ def plan(data, *, algos=None, pilot_epochs=20, pilot_backend="cpu", timing_dpus=
     and modeled seconds to the target, and the recommended algorithm and flags. `options` are train's (dpus,
     profile, model, target_accuracy or target_auc, lr, ...; underscores for dashes); `algos` a list (default
     mbsgd, ga, ma, dsgd, admm)."""
-    opts = {k.replace("_", "-"): _option_text(v) for k, v in options.items()}
-    opts["data"] = _option_text(data)
-    return _core.plan(opts, list(algos or []), int(pilot_epochs), str(pilot_backend), int(timing_dpus),
-                      int(timing_rows_per_dpu))
+    opts = _options_text(options)
+    opts["data"] = _option_text(data, "data")
+    plan_options = _options_text({"pilot_epochs": pilot_epochs, "pilot_backend": pilot_backend,
+                                  "timing_dpus": timing_dpus, "timing_rows_per_dpu": timing_rows_per_dpu})
+    if algos is not None:
+        plan_options["algos"] = _names_text("algos", algos)
+    return _core.plan(opts, plan_options)
 
 
 def profile_names():
@@ -62,9 +99,15 @@ def profile_names():
 
 
 def _overrides_text(overrides):
+    """Profile overrides as "field=value,...": a str as it is, a dict field -> value; TypeError naming the argument
+    for anything else."""
     if overrides is None:
         return ""
-    return overrides if isinstance(overrides, str) else ",".join(f"{k}={v}" for k, v in dict(overrides).items())
+    if isinstance(overrides, str):
+        return overrides
+    if isinstance(overrides, dict):
+        return ",".join(f"{_text('overrides key', k)}={_option_text(v, k)}" for k, v in overrides.items())
+    raise TypeError(f"overrides: a dict or a 'field=value,...' str, not {overrides!r}")
 
 
 def profile(name="pim-opt", overrides=None):
@@ -75,7 +118,7 @@ def profile(name="pim-opt", overrides=None):
             return float(text)
         except ValueError:
             return text
-    return {k: value(v) for k, v in _core.profile(name, _overrides_text(overrides)).items()}
+    return {k: value(v) for k, v in _core.profile(_text("name", name), _overrides_text(overrides)).items()}
 
 
 def prim_benchmarks():
@@ -84,35 +127,23 @@ def prim_benchmarks():
     return list(_core.prim_benchmarks())
 
 
-def _whole(name, value, lo, hi):
-    """VALUE as an int in [LO, HI], or an error naming NAME: no silent truncation of 2.7, no bool, no wrap-around of
-    a negative into an unsigned size."""
-    import numbers
-    if isinstance(value, bool) or not isinstance(value, numbers.Integral):
-        if isinstance(value, numbers.Real) and not isinstance(value, bool) and float(value).is_integer():
-            value = int(value)
-        else:
-            raise TypeError(f"{name}: a whole number ({lo} .. {hi}), not {value!r}")
-    value = int(value)
-    if not lo <= value <= hi:
-        raise ValueError(f"{name}: {value} is out of range: {lo} .. {hi}")
-    return value
-
-
-def run_prim(benchmark="VA", dpus=1, param=1 << 20, tasklets=16, profile="pim-opt", overrides=None):
+def run_prim(benchmark="VA", dpus=1, param=1 << 20, tasklets=16, profile="pim-opt", overrides=None, *,
+             threads=0, scheduler="batched", shuffle_seed=0):
     """One run of a ported PrIM benchmark on DPUS emulated DPUs of a profile (after OVERRIDES), its result checked
-    against its host reference. PARAM is the benchmark's size parameter over all DPUs (`pimopt prim --list`).
-    Returns what `pimopt prim --json` prints: the modeled times PrIM's host program measures (kernel_s: every
-    timed launch with its overhead, cpu_to_dpu_s, dpu_to_cpu_s, dpu_to_dpu_s) and their uncertainty,
-    slowest_dpu_cycles (issue, revolver, dma, interference, sync, total), instructions, dmas, unaligned_dmas,
-    resized_dmas, check (what was compared) and host_wall_s. docs/pim-emulator.md defines the terms."""
-    if not isinstance(benchmark, str):
-        raise TypeError(f"benchmark: a name (pimopt.prim_benchmarks()), not {benchmark!r}")
-    return dict(_core.run_prim(benchmark, _whole("dpus", dpus, 1, 2**32 - 1), _whole("param", param, 1, 2**64 - 1),
-                               _whole("tasklets", tasklets, 1, 2**32 - 1), profile, _overrides_text(overrides)))
+    against its host reference. PARAM is the benchmark's size parameter over all DPUs (`pimopt prim --list`); the
+    numbers are checked as `pimopt prim`'s flags are (ValueError naming the parameter: no 2.7 truncated, no
+    negative wrapped around). Returns what `pimopt prim --json` prints: the modeled times PrIM's host program
+    measures (kernel_s: every timed launch with its overhead, cpu_to_dpu_s, dpu_to_cpu_s, dpu_to_dpu_s) and their
+    uncertainty, slowest_dpu_cycles (issue, revolver, dma, interference, sync, total), instructions, dmas,
+    unaligned_dmas, resized_dmas, check (what was compared) and host_wall_s. docs/pim-emulator.md defines the
+    terms."""
+    options = _options_text({"dpus": dpus, "param": param, "tasklets": tasklets, "threads": threads,
+                             "scheduler": scheduler, "shuffle_seed": shuffle_seed})
+    return dict(_core.run_prim(_text("benchmark", benchmark), options, _text("profile", profile),
+                               _overrides_text(overrides)))
 
 
-def validate_kernels(path=None, benchmarks=None, profile="pim-opt", overrides=None):
+def validate_kernels(path=None, benchmarks=None, profile="pim-opt", overrides=None, *, threads=0):
     """Leave-one-benchmark-out validation of the emulator's timing against PrIM kernels timed on UPMEM hardware
     (`pimopt validate`): runs every row of the CSV at PATH (default: $PIMOPT_HW_DATA, else the project's
     ../shared/data/upmem-hw-kernels.csv beside the source tree), fits the timing model's free constants on all
@@ -123,7 +154,11 @@ def validate_kernels(path=None, benchmarks=None, profile="pim-opt", overrides=No
     not ported)."""
     if path is None:
         path = _core.default_hw_data_path()
-    return dict(_core.validate_kernels(str(path), list(benchmarks or []), profile, _overrides_text(overrides)))
+    if not isinstance(path, (str, os.PathLike)):
+        raise TypeError(f"path: a str or a path, not {path!r}")
+    options = {"benchmarks": _names_text("benchmarks", benchmarks), "threads": _option_text(threads, "threads")}
+    return dict(_core.validate_kernels(os.fspath(path), options, _text("profile", profile),
+                                       _overrides_text(overrides)))
 
 
 def validate(profile="pim-opt", overrides=None):
@@ -131,7 +166,7 @@ def validate(profile="pim-opt", overrides=None):
     host transfers, the VA and RED kernels) run on the emulator beside the published hardware numbers. A list of
     dicts: benchmark, modeled, published, error (relative), tolerance, unit, ok. The published values are at the
     pim-opt profile's 350 MHz."""
-    return list(_core.validate(profile, _overrides_text(overrides)))
+    return list(_core.validate(_text("profile", profile), _overrides_text(overrides)))
 
 
 def _as_core_matrix(X):
@@ -147,12 +182,20 @@ def _as_core_matrix(X):
     return np.ascontiguousarray(X, dtype=np.float32)
 
 
-def _option_text(value):
+def _option_text(value, name="value"):
+    """A value as the CLI would write it: bools true / false, a float that is a whole number as that number (exact:
+    2.0 -> "2"; 2.7, nan and inf stay what they are, for the library to refuse where a whole number is declared), a
+    path as its text. TypeError naming NAME for a value no flag could hold (a list, a dict, None, an object)."""
     if isinstance(value, bool):
         return "true" if value else "false"
-    if isinstance(value, float):
-        return repr(value)
-    return str(value)
+    if isinstance(value, numbers.Integral):
+        return str(int(value))
+    if isinstance(value, numbers.Real):
+        value = float(value)
+        return str(int(value)) if value.is_integer() else repr(value)
+    if isinstance(value, (str, os.PathLike)):
+        return os.fspath(value)
+    raise TypeError(f"{name}: a number, str or bool, not {type(value).__name__} {value!r}")
 
 
 def train(X, y, *, X_test=None, y_test=None, sample_weight=None, **options):
@@ -167,8 +210,7 @@ def train(X, y, *, X_test=None, y_test=None, sample_weight=None, **options):
             raise ValueError("y: labels must be +1 and -1 (or 1 and 0)")
         return np.where(v > 0, 1.0, -1.0).astype(np.float32)
 
-    core_options = {name.replace("_", "-"): _option_text(value) for name, value in options.items()
-                    if value is not None}
+    core_options = _options_text({name: value for name, value in options.items() if value is not None})
     X_core = _as_core_matrix(X)
     weights = np.empty(0, np.float32) if sample_weight is None else np.asarray(sample_weight, np.float32).ravel()
     X_test_core = None if X_test is None else _as_core_matrix(X_test)

@@ -13,6 +13,7 @@
 #include "pimopt/core/atomic_file.h"
 #include "pimopt/core/error.h"
 #include "pimopt/core/file_util.h"
+#include "pimopt/core/params_json.h"
 #include "pimopt/core/thread_pool.h"
 #include "pimopt/data/artifact_text.h"
 #include "pimopt/data/binary_format.h"
@@ -35,26 +36,6 @@
 
 namespace pimopt::cli {
 namespace {
-
-// A whole number in [min, max], checked on the flag's text before CLI11 converts it: CLI11 would take "-1" for an
-// unsigned flag as 2^64 - 1 and a value past the type's range as its largest, both silently.
-CLI::Validator WholeNumber(uint64_t min, uint64_t max) {
-  return CLI::Validator(
-      [min, max](std::string& text) -> std::string {
-        const std::string& digits = text;
-        uint64_t value = 0;
-        const auto [end, error] = std::from_chars(digits.data(), digits.data() + digits.size(), value);
-        if (digits.empty() || end != digits.data() + digits.size() ||
-            (error != std::errc() && error != std::errc::result_out_of_range)) {
-          return StrCat("'", text, "' is not a whole number (", min, " .. ", max, ")");
-        }
-        if (error == std::errc::result_out_of_range || value < min || value > max) {
-          return StrCat(text, " is out of range: ", min, " .. ", max);
-        }
-        return "";
-      },
-      StrCat("[", min, " .. ", max, "]"));
-}
 
 // The one mapping from errors to messages and exit codes: 2 for bad input (the message names the file:line or the
 // flag), 1 for everything else.
@@ -83,12 +64,6 @@ std::string JoinArgs(int argc, char** argv) {
   std::string s;
   for (int i = 0; i < argc; ++i) s += (i ? " " : "") + std::string(argv[i]);
   return s;
-}
-
-// Applies the source flags given to a data command.
-void ApplySourceFlags(const ParamFlags& flags, SourceOptions& source) {
-  flags.ForEachGiven(
-      [&](const std::string& name, const std::string& text) { SourceParams().SetText(source, name, text); });
 }
 
 // ---------------------------------------------------------------- train
@@ -166,20 +141,27 @@ int RunTrainUnderMpi(int argc, char** argv, const RunConfig& config) {
 // ---------------------------------------------------------------- predict
 struct PredictFlags {
   std::string model, data, out;
-  SourceOptions source;
   int threads = 0;
+  SourceOptions source;  // SourceParams()
 };
 
-// --threads of the commands outside the parameter table (predict, gen): the table's bounds, 0 .. kMaxThreads.
-void CheckThreadsFlag(int threads) {
-  if (threads < 0 || threads > kMaxThreads) {
-    throw ConfigError("--threads", StrCat(threads, " is out of range: must be 0 .. ", kMaxThreads));
-  }
+const ParamTable<PredictFlags>& PredictParams() {
+  static const ParamTable<PredictFlags> table = [] {
+    ParamTable<PredictFlags> t;
+    const std::string group = "Predict";
+    t.Add("model", &PredictFlags::model, "").Required().Effect(ParamEffect::kNone).Group(group).Help("model file");
+    t.Add("data", &PredictFlags::data, "").Required().Effect(ParamEffect::kNone).Group(group).Help(
+        "data file or built-in name");
+    t.Add("out", &PredictFlags::out, "").Effect(ParamEffect::kNone).Group(group).Help(
+        "write 'label score' per row here");
+    AddThreadsParam(t, &PredictFlags::threads, "host threads; never changes the scores").Group(group);
+    return t;
+  }();
+  return table;
 }
 
 int RunPredict(const PredictFlags& f) {
   CheckOutputPath(f.out, "--out");
-  CheckThreadsFlag(f.threads);
   const LinearModel model = ReadModel(f.model);
   ThreadPool pool(f.threads);
   const Dataset data = LoadDataset(f.data, f.source, &pool);
@@ -260,19 +242,36 @@ struct GenFlags {
   std::string out, format;
   uint64_t first_row = 0;
   int threads = 0;
-  ParamFlags generator;  // the dense and sparse generators' parameters (DenseSyntheticTable, SparseSyntheticTable)
 };
 
-int RunGen(const std::string& kind, const GenFlags& f) {
+const ParamTable<GenFlags>& GenParams() {
+  static const ParamTable<GenFlags> table = [] {
+    ParamTable<GenFlags> t;
+    const std::string group = "Output";
+    t.Add("out", &GenFlags::out, "").Required().Effect(ParamEffect::kNone).Group(group).Help(
+        "output file (.svm LIBSVM or .bin binary)");
+    t.Add("format", &GenFlags::format, "")
+        .Effect(ParamEffect::kNone)
+        .DefaultNote("from the extension")
+        .Group(group)
+        .Help("libsvm | binary | yfcc-text | criteo-text");
+    t.Add("first-row", &GenFlags::first_row, 0)
+        .Effect(ParamEffect::kNone)
+        .Unit("row")
+        .Group(group)
+        .Help("first row number (a test set: rows after the train rows; the generator refuses rows past what it can "
+              "number)");
+    AddThreadsParam(t, &GenFlags::threads, "host threads; never changes the data").Group(group);
+    return t;
+  }();
+  return table;
+}
+
+int RunGen(const SyntheticGenerator& generator, const GenFlags& f) {
   const FileFormat format = FormatFor(f.out, f.format, "--out");
   CheckOutputPath(f.out, "--out");
-  CheckThreadsFlag(f.threads);
-  const std::unique_ptr<SyntheticGenerator> generator = MakeSyntheticGenerator(kind);
-  f.generator.ForEachGiven([&](const std::string& name, const std::string& text) {
-    if (!generator->Set(name, text)) throw ConfigError(StrCat("--", name), StrCat("not a parameter of gen ", kind));
-  });
   ThreadPool pool(f.threads);
-  const Dataset d = generator->Generate(f.first_row, generator->rows(), &pool);
+  const Dataset d = generator.Generate(f.first_row, generator.rows(), &pool);
   WriteDataset(d, f.out, format);
   std::printf("wrote %s: %zu rows x %zu features, %zu positives\n", f.out.c_str(), d.num_rows(), d.num_features(),
               d.CountPositives());
@@ -281,8 +280,21 @@ int RunGen(const std::string& kind, const GenFlags& f) {
 
 struct ConvertFlags {
   std::string in, out, format;
-  SourceOptions source;
+  SourceOptions source;  // SourceParams()
 };
+
+const ParamTable<ConvertFlags>& ConvertParams() {
+  static const ParamTable<ConvertFlags> table = [] {
+    ParamTable<ConvertFlags> t;
+    t.Add("format", &ConvertFlags::format, "")
+        .Effect(ParamEffect::kNone)
+        .DefaultNote("from the extension")
+        .Group("Output")
+        .Help("libsvm | binary | yfcc-text | criteo-text");
+    return t;
+  }();
+  return table;
+}
 
 int RunConvert(const ConvertFlags& f) {
   const FileFormat format = FormatFor(f.out, f.format, "OUT");
@@ -312,23 +324,98 @@ int RunInfoCommand(const std::string& spec, const SourceOptions& source) {
 }
 
 // ---------------------------------------------------------------- params
-int RunParamsCommand(const std::string& format) {
-  const auto infos = Infos(RunParams());
-  if (format == "markdown") {
-    std::cout << ParamsAsMarkdown(infos);
-  } else if (format == "text") {
-    std::cout << "The parameters of 'pimopt train' (declared once in the library; 'affects' says whether a "
-                 "checkpoint records them):\n\n"
-              << ParamsAsText(infos);
+// Every command's flags (CommandFlags::infos), for `pimopt params`.
+using CommandInfos = std::vector<std::pair<std::string, std::vector<const ParamInfo*>>>;
+
+struct ParamsFlags {
+  std::string format = "text";
+  std::string command = "train";
+};
+
+const ParamTable<ParamsFlags>& ParamsParams() {
+  static const ParamTable<ParamsFlags> table = [] {
+    ParamTable<ParamsFlags> t;
+    t.AddChoice("format", &ParamsFlags::format, std::string("text"),
+                {{{"text", "", {}}, std::string("text")},
+                 {{"markdown", "the README's tables", {}}, std::string("markdown")},
+                 {{"json", "every command's parameters with their types and bounds, for tools and tests", {}},
+                  std::string("json")}})
+        .Effect(ParamEffect::kNone)
+        .Group("Output")
+        .Help("how to print them");
+    t.Add("command", &ParamsFlags::command, "train")
+        .Effect(ParamEffect::kNone)
+        .Group("Output")
+        .Help("the command whose parameters text and markdown show (json shows every command's)");
+    return t;
+  }();
+  return table;
+}
+
+int RunParamsCommand(const ParamsFlags& f, const CommandInfos& commands) {
+  if (f.format == "json") {
+    nlohmann::json out = nlohmann::json::object();
+    for (const auto& [name, infos] : commands) {
+      nlohmann::json list = nlohmann::json::array();
+      for (const ParamInfo* info : infos) list.push_back(ParamInfoJson(*info));
+      out[name] = list;
+    }
+    std::cout << out.dump(1) << "\n";
+    return 0;
+  }
+  const auto it = std::find_if(commands.begin(), commands.end(), [&](const auto& c) { return c.first == f.command; });
+  if (it == commands.end()) {
+    std::vector<std::string> names;
+    for (const auto& c : commands) names.push_back(c.first);
+    throw ConfigError("--command", StrCat("unknown command '", f.command, "' (commands: ", JoinNames(names), ")"));
+  }
+  if (f.format == "markdown") {
+    std::cout << ParamsAsMarkdown(it->second);
   } else {
-    throw ConfigError("--format", StrCat("unknown format '", format, "' (use text or markdown)"));
+    std::cout << "The parameters of 'pimopt " << f.command
+              << "' (declared once in the library; 'affects' says whether a checkpoint records them):\n\n"
+              << ParamsAsText(it->second);
   }
   return 0;
 }
 
 // ---------------------------------------------------------------- profile
+struct ProfileFlags {
+  std::string name;  // positional: "" lists the profiles
+  std::string set;
+  std::string format = "text";
+  bool calibrate_host = false;
+  double budget_s = 2.0;
+};
+
+const ParamTable<ProfileFlags>& ProfileParams() {
+  static const ParamTable<ProfileFlags> table = [] {
+    ParamTable<ProfileFlags> t;
+    const std::string group = "Profile";
+    t.Add("set", &ProfileFlags::set, "").Effect(ParamEffect::kNone).Group(group).Help(
+        "FIELD=VALUE,... overrides, as train's --profile-set");
+    t.AddChoice("format", &ProfileFlags::format, std::string("text"),
+                {{{"text", "", {}}, std::string("text")}, {{"markdown", "", {}}, std::string("markdown")}})
+        .Effect(ParamEffect::kNone)
+        .Group(group)
+        .Help("how to print the profile");
+    t.Add("calibrate-host", &ProfileFlags::calibrate_host, false)
+        .Effect(ParamEffect::kNone)
+        .Group(group)
+        .Help("measure this machine's host reduction constants and print them as --profile-set fields");
+    t.Add("budget", &ProfileFlags::budget_s, 2.0)
+        .Positive()
+        .Max(600)
+        .Unit("s")
+        .Effect(ParamEffect::kNone)
+        .Group(group)
+        .Help("seconds --calibrate-host may take");
+    return t;
+  }();
+  return table;
+}
+
 int RunCalibrateHost(double budget_s) {
-  if (!(budget_s > 0) || budget_s > 600) throw ConfigError("--budget", "must be in (0, 600] seconds");
   const pim::HostMeasurement m = pim::MeasureHost(budget_s);
   std::printf("this host (%u hardware threads), measured with the reduction loop of the modeled host:\n", m.cores);
   std::printf("  clock                          %.3g Hz (dependent adds)\n", m.clock_hz);
@@ -341,10 +428,11 @@ int RunCalibrateHost(double budget_s) {
   return 0;
 }
 
-int RunProfileCommand(const std::string& name, const std::string& overrides, const std::string& format) {
-  if (format != "text" && format != "markdown") {
-    throw ConfigError("--format", StrCat("unknown format '", format, "' (use text or markdown)"));
-  }
+int RunProfileCommand(const ProfileFlags& f) {
+  if (f.calibrate_host) return RunCalibrateHost(f.budget_s);
+  const std::string& name = f.name;
+  const std::string& overrides = f.set;
+  const std::string& format = f.format;
   if (name.empty()) {
     if (!overrides.empty()) throw ConfigError("--set", "needs a profile NAME");
     if (format == "markdown") {
@@ -404,6 +492,92 @@ int RunProfileCommand(const std::string& name, const std::string& overrides, con
   }
   return 0;
 }
+
+struct TuneFlags {
+  std::string grid;
+  std::string metric = "accuracy";
+  bool no_warm_start = false;
+};
+
+const ParamTable<TuneFlags>& TuneParams() {
+  static const ParamTable<TuneFlags> table = [] {
+    ParamTable<TuneFlags> t;
+    const std::string group = "Tuning";
+    t.Add("grid", &TuneFlags::grid, "")
+        .Required()
+        .Effect(ParamEffect::kNone)
+        .Group(group)
+        .Help("NAME=V1,V2,...;NAME=... over train's parameters (e.g. 'reg=auto,1e-4,1e-2;model=lr,svm')");
+    t.AddChoice("metric", &TuneFlags::metric, std::string("accuracy"),
+                {{{"accuracy", "", {}}, std::string("accuracy")}, {{"auc", "", {}}, std::string("auc")}})
+        .Effect(ParamEffect::kNone)
+        .Group(group)
+        .Help("what 'best' means");
+    t.Add("no-warm-start", &TuneFlags::no_warm_start, false)
+        .Effect(ParamEffect::kNone)
+        .Group(group)
+        .Help("train every setting's folds from zero (by default a fold starts from the model the same fold of the "
+              "previous setting ended with, when both have the same backend, algorithm and workers)");
+    return t;
+  }();
+  return table;
+}
+
+struct PlanPrintFlags {
+  bool json = false;
+};
+
+const ParamTable<PlanPrintFlags>& PlanPrintParams() {
+  static const ParamTable<PlanPrintFlags> table = [] {
+    ParamTable<PlanPrintFlags> t;
+    t.Add("json", &PlanPrintFlags::json, false).Effect(ParamEffect::kNone).Group("Plan").Help(
+        "print the plan as JSON");
+    return t;
+  }();
+  return table;
+}
+
+// A command's flags: every one declared in a parameter table (the command's own or a library's), bound to the
+// command by ParamFlags, and applied after parsing through the table's own parser, so each value is checked once,
+// the same way for every front end, before anything uses it.
+class CommandFlags {
+ public:
+  using Setter = std::function<void(const std::string& name, const std::string& text)>;
+  explicit CommandFlags(CLI::App* command) : command_(command) {}
+  template <typename Config>
+  CommandFlags& Add(const ParamTable<Config>& table, Config& target) {
+    return Add(Infos(table), [&table, &target](const std::string& name, const std::string& text) {
+      table.SetText(target, name, text);
+    });
+  }
+  CommandFlags& Add(const std::vector<const ParamInfo*>& infos, Setter set) {
+    groups_.push_back({std::make_unique<ParamFlags>(), std::move(set)});
+    groups_.back().flags->Add(command_, infos);
+    for (const ParamInfo* info : infos) {
+      if (std::none_of(infos_.begin(), infos_.end(), [&](const ParamInfo* i) { return i->name == info->name; })) {
+        infos_.push_back(info);
+      }
+    }
+    return *this;
+  }
+  void Apply() const {
+    for (const Group& g : groups_) g.flags->ForEachGiven(g.set);
+  }
+  bool Given(const std::string& name) const {
+    return std::any_of(groups_.begin(), groups_.end(), [&](const Group& g) { return g.flags->Given(name); });
+  }
+  const std::vector<const ParamInfo*>& infos() const { return infos_; }
+  CLI::App* command() const { return command_; }
+
+ private:
+  struct Group {
+    std::unique_ptr<ParamFlags> flags;
+    Setter set;
+  };
+  CLI::App* command_;
+  std::vector<Group> groups_;
+  std::vector<const ParamInfo*> infos_;
+};
 
 }  // namespace
 
@@ -488,182 +662,125 @@ int RunCli(int argc, char** argv) {
   CLI::App app{"pimopt: distributed optimization of linear classifiers on CPUs, an emulated UPMEM PIM system and MPI"};
   app.require_subcommand(1);
   app.set_version_flag("--version", "pimopt 0.1.0");
+  std::vector<std::unique_ptr<CommandFlags>> all_flags;
+  auto flags_of = [&](CLI::App* command) -> CommandFlags& {
+    all_flags.push_back(std::make_unique<CommandFlags>(command));
+    return *all_flags.back();
+  };
+  // train, tune and plan set train's parameters through SetParam (which records which were given).
+  RunConfig run_config;
+  const CommandFlags::Setter set_run = [&](const std::string& name, const std::string& text) {
+    SetParam(run_config, name, text);
+  };
 
-  ParamFlags train_flags;
-  CLI::App* train_cmd = app.add_subcommand("train", "train a linear classifier ('pimopt params' lists every flag)");
-  train_flags.Add(train_cmd, RunParams());
-  train_cmd->footer(
+  CommandFlags& train = flags_of(
+      app.add_subcommand("train", "train a linear classifier ('pimopt params' lists every flag)"));
+  train.Add(Infos(RunParams()), set_run);
+  train.command()->footer(
       "With no training flags (every 'auto'): features scaled to [0, 1] (folded back into the saved model), reg = "
       "1 / rows (LIBLINEAR's C = 1), batch and learning rate from the data, the rate divided by 4 at each plateau of "
       "the training objective and the run stopped at the 4th (--epochs is the bound); the chosen values and the "
       "reason to stop are printed and in the report. A given --lr is a constant rate for --epochs epochs. "
       "docs/algorithms.md \"Defaults\"; 'pimopt tune' selects --reg (or any parameter) by cross-validation.");
 
-  ParamFlags tune_flags;
-  std::string tune_grid, tune_metric = "accuracy";
-  bool tune_no_warm_start = false;
-  CLI::App* tune_cmd = app.add_subcommand(
+  TuneFlags tune_options;
+  CommandFlags& tune = flags_of(app.add_subcommand(
       "tune",
       "select parameters by cross-validation: every setting of --grid is cross-validated (--cv folds, 5 by "
-      "default), the best is trained on all the training rows (train's flags and outputs)");
-  tune_cmd
-      ->add_option("--grid", tune_grid,
-                   "NAME=V1,V2,...;NAME=... over train's parameters (e.g. "
-                   "'reg=auto,1e-4,1e-2;model=lr,svm')")
-      ->required();
-  tune_cmd->add_option("--metric", tune_metric, "accuracy | auc: what 'best' means")
-      ->capture_default_str()
-      ->check(CLI::IsMember({"accuracy", "auc"}));
-  tune_cmd->add_flag("--no-warm-start", tune_no_warm_start,
-                     "train every setting's folds from zero (by default a fold starts from the model the same fold of "
-                     "the previous setting ended with, when both have the same backend, algorithm and workers)");
-  tune_flags.Add(tune_cmd, RunParams());
+      "default), the best is trained on all the training rows (train's flags and outputs)"));
+  tune.Add(TuneParams(), tune_options).Add(Infos(RunParams()), set_run);
 
-  ParamFlags plan_flags;
   PlanOptions plan_options;
-  std::string plan_algos = "mbsgd,ga,ma,dsgd,admm";
-  bool plan_json = false;
-  CLI::App* plan_cmd = app.add_subcommand(
+  PlanPrintFlags plan_print;
+  CommandFlags& plan = flags_of(app.add_subcommand(
       "plan",
       "predict which algorithm reaches a target first on the emulated PIM system: per algorithm a short "
       "convergence pilot (CPU backend) and one timed epoch on the emulator, the modeled time per epoch and to the "
-      "target, and a recommendation (train's flags set the data, model, profile, --dpus and the target)");
-  plan_cmd->add_option("--algos", plan_algos, "the algorithms to compare, a comma list")->capture_default_str();
-  plan_cmd->add_option("--pilot-epochs", plan_options.pilot_epochs,
-                       "the convergence pilots' most epochs (and at most --epochs)")
-      ->capture_default_str()
-      ->check(WholeNumber(1, INT32_MAX));
-  plan_cmd->add_option("--pilot-backend", plan_options.pilot_backend,
-                       "cpu: the convergence pilots in float on the CPU backend (fast); pim: on the emulator, the "
-                       "full runs' own epochs (slower; they also time the epochs)")
-      ->capture_default_str()
-      ->check(CLI::IsMember({"cpu", "pim"}));
-  plan_cmd->add_option("--timing-dpus", plan_options.timing_dpus,
-                       "the most DPUs the timed epoch emulates; beyond, it runs this many DPUs with the run's rows "
-                       "per DPU and projects to --dpus")
-      ->capture_default_str()
-      ->check(WholeNumber(1, UINT32_MAX));
-  plan_cmd->add_option("--timing-rows-per-dpu", plan_options.timing_rows_per_dpu,
-                       "the most rows per DPU of the timed epoch (kernel times are scaled to the run's)")
-      ->capture_default_str()
-      ->check(WholeNumber(1, UINT32_MAX));
-  plan_cmd->add_flag("--json", plan_json, "print the plan as JSON");
-  plan_flags.Add(plan_cmd, RunParams());
+      "target, and a recommendation (train's flags set the data, model, profile, --dpus and the target)"));
+  plan.Add(PlanParams(), plan_options).Add(PlanPrintParams(), plan_print).Add(Infos(RunParams()), set_run);
 
-  PredictFlags predict;
-  ParamFlags predict_source;
-  CLI::App* predict_cmd = app.add_subcommand("predict", "score data with a trained model");
-  predict_cmd->add_option("--model", predict.model, "model file")->required();
-  predict_cmd->add_option("--data", predict.data, "data file or built-in name")->required();
-  predict_cmd->add_option("--out", predict.out, "write 'label score' per row here");
-  predict_cmd->add_option("--threads", predict.threads, "host threads (0 = all cores)")->check(WholeNumber(0, kMaxThreads));
-  predict_source.Add(predict_cmd, SourceParams());
+  PredictFlags predict_options;
+  CommandFlags& predict = flags_of(app.add_subcommand("predict", "score data with a trained model"));
+  predict.Add(PredictParams(), predict_options).Add(SourceParams(), predict_options.source);
 
-  GenFlags gen;
+  GenFlags gen_options;
   std::string gen_kind;
-  CLI::App* gen_cmd = app.add_subcommand("gen", "generate a synthetic dataset with a planted model");
+  CommandFlags& gen = flags_of(app.add_subcommand("gen", "generate a synthetic dataset with a planted model"));
   std::string kinds;
-  for (const std::string& name : SyntheticGeneratorNames()) {
-    kinds += StrCat(kinds.empty() ? "" : "; ", name, ": ", MakeSyntheticGenerator(name)->description());
-  }
-  gen_cmd->add_option("kind", gen_kind, kinds)->required()->check(CLI::IsMember(SyntheticGeneratorNames()));
-  gen_cmd->add_option("--out", gen.out, "output file (.svm LIBSVM or .bin binary)")->required();
-  gen_cmd->add_option("--format", gen.format,
-                      "libsvm | binary | yfcc-text | criteo-text (default: from the extension)");
   std::vector<std::unique_ptr<SyntheticGenerator>> generators;  // their parameters' declarations, while parsing
+  std::vector<const ParamInfo*> generator_infos;
   for (const std::string& name : SyntheticGeneratorNames()) {
     generators.push_back(MakeSyntheticGenerator(name));
-    gen.generator.Add(gen_cmd, generators.back()->params());
+    kinds += StrCat(kinds.empty() ? "" : "; ", name, ": ", generators.back()->description());
+    for (const ParamInfo* info : generators.back()->params()) generator_infos.push_back(info);
   }
-  gen_cmd->add_option("--first-row", gen.first_row, "first row number (a test set: rows after the train rows)")
-      ->check(WholeNumber(0, UINT64_MAX));  // the generator refuses the rows past what it can number
-  gen_cmd->add_option("--threads", gen.threads, "host threads (0 = all cores); never changes the data")
-      ->check(WholeNumber(0, kMaxThreads));
+  gen.command()->add_option("kind", gen_kind, kinds)->required()->check(CLI::IsMember(SyntheticGeneratorNames()));
+  SyntheticGenerator* chosen_generator = nullptr;  // set once the kind is known
+  gen.Add(GenParams(), gen_options).Add(generator_infos, [&](const std::string& name, const std::string& text) {
+    if (!chosen_generator->Set(name, text)) {
+      throw ConfigError(StrCat("--", name), StrCat("not a parameter of gen ", gen_kind));
+    }
+  });
 
-  ConvertFlags convert;
-  ParamFlags convert_source;
-  CLI::App* convert_cmd = app.add_subcommand("convert", "convert between data formats (LIBSVM, IDX, binary)");
-  convert_cmd->add_option("IN", convert.in, "input file or built-in name")->required();
-  convert_cmd->add_option("OUT", convert.out, "output file (.svm LIBSVM or .bin binary)")->required();
-  convert_cmd->add_option("--format", convert.format,
-                          "libsvm | binary | yfcc-text | criteo-text (default: from the extension)");
-  convert_source.Add(convert_cmd, SourceParams());
+  ConvertFlags convert_options;
+  CommandFlags& convert =
+      flags_of(app.add_subcommand("convert", "convert between data formats (LIBSVM, IDX, binary)"));
+  convert.command()->add_option("IN", convert_options.in, "input file or built-in name")->required();
+  convert.command()->add_option("OUT", convert_options.out, "output file (.svm LIBSVM or .bin binary)")->required();
+  convert.Add(ConvertParams(), convert_options).Add(SourceParams(), convert_options.source);
 
   std::string info_spec;
   SourceOptions info_source;
-  ParamFlags info_flags;
-  CLI::App* info_cmd = app.add_subcommand("info", "describe a dataset");
-  info_cmd->add_option("FILE", info_spec, "file or built-in name")->required();
-  info_flags.Add(info_cmd, SourceParams());
+  CommandFlags& info = flags_of(app.add_subcommand("info", "describe a dataset"));
+  info.command()->add_option("FILE", info_spec, "file or built-in name")->required();
+  info.Add(SourceParams(), info_source);
 
-  std::string params_format = "text";
-  CLI::App* params_cmd = app.add_subcommand("params",
-                                            "list every parameter of 'train': type, default, bounds, "
-                                            "where it applies, what it affects");
-  params_cmd->add_option("--format", params_format, "text | markdown (the README's tables)")->capture_default_str();
+  ParamsFlags params_options;
+  CommandFlags& params = flags_of(app.add_subcommand(
+      "params", "list every parameter of 'train' (or --command's): type, default, bounds, where it applies, what it "
+                "affects"));
+  params.Add(ParamsParams(), params_options);
 
-  std::string profile_name, profile_overrides, profile_format = "text";
-  CLI::App* profile_cmd = app.add_subcommand("profile",
-                                             "list the hardware profiles, or show one's fields with their "
-                                             "units and sources");
-  profile_cmd->add_option("NAME", profile_name, "a profile (none: list them)");
-  profile_cmd->add_option("--set", profile_overrides, "FIELD=VALUE,... overrides, as train's --profile-set");
-  profile_cmd->add_option("--format", profile_format, "text | markdown")->capture_default_str();
-  bool calibrate_host = false;
-  double calibrate_budget_s = 2.0;
-  profile_cmd->add_flag("--calibrate-host", calibrate_host,
-                        "measure this machine's host reduction constants and print them as --profile-set fields");
-  profile_cmd->add_option("--budget", calibrate_budget_s, "seconds --calibrate-host may take")->capture_default_str();
+  ProfileFlags profile_options;
+  CommandFlags& profile = flags_of(app.add_subcommand(
+      "profile", "list the hardware profiles, or show one's fields with their units and sources"));
+  profile.command()->add_option("NAME", profile_options.name, "a profile (none: list them)");
+  profile.Add(ProfileParams(), profile_options);
 
-  ValidateFlags validate;
-  std::string validate_benchmarks;
-  CLI::App* validate_cmd = app.add_subcommand(
+  ValidateFlags validate_options;
+  CommandFlags& validate = flags_of(app.add_subcommand(
       "validate",
       "check the emulator's timing against PrIM kernels timed on UPMEM hardware: fit the timing model's "
-      "free constants on all benchmarks but one, predict that one (leave one benchmark out)");
-  validate_cmd->add_option(
-      "--hw-data", validate.hw_data,
-      "the hardware measurements (CSV; default $PIMOPT_HW_DATA, else " + pim::validation::DefaultHwDataPath() + ")");
-  validate_cmd->add_option("--benchmarks", validate_benchmarks, "A,B,...: only these benchmarks' rows (default all)");
-  validate_cmd->add_option("--profile", validate.profile, "the hardware profile to start from")->capture_default_str();
-  validate_cmd->add_option("--profile-set", validate.profile_set, "FIELD=VALUE,... overrides of the profile");
-  validate_cmd->add_option("--markdown", validate.markdown_out, "also write the table (markdown) here");
-  validate_cmd->add_option("--json", validate.json_out, "also write the full report (JSON) here");
-  validate_cmd->add_option("--threads", validate.threads, "host threads (0 = all cores)")
-      ->check(WholeNumber(0, kMaxThreads));
-  validate_cmd->add_flag("-q,--quiet", validate.quiet, "no progress on stderr");
+      "free constants on all benchmarks but one, predict that one (leave one benchmark out)"));
+  validate.Add(ValidateCommandParams(), validate_options)
+      .Add(pim::validation::ValidateParams(), validate_options.run);
 
-  PrimFlags prim;
-  CLI::App* prim_cmd = app.add_subcommand("prim",
-                                          "run one ported PrIM benchmark on the emulator (checked against its "
-                                          "host reference) and print its modeled times");
-  prim_cmd->add_option("BENCHMARK", prim.benchmark,
-                       "VA, RED, SEL, UNI, HST-S, HST-L, TS, SCAN-SSA, SCAN-RSS, TRNS, "
-                       "MLP, GEMV, BS (none or --list: describe them)");
-  prim_cmd->add_flag("--list", prim.list, "list the benchmarks and what their size parameter means");
-  prim_cmd->add_option("--dpus", prim.dpus, "DPUs")->capture_default_str()->check(WholeNumber(1, UINT32_MAX));
-  prim_cmd->add_option("--param", prim.param, "the benchmark's size parameter, over all DPUs (--list)")
-      ->capture_default_str()
-      ->check(WholeNumber(1, UINT64_MAX));
-  prim_cmd->add_option("--tasklets", prim.tasklets, "tasklets per DPU")
-      ->capture_default_str()
-      ->check(WholeNumber(1, UINT32_MAX));
-  prim_cmd->add_option("--profile", prim.profile, "hardware profile")->capture_default_str();
-  prim_cmd->add_option("--profile-set", prim.profile_set, "FIELD=VALUE,... overrides of the profile");
-  prim_cmd->add_option("--shuffle-seed", prim.shuffle_seed,
-                       "> 0: resume waiting tasklets in a seeded random order (flushes out kernel races)")
-      ->check(WholeNumber(0, UINT64_MAX));
-  prim_cmd
-      ->add_option("--scheduler", prim.scheduler,
-                   "how the emulator runs the tasklets (the same modeled times): batched (a tasklet runs on past its "
-                   "DMAs) or reference (it stops at every event)")
-      ->check(CLI::IsMember({"batched", "reference"}))
-      ->capture_default_str();
-  prim_cmd->add_option("--threads", prim.threads, "host threads (0 = all cores)")->check(WholeNumber(0, kMaxThreads));
-  prim_cmd->add_flag("--json", prim.json, "print the result as JSON");
+  PrimFlags prim_options;
+  CommandFlags& prim = flags_of(app.add_subcommand(
+      "prim", "run one ported PrIM benchmark on the emulator (checked against its host reference) and print its "
+              "modeled times"));
+  prim.command()->add_option("BENCHMARK", prim_options.benchmark,
+                             "VA, RED, SEL, UNI, HST-S, HST-L, TS, SCAN-SSA, SCAN-RSS, TRNS, "
+                             "MLP, GEMV, BS (none or --list: describe them)");
+  prim.Add(PrimCommandParams(), prim_options).Add(pim::prim::RequestParams(), prim_options.request);
 
-  const std::vector<std::string> commands = {"train",  "tune",    "plan",     "predict", "gen",  "convert",
-                                             "info",   "params",  "profile",  "validate", "prim"};
+  // Every command's parameters, for `pimopt params` (gen once per generator: its own table with gen's).
+  CommandInfos command_infos;
+  for (const auto& f : all_flags) {
+    const std::string name = f->command()->get_name();
+    if (name != "gen") {
+      command_infos.emplace_back(name, f->infos());
+      continue;
+    }
+    for (const auto& g : generators) {
+      std::vector<const ParamInfo*> infos = Infos(GenParams());
+      for (const ParamInfo* i : g->params()) infos.push_back(i);
+      command_infos.emplace_back(StrCat("gen ", g->name()), infos);
+    }
+  }
+
+  std::vector<std::string> commands;
+  for (const auto& f : all_flags) commands.push_back(f->command()->get_name());
   if (argc > 1 && argv[1][0] != '-' && std::find(commands.begin(), commands.end(), argv[1]) == commands.end()) {
     std::cerr << "pimopt: error: unknown command '" << argv[1] << "' (commands: " << JoinNames(commands) << ")\n";
     return 2;
@@ -682,47 +799,36 @@ int RunCli(int argc, char** argv) {
     return f.code;
   }
   try {
-    if (app.got_subcommand("train")) {
-      RunConfig config;
-      train_flags.ForEachGiven([&](const std::string& name, const std::string& text) { SetParam(config, name, text); });
-      if (LaunchedUnderMpi()) return RunTrainUnderMpi(argc, argv, config);
-      return RunTrain(config, JoinArgs(argc, argv), SingleProcess());
+    for (const auto& f : all_flags) {
+      if (!f->command()->parsed()) continue;
+      if (f.get() == &gen) {
+        for (const auto& g : generators) {
+          if (g->name() == gen_kind) chosen_generator = g.get();
+        }
+      }
+      f->Apply();  // every value through its declaration's checks, before any use
     }
-    if (app.got_subcommand("tune")) {
+    if (train.command()->parsed()) {
+      if (LaunchedUnderMpi()) return RunTrainUnderMpi(argc, argv, run_config);
+      return RunTrain(run_config, JoinArgs(argc, argv), SingleProcess());
+    }
+    if (tune.command()->parsed()) {
       if (LaunchedUnderMpi()) throw ConfigError("tune", "runs in one process (not under mpirun)");
-      RunConfig config;
-      tune_flags.ForEachGiven([&](const std::string& name, const std::string& text) { SetParam(config, name, text); });
-      return RunTune(config, tune_grid, tune_metric, !tune_no_warm_start, JoinArgs(argc, argv));
+      return RunTune(run_config, tune_options.grid, tune_options.metric, !tune_options.no_warm_start,
+                     JoinArgs(argc, argv));
     }
-    if (app.got_subcommand("plan")) {
+    if (plan.command()->parsed()) {
       if (LaunchedUnderMpi()) throw ConfigError("plan", "runs in one process (not under mpirun)");
-      RunConfig config;
-      plan_flags.ForEachGiven([&](const std::string& name, const std::string& text) { SetParam(config, name, text); });
-      plan_options.algorithms = SplitText(plan_algos, ',');
-      for (std::string& a : plan_options.algorithms) a = TrimSpaces(a);
-      return RunPlan(config, plan_options, plan_json);
+      return RunPlan(run_config, plan_options, plan_print.json);
     }
-    if (app.got_subcommand("predict")) {
-      ApplySourceFlags(predict_source, predict.source);
-      return RunPredict(predict);
-    }
-    if (app.got_subcommand("gen")) return RunGen(gen_kind, gen);
-    if (app.got_subcommand("convert")) {
-      ApplySourceFlags(convert_source, convert.source);
-      return RunConvert(convert);
-    }
-    if (app.got_subcommand("info")) {
-      ApplySourceFlags(info_flags, info_source);
-      return RunInfoCommand(info_spec, info_source);
-    }
-    if (app.got_subcommand("params")) return RunParamsCommand(params_format);
-    if (app.got_subcommand("profile") && calibrate_host) return RunCalibrateHost(calibrate_budget_s);
-    if (app.got_subcommand("profile")) return RunProfileCommand(profile_name, profile_overrides, profile_format);
-    if (app.got_subcommand("validate")) {
-      if (!validate_benchmarks.empty()) validate.benchmarks = SplitText(validate_benchmarks, ',');
-      return RunValidateCommand(validate);
-    }
-    if (app.got_subcommand("prim")) return RunPrimCommand(prim);
+    if (predict.command()->parsed()) return RunPredict(predict_options);
+    if (gen.command()->parsed()) return RunGen(*chosen_generator, gen_options);
+    if (convert.command()->parsed()) return RunConvert(convert_options);
+    if (info.command()->parsed()) return RunInfoCommand(info_spec, info_source);
+    if (params.command()->parsed()) return RunParamsCommand(params_options, command_infos);
+    if (profile.command()->parsed()) return RunProfileCommand(profile_options);
+    if (validate.command()->parsed()) return RunValidateCommand(validate_options);
+    if (prim.command()->parsed()) return RunPrimCommand(prim_options);
   } catch (...) {
     const Failure f = Classify(std::current_exception());
     std::cerr << "pimopt: " << f.message << "\n";

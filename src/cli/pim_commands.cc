@@ -46,14 +46,51 @@ void WriteFile(const std::string& path, const std::string& text) {
 
 }  // namespace
 
+const ParamTable<ValidateFlags>& ValidateCommandParams() {
+  static const ParamTable<ValidateFlags> table = [] {
+    ParamTable<ValidateFlags> t;
+    const std::string group = "Validation";
+    t.Add("hw-data", &ValidateFlags::hw_data, "")
+        .Effect(ParamEffect::kNone)
+        .DefaultNote("$PIMOPT_HW_DATA, else " + pim::validation::DefaultHwDataPath())
+        .Group(group)
+        .Help("the hardware measurements (CSV)");
+    t.Add("profile", &ValidateFlags::profile, "pim-opt").Effect(ParamEffect::kNone).Group(group).Help(
+        "the hardware profile to start from");
+    t.Add("profile-set", &ValidateFlags::profile_set, "").Effect(ParamEffect::kNone).Group(group).Help(
+        "FIELD=VALUE,... overrides of the profile");
+    t.Add("markdown", &ValidateFlags::markdown_out, "").Effect(ParamEffect::kNone).Group(group).Help(
+        "also write the table (markdown) here");
+    t.Add("json", &ValidateFlags::json_out, "").Effect(ParamEffect::kNone).Group(group).Help(
+        "also write the full report (JSON) here");
+    t.Add("quiet", &ValidateFlags::quiet, false).Short("-q").Effect(ParamEffect::kNone).Group(group).Help(
+        "no progress on stderr");
+    return t;
+  }();
+  return table;
+}
+
+const ParamTable<PrimFlags>& PrimCommandParams() {
+  static const ParamTable<PrimFlags> table = [] {
+    ParamTable<PrimFlags> t;
+    const std::string group = "Run";
+    t.Add("list", &PrimFlags::list, false).Effect(ParamEffect::kNone).Group(group).Help(
+        "list the benchmarks and what their size parameter means");
+    t.Add("profile", &PrimFlags::profile, "pim-opt").Effect(ParamEffect::kNone).Group(group).Help(
+        "hardware profile");
+    t.Add("profile-set", &PrimFlags::profile_set, "").Effect(ParamEffect::kNone).Group(group).Help(
+        "FIELD=VALUE,... overrides of the profile");
+    t.Add("json", &PrimFlags::json, false).Effect(ParamEffect::kNone).Group(group).Help("print the result as JSON");
+    return t;
+  }();
+  return table;
+}
+
 int RunValidateCommand(const ValidateFlags& f) {
   const std::string path = f.hw_data.empty() ? pim::validation::DefaultHwDataPath() : f.hw_data;
   const pim::HardwareProfile profile = pim::MakeProfile(f.profile, f.profile_set);
   const std::vector<pim::validation::HwRow> rows = pim::validation::ReadHwData(path);
-  pim::validation::RunOptions options;
-  options.benchmarks = f.benchmarks;
-  for (const std::string& b : f.benchmarks) pim::prim::Find(b);
-  options.host_threads = f.threads;
+  pim::validation::RunOptions options = f.run;
   if (!f.quiet) {
     // `done` counts from 1 (the library's contract): adding 1 again printed "row 3 of 2" and never the newline.
     options.progress = [](size_t done, size_t n, const pim::validation::RowRun& r) {
@@ -98,15 +135,8 @@ int RunPrimCommand(const PrimFlags& f) {
   }
   pim::prim::Find(f.benchmark);
   const pim::HardwareProfile profile = pim::MakeProfile(f.profile, f.profile_set);
-  pim::prim::RunRequest request;
-  request.dpus = f.dpus;
-  request.param = f.param;
-  request.tasklets = f.tasklets;
-  request.host_threads = f.threads;
-  request.shuffle_seed = f.shuffle_seed;
-  request.scheduler = f.scheduler == "reference" ? pim::Scheduler::kReference : pim::Scheduler::kBatched;
-  const pim::prim::RunResult r = pim::prim::Run(f.benchmark, request, profile);
-  const json out = pim::validation::PrimRunJson(r, f.tasklets, f.profile, profile);
+  const pim::prim::RunResult r = pim::prim::Run(f.benchmark, f.request, profile);
+  const json out = pim::validation::PrimRunJson(r, f.request.tasklets, f.profile, profile);
   if (f.json) {
     std::cout << out.dump(2) << "\n";
     return 0;
@@ -114,7 +144,7 @@ int RunPrimCommand(const PrimFlags& f) {
   const double k = profile.kernel_time_uncertainty, to = profile.cpu_to_dpu_time_uncertainty,
                from = profile.dpu_to_cpu_time_uncertainty;
   std::printf("PrIM %s on %u DPUs x %u tasklets, param %llu (profile %s): %s\n", r.benchmark.c_str(), r.dpus,
-              f.tasklets, static_cast<unsigned long long>(r.param), f.profile.c_str(), r.check.c_str());
+              f.request.tasklets, static_cast<unsigned long long>(r.param), f.profile.c_str(), r.check.c_str());
   std::printf("  DPU kernel   %10.4f ms +- %.0f%%\n", 1e3 * r.modeled.kernel_s, 100 * k);
   std::printf("  CPU->DPU     %10.4f ms +- %.0f%%\n", 1e3 * r.modeled.cpu_to_dpu_s, 100 * to);
   std::printf("  DPU->CPU     %10.4f ms +- %.0f%%\n", 1e3 * r.modeled.dpu_to_cpu_s, 100 * from);

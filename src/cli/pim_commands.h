@@ -6,30 +6,32 @@
 #include <string>
 #include <vector>
 
+#include "pimopt/pim/hw_validation.h"
+#include "pimopt/pim/prim.h"
+
 namespace pimopt::cli {
 
 struct ValidateFlags {
-  std::string hw_data;                  // "" : pim::validation::DefaultHwDataPath()
-  std::vector<std::string> benchmarks;  // empty: every ported benchmark in the file
+  std::string hw_data;  // "" : pim::validation::DefaultHwDataPath()
+  pim::validation::RunOptions run;  // --benchmarks, --threads (ValidateParams)
   std::string profile = "pim-opt", profile_set;
   std::string markdown_out, json_out;
-  int threads = 0;
   bool quiet = false;
 };
+// ValidateFlags' own flags (--hw-data, --profile, --profile-set, --markdown, --json, --quiet); `run` has
+// pim::validation::ValidateParams().
+const ParamTable<ValidateFlags>& ValidateCommandParams();
 int RunValidateCommand(const ValidateFlags& flags);
 
 struct PrimFlags {
   std::string benchmark;  // "" or list: print the benchmarks
   bool list = false;
-  uint32_t dpus = 1;
-  uint64_t param = 1 << 20;
-  uint32_t tasklets = 16;
+  pim::prim::RunRequest request;  // --dpus, --param, --tasklets, ... (RequestParams)
   std::string profile = "pim-opt", profile_set;
-  uint64_t shuffle_seed = 0;
-  std::string scheduler = "batched";
-  int threads = 0;
   bool json = false;
 };
+// PrimFlags' own flags (--list, --profile, --profile-set, --json); `request` has pim::prim::RequestParams().
+const ParamTable<PrimFlags>& PrimCommandParams();
 int RunPrimCommand(const PrimFlags& flags);
 
 }  // namespace pimopt::cli

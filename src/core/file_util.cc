@@ -6,6 +6,7 @@
 #include <cerrno>
 #include <cmath>
 #include <charconv>
+#include <cstdio>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
@@ -80,6 +81,37 @@ void RefuseDuplicates(const std::vector<std::string>& items, const std::string& 
       if (items[i] == items[j]) throw ConfigError(flag, StrCat("'", items[i], "' is listed twice"));
     }
   }
+}
+
+std::vector<std::string> ParseNameList(std::string_view text, const std::string& flag) {
+  std::vector<std::string> names;
+  if (TrimSpaces(text).empty()) return names;
+  for (const std::string& part : SplitText(text, ',')) {
+    names.push_back(TrimSpaces(part));
+    if (names.back().empty()) throw ConfigError(flag, StrCat("'", text, "' has an empty entry"));
+  }
+  RefuseDuplicates(names, flag);
+  return names;
+}
+
+std::string ByteSizeText(uint64_t bytes) {
+  if (bytes < 1024) return StrCat(bytes, bytes == 1 ? " byte" : " bytes");
+  const char* units[] = {"KiB", "MiB", "GiB", "TiB", "PiB", "EiB"};
+  double value = static_cast<double>(bytes) / 1024;
+  int unit = 0;
+  while (value >= 1024 && unit < 5) {
+    value /= 1024;
+    ++unit;
+  }
+  char buf[32];
+  std::snprintf(buf, sizeof(buf), "%.3g %s", value, units[unit]);
+  return buf;
+}
+
+std::string NameListText(const std::vector<std::string>& names) {
+  std::string text;
+  for (const std::string& name : names) text += (text.empty() ? "" : ",") + name;
+  return text;
 }
 
 void CheckMemoryNeed(uint64_t bytes, const std::string& what, const std::string& flag) {

@@ -3,9 +3,12 @@
 #include <algorithm>
 #include <cmath>
 #include <functional>
+#include <limits>
+#include <string>
 #include <vector>
 
 #include "pimopt/core/error.h"
+#include "pimopt/core/file_util.h"
 #include "pimopt/core/rng.h"
 #include "pimopt/core/thread_pool.h"
 
@@ -49,12 +52,24 @@ std::vector<float> PlantedDirection(uint64_t features, uint64_t seed) {
   return v;
 }
 
+uint64_t SaturatingProduct(uint64_t a, uint64_t b) {
+  return b != 0 && a > std::numeric_limits<uint64_t>::max() / b ? std::numeric_limits<uint64_t>::max() : a * b;
+}
+
+// The memory the generated rows take (`bytes_per_row` each) checked against what this machine has, before any
+// allocation (ConfigError naming --rows with the sizes).
+void CheckGeneratedSize(uint64_t rows, uint64_t bytes_per_row, const std::string& what) {
+  CheckMemoryNeed(SaturatingProduct(rows, bytes_per_row), StrCat("generating ", what), "--rows");
+}
+
 // Rows [first_row, first_row + rows) of a dense generator: `draw_row(rng, x)` draws one row from its block's stream
 // and returns its label, writing the features to x (nullptr: rows of the block before first_row, drawn and dropped
 // so that row i never depends on first_row).
 template <typename DrawRow>
 Dataset GenerateDenseRows(uint64_t first_row, uint64_t rows, uint64_t features, uint64_t seed, ThreadPool* pool,
                           const DrawRow& draw_row) {
+  CheckGeneratedSize(rows, SaturatingProduct(features, sizeof(float)) + sizeof(float),
+                     StrCat(rows, " rows x ", features, " dense features"));
   std::vector<float> values(rows * features);
   std::vector<float> labels(rows);
   ForEachBlock(first_row, rows, pool, [&](uint64_t block, uint64_t begin, uint64_t end) {
@@ -255,6 +270,13 @@ Dataset GenerateDense(const DenseSyntheticParams& p, ThreadPool* pool) {
 
 Dataset GenerateSparse(const SparseSyntheticParams& p, ThreadPool* pool) {
   SparseSyntheticTable().CheckValues(p);
+  // Per row: its column list (a vector and up to `fields` entries, then again in the CSR matrix), logit, uniform
+  // and label; the vocabularies' tables besides.
+  CheckMemoryNeed(SaturatingProduct(p.fields, SaturatingProduct(p.max_vocabulary, sizeof(double))),
+                  StrCat("the value tables of ", p.fields, " fields of up to ", p.max_vocabulary, " values"),
+                  "--vocabulary");
+  CheckGeneratedSize(p.rows, SaturatingProduct(p.fields, 2 * sizeof(uint32_t)) + 64,
+                     StrCat(p.rows, " sparse rows of ", p.fields, " fields"));
   // Per-field Zipf cumulative tables.
   std::vector<std::vector<double>> cdf(p.fields);
   for (uint32_t f = 0; f < p.fields; ++f) {

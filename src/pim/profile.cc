@@ -658,6 +658,21 @@ void HardwareProfile::Validate() const {
   require(mram_bytes % 8 == 0, "mram_bytes", "must be a multiple of 8");
   require(wram_bytes % 8 == 0, "wram_bytes", "must be a multiple of 8");
   require(dma_max_bytes >= dma_min_bytes, "dma_max_bytes", "must be >= dma_min_bytes");
+  // Fields that contradict each other: the run would model a machine that cannot exist.
+  auto require_within = [](uint64_t part, uint64_t whole, const char* field, const char* whole_field) {
+    if (part > whole) {
+      throw ConfigError(StrCat("profile.", field),
+                        StrCat(part, " contradicts ", whole_field, " = ", whole, ": must be at most ", whole));
+    }
+  };
+  require_within(dpus_per_chip, dpus_per_rank, "dpus_per_chip", "dpus_per_rank");
+  require_within(host_reduction_threads, host_cores, "host_reduction_threads", "host_cores");
+  if (uint64_t{max_tasklets} * default_stack_bytes > wram_bytes) {
+    throw ConfigError("profile.default_stack_bytes",
+                      StrCat(default_stack_bytes, " contradicts wram_bytes = ", wram_bytes, ": max_tasklets = ",
+                             max_tasklets, " stacks take ", uint64_t{max_tasklets} * default_stack_bytes, " bytes"));
+  }
+  require_within(dma_max_bytes, wram_bytes, "dma_max_bytes", "wram_bytes");
 }
 
 void ApplyOverrides(HardwareProfile& p, const std::string& overrides) {

@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "pimopt/core/error.h"
+#include "pimopt/core/params_json.h"
 #include "pimopt/data/sources.h"
 #include "pimopt/pim/hw_validation.h"
 #include "pimopt/pim/prim.h"
@@ -225,56 +226,73 @@ py::object FromJson(const nlohmann::json& value) { return py::module_::import("j
 
 // One run of a ported PrIM benchmark (prim.h) on an emulated system of a profile, checked against its host
 // reference: the modeled times PrIM's host program measures, the slowest DPU's cycles, counts.
-py::object RunPrimForPython(const std::string& benchmark, uint32_t dpus, uint64_t param, uint32_t tasklets,
+// Applies `options` (name -> text, as the CLI's flags without dashes) through `table`'s declared checks: the same
+// parser, bounds and messages as the command's flags.
+template <typename Config>
+void ApplyOptions(const ParamTable<Config>& table, Config& config, const std::map<std::string, std::string>& options) {
+  for (const auto& [name, text] : options) table.SetText(config, name, text);
+}
+
+py::object RunPrimForPython(const std::string& benchmark, const std::map<std::string, std::string>& options,
                             const std::string& name, const std::string& overrides) {
   pim::prim::Find(benchmark);
-  const pim::HardwareProfile profile = pim::MakeProfile(name, overrides);
   pim::prim::RunRequest request;
-  request.dpus = dpus;
-  request.param = param;
-  request.tasklets = tasklets;
+  ApplyOptions(pim::prim::RequestParams(), request, options);
+  const pim::HardwareProfile profile = pim::MakeProfile(name, overrides);
   pim::prim::RunResult r;
   {
     py::gil_scoped_release release;
     r = pim::prim::Run(benchmark, request, profile);
   }
-  return FromJson(pim::validation::PrimRunJson(r, tasklets, name, profile));
+  return FromJson(pim::validation::PrimRunJson(r, request.tasklets, name, profile));
 }
 
 // The leave-one-benchmark-out validation against the hardware measurements in `path` (hw_validation.h).
-py::object ValidateKernelsForPython(const std::string& path, const std::vector<std::string>& benchmarks,
+py::object ValidateKernelsForPython(const std::string& path, const std::map<std::string, std::string>& options,
                                     const std::string& name, const std::string& overrides) {
+  pim::validation::RunOptions run_options;
+  ApplyOptions(pim::validation::ValidateParams(), run_options, options);
   const pim::HardwareProfile profile = pim::MakeProfile(name, overrides);
   pim::validation::Report report;
   {
     py::gil_scoped_release release;
     const std::vector<pim::validation::HwRow> rows = pim::validation::ReadHwData(path);
-    pim::validation::RunOptions options;
-    options.benchmarks = benchmarks;
-    report = pim::validation::LeaveOneOut(pim::validation::RunRows(rows, profile, options), profile);
+    report = pim::validation::LeaveOneOut(pim::validation::RunRows(rows, profile, run_options), profile);
   }
   return FromJson(pim::validation::ReportJson(report, path, name));
 }
 
 // The planner (plan.h) on a data source with train's options by name; returns the plan as `pimopt plan --json`
 // prints it.
-py::object PlanForPython(const std::map<std::string, std::string>& options, const std::vector<std::string>& algorithms,
-                         int pilot_epochs, const std::string& pilot_backend, uint32_t timing_dpus,
-                         uint64_t timing_rows_per_dpu) {
+py::object PlanForPython(const std::map<std::string, std::string>& options,
+                         const std::map<std::string, std::string>& plan_options_text) {
   RunConfig base;
   for (const auto& [name, value] : options) SetParam(base, name, value);
   PlanOptions plan_options;
-  if (!algorithms.empty()) plan_options.algorithms = algorithms;
-  plan_options.pilot_epochs = pilot_epochs;
-  plan_options.pilot_backend = pilot_backend;
-  plan_options.timing_dpus = timing_dpus;
-  plan_options.timing_rows_per_dpu = timing_rows_per_dpu;
+  ApplyOptions(PlanParams(), plan_options, plan_options_text);
   Plan plan;
   {
     py::gil_scoped_release release;
     plan = MakePlan(base, plan_options);
   }
   return FromJson(PlanJson(plan));
+}
+
+// The declarations (core/params_json.h) of the parameters each entry point takes by name: train's (train, the
+// estimators, plan's options), plan's own, run_prim's, validate_kernels' and load_dataset's.
+py::object ParamInfos() {
+  nlohmann::json out = nlohmann::json::object();
+  auto add = [&](const char* entry, const auto& table) {
+    nlohmann::json list = nlohmann::json::array();
+    for (const auto& e : table.entries()) list.push_back(ParamInfoJson(e.info));
+    out[entry] = list;
+  };
+  add("train", RunParams());
+  add("plan", PlanParams());
+  add("run_prim", pim::prim::RequestParams());
+  add("validate_kernels", pim::validation::ValidateParams());
+  add("load_dataset", SourceParams());
+  return FromJson(out);
 }
 
 std::vector<std::string> ParamNames() {
@@ -295,17 +313,18 @@ PYBIND11_MODULE(_core, m) {
   m.def("train", &pimopt::TrainOnArrays, py::arg("options"), py::arg("X"), py::arg("y"), py::arg("sample_weight"),
         py::arg("X_test"), py::arg("y_test"),
         "Trains on X, y with train's options (name -> text); returns coef, intercept and the JSON report's text");
-  m.def("plan", &pimopt::PlanForPython, py::arg("options"), py::arg("algorithms"), py::arg("pilot_epochs"),
-        py::arg("pilot_backend"), py::arg("timing_dpus"), py::arg("timing_rows_per_dpu"),
+  m.def("plan", &pimopt::PlanForPython, py::arg("options"), py::arg("plan_options"),
         "the planner: per algorithm a convergence pilot and a timed epoch; the plan as `pimopt plan --json`");
+  m.def("param_infos", &pimopt::ParamInfos,
+        "each entry point's parameters by name: type, bounds, choices, default (as pimopt params --format json)");
   m.def("param_names", &pimopt::ParamNames, "the names of train's parameters, as the CLI's flags without dashes");
   m.def("load_dataset", &pimopt::LoadForPython, py::arg("spec"), py::arg("options"),
         "a file or built-in dataset as (X, y): X dense or CSR arrays (indptr, indices, data, n_features)");
   m.def("profile_names", &pimopt::pim::ProfileNames, "the hardware profiles' names");
   m.def("profile", &pimopt::ProfileForPython, py::arg("name"), py::arg("overrides"),
         "a hardware profile's fields (name -> value text) after 'field=value,...' overrides");
-  m.def("run_prim", &pimopt::RunPrimForPython, py::arg("benchmark"), py::arg("dpus"), py::arg("param"),
-        py::arg("tasklets"), py::arg("name"), py::arg("overrides"),
+  m.def("run_prim", &pimopt::RunPrimForPython, py::arg("benchmark"), py::arg("options"), py::arg("name"),
+        py::arg("overrides"),
         "one run of a ported PrIM benchmark: modeled phase times, the slowest DPU's cycles, counts");
   m.def(
       "prim_benchmarks",
@@ -317,7 +336,7 @@ PYBIND11_MODULE(_core, m) {
       "the ported PrIM benchmarks' names");
   m.def("default_hw_data_path", &pimopt::pim::validation::DefaultHwDataPath,
         "where the hardware measurements are read from when no path is given");
-  m.def("validate_kernels", &pimopt::ValidateKernelsForPython, py::arg("path"), py::arg("benchmarks"), py::arg("name"),
+  m.def("validate_kernels", &pimopt::ValidateKernelsForPython, py::arg("path"), py::arg("options"), py::arg("name"),
         py::arg("overrides"), "leave-one-benchmark-out validation of the timing model against hardware measurements");
   m.def("validate", &pimopt::ValidateForPython, py::arg("name"), py::arg("overrides"),
         "the emulator's validation table on a profile: benchmark, modeled, published, error, tolerance, unit, ok");

@@ -104,24 +104,70 @@ std::vector<TargetReached> Targets(const std::string& metric, double target, con
 
 }  // namespace
 
+const ParamTable<PlanOptions>& PlanParams() {
+  static const ParamTable<PlanOptions> table = [] {
+    ParamTable<PlanOptions> t;
+    const PlanOptions d;
+    const std::string group = "Plan";
+    t.AddCustom(
+         "algos", ParamType::kText, NameListText(d.algorithms),
+         [](const PlanOptions& o) -> ParamValue { return NameListText(o.algorithms); },
+         [](PlanOptions& o, const ParamValue& v) {
+           std::vector<std::string> names = ParseNameList(std::get<std::string>(v), "--algos");
+           if (names.empty()) throw ConfigError("--algos", "names no algorithm");
+           for (const std::string& a : names) {
+             try {
+               FindAlgorithm(a);
+             } catch (const ConfigError& e) {
+               throw ConfigError("--algos", e.detail());
+             }
+           }
+           o.algorithms = std::move(names);
+         })
+        .Effect(ParamEffect::kNone)
+        .Group(group)
+        .Help("the algorithms to compare, a comma list (each once)");
+    t.Add("pilot-epochs", &PlanOptions::pilot_epochs, d.pilot_epochs)
+        .Min(1)
+        .Unit("epochs")
+        .Effect(ParamEffect::kNone)
+        .Group(group)
+        .Help("the convergence pilots' most epochs (and at most --epochs)");
+    t.AddChoice("pilot-backend", &PlanOptions::pilot_backend, d.pilot_backend,
+                {{{"cpu", "the convergence pilots in float on the CPU backend (fast)", {}}, std::string("cpu")},
+                 {{"pim", "on the emulator, the full runs' own epochs (slower; they also time the epochs)", {}},
+                  std::string("pim")}})
+        .Effect(ParamEffect::kNone)
+        .Group(group)
+        .Help("where the convergence pilots run");
+    t.Add("timing-dpus", &PlanOptions::timing_dpus, d.timing_dpus)
+        .Min(1)
+        .Max(std::numeric_limits<int32_t>::max())
+        .Unit("DPUs")
+        .Effect(ParamEffect::kNone)
+        .Group(group)
+        .Help("the most DPUs the timed epoch emulates; beyond, it runs this many DPUs with the run's rows per DPU "
+              "and projects to --dpus");
+    t.Add("timing-rows-per-dpu", &PlanOptions::timing_rows_per_dpu, d.timing_rows_per_dpu)
+        .Min(1)
+        .Max(std::numeric_limits<uint32_t>::max())
+        .Unit("rows")
+        .Effect(ParamEffect::kNone)
+        .Group(group)
+        .Help("the most rows per DPU of the timed epoch (kernel times are scaled to the run's)");
+    return t;
+  }();
+  return table;
+}
+
 Plan MakePlan(const RunConfig& base, const PlanOptions& options,
               const std::function<void(const PlanCandidate&)>& on_candidate) {
   RefuseFlags(base);
-  if (options.algorithms.empty()) throw ConfigError("--algos", "names no algorithm");
-  RefuseDuplicates(options.algorithms, "--algos");
-  for (const std::string& a : options.algorithms) {
-    try {
-      FindAlgorithm(a);
-    } catch (const ConfigError& e) {
-      throw ConfigError("--algos", e.detail());
-    }
+  {
+    PlanOptions checked;  // every option through its declared checks, whoever filled the struct
+    PlanParams().Get("algos").set(checked, NameListText(options.algorithms));
+    PlanParams().CheckValues(options);
   }
-  if (options.pilot_epochs < 1) throw ConfigError("--pilot-epochs", "must be at least 1");
-  if (options.timing_dpus < 1) throw ConfigError("--timing-dpus", "must be at least 1");
-  if (options.pilot_backend != "cpu" && options.pilot_backend != "pim") {
-    throw ConfigError("--pilot-backend", StrCat("'", options.pilot_backend, "': use cpu or pim"));
-  }
-  if (options.timing_rows_per_dpu < 1) throw ConfigError("--timing-rows-per-dpu", "must be at least 1");
   if (base.target_accuracy > 0 && base.target_auc > 0) {
     throw ConfigError("--target-auc", "the plan aims at one target: --target-accuracy or --target-auc");
   }
@@ -316,11 +362,19 @@ std::string FormatPlan(const Plan& plan) {
                              : c.reached  ? std::string("untimed")
                                           : std::string("-");
     const std::string epoch_s = c.Timed() ? StrCat(std::round(e.epoch_s * 1e4) / 1e4) : std::string("untimed");
-    std::snprintf(buf, sizeof(buf), "%-6s %5u %10s %9.4f %9.4f %9.4f %9.4f %9.4f %11.3f %9s %12s %10.4f%s\n",
-                  c.algorithm.c_str(), c.dpus, epoch_s.c_str(), e.cpu_to_dpu_s, e.kernel_s + e.launch_overhead_s,
-                  e.dpu_to_cpu_s, e.host_reduction_s, e.link_s,
-                  (e.cpu_to_dpu_bytes + e.dpu_to_cpu_bytes + e.link_bytes) / 1e6, epochs.c_str(), time.c_str(),
-                  c.best_metric, c.timed_at_run_size ? "" : "  (projected)");
+    // A figure the timing pilot could not give (the synchronizations of an untimed projection) shows as "-".
+    auto cell = [](double v, int decimals) {
+      char text[32];
+      if (!std::isfinite(v)) return std::string("-");
+      std::snprintf(text, sizeof(text), "%.*f", decimals, v);
+      return std::string(text);
+    };
+    std::snprintf(buf, sizeof(buf), "%-6s %5u %10s %9s %9s %9s %9s %9s %11s %9s %12s %10.4f%s\n",
+                  c.algorithm.c_str(), c.dpus, epoch_s.c_str(), cell(e.cpu_to_dpu_s, 4).c_str(),
+                  cell(e.kernel_s + e.launch_overhead_s, 4).c_str(), cell(e.dpu_to_cpu_s, 4).c_str(),
+                  cell(e.host_reduction_s, 4).c_str(), cell(e.link_s, 4).c_str(),
+                  cell((e.cpu_to_dpu_bytes + e.dpu_to_cpu_bytes + e.link_bytes) / 1e6, 3).c_str(), epochs.c_str(),
+                  time.c_str(), c.best_metric, c.timed_at_run_size ? "" : "  (projected)");
     out += buf;
     if (!c.epoch.note.empty()) out += StrCat("       ", c.epoch.note, "\n");
   }

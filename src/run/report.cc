@@ -285,28 +285,37 @@ nlohmann::json ProjectionJson(const PimProjection& p) {
                        "synchronizations by the algorithm's sync count, transfers, link exchanges and the host "
                        "reduction re-modeled at the target DPU count (measured host time: scaled "
                        "linearly) (see pim_backend.h)"},
-                      {"modeled_epoch_s", p.epoch_s},
-                      {"modeled_cpu_to_dpu_s", p.cpu_to_dpu_s},
-                      {"modeled_dpu_kernel_s", p.kernel_s},
-                      {"modeled_launch_overhead_s", p.launch_overhead_s},
-                      {"modeled_dpu_to_cpu_s", p.dpu_to_cpu_s},
-                      {"host_reduction_s", p.host_reduction_s},
-                      {"modeled_dpu_to_dpu_s", p.link_s},
-                      {"modeled_overlap_saved_s", p.overlap_saved_s},
-                      {"cpu_to_dpu_bytes", p.cpu_to_dpu_bytes},
-                      {"dpu_to_cpu_bytes", p.dpu_to_cpu_bytes},
-                      {"dpu_to_dpu_bytes", p.link_bytes},
-                      {"mram_wram_bytes", p.mram_wram_bytes},
-                      {"modeled_energy_j", p.energy.total_j()},
-                      {"modeled_energy_dpu_j", p.energy.dpu_j},
-                      {"modeled_energy_transfer_j", p.energy.transfer_j},
-                      {"modeled_energy_host_j", p.energy.host_j},
-                      {"modeled_energy_link_j", p.energy.link_j}};
+                      {"modeled_epoch_s", Number(p.epoch_s)},
+                      {"modeled_cpu_to_dpu_s", Number(p.cpu_to_dpu_s)},
+                      {"modeled_dpu_kernel_s", Number(p.kernel_s)},
+                      {"modeled_launch_overhead_s", Number(p.launch_overhead_s)},
+                      {"modeled_dpu_to_cpu_s", Number(p.dpu_to_cpu_s)},
+                      {"host_reduction_s", Number(p.host_reduction_s)},
+                      {"modeled_dpu_to_dpu_s", Number(p.link_s)},
+                      {"modeled_overlap_saved_s", Number(p.overlap_saved_s)},
+                      {"cpu_to_dpu_bytes", Number(p.cpu_to_dpu_bytes)},
+                      {"dpu_to_cpu_bytes", Number(p.dpu_to_cpu_bytes)},
+                      {"dpu_to_dpu_bytes", Number(p.link_bytes)},
+                      {"mram_wram_bytes", Number(p.mram_wram_bytes)},
+                      {"modeled_energy_j", Number(p.energy.total_j())},
+                      {"modeled_energy_dpu_j", Number(p.energy.dpu_j)},
+                      {"modeled_energy_transfer_j", Number(p.energy.transfer_j)},
+                      {"modeled_energy_host_j", Number(p.energy.host_j)},
+                      {"modeled_energy_link_j", Number(p.energy.link_j)}};
+  j["timed"] = p.Timed();  // false: the figures the synchronizations are part of are null (note says why)
   if (!p.note.empty()) j["note"] = p.note;
   return j;
 }
 
 std::string FormatProjection(const PimProjection& p) {
+  if (!p.Timed()) {
+    char buf[256];
+    std::snprintf(buf, sizeof(buf),
+                  "projection to %u DPUs x %llu rows/DPU (extrapolated): kernel %.3f s/epoch; no epoch time, bytes "
+                  "moved or energy",
+                  p.dpus, static_cast<unsigned long long>(p.rows_per_dpu), p.kernel_s);
+    return StrCat(buf, " (", p.note, ")");
+  }
   char links[64] = "";
   if (p.link_bytes > 0) std::snprintf(links, sizeof(links), " + DPU<->DPU links %.3f", p.link_s);
   char overlap[64] = "";

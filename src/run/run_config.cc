@@ -52,15 +52,10 @@ ParamTable<RunConfig> MakeRunParams() {
       .Noun("backend")
       .Group(run)
       .Help("where the workers run; under mpirun every rank runs this backend on its workers");
-  t.Add("threads", &RunConfig::threads, 0)
-      .Min(0)
-      .Max(kMaxThreads)
-      .Unit("threads")
-      .Effect(ParamEffect::kNone)
-      .DefaultNote("0 = all CPUs")
-      .Group(run)
-      .Help("host threads (per rank under mpirun); a step uses as many as pay for their wake-up, at most the CPUs "
-            "this process may run on (docs/cpu-backend.md); never changes the result");
+  AddThreadsParam(t, &RunConfig::threads,
+                  "host threads (per rank under mpirun); a step uses as many as pay for their wake-up, at most the CPUs "
+                  "this process may run on (docs/cpu-backend.md); never changes the result")
+      .Group(run);
   t.Add("cv", &RunConfig::cv_folds, 0)
       .Min(2)
       .Unit("folds")
@@ -71,6 +66,7 @@ ParamTable<RunConfig> MakeRunParams() {
             "stratified by label and seeded by --seed; as LIBLINEAR's -v), then train on all of it as usual");
   t.Add("dpus", &RunConfig::dpus, 0)
       .Min(1)
+      .Max(std::numeric_limits<int32_t>::max())  // --workers' range: every DPU is a worker
       .Unit("DPUs")
       .DefaultNote("= --workers")
       .AppliesWhen("backend", {"pim"})

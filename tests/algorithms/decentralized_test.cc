@@ -12,6 +12,7 @@
 #include "pimopt/core/error.h"
 #include "pimopt/core/thread_pool.h"
 #include "pimopt/run/pipeline.h"
+#include "pimopt/run/report.h"
 #include "test_util.h"
 
 namespace pimopt {
@@ -216,7 +217,22 @@ TEST(WhatIfLinks, GaSgdAndAdmmSumByAllReduce) {
     EXPECT_TRUE(wider.note.empty());
     const PimProjection beyond = link_backend.Project(128, 256, 2);  // rank links do not reach a second rank
     EXPECT_FALSE(beyond.note.empty());
+    EXPECT_FALSE(beyond.Timed());
     EXPECT_TRUE(std::isnan(beyond.epoch_s));
+    // Every figure the untimed synchronizations are part of is missing, not a partial sum; the DPUs' own stay.
+    for (double figure : {beyond.cpu_to_dpu_s, beyond.dpu_to_cpu_s, beyond.host_reduction_s, beyond.link_s,
+                          beyond.cpu_to_dpu_bytes, beyond.link_bytes, beyond.energy.total_j()}) {
+      EXPECT_TRUE(std::isnan(figure));
+    }
+    EXPECT_GT(beyond.kernel_s, 0);
+    EXPECT_GT(beyond.energy.dpu_j, 0);
+    const std::string text = FormatProjection(beyond);
+    EXPECT_NE(text.find("no epoch time, bytes moved or energy"), std::string::npos) << text;
+    EXPECT_EQ(text.find("nan"), std::string::npos) << text;
+    const nlohmann::json json = ProjectionJson(beyond);
+    EXPECT_FALSE(json["timed"].get<bool>());
+    EXPECT_TRUE(json["modeled_epoch_s"].is_null());
+    EXPECT_TRUE(json["modeled_energy_j"].is_null());
   }
   // One DPU (MB-SGD): its gradients come up to the host on every profile, links or not (no collective over one
   // DPU), in the same modeled time; links demanded for it are refused on every profile, naming the profile.

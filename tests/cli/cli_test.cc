@@ -11,7 +11,10 @@
 #include <cstdio>
 #include <filesystem>
 #include <nlohmann/json.hpp>
+#include <map>
+#include <optional>
 #include <random>
+#include <set>
 #include <sstream>
 #include <thread>
 
@@ -619,6 +622,92 @@ TEST_F(Cli, PrimRefusesNumbersItCannotHoldNamingTheFlag) {
   ExpectBadInput("prim VA --shuffle-seed -3 --param 1024", "--shuffle-seed");
   ExpectBadInput("gen dense --rows 10 --first-row -1 --out " + dir.Path("g.svm"), "--first-row");
   EXPECT_EQ(RunPimopt("prim VA --param 8388608").exit_code, 0);  // the largest that fits one DPU
+}
+
+// Every parameter of every command, as the binary declares it (pimopt params --format json), given hostile values:
+// each value outside the declared bounds or type is refused with exit 2 naming the flag; a value within them never
+// ends in a signal or an internal error (the commands that read an input are given a missing one, so a value within
+// the bounds ends at that input's error, after every flag check). A command added without a base invocation here
+// fails the test.
+TEST_F(Cli, EveryDeclaredParameterRefusesHostileValuesNamingItself) {
+  const RunResult listed = RunPimopt("params --format json");
+  ASSERT_EQ(listed.exit_code, 0) << listed.output;
+  const nlohmann::json commands = nlohmann::json::parse(listed.output);
+  const std::string missing = dir.Path("missing.svm"), out = dir.Path("should_not_exist.svm");
+  struct Base {
+    std::string args;
+    bool inputs_missing;  // values within the bounds can run: they end at the missing input
+  };
+  const std::map<std::string, Base> bases = {
+      {"train", {"train --data " + missing, true}},
+      {"tune", {"tune --grid reg=1,2 --data " + missing, true}},
+      {"plan", {"plan --data " + missing, true}},
+      {"predict", {"predict --model " + dir.Path("missing.model") + " --data " + missing, true}},
+      {"gen dense", {"gen dense --out " + out, false}},
+      {"gen sparse", {"gen sparse --out " + out, false}},
+      {"gen yfcc", {"gen yfcc --out " + out, false}},
+      {"convert", {"convert " + missing + " " + out, true}},
+      {"info", {"info " + missing, true}},
+      {"params", {"params", false}},
+      {"profile", {"profile pim-opt", false}},
+      {"validate", {"validate -q --hw-data " + dir.Path("missing.csv"), true}},
+      {"prim", {"prim VA --param 1024", false}},
+  };
+  struct Hostile {
+    std::string text;
+    std::optional<double> number;  // nullopt: not a number at all
+    bool whole;
+  };
+  const std::vector<Hostile> hostile = {
+      {"-1", -1.0, true},   {"0", 0.0, true},         {"18446744073709551616", 18446744073709551616.0, true},
+      {"1e308", 1e308, false}, {"nan", std::nullopt, false}, {"inf", std::nullopt, false},
+      {"2.7", 2.7, false},  {"", std::nullopt, false}, {"[1,2]", std::nullopt, false},
+      {"2147483648", 2147483648.0, true}, {"4294967296", 4294967296.0, true}};  // past int32, uint32
+  std::set<std::string> tested;  // a declaration shared by commands (train's table in tune and plan) runs once
+  int refused = 0, within = 0;
+  for (const auto& [command, params] : commands.items()) {
+    ASSERT_TRUE(bases.count(command)) << "no base invocation for '" << command << "': add one to this test";
+    const Base& base = bases.at(command);
+    for (const nlohmann::json& p : params) {
+      const std::string type = p["type"];
+      if (type == "flag" || type == "text" || !tested.insert(p.dump()).second) continue;
+      std::string conditions;
+      for (const auto& [param, values] : p["applies_when"].items()) {
+        conditions += " --" + param + " " + values[0].get<std::string>();
+      }
+      const bool whole_type = type == "integer" || type == "count";
+      for (const Hostile& h : hostile) {
+        bool refuse = !h.number.has_value();
+        if (type == "choice") {
+          refuse = true;  // none of the values is a choice's name
+        } else if (h.number) {
+          const double v = *h.number;
+          if (whole_type && (!h.whole || h.text == "18446744073709551616")) refuse = true;  // beyond every whole type
+          if (p.contains("min") && (v < p["min"].get<double>() || (p["min_exclusive"] && v == p["min"].get<double>())))
+            refuse = true;
+          if (p.contains("max") && (v > p["max"].get<double>() || (p["max_exclusive"] && v == p["max"].get<double>())))
+            refuse = true;
+        }
+        if (!refuse && !base.inputs_missing) continue;  // it would run the command for real
+        const std::string flag = p["flag"];
+        const std::string args = base.args + conditions + " '" + flag + "=" + h.text + "'";
+        const RunResult r = RunPimopt(args);
+        EXPECT_EQ(r.output.find("internal error"), std::string::npos) << args << "\n" << r.output;
+        if (refuse) {
+          ++refused;
+          EXPECT_EQ(r.exit_code, 2) << args << "\n" << r.output;
+          EXPECT_NE(r.output.find(flag), std::string::npos) << args << "\n" << r.output;
+        } else {
+          ++within;
+          EXPECT_TRUE(r.exit_code == 0 || r.exit_code == 2) << args << "\n" << r.output;  // never a signal
+        }
+      }
+    }
+  }
+  EXPECT_GT(refused, 600);
+  EXPECT_GT(within, 40);
+  std::printf("%d values refused, %d within the bounds ran\n", refused, within);
+  EXPECT_FALSE(std::filesystem::exists(out));
 }
 
 TEST_F(Cli, FlagsAreCheckedBeforeTheDataIsRead) {

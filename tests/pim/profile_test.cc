@@ -12,8 +12,9 @@
 namespace pimopt::pim {
 namespace {
 
-// A value for the field that differs from `current` and lies within its declared bounds.
-std::string OtherValue(const ParamInfo& info, const ParamValue& current) {
+// A value for the field that differs from `current` and lies within its declared bounds (`down`: a smaller one
+// where it can, for a part that must stay within its whole, as host_reduction_threads within host_cores).
+std::string OtherValue(const ParamInfo& info, const ParamValue& current, bool down = false) {
   if (info.type == ParamType::kChoice) {  // the next choice
     const std::vector<ParamChoice> choices = info.Choices();
     const std::string now = FormatParamValue(current);
@@ -24,7 +25,8 @@ std::string OtherValue(const ParamInfo& info, const ParamValue& current) {
   }
   if (info.type == ParamType::kUint) {
     const uint64_t v = std::get<uint64_t>(current);
-    return std::to_string(v % 2 == 0 ? v + 8 : v + 1);  // even stays a multiple of 8 when it was one
+    // Even stays a multiple of 8 when it was one.
+    return std::to_string(v % 2 != 0 ? v + 1 : down && v >= 16 ? v - 8 : v + 8);
   }
   const double v = std::get<double>(current);
   if (info.max && v + 0.25 > *info.max) return FormatParamValue(ParamValue(v / 2));
@@ -43,10 +45,38 @@ TEST(ProfileFields, EveryFieldIsDeclaredWithUnitSourceAndMeaning) {
   EXPECT_EQ(ProfileFields().entries().size(), 67 + kNumOps);
 }
 
+// Fields that contradict each other describe a machine that cannot exist: refused naming both.
+TEST(ProfileFields, ContradictingFieldsAreRefusedNamingBoth) {
+  const std::vector<std::pair<std::string, std::string>> cases = {
+      {"dpus_per_chip=128", "dpus_per_chip: 128 contradicts dpus_per_rank = 64"},
+      {"host_cores=4", "host_reduction_threads: 16 contradicts host_cores = 4"},
+      {"default_stack_bytes=4096", "default_stack_bytes: 4096 contradicts wram_bytes = 65536"},
+      {"wram_bytes=1024", "contradicts wram_bytes = 1024"},
+      {"dma_min_bytes=4096", "dma_max_bytes: must be >= dma_min_bytes"},
+  };
+  for (const auto& [overrides, message] : cases) {
+    HardwareProfile p = MakeProfile("pim-opt");
+    try {
+      ApplyOverrides(p, overrides);
+      ADD_FAILURE() << overrides << " was accepted";
+    } catch (const ConfigError& e) {
+      EXPECT_NE(std::string(e.what()).find(message), std::string::npos) << overrides << ": " << e.what();
+    }
+  }
+  HardwareProfile p = MakeProfile("pim-opt");
+  EXPECT_NO_THROW(ApplyOverrides(p, "host_cores=4,host_reduction_threads=4"));  // both changed: consistent
+}
+
 TEST(ProfileFields, EveryFieldIsOverridableByNameAndChangesOnlyItself) {
   for (const auto& e : ProfileFields().entries()) {
     HardwareProfile p = MakeProfile("pim-opt");
-    const std::string value = OtherValue(e.info, e.get(p));
+    std::string value = OtherValue(e.info, e.get(p));
+    try {
+      HardwareProfile up = p;
+      ApplyOverrides(up, StrCat(e.info.name, "=", value));
+    } catch (const ConfigError&) {
+      value = OtherValue(e.info, e.get(p), /*down=*/true);  // the larger value contradicts another field
+    }
     ApplyOverrides(p, StrCat(e.info.name, "=", value));
     EXPECT_EQ(ProfileFields().GetText(p, e.info.name), FormatParamValue(ParseParamValue(e.info, value))) << e.info.name;
     const HardwareProfile base = MakeProfile("pim-opt");

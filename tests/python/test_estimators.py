@@ -249,10 +249,11 @@ def test_a_ported_prim_benchmark_and_its_cycle_breakdown():
         pimopt.run_prim("VA", param=2**64 - 1)
     with pytest.raises(ValueError, match="param"):
         pimopt.run_prim("VA", param=2**64)
-    with pytest.raises(TypeError, match="param"):
+    with pytest.raises(ValueError, match="--param: '2.7' is not a whole number"):
         pimopt.run_prim("VA", param=2.7)
     with pytest.raises(TypeError, match="dpus"):
-        pimopt.run_prim("VA", dpus="4")
+        pimopt.run_prim("VA", dpus=[4])
+    assert pimopt.run_prim("VA", dpus=2.0, param=1024)["dpus"] == 2  # a whole float is that number
 
 
 def test_the_planner_from_python_is_the_clis():
@@ -308,3 +309,78 @@ def test_ctrl_c_interrupts_inside_a_long_epoch(ctrl_c_raises):
     finally:
         timer.cancel()
     assert time.perf_counter() - start < 0.6 * full  # not at the epoch's end
+
+
+# Hostile values for every declared parameter of every entry point that takes parameters by name
+# (pimopt.param_infos(): the declarations the library checks): a value outside the declared bounds or type raises
+# ValueError (a wrong type: TypeError) naming the parameter, never a crash, a truncation or a wrap-around.
+HOSTILE = [-1, 0, 2**64, 1e308, float("nan"), float("inf"), 2.7, "", [1, 2], 2**31, 2**32]
+
+
+def _outside_declaration(info, value):
+    """Whether VALUE breaks INFO's declaration (type and bounds), as the library must find."""
+    if isinstance(value, list) or value == "" or info["type"] == "choice":
+        return True  # no hostile value is a choice's name
+    number = float(value)
+    if number != number or number in (float("inf"), float("-inf")):
+        return True
+    whole = info["type"] in ("integer", "count")
+    if whole and (not number.is_integer() or value == 2**64):
+        return True
+    if "min" in info and (number < info["min"] or (info["min_exclusive"] and number == info["min"])):
+        return True
+    return "max" in info and (number > info["max"] or (info["max_exclusive"] and number == info["max"]))
+
+
+def _call_entry(entry, name, value, conditions, tmp_path):
+    arguments = dict(conditions)
+    arguments[name.replace("-", "_")] = value
+    X, y = np.random.RandomState(0).rand(20, 3).astype(np.float32), np.tile([1, -1], 10)
+    if entry == "train":
+        return pimopt.train(X, y, **arguments)
+    if entry == "plan":
+        return pimopt.plan("dense:rows=64,features=4", **arguments)
+    if entry == "run_prim":
+        return pimopt.run_prim("VA", **{"param": 1024, **arguments})
+    if entry == "validate_kernels":
+        return pimopt.validate_kernels(tmp_path / "missing.csv", **arguments)
+    assert entry == "load_dataset"
+    return pimopt.load_dataset("dense:rows=10,features=2", **arguments)
+
+
+@pytest.mark.parametrize("entry", ["train", "plan", "run_prim", "validate_kernels", "load_dataset"])
+def test_every_declared_parameter_refuses_hostile_values_naming_itself(entry, tmp_path):
+    infos = pimopt.param_infos()
+    assert set(infos) == {"train", "plan", "run_prim", "validate_kernels", "load_dataset"}
+    refused = 0
+    for info in infos[entry]:
+        if info["type"] in ("flag", "text"):
+            continue
+        conditions = {param.replace("-", "_"): values[0] for param, values in info["applies_when"].items()}
+        for value in HOSTILE:
+            if not _outside_declaration(info, value):
+                continue
+            expected = TypeError if isinstance(value, list) else ValueError
+            with pytest.raises(expected) as caught:
+                _call_entry(entry, info["name"], value, conditions, tmp_path)
+            message = str(caught.value)
+            assert info["name"] in message or info["name"].replace("-", "_") in message, (info["name"], value, message)
+            refused += 1
+    assert refused >= 10
+
+
+def test_lists_and_names_are_checked_as_arguments():
+    with pytest.raises(TypeError, match="benchmarks"):
+        pimopt.validate_kernels(benchmarks=[1, 2])
+    with pytest.raises(ValueError, match="--benchmarks: 'VA' is listed twice"):
+        pimopt.validate_kernels(benchmarks="VA,VA")
+    with pytest.raises(TypeError, match="algos"):
+        pimopt.plan("dense:rows=64", algos=5)
+    with pytest.raises(TypeError, match="overrides"):
+        pimopt.profile("pim-opt", overrides=5)
+    with pytest.raises(TypeError, match="name"):
+        pimopt.profile(5)
+    with pytest.raises(TypeError, match="spec"):
+        pimopt.load_dataset(["dense"])
+    with pytest.raises(ValueError, match="host_reduction_threads: 64 contradicts host_cores = 16"):
+        pimopt.profile("pim-opt", overrides={"host_reduction_threads": 64})

@@ -26,6 +26,13 @@ uint64_t AvailableMemoryBytes();
 void CheckMemoryNeed(uint64_t bytes, const std::string& what, const std::string& flag);
 // ConfigError naming `flag` when a name appears twice in `items` (a list a user gave: each entry would run twice).
 void RefuseDuplicates(const std::vector<std::string>& items, const std::string& flag);
+// A comma list a user gave ("a, b,c"): the entries trimmed; ConfigError naming `flag` for an empty entry or one
+// listed twice. "" is the empty list.
+std::vector<std::string> ParseNameList(std::string_view text, const std::string& flag);
+// A size for people: "512 bytes", "39.6 KiB", "64 MiB", "1.5 GiB" (3 significant digits).
+std::string ByteSizeText(uint64_t bytes);
+// The list as ParseNameList reads it: "a,b,c".
+std::string NameListText(const std::vector<std::string>& names);
 // The parts of `text` between separators, empty ones included ("a,,b" -> a, "", b; "" -> one empty part).
 std::vector<std::string> SplitText(std::string_view text, char separator);
 // `text` without leading and trailing spaces and tabs.

@@ -242,6 +242,8 @@ class ParamTable {
     PIMOPT_CHECK(std::holds_alternative<std::string>(info.default_value), info.name, ": default is not a choice");
     auto get = [access, choices](const Config& c) -> ParamValue {
       const E& v = std::invoke(access, c);
+      // A text field may hold any text (a caller filled the struct): CheckValues then refuses it naming the flag.
+      if constexpr (std::is_same_v<E, std::string>) return v;
       for (const auto& [choice, value] : choices) {
         if (value == v) return choice.name;
       }

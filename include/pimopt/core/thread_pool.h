@@ -19,11 +19,26 @@
 #include <thread>
 #include <vector>
 
+#include "pimopt/core/params.h"
+
 namespace pimopt {
 
 // The most host threads a command accepts (--threads): far above any machine's cores, far below the system's task
 // limit.
 inline constexpr int kMaxThreads = 1024;
+
+// Declares the host-thread parameter every command shares ("threads": 0 = all CPUs, at most kMaxThreads; it never
+// changes a result) in `table`, reached by `access` (a member pointer to an int).
+template <typename Config, typename Access>
+typename ParamTable<Config>::Builder AddThreadsParam(ParamTable<Config>& table, Access access, std::string help) {
+  return std::move(table.Add("threads", access, 0)
+                       .Min(0)
+                       .Max(kMaxThreads)
+                       .Unit("threads")
+                       .Effect(ParamEffect::kNone)
+                       .DefaultNote("0 = all CPUs")
+                       .Help(std::move(help)));
+}
 
 // CPUs this process may run on (its affinity mask, e.g. under taskset or a container's cpuset), at least 1.
 int AvailableCpus();

@@ -67,6 +67,7 @@ struct RowRun {
   prim::RunResult run;  // with its events kept: re-timed under each candidate's constants
 };
 
+// The user-facing fields (benchmarks, host_threads) are declared in ValidateParams().
 struct RunOptions {
   std::vector<std::string> benchmarks;  // empty: every ported benchmark in the file
   uint64_t max_elements_per_dpu = 0;    // > 0: skip rows whose size per DPU is larger (quick checks)
@@ -75,6 +76,9 @@ struct RunOptions {
   // progress output.
   std::function<void(size_t, size_t, const RowRun&)> progress;
 };
+// The parameters of `pimopt validate` and Python's validate_kernels that choose what runs: --benchmarks (a comma
+// list of ported benchmarks, none twice) and --threads.
+const ParamTable<RunOptions>& ValidateParams();
 struct Runs {
   std::vector<RowRun> rows;
   std::vector<std::string> skipped;  // "line N: BENCHMARK (reason)"

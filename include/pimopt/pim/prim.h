@@ -13,6 +13,7 @@
 #include <string>
 #include <vector>
 
+#include "pimopt/core/params.h"
 #include "pimopt/pim/profile.h"
 #include "pimopt/pim/system.h"
 #include "pimopt/pim/timing.h"
@@ -29,15 +30,19 @@ struct BenchmarkInfo {
 const std::vector<BenchmarkInfo>& Benchmarks();
 const BenchmarkInfo& Find(const std::string& name);  // ConfigError naming --benchmark for an unknown name
 
+// A run's user-facing fields are declared (bounds, help) in RequestParams(); its defaults are these.
 struct RunRequest {
   uint32_t dpus = 1;
-  uint64_t param = 0;  // the benchmark's size parameter (BenchmarkInfo::param_meaning)
+  uint64_t param = uint64_t{1} << 20;  // the benchmark's size parameter (BenchmarkInfo::param_meaning)
   uint32_t tasklets = 16;
   int host_threads = 0;       // 0: all cores
   bool keep_events = false;   // keep the launches' events (Retime needs them)
   uint64_t shuffle_seed = 0;  // DpuSet::SetShuffleSeed
   Scheduler scheduler = Scheduler::kBatched;  // DpuSet::SetScheduler
 };
+// The parameters of `pimopt prim` and Python's run_prim: --dpus, --param, --tasklets, --shuffle-seed, --scheduler,
+// --threads (what the run can check before it knows the benchmark and profile; Run checks the rest).
+const ParamTable<RunRequest>& RequestParams();
 
 struct PhaseTimes {
   double kernel_s = 0;

@@ -34,6 +34,10 @@ struct PlanOptions {
   uint64_t timing_rows_per_dpu = 8192;  // ... each holding at most this many rows (kernel times scale per row)
 };
 
+// The planner's own parameters (--algos, --pilot-epochs, --pilot-backend, --timing-dpus, --timing-rows-per-dpu):
+// declared once, for `pimopt plan` and Python's pimopt.plan alike.
+const ParamTable<PlanOptions>& PlanParams();
+
 struct PlanCandidate {
   std::string algorithm;
   uint32_t dpus = 0;

@@ -294,8 +294,8 @@ void PimBackend::Setup(const Dataset& train, const TrainConfig& config, const Pa
   layout_ = pimbackend::MakeLinearLayout(features_, max_rows, max_list_entries_, max_nonzeros, artifact);
   if (layout_.end > profile_.mram_bytes) {
     throw ConfigError(
-        "--dpus", StrCat("each DPU would need ", layout_.end, " bytes (", (layout_.end + (1 << 20) - 1) >> 20,
-                         " MiB) of MRAM for ", max_rows, " rows of ", layout_.n_pad, " features (", profile_.mram_bytes,
+        "--dpus", StrCat("each DPU would need ", layout_.end, " bytes (", ByteSizeText(layout_.end),
+                         ") of MRAM for ", max_rows, " rows of ", layout_.n_pad, " features (", profile_.mram_bytes,
                          " bytes available): use more DPUs"));
   }
   CheckMemoryNeed(static_cast<uint64_t>(num_dpus_) * layout_.end,
@@ -1288,7 +1288,16 @@ PimProjection PimBackend::Project(uint32_t target_dpus, uint64_t target_rows_per
                                                   p.cpu_to_dpu_s + p.dpu_to_cpu_s);
   p.energy.host_j = pim::HostEnergyJoules(profile_, p.host_reduction_s, p.launch_overhead_s);
   p.energy.link_j = pim::LinkEnergyJoules(profile_, p.link_bytes);
-  if (!p.note.empty()) p.epoch_s = std::numeric_limits<double>::quiet_NaN();
+  if (!p.note.empty()) {
+    // The synchronizations were not timed: every figure they are part of is missing, not a partial sum. What stays
+    // is what the DPUs do on their own rows (the kernel, its DMA bytes, the DPUs' energy).
+    const double missing = std::numeric_limits<double>::quiet_NaN();
+    for (double* figure : {&p.epoch_s, &p.cpu_to_dpu_s, &p.launch_overhead_s, &p.dpu_to_cpu_s, &p.host_reduction_s,
+                           &p.cpu_to_dpu_bytes, &p.dpu_to_cpu_bytes, &p.link_s, &p.link_bytes, &p.overlap_saved_s,
+                           &p.energy.transfer_j, &p.energy.host_j, &p.energy.link_j}) {
+      *figure = missing;
+    }
+  }
   return p;
 }
 

@@ -147,12 +147,44 @@ void Apply(const TransferConstants& c, HardwareProfile& p) {
 }
 
 // ---------------------------------------------------------------- running the rows
+const ParamTable<RunOptions>& ValidateParams() {
+  static const ParamTable<RunOptions> table = [] {
+    ParamTable<RunOptions> t;
+    const std::string group = "Validation";
+    t.AddCustom(
+         "benchmarks", ParamType::kText, std::string(),
+         [](const RunOptions& o) -> ParamValue { return NameListText(o.benchmarks); },
+         [](RunOptions& o, const ParamValue& v) {
+           std::vector<std::string> names = ParseNameList(std::get<std::string>(v), "--benchmarks");
+           for (const std::string& name : names) {
+             try {
+               prim::Find(name);
+             } catch (const ConfigError& e) {
+               throw ConfigError("--benchmarks", e.detail());
+             }
+           }
+           o.benchmarks = std::move(names);
+         })
+        .Effect(ParamEffect::kNone)
+        .DefaultNote("all")
+        .Group(group)
+        .Help("A,B,...: only these benchmarks' rows (each a ported benchmark, none twice)");
+    AddThreadsParam(t, &RunOptions::host_threads, "host threads emulating the DPUs; never changes the result")
+        .Group(group);
+    return t;
+  }();
+  return table;
+}
+
 Runs RunRows(const std::vector<HwRow>& rows, const HardwareProfile& base, const RunOptions& options) {
   Runs out;
   std::set<std::string> ported;
   for (const prim::BenchmarkInfo& b : prim::Benchmarks()) ported.insert(b.name);
-  for (const std::string& b : options.benchmarks) prim::Find(b);  // ConfigError for unknown names
-  RefuseDuplicates(options.benchmarks, "--benchmarks");
+  {
+    RunOptions checked;  // the list through its declared checks (known names, none twice)
+    ValidateParams().Get("benchmarks").set(checked, NameListText(options.benchmarks));
+    ValidateParams().CheckValues(options);
+  }
   std::vector<const HwRow*> selected;
   for (const HwRow& r : rows) {
     if (!options.benchmarks.empty() &&

@@ -48,9 +48,12 @@ struct PimProjection {
   double link_bytes = 0;
   double overlap_saved_s = 0;  // --transfers async: pulls and host reductions that overlap (subtracted)
   pim::EnergyJoules energy;    // per epoch (pim/energy.h)
-  // Empty, or why the epoch is not projected (epoch_s NaN): the profile's links do not cover the target DPU count,
-  // so a run there would synchronize through the host, which this run did not time.
+  // Empty, or why the epoch is not projected: the profile's links do not cover the target DPU count, so a run there
+  // would synchronize through the host, which this run did not time. Then every figure the synchronizations are
+  // part of is NaN (the epoch, transfers, launches, host, links, their bytes and energy; the total energy with
+  // them); the kernel, its MRAM-WRAM bytes and the DPUs' energy stay.
   std::string note;
+  bool Timed() const { return note.empty(); }
 };
 
 // The PIM backend's parameters, declared in PimParams() (the constructor applies their defaults).

@@ -9,6 +9,7 @@
 
 #include "pimopt/core/error.h"
 #include "pimopt/core/file_util.h"
+#include "pimopt/core/thread_pool.h"
 
 namespace pimopt::pim::prim {
 namespace {
@@ -98,6 +99,41 @@ const BenchmarkInfo& Find(const std::string& name) {
   throw ConfigError("benchmark", StrCat("unknown PrIM benchmark '", name, "' (known: ", known, ")"));
 }
 
+const ParamTable<RunRequest>& RequestParams() {
+  static const ParamTable<RunRequest> table = [] {
+    ParamTable<RunRequest> t;
+    const RunRequest d;
+    const std::string group = "Run";
+    t.Add("dpus", &RunRequest::dpus, d.dpus).Min(1).Unit("DPUs").Group(group).Help(
+        "DPUs (at most the profile's num_dpus)");
+    t.Add("param", &RunRequest::param, d.param)
+        .Min(1)
+        .Group(group)
+        .Help("the benchmark's size parameter, over all DPUs ('pimopt prim --list'); its input must fit the DPUs' "
+              "MRAM");
+    t.Add("tasklets", &RunRequest::tasklets, d.tasklets)
+        .Min(1)
+        .Unit("tasklets")
+        .Group(group)
+        .Help("tasklets per DPU (at most the profile's max_tasklets)");
+    t.Add("shuffle-seed", &RunRequest::shuffle_seed, d.shuffle_seed)
+        .Effect(ParamEffect::kNone)
+        .DefaultNote("0 = in order")
+        .Group(group)
+        .Help("> 0: resume waiting tasklets in a seeded random order (flushes out kernel races)");
+    t.AddChoice("scheduler", &RunRequest::scheduler, d.scheduler,
+                {{{"batched", "a tasklet runs on past its DMAs", {}}, Scheduler::kBatched},
+                 {{"reference", "a tasklet stops at every event", {}}, Scheduler::kReference}})
+        .Effect(ParamEffect::kNone)
+        .Group(group)
+        .Help("how the emulator runs the tasklets (the same modeled times)");
+    AddThreadsParam(t, &RunRequest::host_threads, "host threads emulating the DPUs; never changes the result")
+        .Group(group);
+    return t;
+  }();
+  return table;
+}
+
 RunResult Run(const std::string& name, const RunRequest& request, const HardwareProfile& profile) {
   static const std::map<std::string, std::function<RunResult(const RunRequest&, const HardwareProfile&)>> runners = {
       {"VA", RunVa},     {"RED", RunRed},          {"SEL", RunSel},
@@ -106,12 +142,12 @@ RunResult Run(const std::string& name, const RunRequest& request, const Hardware
       {"TRNS", RunTrns}, {"MLP", RunMlp},          {"GEMV", RunGemv},
       {"BS", RunBs}};
   Find(name);
-  if (request.dpus == 0 || request.dpus > profile.num_dpus) {
+  RequestParams().CheckValues(request);
+  if (request.dpus > profile.num_dpus) {
     throw ConfigError("--dpus",
                       StrCat(request.dpus, " DPUs: profile '", profile.name, "' has 1 to ", profile.num_dpus));
   }
-  if (request.param == 0) throw ConfigError("--param", "must be >= 1");
-  if (request.tasklets == 0 || request.tasklets > profile.max_tasklets) {
+  if (request.tasklets > profile.max_tasklets) {
     throw ConfigError("--tasklets", StrCat(request.tasklets, ": the profile's DPUs run 1 to ", profile.max_tasklets));
   }
   CheckSizeFits(name, request, profile);

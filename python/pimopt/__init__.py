@@ -98,16 +98,16 @@ def profile_names():
     return list(_core.profile_names())
 
 
-def _overrides_text(overrides):
+def _overrides_text(overrides, name="overrides"):
     """Profile overrides as "field=value,...": a str as it is, a dict field -> value; TypeError naming the argument
-    for anything else."""
+    NAME for anything else."""
     if overrides is None:
         return ""
     if isinstance(overrides, str):
         return overrides
     if isinstance(overrides, dict):
         return ",".join(f"{_text('overrides key', k)}={_option_text(v, k)}" for k, v in overrides.items())
-    raise TypeError(f"overrides: a dict or a 'field=value,...' str, not {overrides!r}")
+    raise TypeError(f"{name}: a dict or a 'field=value,...' str, not {overrides!r}")
 
 
 def profile(name="pim-opt", overrides=None):
@@ -297,7 +297,7 @@ class _LinearClassifier(ClassifierMixin, BaseEstimator):
                 continue
             options[name] = value
         if self.profile_set is not None:
-            options["profile_set"] = _overrides_text(self.profile_set)
+            options["profile_set"] = _overrides_text(self.profile_set, "profile_set")
         if not self.fit_intercept:
             options["no_bias"] = True
         if not self.shuffle:
@@ -316,8 +316,13 @@ class _LinearClassifier(ClassifierMixin, BaseEstimator):
                 raise ValueError(f"class_weight: 'balanced', a dict or None, not {self.class_weight!r}")
             counts = np.array([np.sum(y == c) for c in classes], dtype=np.float64)
             weights = len(y) / (len(classes) * counts)
+        elif isinstance(self.class_weight, dict):
+            values = [self.class_weight.get(c, 1.0) for c in classes]
+            if not all(isinstance(v, numbers.Real) and not isinstance(v, bool) for v in values):
+                raise TypeError(f"class_weight: the weights must be numbers, not {self.class_weight!r}")
+            weights = np.array(values, dtype=np.float64)
         else:
-            weights = np.array([float(self.class_weight.get(c, 1.0)) for c in classes])
+            raise TypeError(f"class_weight: 'balanced', a dict or None, not {self.class_weight!r}")
         return f"{weights[1]!r}:{weights[0]!r}"
 
     def fit(self, X, y, sample_weight=None):

@@ -407,6 +407,7 @@ const ParamTable<ProfileFlags>& ProfileParams() {
         .Positive()
         .Max(600)
         .Unit("s")
+        .AppliesWhen("calibrate-host", {"true"})
         .Effect(ParamEffect::kNone)
         .Group(group)
         .Help("seconds --calibrate-host may take");
@@ -544,11 +545,22 @@ class CommandFlags {
  public:
   using Setter = std::function<void(const std::string& name, const std::string& text)>;
   explicit CommandFlags(CLI::App* command) : command_(command) {}
+  // A table's flags, set on `target`; once all are set, a given flag whose conditions (AppliesWhen) do not hold is
+  // refused naming it.
   template <typename Config>
   CommandFlags& Add(const ParamTable<Config>& table, Config& target) {
-    return Add(Infos(table), [&table, &target](const std::string& name, const std::string& text) {
+    Add(Infos(table), [&table, &target](const std::string& name, const std::string& text) {
       table.SetText(target, name, text);
     });
+    ParamFlags* flags = groups_.back().flags.get();
+    checks_.push_back([flags, &table, &target] {
+      for (const auto& e : table.entries()) {
+        if (flags->Given(e.info.name) && !table.Applies(e, target)) {
+          throw ConfigError(e.info.Flag(), StrCat("only meaningful with ", e.info.AppliesText()));
+        }
+      }
+    });
+    return *this;
   }
   CommandFlags& Add(const std::vector<const ParamInfo*>& infos, Setter set) {
     groups_.push_back({std::make_unique<ParamFlags>(), std::move(set)});
@@ -562,6 +574,7 @@ class CommandFlags {
   }
   void Apply() const {
     for (const Group& g : groups_) g.flags->ForEachGiven(g.set);
+    for (const auto& check : checks_) check();
   }
   bool Given(const std::string& name) const {
     return std::any_of(groups_.begin(), groups_.end(), [&](const Group& g) { return g.flags->Given(name); });
@@ -576,6 +589,7 @@ class CommandFlags {
   };
   CLI::App* command_;
   std::vector<Group> groups_;
+  std::vector<std::function<void()>> checks_;
   std::vector<const ParamInfo*> infos_;
 };
 

@@ -6,11 +6,18 @@
 
 namespace pimopt {
 
+namespace {
+// Worker k's first row (MakeShards' boundaries, computed without the list).
+uint64_t ShardBegin(uint64_t num_rows, int num_workers, int64_t k) {
+  return num_rows * static_cast<uint64_t>(k) / static_cast<uint64_t>(num_workers);
+}
+}  // namespace
+
 std::vector<Shard> MakeShards(uint64_t num_rows, int num_workers) {
   std::vector<Shard> shards(num_workers);
   for (int k = 0; k < num_workers; ++k) {
-    shards[k].begin = static_cast<uint32_t>(num_rows * k / num_workers);
-    shards[k].end = static_cast<uint32_t>(num_rows * (k + 1) / num_workers);
+    shards[k].begin = static_cast<uint32_t>(ShardBegin(num_rows, num_workers, k));
+    shards[k].end = static_cast<uint32_t>(ShardBegin(num_rows, num_workers, k + 1));
   }
   return shards;
 }
@@ -33,6 +40,10 @@ Partition Partition::ForRank(uint64_t total_rows, int total_workers, int rank, i
     throw ConfigError("--workers", StrCat(total_workers, " workers cannot be spread over ", ranks,
                                           " processes: give at least one worker per MPI rank"));
   }
+  // Before anything is sized by the worker count (a list of 2^31 shards is 16 GiB).
+  if (static_cast<uint64_t>(total_workers) > total_rows) {
+    throw ConfigError("--workers", StrCat(total_workers, " workers for only ", total_rows, " training rows"));
+  }
   Partition p;
   p.total_rows = total_rows;
   p.total_workers = total_workers;
@@ -41,18 +52,17 @@ Partition Partition::ForRank(uint64_t total_rows, int total_workers, int rank, i
   p.first_worker = static_cast<int>(static_cast<int64_t>(total_workers) * rank / ranks);
   const int end_worker = static_cast<int>(static_cast<int64_t>(total_workers) * (rank + 1) / ranks);
   p.local_workers = end_worker - p.first_worker;
-  const std::vector<Shard> shards = MakeShards(total_rows, total_workers);
-  p.first_row = shards[p.first_worker].begin;
-  p.local_rows = shards[end_worker - 1].end - p.first_row;
+  p.first_row = ShardBegin(total_rows, total_workers, p.first_worker);
+  p.local_rows = ShardBegin(total_rows, total_workers, end_worker) - p.first_row;
   return p;
 }
 
 std::vector<Shard> LocalShards(const Partition& part) {
-  std::vector<Shard> all = MakeShards(part.total_rows, part.total_workers);
-  std::vector<Shard> local(all.begin() + part.first_worker, all.begin() + part.first_worker + part.local_workers);
-  for (Shard& s : local) {
-    s.begin -= static_cast<uint32_t>(part.first_row);
-    s.end -= static_cast<uint32_t>(part.first_row);
+  std::vector<Shard> local(part.local_workers);
+  for (int k = 0; k < part.local_workers; ++k) {
+    const int64_t worker = int64_t{part.first_worker} + k;
+    local[k].begin = static_cast<uint32_t>(ShardBegin(part.total_rows, part.total_workers, worker) - part.first_row);
+    local[k].end = static_cast<uint32_t>(ShardBegin(part.total_rows, part.total_workers, worker + 1) - part.first_row);
   }
   return local;
 }

@@ -90,7 +90,9 @@ std::string ParamInfo::ChoicesText() const {
 std::string ParamInfo::AppliesText() const {
   std::string text;
   for (const ParamCondition& c : applies_when) {
-    text += StrCat(text.empty() ? "" : " and ", "--", c.param, " ", JoinNames(c.values, " or "));
+    // A flag's condition ("true") reads as the flag itself.
+    const bool flag = c.values == std::vector<std::string>{"true"};
+    text += StrCat(text.empty() ? "" : " and ", "--", c.param, flag ? "" : " ", flag ? "" : JoinNames(c.values, " or "));
   }
   return text;
 }

@@ -257,7 +257,8 @@ Plan MakePlan(const RunConfig& base, const PlanOptions& options,
         std::vector<uint32_t> subset(
             static_cast<size_t>(std::min<uint64_t>(rows, uint64_t{timing_dpus} * timing_rows_per_dpu)));
         std::iota(subset.begin(), subset.end(), 0u);
-        RunPilot(timing, data.train.SelectRows(subset), nullptr, *pim, pool, false);
+        const Dataset timing_rows = data.train.SelectRows(subset);
+        RunPilot(timing, timing_rows, nullptr, *pim, pool, false);
       }
       cand.epoch = pim->Project(static_cast<uint32_t>(workers), rows_per_dpu, 1);
     }

@@ -2,7 +2,9 @@
 
 #include <gtest/gtest.h>
 
+#include <limits>
 #include <set>
+#include <tuple>
 
 #include "pimopt/collectives/communicator.h"
 #include "pimopt/core/error.h"
@@ -107,6 +109,32 @@ TEST(Shards, BalancedContiguousAndComplete) {
         EXPECT_LE(shards[i].size(), rows / k + 1);
       }
     }
+  }
+}
+
+// Each rank's shards are the whole list's, cut: computed from the boundaries, never from a list of every worker's
+// (2^31 - 1 workers were a 16 GiB list before the "more workers than rows" check could refuse them).
+TEST(ShardPlan, RanksCutTheWholeListAndHugeWorkerCountsAreRefusedFirst) {
+  for (const auto& [rows, workers, ranks] : {std::tuple{503, 5, 2}, {1000, 7, 3}, {64, 64, 4}, {10, 3, 3}}) {
+    const auto all = MakeShards(rows, workers);
+    for (int rank = 0; rank < ranks; ++rank) {
+      const Partition p = Partition::ForRank(rows, workers, rank, ranks);
+      const auto local = LocalShards(p);
+      ASSERT_EQ(local.size(), static_cast<size_t>(p.local_workers));
+      EXPECT_EQ(p.first_row, all[p.first_worker].begin);
+      EXPECT_EQ(p.first_row + p.local_rows, all[p.first_worker + p.local_workers - 1].end);
+      for (int k = 0; k < p.local_workers; ++k) {
+        EXPECT_EQ(local[k].begin + p.first_row, all[p.first_worker + k].begin);
+        EXPECT_EQ(local[k].end + p.first_row, all[p.first_worker + k].end);
+      }
+    }
+  }
+  try {
+    Partition::ForRank(100, std::numeric_limits<int>::max(), 0, 1);
+    ADD_FAILURE() << "2^31 - 1 workers over 100 rows were accepted";
+  } catch (const ConfigError& e) {
+    EXPECT_NE(std::string(e.what()).find("--workers: 2147483647 workers for only 100 training rows"),
+              std::string::npos) << e.what();
   }
 }
 

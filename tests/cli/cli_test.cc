@@ -619,6 +619,7 @@ TEST_F(Cli, PrimRefusesNumbersItCannotHoldNamingTheFlag) {
   ExpectBadInput("prim VA --dpus 0 --param 1024", "--dpus");
   ExpectBadInput("prim VA --tasklets 99999999999 --param 1024", "--tasklets");
   ExpectBadInput("prim VA --threads -2 --param 1024", "--threads");
+  ExpectBadInput("prim VA --tasklets 24 --param 4096", "--tasklets: 24 tasklets do not fit: kernel 'prim_va'");
   ExpectBadInput("prim VA --shuffle-seed -3 --param 1024", "--shuffle-seed");
   ExpectBadInput("gen dense --rows 10 --first-row -1 --out " + dir.Path("g.svm"), "--first-row");
   EXPECT_EQ(RunPimopt("prim VA --param 8388608").exit_code, 0);  // the largest that fits one DPU
@@ -673,7 +674,8 @@ TEST_F(Cli, EveryDeclaredParameterRefusesHostileValuesNamingItself) {
       if (type == "flag" || type == "text" || !tested.insert(p.dump()).second) continue;
       std::string conditions;
       for (const auto& [param, values] : p["applies_when"].items()) {
-        conditions += " --" + param + " " + values[0].get<std::string>();
+        const std::string value = values[0];
+        conditions += " --" + param + (value == "true" ? "" : " " + value);  // a flag's condition: the flag
       }
       const bool whole_type = type == "integer" || type == "count";
       for (const Hostile& h : hostile) {
@@ -764,6 +766,7 @@ TEST_F(Cli, CalibratedHostConstantsAreAcceptedByTrain) {
                                   overrides);
   EXPECT_EQ(run.exit_code, 0) << run.output;
   ExpectBadInput("profile --calibrate-host --budget 0", "--budget");
+  ExpectBadInput("profile pim-opt --budget 3", "--budget: only meaningful with --calibrate-host");
 }
 
 TEST_F(Cli, ResumeUnderAnotherResultOptionIsRefusedNamingIt) {

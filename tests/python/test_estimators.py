@@ -382,5 +382,16 @@ def test_lists_and_names_are_checked_as_arguments():
         pimopt.profile(5)
     with pytest.raises(TypeError, match="spec"):
         pimopt.load_dataset(["dense"])
+    X, y = np.random.RandomState(0).rand(20, 3), np.tile([0, 1], 10)
+    with pytest.raises(TypeError, match="class_weight"):
+        pimopt.LogisticRegression(class_weight=[1, 2]).fit(X, y)
+    with pytest.raises(TypeError, match="class_weight"):
+        pimopt.LogisticRegression(class_weight={1: "heavy"}).fit(X, y)
+    with pytest.raises(TypeError, match="profile_set"):
+        pimopt.LogisticRegression(backend="pim", profile_set=5).fit(X, y)
+    with pytest.raises(TypeError, match="epochs"):
+        pimopt.LogisticRegression(epochs=[3]).fit(X, y)
+    with pytest.raises(ValueError, match="--epochs: '2.5' is not a whole number"):
+        pimopt.LogisticRegression(epochs=2.5).fit(X, y)
     with pytest.raises(ValueError, match="host_reduction_threads: 64 contradicts host_cores = 16"):
         pimopt.profile("pim-opt", overrides={"host_reduction_threads": 64})

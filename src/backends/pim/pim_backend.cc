@@ -257,6 +257,7 @@ void PimBackend::Setup(const Dataset& train, const TrainConfig& config, const Pa
                                        "; profile '", profile_.name, "' has ", profile_.num_dpus));
   }
   data_ = &train;
+  train_rows_ = train.num_rows();
   config_ = config;
   features_ = static_cast<uint32_t>(train.num_features());
   part_ = part;
@@ -1211,7 +1212,8 @@ PimProjection PimBackend::Project(uint32_t target_dpus, uint64_t target_rows_per
   PimProjection p;
   p.dpus = target_dpus;
   p.rows_per_dpu = target_rows_per_dpu;
-  const double run_rows = static_cast<double>(data_->num_rows()) / num_dpus_;
+  // The rows this run trained on, kept at setup: the dataset itself may be gone (a pilot on a temporary subset).
+  const double run_rows = static_cast<double>(train_rows_) / num_dpus_;
   // Per-DPU work grows with the rows each DPU holds (weak scaling): every kernel's time.
   const double row_factor = static_cast<double>(target_rows_per_dpu) / run_rows;
   // Synchronizations per epoch grow with the rows per DPU: MA-SGD and the one-DPU algorithms take steps over a

@@ -97,10 +97,16 @@ std::vector<HwRow> ReadHwData(const std::string& path) {
     HwRow r;
     r.line = line;
     r.benchmark = c[c_bench];
-    const double dpus = number(c_dpus, "num_dpus", true), param = number(c_param, "data_prep_param", true);
-    if (dpus != std::floor(dpus) || dpus > 1e6 || param != std::floor(param) || param > 1e15) {
-      throw ParseError(path, line, "num_dpus and data_prep_param must be whole numbers");
-    }
+    // A whole number in 1 .. most (what a row of a real measurement can hold: a million DPUs, 10^15 elements).
+    auto whole = [&](size_t k, const char* what, double most) {
+      const double v = number(k, what, true);
+      if (v != std::floor(v)) throw ParseError(path, line, StrCat(what, " '", c[k], "' is not a whole number"));
+      if (v > most) {
+        throw ParseError(path, line, StrCat(what, " '", c[k], "' is out of range: at most ", FormatDouble(most)));
+      }
+      return v;
+    };
+    const double dpus = whole(c_dpus, "num_dpus", 1e6), param = whole(c_param, "data_prep_param", 1e15);
     r.dpus = static_cast<uint32_t>(dpus);
     r.param = static_cast<uint64_t>(param);
     r.kernel_s = number(c_kernel, "hw_kernel_ms", true) / 1e3;

@@ -204,7 +204,8 @@ class PimBackend final : public IBackend {
   pim::HardwareProfile profile_;
   std::unique_ptr<pim::PimSystem> system_;
   std::unique_ptr<pim::DpuSet> dpus_;
-  const Dataset* data_ = nullptr;
+  const Dataset* data_ = nullptr;  // during training only (the caller's)
+  uint64_t train_rows_ = 0;        // data_'s rows, for what is asked after training (Project)
   TrainConfig config_;
   uint32_t features_ = 0;
   uint32_t num_dpus_ = 0;  // this process's DPUs (Partition::local_workers); each process emulates its own

@@ -216,6 +216,16 @@ Host::Host(const RunRequest& request, const HardwareProfile& profile, const std:
 }
 
 void Host::Load(std::shared_ptr<Kernel> kernel) {
+  // The tasklets' stacks and heaps must fit the WRAM: refused naming --tasklets (the emulator's load check is the
+  // last guard, an internal error).
+  const KernelSpec spec = kernel->Spec();
+  const uint32_t fit = MaxTasklets(spec, profile_);
+  if (request_.tasklets > fit) {
+    throw ConfigError("--tasklets", StrCat(request_.tasklets, " tasklets do not fit: kernel '", spec.name,
+                                           "' (its WRAM variables, and per tasklet its stack and heap) fits at most ",
+                                           fit, " in the ", profile_.wram_bytes, " bytes of WRAM of profile '",
+                                           profile_.name, "'"));
+  }
   kernel_ = std::move(kernel);
   set_->Load(kernel_, request_.tasklets);
 }

@@ -296,7 +296,7 @@ void TrainConfig::CheckProcesses(int processes) const {
     throw ConfigError("--algo", StrCat(algorithm, " has one worker and runs in one process; under mpirun use ",
                                        DistributedAlgorithmNames()));
   }
-  Partition::ForRank(1, workers, 0, processes);  // at least one worker per process
+  Partition::CheckWorkersPerRank(workers, processes);
 }
 
 std::pair<uint64_t, uint64_t> RunLocalRounds(IBackend& backend, const TrainConfig& config, const Partition& part,

@@ -34,12 +34,16 @@ int ShardOf(const std::vector<Shard>& shards, uint32_t row) {
   return static_cast<int>(it - shards.begin());
 }
 
-Partition Partition::ForRank(uint64_t total_rows, int total_workers, int rank, int ranks) {
-  PIMOPT_CHECK(ranks >= 1 && rank >= 0 && rank < ranks);
+void Partition::CheckWorkersPerRank(int total_workers, int ranks) {
   if (total_workers < ranks) {
     throw ConfigError("--workers", StrCat(total_workers, " workers cannot be spread over ", ranks,
                                           " processes: give at least one worker per MPI rank"));
   }
+}
+
+Partition Partition::ForRank(uint64_t total_rows, int total_workers, int rank, int ranks) {
+  PIMOPT_CHECK(ranks >= 1 && rank >= 0 && rank < ranks);
+  CheckWorkersPerRank(total_workers, ranks);
   // Before anything is sized by the worker count (a list of 2^31 shards is 16 GiB).
   if (static_cast<uint64_t>(total_workers) > total_rows) {
     throw ConfigError("--workers", StrCat(total_workers, " workers for only ", total_rows, " training rows"));

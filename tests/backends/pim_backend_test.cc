@@ -541,8 +541,9 @@ TEST(PimBackend, RejectsWhatItCannotRun) {
   const Dataset dense = testing::SmallDense(100, 10);
   TrainConfig c = SmallConfig("ma", LossKind::kLogistic);
   TrainConfig many = c;
-  many.workers = 3000;
-  expect_flag(dense, many, {}, "--dpus");
+  many.workers = 3000;  // more DPUs than the profile has (and rows enough for them)
+  expect_flag(testing::SmallDense(3000, 10), many, {}, "--dpus");
+  expect_flag(dense, many, {}, "--workers");  // more workers than rows: refused before anything is sized by them
   PimBackendOptions too_many;
   too_many.tasklets = 30;
   expect_flag(dense, c, too_many, "--tasklets");

@@ -34,8 +34,10 @@ struct Partition {
   uint64_t first_row = 0;  // global index of this process's row 0
   uint64_t local_rows = 0;
 
-  // Throws ConfigError naming --workers when there are fewer workers than processes.
+  // ConfigError naming --workers when a rank would get no worker, or the rows fewer than the workers (checked before
+  // anything is sized by the worker count).
   static Partition ForRank(uint64_t total_rows, int total_workers, int rank, int ranks);
+  static void CheckWorkersPerRank(int total_workers, int ranks);  // at least one worker per rank
   static Partition Whole(uint64_t total_rows, int total_workers) { return ForRank(total_rows, total_workers, 0, 1); }
   bool distributed() const { return ranks > 1; }
 };

@@ -11,6 +11,12 @@
 #                                                pimopt_pool_cost (a phase's fork-join cost at 2 and all threads);
 #                                                the results go to DIR/result (pool_cost.json, cpu_scaling.md,
 #                                                cpu_scaling.json)
+#   bash bench/many_core.sh baselines [DIR] [ARGS...]
+#                                                there: PIM-Opt's CPU and GPU baseline loops in one run
+#                                                (bench/pim_opt_baselines.py loops ARGS: the calibration, the CPU
+#                                                loops at 2, 8 and 16 gloo processes, the all-reduce fit, the
+#                                                artifact's GPU loop and the resident-data one when there is a GPU)
+#                                                into DIR/result/baseline-loops.json (docs/baselines.md)
 #
 # The machine there needs python3 (PyTorch too for the PyTorch rows, nothing else). DIR travels with the
 # repository's files (it is under bench/out/, which git ignores: name it where the copy is made).
@@ -49,8 +55,16 @@ case "$mode" in
     "$dir/pimopt_pool_cost" | tee "$dir/result/pool_cost.json"
     python3 bench/cpu_scaling.py --out "$dir/result" "$@"
     ;;
+  baselines)
+    shift $(($# < 2 ? $# : 2))
+    mkdir -p "$dir/result"
+    if [[ -x "$dir/pimopt" ]]; then  # the host clock for the calibration (optional: the loops need only PyTorch)
+      export LD_LIBRARY_PATH="$PWD/$dir/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}" PIMOPT="$PWD/$dir/pimopt"
+    fi
+    python3 bench/pim_opt_baselines.py loops --out "$dir/result/baseline-loops.json" "$@"
+    ;;
   *)
-    sed -n '2,14p' "$0" >&2
+    sed -n '2,20p' "$0" >&2
     exit 2
     ;;
 esac

@@ -131,7 +131,7 @@ TEST(HwData, ErrorBarsAreQuantilesOfTheAbsoluteErrors) {
   EXPECT_DOUBLE_EQ(s.worst_signed, -0.3);
 }
 
-// The whole validation, once for the tests below (about 2.5 minutes on two cores).
+// The whole validation, once for the tests below (about 35 s on two cores).
 class LeaveOneBenchmarkOut : public ::testing::Test {
  protected:
   static void SetUpTestSuite() {

@@ -1,5 +1,7 @@
 #include "pimopt/run/tune.h"
 
+#include <algorithm>
+
 #include "pimopt/core/error.h"
 #include "pimopt/core/file_util.h"
 
@@ -21,11 +23,18 @@ std::vector<GridAxis> ParseGrid(std::string_view text, const RunConfig& base) {
       throw ConfigError("--grid", StrCat("--", a.name, " does not change the trained model: nothing to select"));
     }
     if (a.name == "cv") throw ConfigError("--grid", "--cv is the tuning's own fold count");
+    std::vector<std::string> canonical;  // the values as the parameter reads them: 1, 1.0 and 1e0 are one
     for (const std::string& v : SplitText(std::string_view(axis).substr(eq + 1), ',')) {
       const std::string value = TrimSpaces(v);
       if (value.empty()) throw ConfigError("--grid", StrCat("an empty value for ", a.name));
       RunConfig probe = base;
       SetParam(probe, a.name, value);  // the parameter's own checks, naming it
+      const std::string text = RunParams().GetText(probe, a.name);
+      if (std::find(canonical.begin(), canonical.end(), text) != canonical.end()) {
+        throw ConfigError("--grid", StrCat(a.name, "=", value, " is listed twice (each setting would be cross-validated "
+                                                           "twice and compared with itself)"));
+      }
+      canonical.push_back(text);
       a.values.push_back(value);
     }
     for (const GridAxis& other : grid) {

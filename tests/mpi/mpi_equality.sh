@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
 # A run on P MPI ranks must give, bit for bit, the model (and metrics) of one process with the same number of
 # workers: GA-SGD, MA-SGD and ADMM; LR and SVM; dense and sparse data; the given backend.
-# Usage: mpi_equality.sh PIMOPT MPIRUN RANKS BACKEND WORKERS
+# Usage: mpi_equality.sh PIMOPT MPIRUN RANKS BACKEND WORKERS [MODELS]
+# MODELS (default "lr svm"): the models of the algorithm x data grid; the rest runs once whatever it is.
 set -euo pipefail
-pimopt=$1 mpirun=$2 ranks=$3 backend=$4 workers=$5
+pimopt=$1 mpirun=$2 ranks=$3 backend=$4 workers=$5 models=${6:-lr svm}
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_rmaps_base_oversubscribe=1
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
@@ -48,7 +49,7 @@ and m['mpi_bytes']>0, m" many.json "$ranks" || { echo "FAIL $name: no MPI traffi
 }
 
 for algo in ga ma admm; do
-  for model in lr svm; do
+  for model in $models; do
     extra=()
     [[ $algo == admm ]] && extra=(--rho 0.05)
     check "$algo $model dense (binary slices, minmax scaling, test set)" --data dense.bin --test dense_test.bin \

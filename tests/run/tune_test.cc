@@ -33,6 +33,8 @@ TEST(TuneGrid, ParsesAxesAndNamesWhatIsWrong) {
   EXPECT_NE(ErrorOf("rgu=1").find("not a parameter"), std::string::npos);
   EXPECT_NE(ErrorOf("threads=1,2").find("does not change the trained model"), std::string::npos);
   EXPECT_NE(ErrorOf("reg=1;reg=2").find("appears twice"), std::string::npos);
+  EXPECT_NE(ErrorOf("reg=1,1.0").find("reg=1.0 is listed twice"), std::string::npos);  // one value, two spellings
+  EXPECT_NE(ErrorOf("model=lr,svm,lr").find("model=lr is listed twice"), std::string::npos);
   EXPECT_NE(ErrorOf("reg=1,").find("empty value"), std::string::npos);
   EXPECT_NE(ErrorOf("reg=-1").find("--reg"), std::string::npos);  // the parameter's own rule
   EXPECT_NE(ErrorOf("").find("names no parameter"), std::string::npos);
@@ -101,7 +103,8 @@ TEST(Tune, WarmStartsFromThePreviousSettingsFoldsWhenTheyFit) {
   SetParam(base, "threads", "2");
   ThreadPool pool(2);
   const Dataset train = testing::SmallDense(1600, 16, 4);
-  const auto grid = ParseGrid("reg=auto,auto;algo=ma,mbsgd", base);
+  // Built directly: ParseGrid refuses a value listed twice, which a user never means; here it repeats settings.
+  const std::vector<GridAxis> grid = {{"reg", {"auto", "auto"}}, {"algo", {"ma", "mbsgd"}}};
   const TuneResult warm = Tune(GridSettings(base, grid), TuneMetric::kAccuracy, train, pool, {}, true);
   const TuneResult cold = Tune(GridSettings(base, grid), TuneMetric::kAccuracy, train, pool, {}, false);
   ASSERT_EQ(warm.trials.size(), 4u);

@@ -8,6 +8,7 @@
 #include <filesystem>
 #include <iostream>
 
+#include "command_params.h"
 #include "param_flags.h"
 #include "pim_commands.h"
 #include "pimopt/core/atomic_file.h"
@@ -139,27 +140,6 @@ int RunTrainUnderMpi(int argc, char** argv, const RunConfig& config) {
 }
 
 // ---------------------------------------------------------------- predict
-struct PredictFlags {
-  std::string model, data, out;
-  int threads = 0;
-  SourceOptions source;  // SourceParams()
-};
-
-const ParamTable<PredictFlags>& PredictParams() {
-  static const ParamTable<PredictFlags> table = [] {
-    ParamTable<PredictFlags> t;
-    const std::string group = "Predict";
-    t.Add("model", &PredictFlags::model, "").Required().Effect(ParamEffect::kNone).Group(group).Help("model file");
-    t.Add("data", &PredictFlags::data, "").Required().Effect(ParamEffect::kNone).Group(group).Help(
-        "data file or built-in name");
-    t.Add("out", &PredictFlags::out, "").Effect(ParamEffect::kNone).Group(group).Help(
-        "write 'label score' per row here");
-    AddThreadsParam(t, &PredictFlags::threads, "host threads; never changes the scores").Group(group);
-    return t;
-  }();
-  return table;
-}
-
 int RunPredict(const PredictFlags& f) {
   CheckOutputPath(f.out, "--out");
   const LinearModel model = ReadModel(f.model);
@@ -238,35 +218,6 @@ const char* FormatName(FileFormat format) {
   return "?";
 }
 
-struct GenFlags {
-  std::string out, format;
-  uint64_t first_row = 0;
-  int threads = 0;
-};
-
-const ParamTable<GenFlags>& GenParams() {
-  static const ParamTable<GenFlags> table = [] {
-    ParamTable<GenFlags> t;
-    const std::string group = "Output";
-    t.Add("out", &GenFlags::out, "").Required().Effect(ParamEffect::kNone).Group(group).Help(
-        "output file (.svm LIBSVM or .bin binary)");
-    t.Add("format", &GenFlags::format, "")
-        .Effect(ParamEffect::kNone)
-        .DefaultNote("from the extension")
-        .Group(group)
-        .Help("libsvm | binary | yfcc-text | criteo-text");
-    t.Add("first-row", &GenFlags::first_row, 0)
-        .Effect(ParamEffect::kNone)
-        .Unit("row")
-        .Group(group)
-        .Help("first row number (a test set: rows after the train rows; the generator refuses rows past what it can "
-              "number)");
-    AddThreadsParam(t, &GenFlags::threads, "host threads; never changes the data").Group(group);
-    return t;
-  }();
-  return table;
-}
-
 int RunGen(const SyntheticGenerator& generator, const GenFlags& f) {
   const FileFormat format = FormatFor(f.out, f.format, "--out");
   CheckOutputPath(f.out, "--out");
@@ -276,24 +227,6 @@ int RunGen(const SyntheticGenerator& generator, const GenFlags& f) {
   std::printf("wrote %s: %zu rows x %zu features, %zu positives\n", f.out.c_str(), d.num_rows(), d.num_features(),
               d.CountPositives());
   return 0;
-}
-
-struct ConvertFlags {
-  std::string in, out, format;
-  SourceOptions source;  // SourceParams()
-};
-
-const ParamTable<ConvertFlags>& ConvertParams() {
-  static const ParamTable<ConvertFlags> table = [] {
-    ParamTable<ConvertFlags> t;
-    t.Add("format", &ConvertFlags::format, "")
-        .Effect(ParamEffect::kNone)
-        .DefaultNote("from the extension")
-        .Group("Output")
-        .Help("libsvm | binary | yfcc-text | criteo-text");
-    return t;
-  }();
-  return table;
 }
 
 int RunConvert(const ConvertFlags& f) {
@@ -324,34 +257,6 @@ int RunInfoCommand(const std::string& spec, const SourceOptions& source) {
 }
 
 // ---------------------------------------------------------------- params
-// Every command's flags (CommandFlags::infos), for `pimopt params`.
-using CommandInfos = std::vector<std::pair<std::string, std::vector<const ParamInfo*>>>;
-
-struct ParamsFlags {
-  std::string format = "text";
-  std::string command = "train";
-};
-
-const ParamTable<ParamsFlags>& ParamsParams() {
-  static const ParamTable<ParamsFlags> table = [] {
-    ParamTable<ParamsFlags> t;
-    t.AddChoice("format", &ParamsFlags::format, std::string("text"),
-                {{{"text", "", {}}, std::string("text")},
-                 {{"markdown", "the README's tables", {}}, std::string("markdown")},
-                 {{"json", "every command's parameters with their types and bounds, for tools and tests", {}},
-                  std::string("json")}})
-        .Effect(ParamEffect::kNone)
-        .Group("Output")
-        .Help("how to print them");
-    t.Add("command", &ParamsFlags::command, "train")
-        .Effect(ParamEffect::kNone)
-        .Group("Output")
-        .Help("the command whose parameters text and markdown show (json shows every command's)");
-    return t;
-  }();
-  return table;
-}
-
 int RunParamsCommand(const ParamsFlags& f, const CommandInfos& commands) {
   if (f.format == "json") {
     nlohmann::json out = nlohmann::json::object();
@@ -380,42 +285,6 @@ int RunParamsCommand(const ParamsFlags& f, const CommandInfos& commands) {
 }
 
 // ---------------------------------------------------------------- profile
-struct ProfileFlags {
-  std::string name;  // positional: "" lists the profiles
-  std::string set;
-  std::string format = "text";
-  bool calibrate_host = false;
-  double budget_s = 2.0;
-};
-
-const ParamTable<ProfileFlags>& ProfileParams() {
-  static const ParamTable<ProfileFlags> table = [] {
-    ParamTable<ProfileFlags> t;
-    const std::string group = "Profile";
-    t.Add("set", &ProfileFlags::set, "").Effect(ParamEffect::kNone).Group(group).Help(
-        "FIELD=VALUE,... overrides, as train's --profile-set");
-    t.AddChoice("format", &ProfileFlags::format, std::string("text"),
-                {{{"text", "", {}}, std::string("text")}, {{"markdown", "", {}}, std::string("markdown")}})
-        .Effect(ParamEffect::kNone)
-        .Group(group)
-        .Help("how to print the profile");
-    t.Add("calibrate-host", &ProfileFlags::calibrate_host, false)
-        .Effect(ParamEffect::kNone)
-        .Group(group)
-        .Help("measure this machine's host reduction constants and print them as --profile-set fields");
-    t.Add("budget", &ProfileFlags::budget_s, 2.0)
-        .Positive()
-        .Max(600)
-        .Unit("s")
-        .AppliesWhen("calibrate-host", {"true"})
-        .Effect(ParamEffect::kNone)
-        .Group(group)
-        .Help("seconds --calibrate-host may take");
-    return t;
-  }();
-  return table;
-}
-
 int RunCalibrateHost(double budget_s) {
   const pim::HostMeasurement m = pim::MeasureHost(budget_s);
   std::printf("this host (%u hardware threads), measured with the reduction loop of the modeled host:\n", m.cores);
@@ -493,105 +362,6 @@ int RunProfileCommand(const ProfileFlags& f) {
   }
   return 0;
 }
-
-struct TuneFlags {
-  std::string grid;
-  std::string metric = "accuracy";
-  bool no_warm_start = false;
-};
-
-const ParamTable<TuneFlags>& TuneParams() {
-  static const ParamTable<TuneFlags> table = [] {
-    ParamTable<TuneFlags> t;
-    const std::string group = "Tuning";
-    t.Add("grid", &TuneFlags::grid, "")
-        .Required()
-        .Effect(ParamEffect::kNone)
-        .Group(group)
-        .Help("NAME=V1,V2,...;NAME=... over train's parameters (e.g. 'reg=auto,1e-4,1e-2;model=lr,svm')");
-    t.AddChoice("metric", &TuneFlags::metric, std::string("accuracy"),
-                {{{"accuracy", "", {}}, std::string("accuracy")}, {{"auc", "", {}}, std::string("auc")}})
-        .Effect(ParamEffect::kNone)
-        .Group(group)
-        .Help("what 'best' means");
-    t.Add("no-warm-start", &TuneFlags::no_warm_start, false)
-        .Effect(ParamEffect::kNone)
-        .Group(group)
-        .Help("train every setting's folds from zero (by default a fold starts from the model the same fold of the "
-              "previous setting ended with, when both have the same backend, algorithm and workers)");
-    return t;
-  }();
-  return table;
-}
-
-struct PlanPrintFlags {
-  bool json = false;
-};
-
-const ParamTable<PlanPrintFlags>& PlanPrintParams() {
-  static const ParamTable<PlanPrintFlags> table = [] {
-    ParamTable<PlanPrintFlags> t;
-    t.Add("json", &PlanPrintFlags::json, false).Effect(ParamEffect::kNone).Group("Plan").Help(
-        "print the plan as JSON");
-    return t;
-  }();
-  return table;
-}
-
-// A command's flags: every one declared in a parameter table (the command's own or a library's), bound to the
-// command by ParamFlags, and applied after parsing through the table's own parser, so each value is checked once,
-// the same way for every front end, before anything uses it.
-class CommandFlags {
- public:
-  using Setter = std::function<void(const std::string& name, const std::string& text)>;
-  explicit CommandFlags(CLI::App* command) : command_(command) {}
-  // A table's flags, set on `target`; once all are set, a given flag whose conditions (AppliesWhen) do not hold is
-  // refused naming it.
-  template <typename Config>
-  CommandFlags& Add(const ParamTable<Config>& table, Config& target) {
-    Add(Infos(table), [&table, &target](const std::string& name, const std::string& text) {
-      table.SetText(target, name, text);
-    });
-    ParamFlags* flags = groups_.back().flags.get();
-    checks_.push_back([flags, &table, &target] {
-      for (const auto& e : table.entries()) {
-        if (flags->Given(e.info.name) && !table.Applies(e, target)) {
-          throw ConfigError(e.info.Flag(), StrCat("only meaningful with ", e.info.AppliesText()));
-        }
-      }
-    });
-    return *this;
-  }
-  CommandFlags& Add(const std::vector<const ParamInfo*>& infos, Setter set) {
-    groups_.push_back({std::make_unique<ParamFlags>(), std::move(set)});
-    groups_.back().flags->Add(command_, infos);
-    for (const ParamInfo* info : infos) {
-      if (std::none_of(infos_.begin(), infos_.end(), [&](const ParamInfo* i) { return i->name == info->name; })) {
-        infos_.push_back(info);
-      }
-    }
-    return *this;
-  }
-  void Apply() const {
-    for (const Group& g : groups_) g.flags->ForEachGiven(g.set);
-    for (const auto& check : checks_) check();
-  }
-  bool Given(const std::string& name) const {
-    return std::any_of(groups_.begin(), groups_.end(), [&](const Group& g) { return g.flags->Given(name); });
-  }
-  const std::vector<const ParamInfo*>& infos() const { return infos_; }
-  CLI::App* command() const { return command_; }
-
- private:
-  struct Group {
-    std::unique_ptr<ParamFlags> flags;
-    Setter set;
-  };
-  CLI::App* command_;
-  std::vector<Group> groups_;
-  std::vector<std::function<void()>> checks_;
-  std::vector<const ParamInfo*> infos_;
-};
 
 }  // namespace
 

@@ -620,6 +620,21 @@ def _gpu_loops(rows, batch, features, device, epochs=3):
     return out
 
 
+def model_gpu_loop(cal, loop, gpu):
+    """Adds to a measured GPU loop ({rows, batch, measured_s, resident_s, h2d_bytes_per_s}) the models of both GPU
+    programs for that machine: its calibration `cal` (no clock scaling), its measured host-to-device rate and the HBM
+    of profile `gpu`; and the resident step's fixed cost fitted on the measurement."""
+    here = dict(GPU_SYSTEMS[gpu], pcie_bytes_per_s=loop["h2d_bytes_per_s"], pcie_band=(loop["h2d_bytes_per_s"],) * 2,
+                host_clock_hz=None, host_clock_band=(None, None))
+    rows, batch = loop["rows"], loop["batch"]
+    modeled = gpu_epoch(cal, rows, batch, 4096, here)
+    loop["modeled_here_s"], loop["modeled_here_bound"] = modeled["epoch_s"], modeled["bound"]
+    loop["modeled_parts"] = {k: modeled[k] for k in ("load_s", "pin_s", "device_s")}
+    loop["resident_modeled_s"] = gpu_resident_epoch(rows, batch, 4096, here)["epoch_s"]
+    loop["resident_fixed_step_fit_s"] = fit_resident_step(loop["resident_s"], rows, batch, 4096, here)
+    return loop
+
+
 def loops(args):
     """Everything the baselines' validation needs from a machine with many cores and (optionally) a GPU, in one
     run: the calibration, the CPU loops at each process count, the all-reduce fit, and the GPU loops. Writes the
@@ -636,9 +651,14 @@ def loops(args):
               "process_scaling_fit": fit_process_scaling(cpu, cal, os.cpu_count())}
     device = args.gpu_device or ("cuda" if torch.cuda.is_available() else None)
     if device:
-        report["gpu_loop"] = _gpu_loops(args.gpu_rows, 4096, 4096, device)
-        print(f"gpu: streamed by the loader {report['gpu_loop']['measured_s']:.3f} s, resident "
-              f"{report['gpu_loop']['resident_s']:.4f} s per epoch of {args.gpu_rows} rows", flush=True)
+        loop = _gpu_loops(args.gpu_rows, 4096, 4096, device)
+        report["gpu_loop"] = loop
+        print(f"gpu: streamed by the loader {loop['measured_s']:.3f} s, resident {loop['resident_s']:.4f} s per "
+              f"epoch of {args.gpu_rows} rows", flush=True)
+        if "h2d_bytes_per_s" in loop:  # a GPU: the models beside the measurements, for this machine
+            model_gpu_loop(cal, loop, args.gpu)
+            print(f"gpu model ({args.gpu}'s HBM): the artifact's program {loop['modeled_here_s']:.3f} s "
+                  f"({loop['modeled_here_bound']}-bound), resident {loop['resident_modeled_s']:.4f} s", flush=True)
     else:
         print("no GPU: the GPU loops were not run", flush=True)
     with open(args.out + ".tmp", "w") as f:
@@ -680,6 +700,8 @@ def main():
     lp.add_argument("--rows-per-process", type=int, default=2048)
     lp.add_argument("--gpu-rows", type=int, default=262144)
     lp.add_argument("--gpu-device", help="default: cuda when there is a GPU, else none (cpu: a smoke test)")
+    lp.add_argument("--gpu", choices=sorted(GPU_SYSTEMS), default="h200",
+                    help="the GPU profile whose HBM bandwidth the models use (the host rates are measured)")
     lp.add_argument("--out", default="baseline-loops.json")
     p = sub.add_parser("predict")
     p.add_argument("--calibration", default=DEFAULT_CALIBRATION)

@@ -89,8 +89,8 @@ namespace {
 // On the Criteo-shaped synthetic set (sparse, ~3% positives, class weights 15 : 0.5 as PIM-Opt), test AUC on the
 // PIM backend is within 0.01 of the CPU backend.
 TEST(PimParitySparse, AucWithinOneHundredthOfTheCpuBackend) {
-  const Dataset train = LoadDataset("sparse:rows=60000,features=32768,seed=2", {});
-  const Dataset test = *LoadCompanionTestSet("sparse:rows=60000,features=32768,seed=2", {});
+  const Dataset train = LoadDataset("sparse:rows=36000,features=32768,seed=2", {});
+  const Dataset test = *LoadCompanionTestSet("sparse:rows=36000,features=32768,seed=2", {});
   for (std::string algo : {"ga", "ma", "admm"}) {
     for (LossKind loss : {LossKind::kLogistic, LossKind::kHinge}) {
       TrainConfig config;

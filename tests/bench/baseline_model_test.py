@@ -193,6 +193,16 @@ class GpuResident(unittest.TestCase):
         self.assertLessEqual(r["band_s"][0], 7.69879541015625 + 1e-9)
         self.assertGreaterEqual(r["band_s"][1], 7.69879541015625 - 1e-9)  # the measured epoch
 
+    def test_a_measured_gpu_loop_gets_the_models_of_that_machine(self):
+        # The loop as the H200 run recorded it: the models beside it are the ones docs/baselines.md shows.
+        loop = {"rows": 262144, "batch": 4096, "measured_s": 7.69879541015625, "resident_s": H200_RESIDENT[262144],
+                "h2d_bytes_per_s": 55167110014.093346}
+        pb.model_gpu_loop(dict(H200_CAL, clock_hz=2.6e9), loop, "h200")
+        self.assertAlmostEqual(loop["modeled_here_s"], 5.7184760699355826, places=6)
+        self.assertEqual(loop["modeled_here_bound"], "load")
+        self.assertAlmostEqual(loop["resident_fixed_step_fit_s"], pb.RESIDENT_STEP["fixed_s"], delta=1e-6)
+        self.assertAlmostEqual(loop["resident_modeled_s"], H200_RESIDENT[262144], delta=1e-4)
+
     def test_resident_beats_the_loader_bound_artifact_program(self):
         art = pb.gpu_epoch(CAL, 262144, 4096, 4096)
         self.assertLess(pb.gpu_resident_epoch(262144, 4096, 4096)["epoch_s"] * 10, art["epoch_s"])

@@ -59,6 +59,9 @@ for data in "dense:rows=3000,features=64,seed=4" "sparse:rows=6000,features=2000
     run --data "$data" --epochs 2 --algo $algo --backend pim --dpus 16 --batch 32 --lr 0.05 --kernel pim-opt
   done
   run --data "$data" --epochs 2 --algo ma --backend pim --dpus 16 --batch 32 --lr 0.05 --reg 0 --class-weights 3:0.5
+  for format in int8 int16; do  # the quantized model deltas: their encoding's modeled cycles
+    run --data "$data" --epochs 2 --algo ma --backend pim --dpus 16 --batch 32 --lr 0.05 --sync-format $format
+  done
 done
 echo "$runs configurations, $differing differing"
 ((differing == 0))

@@ -10,6 +10,7 @@
 #include "pimopt/core/error.h"
 #include "pimopt/core/file_util.h"
 #include "pimopt/core/thread_pool.h"
+#include "pimopt/pim/encoding_cost.h"
 #include "pimopt/pim/host_model.h"
 #include "pimopt/pim/interconnect.h"
 #include "pimopt/pim/pipelined_reduction.h"
@@ -514,7 +515,8 @@ void PimBackend::GradientStep(std::span<const std::span<const uint32_t>> worker_
     Pull(activity, TransferKind::kPullGradients, pim::kMramHeapSymbol, layout_.g_offset,
          layout_.gradient_bytes());
   }
-  if (compacted) RecordEncodedPull(TransferKind::kPullGradients, CompactedBytes(pairs), CompactionCycles(pairs));
+  if (compacted) RecordEncodedPull(TransferKind::kPullGradients, CompactedBytes(pairs),
+                                    pim::CompactionCycles(profile_, pairs, CompactedBytes(pairs)));
   // Host: exact 64-bit sums over the DPUs (and over processes), then the fixed-point step.
   const auto t0 = Clock::now();
   const double comm_s0 = comm_->stats().seconds;
@@ -738,7 +740,8 @@ void PimBackend::AverageLocalModels() {
       RecordEncodedPull(TransferKind::kPullModels, QuantizedBytes(bits), cycles);
     }
   } else if (compacted) {
-    RecordEncodedPull(TransferKind::kPullModels, CompactedBytes(pairs), CompactionCycles(pairs));
+    RecordEncodedPull(TransferKind::kPullModels, CompactedBytes(pairs),
+                      pim::CompactionCycles(profile_, pairs, CompactedBytes(pairs)));
   }
   const auto t0 = Clock::now();
   const double comm_s0 = comm_->stats().seconds;
@@ -1156,11 +1159,7 @@ double PimBackend::QuantizeModelDeltas(int bits) {
     }
   });
   for (const fixed::Saturation& x : sat) saturation_.events += x.events;
-  // The DPUs' encoding: two passes over x_k and e_k (the largest |d|, then q and the new e_k); MRAM traffic per
-  // coordinate: x and e read twice, e and q written; a few instructions per coordinate per pass.
-  const double mram_bytes = static_cast<double>(total) * (16 + 4 + bits / 8.0);
-  constexpr double kInstructionsPerCoordinate = 12;  // two passes: loads, subtract/add, compare, shift, clamp, stores
-  return std::max(BlockDmaCycles(mram_bytes), kInstructionsPerCoordinate * static_cast<double>(total));
+  return pim::QuantizationCycles(profile_, total, bits);  // the DPUs' encoding (pim/encoding_cost.h)
 }
 
 uint64_t PimBackend::QuantizedBytes(int bits) const {
@@ -1186,18 +1185,6 @@ uint64_t PimBackend::MostTouchedPairs(std::span<const std::span<const uint32_t>>
   comm_->AllreduceMax(most);
   // Beyond float's exact integers the compaction is not considered.
   return most[0] < 16777216.0f ? static_cast<uint64_t>(most[0]) : 0;
-}
-
-double PimBackend::BlockDmaCycles(double bytes) const {
-  const double block = std::min<double>(profile_.dma_max_bytes, 2048);
-  return std::ceil(bytes / block) * (profile_.dma_occupancy_cycles + block * profile_.dma_occupancy_cycles_per_byte);
-}
-
-double PimBackend::CompactionCycles(uint64_t pairs) const {
-  // Per pair one 8-byte MRAM read (its value) on the DMA engine, the list written to MRAM in 2,048-byte DMAs (an
-  // estimate by the profile's DMA engine occupancy, not an emulated kernel).
-  return static_cast<double>(pairs) * (profile_.dma_occupancy_cycles + 8 * profile_.dma_occupancy_cycles_per_byte) +
-         BlockDmaCycles(static_cast<double>(CompactedBytes(pairs)));
 }
 
 void PimBackend::RecordEncodedPull(TransferKind kind, uint64_t bytes_per_dpu, double encoding_cycles) {

@@ -224,10 +224,6 @@ class PimBackend final : public IBackend {
   // and the bias); 0 when not countable. The pairs' bytes: 8 each (a 4-byte index, the value padded) and a count.
   uint64_t MostTouchedPairs(std::span<const std::span<const uint32_t>> worker_rows) const;
   static uint64_t CompactedBytes(uint64_t pairs) { return 8 * pairs + 8; }
-  // The DPUs' compaction of `pairs` pairs (cycles): per pair one 8-byte MRAM read, the list written in blocks.
-  double CompactionCycles(uint64_t pairs) const;
-  // The DMA engine's occupancy (cycles) for `bytes` moved in 2,048-byte blocks.
-  double BlockDmaCycles(double bytes) const;
   // An encoded pull (compacted or quantized) after the emulator's dense carrier transfer: the DPUs' encoding
   // (`encoding_cycles`, part of the kernel time) and the machine's parallel pull of `bytes_per_dpu`.
   void RecordEncodedPull(TransferKind kind, uint64_t bytes_per_dpu, double encoding_cycles);

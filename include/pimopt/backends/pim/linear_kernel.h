@@ -18,7 +18,8 @@
 // whole model once per step (the L2 / proximal decay touches every weight, as in PIM-Opt: cost grows with the
 // model size, not with the non-zeros) and clears G for the next step.
 //
-// The host/DPU contract is typed: modes and losses are enums of fixed values, LinearKernelArgs has a checked layout,
+// The host/DPU contract is typed: modes and losses are enums of fixed values, LinearKernelArgs has the layout of the
+// plain-C header linear_kernel_args.h (which a DPU program could include; checked field by field),
 // the WRAM variables are named by the constants below (host and kernel use the same ones), and the kernel declares
 // the WRAM heap each tasklet takes, so a tasklet count whose buffers do not fit is refused at load.
 //
@@ -45,6 +46,7 @@
 #include <type_traits>
 #include <vector>
 
+#include "pimopt/backends/pim/linear_kernel_args.h"
 #include "pimopt/fixed/fixed_point.h"
 #include "pimopt/pim/kernel.h"
 
@@ -69,8 +71,13 @@ inline constexpr std::string_view kDerivativesSymbol = "d";          // the chun
 inline constexpr std::string_view kCountSymbol = "count";            // rows in the chunk
 inline constexpr std::string_view kPartialsSymbol = "partials";      // per-tasklet partial scores (feature split)
 
-enum class KernelMode : uint32_t { kGradient = 0, kLocalSgd = 1, kProximalSgd = 2 };
-enum class KernelLoss : uint32_t { kLogistic = 0, kHinge = 1 };
+// The C header's values (linear_kernel_args.h), typed.
+enum class KernelMode : uint32_t {
+  kGradient = PIMOPT_KERNEL_GRADIENT,
+  kLocalSgd = PIMOPT_KERNEL_LOCAL_SGD,
+  kProximalSgd = PIMOPT_KERNEL_PROXIMAL_SGD
+};
+enum class KernelLoss : uint32_t { kLogistic = PIMOPT_KERNEL_LOGISTIC, kHinge = PIMOPT_KERNEL_HINGE };
 KernelLoss ToKernelLoss(LossKind loss);
 LossKind FromKernelLoss(KernelLoss loss);
 
@@ -96,10 +103,44 @@ struct LinearKernelArgs {
   uint64_t x_offset = 0, y_offset = 0, w_offset = 0, v_offset = 0, g_offset = 0, list_offset = 0, sigmoid_offset = 0;
   uint64_t col_offset = 0, val_offset = 0;  // sparse: x_offset holds the row pointers
 };
-// The struct is copied byte for byte into WRAM: its layout is part of the contract.
+// The struct is copied byte for byte into WRAM: its layout is the C header's (linear_kernel_args.h), which a DPU
+// program would include. Checked field by field.
 static_assert(sizeof(LinearKernelArgs) == 144 && std::has_unique_object_representations_v<LinearKernelArgs> &&
                   offsetof(LinearKernelArgs, lr_weight_q32) % 8 == 0 && offsetof(LinearKernelArgs, x_offset) % 8 == 0,
               "LinearKernelArgs must keep its 8-byte aligned layout without implicit padding");
+static_assert(sizeof(LinearKernelArgs) == sizeof(pimopt_linear_kernel_args) &&
+                  std::has_unique_object_representations_v<pimopt_linear_kernel_args>,
+              "LinearKernelArgs and the C header's pimopt_linear_kernel_args must be the same bytes");
+#define PIMOPT_SAME_FIELD(field)                                                                            \
+  static_assert(offsetof(LinearKernelArgs, field) == offsetof(pimopt_linear_kernel_args, field) &&         \
+                    sizeof(LinearKernelArgs::field) == sizeof(pimopt_linear_kernel_args::field),            \
+                "LinearKernelArgs::" #field " is not where linear_kernel_args.h puts it")
+PIMOPT_SAME_FIELD(mode);
+PIMOPT_SAME_FIELD(loss);
+PIMOPT_SAME_FIELD(n_pad);
+PIMOPT_SAME_FIELD(artifact);
+PIMOPT_SAME_FIELD(steps);
+PIMOPT_SAME_FIELD(slots_per_step);
+PIMOPT_SAME_FIELD(fit_bias);
+PIMOPT_SAME_FIELD(sparse);
+PIMOPT_SAME_FIELD(lr_weight_q32);
+PIMOPT_SAME_FIELD(decay_q32);
+PIMOPT_SAME_FIELD(sigmoid_float);
+PIMOPT_SAME_FIELD(feature_split);
+PIMOPT_SAME_FIELD(positive_weight_q24);
+PIMOPT_SAME_FIELD(negative_weight_q24);
+PIMOPT_SAME_FIELD(sparse_update);
+PIMOPT_SAME_FIELD(reserved);
+PIMOPT_SAME_FIELD(x_offset);
+PIMOPT_SAME_FIELD(y_offset);
+PIMOPT_SAME_FIELD(w_offset);
+PIMOPT_SAME_FIELD(v_offset);
+PIMOPT_SAME_FIELD(g_offset);
+PIMOPT_SAME_FIELD(list_offset);
+PIMOPT_SAME_FIELD(sigmoid_offset);
+PIMOPT_SAME_FIELD(col_offset);
+PIMOPT_SAME_FIELD(val_offset);
+#undef PIMOPT_SAME_FIELD
 
 // Per-tasklet WRAM buffers of the kernel (MemAlloc, each 8-aligned): a block of a dense row or a window of sparse
 // values, a model block, a proximal-target block, a block of sums (shared with the window of column numbers), and

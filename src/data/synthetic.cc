@@ -52,14 +52,22 @@ std::vector<float> PlantedDirection(uint64_t features, uint64_t seed) {
   return v;
 }
 
-uint64_t SaturatingProduct(uint64_t a, uint64_t b) {
-  return b != 0 && a > std::numeric_limits<uint64_t>::max() / b ? std::numeric_limits<uint64_t>::max() : a * b;
+constexpr uint64_t kMostBytes = std::numeric_limits<uint64_t>::max();
+uint64_t SaturatingProduct(uint64_t a, uint64_t b) { return b != 0 && a > kMostBytes / b ? kMostBytes : a * b; }
+uint64_t SaturatingSum(uint64_t a, uint64_t b) { return a > kMostBytes - b ? kMostBytes : a + b; }
+
+// The memory the generated rows take (`bytes_per_row` each, and `fixed_bytes` besides) checked against what this
+// machine has, before any allocation (ConfigError naming --rows with the sizes).
+void CheckGeneratedSize(uint64_t rows, uint64_t bytes_per_row, uint64_t fixed_bytes, const std::string& what) {
+  CheckMemoryNeed(SaturatingSum(SaturatingProduct(rows, bytes_per_row), fixed_bytes), StrCat("generating ", what),
+                  "--rows");
 }
 
-// The memory the generated rows take (`bytes_per_row` each) checked against what this machine has, before any
-// allocation (ConfigError naming --rows with the sizes).
-void CheckGeneratedSize(uint64_t rows, uint64_t bytes_per_row, const std::string& what) {
-  CheckMemoryNeed(SaturatingProduct(rows, bytes_per_row), StrCat("generating ", what), "--rows");
+// A dense generator's memory: per row its features and label (floats), and the planted direction.
+void CheckDenseSize(uint64_t rows, uint64_t features) {
+  const uint64_t feature_bytes = SaturatingProduct(features, sizeof(float));
+  CheckGeneratedSize(rows, SaturatingSum(feature_bytes, sizeof(float)), feature_bytes,
+                     StrCat(rows, " rows x ", features, " dense features"));
 }
 
 // Rows [first_row, first_row + rows) of a dense generator: `draw_row(rng, x)` draws one row from its block's stream
@@ -68,8 +76,6 @@ void CheckGeneratedSize(uint64_t rows, uint64_t bytes_per_row, const std::string
 template <typename DrawRow>
 Dataset GenerateDenseRows(uint64_t first_row, uint64_t rows, uint64_t features, uint64_t seed, ThreadPool* pool,
                           const DrawRow& draw_row) {
-  CheckGeneratedSize(rows, SaturatingProduct(features, sizeof(float)) + sizeof(float),
-                     StrCat(rows, " rows x ", features, " dense features"));
   std::vector<float> values(rows * features);
   std::vector<float> labels(rows);
   ForEachBlock(first_row, rows, pool, [&](uint64_t block, uint64_t begin, uint64_t end) {
@@ -202,6 +208,7 @@ YfccSyntheticParams::YfccSyntheticParams() { YfccSyntheticTable().ApplyDefaults(
 
 Dataset GenerateYfcc(const YfccSyntheticParams& p, ThreadPool* pool) {
   YfccSyntheticTable().CheckValues(p);
+  CheckDenseSize(p.rows, p.features);  // before the planted direction and the rows are allocated
   const std::vector<float> v = PlantedDirection(p.features, p.seed);
   const double mu = NormalQuantile(p.active);
   const double scale = mu + 4.0;  // about the largest activation: the min-max normalization's divisor
@@ -252,6 +259,7 @@ SparseSyntheticParams::SparseSyntheticParams() { SparseSyntheticTable().ApplyDef
 
 Dataset GenerateDense(const DenseSyntheticParams& p, ThreadPool* pool) {
   DenseSyntheticTable().CheckValues(p);
+  CheckDenseSize(p.rows, p.features);  // before the planted direction and the rows are allocated
   const std::vector<float> v = PlantedDirection(p.features, p.seed);
   const float shift = static_cast<float>(p.separation);
   const float spread = static_cast<float>(1.0 - 2.0 * p.separation);
@@ -275,7 +283,7 @@ Dataset GenerateSparse(const SparseSyntheticParams& p, ThreadPool* pool) {
   CheckMemoryNeed(SaturatingProduct(p.fields, SaturatingProduct(p.max_vocabulary, sizeof(double))),
                   StrCat("the value tables of ", p.fields, " fields of up to ", p.max_vocabulary, " values"),
                   "--vocabulary");
-  CheckGeneratedSize(p.rows, SaturatingProduct(p.fields, 2 * sizeof(uint32_t)) + 64,
+  CheckGeneratedSize(p.rows, SaturatingProduct(p.fields, 2 * sizeof(uint32_t)) + 64, 0,
                      StrCat(p.rows, " sparse rows of ", p.fields, " fields"));
   // Per-field Zipf cumulative tables.
   std::vector<std::vector<double>> cdf(p.fields);

@@ -310,6 +310,15 @@ TEST_F(Cli, MemoryNeedsBeyondTheMachineAreRefusedBeforeAllocating) {
                      " --scale none --backend pim --algo ma --dpus 2048 "
                      "--epochs 1",
                  "--dpus: the emulated MRAM (2048 DPUs x ");
+  // Synthetic data beyond any machine's memory: refused before the planted direction or a row is allocated (each
+  // ended in "out of memory", exit 1, or allocated for minutes).
+  const std::string out = " --out " + dir.Path("g.svm");
+  ExpectBadInput("gen dense --rows 1000000000 --features 1000000" + out,
+                 "--rows: generating 1000000000 rows x 1000000 dense features needs");
+  ExpectBadInput("gen yfcc --rows 10 --features 100000000000" + out, "--rows: generating 10 rows x 100000000000 dense");
+  ExpectBadInput("gen dense --rows 1 --features 18446744073709551615" + out, "--rows: generating 1 rows x");
+  ExpectBadInput("gen sparse --vocabulary 100000000000" + out, "--vocabulary: the value tables of 39 fields");
+  ExpectBadInput("train --data dense:rows=1000000000,features=1000000", "--rows: generating");
 }
 
 // SIGTERM at any moment of a run that writes checkpoints: the process ends by the signal, no temporary file is

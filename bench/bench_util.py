@@ -32,6 +32,16 @@ def train(args, report, backend="pim"):
         return json.load(f)
 
 
+def timed_projection(report, what=""):
+    """The report's projection; exits rather than let a table or a plot use a projection whose epoch could not be
+    timed (its figures are null: the profile's links do not cover the target DPUs)."""
+    p = report["projection"]
+    if not p.get("timed", True):
+        sys.exit(f"FAIL: {what + ': ' if what else ''}the projection to {p['dpus']} DPUs has no epoch time: "
+                 f"{p['note']}")
+    return p
+
+
 def run(cmd):
     """Runs CMD and returns its output; exits with the output on failure."""
     res = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)

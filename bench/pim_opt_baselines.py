@@ -25,7 +25,8 @@ Usage: /usr/bin/python3 bench/pim_opt_baselines.py calibrate [--out bench/out/ba
        /usr/bin/python3 bench/pim_opt_baselines.py predict --system cpu|gpu|gpu-resident [--gpu a100|h200]
                         --data yfcc|criteo --algo ma|ga|admm --rows N --batch B [--calibration FILE]
        python3 bench/pim_opt_baselines.py loops [--processes 2,8,16] [--gpu-rows 262144] [--out FILE]
-                        (on a machine with many cores and a GPU: PyTorch only; bench/baseline_loops.sh carries it)
+                        (on a machine with many cores and a GPU, PyTorch only: `bash bench/many_core.sh baselines`
+                        runs it)
 The model functions (cpu_epoch, gpu_epoch) need no torch; tests/bench/baseline_model_test.py checks them.
 """
 import argparse

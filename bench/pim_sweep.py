@@ -17,9 +17,8 @@ import argparse
 import csv
 import json
 import os
-import sys
 
-from bench_util import train  # noqa: E402
+from bench_util import timed_projection, train  # noqa: E402
 import matplotlib
 
 matplotlib.use("Agg")
@@ -28,14 +27,6 @@ import matplotlib.pyplot as plt  # noqa: E402
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 ALGOS = {"ga": "GA-SGD", "ma": "MA-SGD", "admm": "ADMM"}
 
-
-
-def timed_projection(report):
-    """The report's projection; the sweep stops rather than plot a point built from a missing figure."""
-    p = report["projection"]
-    if not p.get("timed", True):
-        sys.exit(f"FAIL: the projection to {p['dpus']} DPUs has no epoch time: {p['note']}")
-    return p
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)

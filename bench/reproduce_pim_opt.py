@@ -24,7 +24,7 @@ import sys
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.join(ROOT, "bench"))
 import pim_opt_baselines as baselines  # noqa: E402
-from bench_util import train  # noqa: E402
+from bench_util import timed_projection, train  # noqa: E402
 
 TARGET_DPUS = 2048
 ALGOS = {"ma": "MA-SGD", "ga": "GA-SGD", "admm": "ADMM"}
@@ -67,9 +67,7 @@ def pim_epoch(shape, algo, kernel, tmp, dpus=TARGET_DPUS, rows_per_dpu=None, bat
              "--batch", str(batch or s["batch"][algo]), "--project-dpus", str(dpus),
              "--project-rows-per-dpu", str(rows_per_dpu or s["rows_per_dpu"])] + kernel_flags(shape, algo, kernel)
     r = train(flags, tmp)
-    p = r["projection"]
-    if not p.get("timed", True):  # never a table cell from a missing figure
-        sys.exit(f"FAIL: {shape} {algo}: the projection to {dpus} DPUs has no epoch time: {p['note']}")
+    p = timed_projection(r, f"{shape} {algo}")  # never a table cell from a missing figure
     return {"modeled_epoch_s": p["modeled_epoch_s"], "cpu_to_dpu_s": p["modeled_cpu_to_dpu_s"],
             "kernel_s": p["modeled_dpu_kernel_s"] + p["modeled_launch_overhead_s"],
             "dpu_kernel_s": p["modeled_dpu_kernel_s"],

@@ -1,7 +1,6 @@
 #include "commands.h"
 
 #include <CLI/CLI.hpp>
-#include <charconv>
 #include <cmath>
 #include <csignal>
 #include <cstdio>

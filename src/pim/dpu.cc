@@ -301,6 +301,15 @@ uint32_t MaxTasklets(const KernelSpec& spec, const HardwareProfile& profile) {
   return static_cast<uint32_t>(std::min<uint64_t>(fit, profile.max_tasklets));
 }
 
+void CheckTaskletsFit(const KernelSpec& spec, const HardwareProfile& profile, uint32_t tasklets,
+                      const std::string& what) {
+  const uint32_t fit = MaxTasklets(spec, profile);
+  if (tasklets <= fit) return;
+  throw ConfigError("--tasklets", StrCat(tasklets, " tasklets do not fit: ", what, " fit at most ", fit,
+                                         " tasklets in the ", profile.wram_bytes, " bytes of WRAM of profile '",
+                                         profile.name, "'"));
+}
+
 void Dpu::Load(const KernelSpec& spec, uint32_t tasklets) {
   kernel_name_ = spec.name;
   if (tasklets == 0 || tasklets > profile_.max_tasklets) {

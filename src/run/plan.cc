@@ -163,11 +163,7 @@ const ParamTable<PlanOptions>& PlanParams() {
 Plan MakePlan(const RunConfig& base, const PlanOptions& options,
               const std::function<void(const PlanCandidate&)>& on_candidate) {
   RefuseFlags(base);
-  {
-    PlanOptions checked;  // every option through its declared checks, whoever filled the struct
-    PlanParams().Get("algos").set(checked, NameListText(options.algorithms));
-    PlanParams().CheckValues(options);
-  }
+  PlanParams().CheckValuesAsSet(options);  // every option through its declared checks, whoever filled the struct
   if (base.target_accuracy > 0 && base.target_auc > 0) {
     throw ConfigError("--target-auc", "the plan aims at one target: --target-accuracy or --target-auc");
   }

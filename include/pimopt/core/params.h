@@ -307,6 +307,13 @@ class ParamTable {
   void CheckValues(const Config& c) const {
     for (const auto& e : entries_) CheckParamValue(e.info, e.get(c));
   }
+  // CheckValues, and each value through its entry's own setter as if it had been given as text (a custom entry's
+  // setter checks lists and names): for a struct a caller filled directly instead of through SetText.
+  void CheckValuesAsSet(const Config& c) const {
+    CheckValues(c);
+    Config scratch = c;
+    for (const auto& e : entries_) e.set(scratch, e.get(c));
+  }
   // Whether the entry's conditions hold for `c` (conditions name entries of this table).
   bool Applies(const Entry& e, const Config& c) const {
     for (const ParamCondition& cond : e.info.applies_when) {

@@ -74,6 +74,10 @@ struct KernelSpec {
 // The most tasklets of `spec` whose variables, stacks and declared heaps fit the profile's WRAM (at most the
 // profile's max_tasklets; 0 if not even one fits).
 uint32_t MaxTasklets(const KernelSpec& spec, const HardwareProfile& profile);
+// ConfigError naming --tasklets, before any load, when `tasklets` of `spec` do not fit (MaxTasklets): "N tasklets do
+// not fit: WHAT fit at most M tasklets in the W bytes of WRAM of profile 'P'" (`what` names the kernel's WRAM need).
+void CheckTaskletsFit(const KernelSpec& spec, const HardwareProfile& profile, uint32_t tasklets,
+                      const std::string& what);
 
 class Tasklet;
 

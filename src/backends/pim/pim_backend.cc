@@ -205,16 +205,9 @@ pim::HardwareProfile PimBackendOptions::ResolveProfile() const {
   if (tasklets == 0 || tasklets > profile.max_tasklets) {
     throw ConfigError("--tasklets", StrCat("must be in 1..", profile.max_tasklets, " (profile '", profile.name, "')"));
   }
-  const pim::KernelSpec spec = pimbackend::MakeLinearKernel()->Spec();
-  const uint32_t fit = pim::MaxTasklets(spec, profile);
-  if (tasklets > fit) {
-    throw ConfigError(
-        "--tasklets",
-        StrCat(tasklets, " tasklets do not fit: the linear kernel's WRAM buffers (", pimbackend::kHeapBytesPerTasklet,
-               " bytes per tasklet, and its stack) fit at "
-               "most ",
-               fit, " tasklets in the ", profile.wram_bytes, " bytes of WRAM of profile '", profile.name, "'"));
-  }
+  pim::CheckTaskletsFit(pimbackend::MakeLinearKernel()->Spec(), profile, tasklets,
+                        StrCat("the linear kernel's WRAM buffers (", pimbackend::kHeapBytesPerTasklet,
+                               " bytes per tasklet, and its stack)"));
   return profile;
 }
 

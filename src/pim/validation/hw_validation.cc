@@ -186,11 +186,7 @@ Runs RunRows(const std::vector<HwRow>& rows, const HardwareProfile& base, const 
   Runs out;
   std::set<std::string> ported;
   for (const prim::BenchmarkInfo& b : prim::Benchmarks()) ported.insert(b.name);
-  {
-    RunOptions checked;  // the list through its declared checks (known names, none twice)
-    ValidateParams().Get("benchmarks").set(checked, NameListText(options.benchmarks));
-    ValidateParams().CheckValues(options);
-  }
+  ValidateParams().CheckValuesAsSet(options);  // known benchmark names, none twice; the thread count
   std::vector<const HwRow*> selected;
   for (const HwRow& r : rows) {
     if (!options.benchmarks.empty() &&

@@ -219,13 +219,8 @@ void Host::Load(std::shared_ptr<Kernel> kernel) {
   // The tasklets' stacks and heaps must fit the WRAM: refused naming --tasklets (the emulator's load check is the
   // last guard, an internal error).
   const KernelSpec spec = kernel->Spec();
-  const uint32_t fit = MaxTasklets(spec, profile_);
-  if (request_.tasklets > fit) {
-    throw ConfigError("--tasklets", StrCat(request_.tasklets, " tasklets do not fit: kernel '", spec.name,
-                                           "' (its WRAM variables, and per tasklet its stack and heap) fits at most ",
-                                           fit, " in the ", profile_.wram_bytes, " bytes of WRAM of profile '",
-                                           profile_.name, "'"));
-  }
+  CheckTaskletsFit(spec, profile_, request_.tasklets,
+                   StrCat("kernel '", spec.name, "' (its WRAM variables, and per tasklet its stack and heap)"));
   kernel_ = std::move(kernel);
   set_->Load(kernel_, request_.tasklets);
 }

@@ -11,7 +11,7 @@
 
 Run with Debian's interpreter (needs python3-matplotlib): /usr/bin/python3 bench/pim_sweep.py [--out bench/out]
 Writes OUT/pim_sweep.json, OUT/pim_sweep.csv and PNG plots. Projected numbers are extrapolations (see
-include/pimopt/backends/pim/pim_backend.h, PimProjection).
+include/pimopt/backends/projection.h, EpochProjection).
 """
 import argparse
 import csv

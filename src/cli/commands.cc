@@ -419,7 +419,8 @@ int RunPlan(const RunConfig& base, const PlanOptions& options, bool json) {
   if (!json) {
     std::cout << "pimopt plan: convergence pilots on the " << options.pilot_backend << " backend (at most "
               << options.pilot_epochs << " epochs)"
-              << (options.pilot_backend == "cpu" ? ", one timed epoch on the PIM emulator each" : "")
+              << (FindBackend(options.pilot_backend).traits.projects_epochs ? ""
+                                                                            : ", one timed epoch on the PIM emulator each")
               << "; modeled PIM times" << std::endl;
   }
   const Plan plan = MakePlan(base, options, [&](const PlanCandidate& c) {

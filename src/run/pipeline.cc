@@ -4,7 +4,7 @@
 #include <chrono>
 
 #include "pimopt/algorithms/algorithm.h"
-#include "pimopt/backends/cpu/cpu_backend.h"
+#include "pimopt/backends/registry.h"
 #include "pimopt/core/atomic_file.h"
 #include "pimopt/core/error.h"
 #include "pimopt/core/file_util.h"
@@ -155,8 +155,7 @@ RunData PrepareRunData(const RunConfig& c, Dataset train, std::optional<Dataset>
 }
 
 std::unique_ptr<IBackend> MakeBackend(const RunConfig& c, ThreadPool& pool) {
-  if (c.backend == "pim") return std::make_unique<PimBackend>(pool, c.pim);
-  return std::make_unique<CpuBackend>(pool);
+  return MakeBackend(c.backend, pool, c.backend_options);
 }
 
 RunOutcome TrainAndEvaluate(const RunConfig& c, const RunData& data, IBackend& backend, Communicator& comm,
@@ -180,13 +179,13 @@ RunOutcome TrainAndEvaluate(const RunConfig& c, const RunData& data, IBackend& b
   }
   outcome.result = Train(data.train, data.test ? &*data.test : nullptr, c.train, backend, options);
   if (data.scaler) outcome.result.model = FoldScalerIntoModel(outcome.result.model, *data.scaler);
-  if (c.backend == "pim" && (c.project_dpus > 0 || c.project_rows_per_dpu > 0)) {
+  const EpochProjector* projector = backend.projector();
+  if (projector != nullptr && (c.project_dpus > 0 || c.project_rows_per_dpu > 0)) {
     const uint32_t dpus = c.project_dpus > 0 ? c.project_dpus : static_cast<uint32_t>(c.train.workers);
     const uint64_t rows = c.project_rows_per_dpu > 0
                               ? c.project_rows_per_dpu
                               : (data.train.num_rows() + c.train.workers - 1) / c.train.workers;
-    outcome.projection = static_cast<const PimBackend&>(backend).Project(
-        dpus, rows, static_cast<int>(outcome.result.epochs.size()));
+    outcome.projection = projector->Project(dpus, rows, static_cast<int>(outcome.result.epochs.size()));
   }
   ReportInputs inputs;
   inputs.config = &c;

@@ -8,8 +8,7 @@
 
 #include "pimopt/algorithms/algorithm.h"
 #include "pimopt/algorithms/train.h"
-#include "pimopt/backends/cpu/cpu_backend.h"
-#include "pimopt/backends/pim/pim_backend.h"
+#include "pimopt/backends/registry.h"
 #include "pimopt/core/error.h"
 #include "pimopt/core/file_util.h"
 #include "pimopt/core/thread_pool.h"
@@ -42,7 +41,16 @@ void RefuseFlags(const RunConfig& base) {
   }
 }
 
-// The run of `algorithm` the plan predicts: base's flags (those that apply to it), the PIM backend, `dpus` DPUs
+// The backend whose runs the plan predicts: the first registered one whose workers are devices and whose epochs
+// project (the PIM backend).
+const BackendRegistration& PlannedBackend() {
+  for (const BackendRegistration* b : RegisteredBackends()) {
+    if (b->traits.workers_are_devices && b->traits.projects_epochs && b->machine) return *b;
+  }
+  throw InternalError("no registered backend projects its epochs: nothing to plan for");
+}
+
+// The run of `algorithm` the plan predicts: base's flags (those that apply to it), the planned backend, `dpus` DPUs
 // for the distributed algorithms (one for sgd and mbsgd); resolved.
 RunConfig AlgorithmConfig(const RunConfig& base, const std::string& algorithm, uint32_t dpus) {
   RunConfig c = base;
@@ -52,7 +60,7 @@ RunConfig AlgorithmConfig(const RunConfig& base, const std::string& algorithm, u
   c.given.erase("target-accuracy");
   c.given.erase("target-auc");
   SetParam(c, "algo", algorithm);
-  SetParam(c, "backend", "pim");
+  SetParam(c, "backend", PlannedBackend().traits.name);
   if (FindAlgorithm(algorithm).distributed) {
     SetParam(c, "workers", StrCat(dpus));
     SetParam(c, "dpus", StrCat(dpus));
@@ -88,10 +96,12 @@ std::string FlagsOf(const RunConfig& c, const TrainConfig& resolved) {
   if (resolved.algorithm == "ma" || resolved.algorithm == "dsgd") s += StrCat(" --local-steps ", resolved.local_steps);
   if (resolved.algorithm == "dsgd") s += StrCat(" --topology ", Topology::Name(resolved.topology));
   if (resolved.algorithm == "admm") s += StrCat(" --local-epochs ", resolved.local_epochs);
-  // The PIM backend's settings the user gave (profile, kernel, synchronization format and path, transfers, ...):
-  // the timed epoch used them, so the recommended run must too.
+  // The backend's settings the user gave (profile, kernel, synchronization format and path, transfers, ...): the
+  // timed epoch used them, so the recommended run must too.
   for (const std::string& name : c.given) {
-    if (PimParams().Find(name) != nullptr) s += StrCat(" --", name, " ", RunParams().GetText(c, name));
+    if (FindBackend(c.backend).params.Find(name) != nullptr) {
+      s += StrCat(" --", name, " ", RunParams().GetText(c, name));
+    }
   }
   return s;
 }
@@ -133,10 +143,20 @@ const ParamTable<PlanOptions>& PlanParams() {
         .Effect(ParamEffect::kNone)
         .Group(group)
         .Help("the convergence pilots' most epochs (and at most --epochs)");
-    t.AddChoice("pilot-backend", &PlanOptions::pilot_backend, d.pilot_backend,
-                {{{"cpu", "the convergence pilots in float on the CPU backend (fast)", {}}, std::string("cpu")},
-                 {{"pim", "on the emulator, the full runs' own epochs (slower; they also time the epochs)", {}},
-                  std::string("pim")}})
+    t.AddCustom("pilot-backend", ParamType::kChoice, d.pilot_backend,
+                [](const PlanOptions& o) -> ParamValue { return o.pilot_backend; },
+                [](PlanOptions& o, const ParamValue& v) { o.pilot_backend = std::get<std::string>(v); })
+        .ListChoices([] {
+          std::vector<ParamChoice> choices;
+          for (const BackendRegistration* b : RegisteredBackends()) {
+            choices.push_back({b->traits.name,
+                               b->traits.projects_epochs
+                                   ? "on the emulator, the full runs' own epochs (slower; they also time the epochs)"
+                                   : StrCat("the convergence pilots on this backend (", b->traits.help, "; fast)"),
+                               {}});
+          }
+          return choices;
+        })
         .Effect(ParamEffect::kNone)
         .Group(group)
         .Help("where the convergence pilots run");
@@ -172,10 +192,11 @@ Plan MakePlan(const RunConfig& base, const PlanOptions& options,
               : base.given.count("workers") ? static_cast<uint32_t>(base.train.workers)
                                             : 64;
   // A plan for more DPUs than the profile has would recommend a run that `train` refuses: refused here, first.
-  const pim::HardwareProfile hardware = pim::MakeProfile(base.pim.profile, base.pim.profile_overrides);
-  if (plan.dpus > hardware.num_dpus) {
+  const BackendRegistration& planned = PlannedBackend();
+  const BackendMachine machine = planned.machine(base.backend_options.Of(planned.traits.name));
+  if (plan.dpus > machine.most_workers) {
     throw ConfigError(base.given.count("dpus") ? "--dpus" : "--workers",
-                      StrCat(plan.dpus, " DPUs: profile '", hardware.name, "' has ", hardware.num_dpus));
+                      StrCat(plan.dpus, " DPUs: profile '", machine.name, "' has ", machine.most_workers));
   }
   plan.metric = base.target_auc > 0 ? "auc" : "accuracy";
   plan.target = base.target_auc > 0 ? base.target_auc : base.target_accuracy;
@@ -199,7 +220,7 @@ Plan MakePlan(const RunConfig& base, const PlanOptions& options,
   plan.data = data.train.source;
   plan.rows = data.train.num_rows();
   plan.features = data.train.num_features();
-  plan.profile = configs.front().pim.profile;
+  plan.profile = machine.name;
   plan.set = test ? "test" : "train";
 
   std::vector<TrainResult> pilots;
@@ -211,13 +232,9 @@ Plan MakePlan(const RunConfig& base, const PlanOptions& options,
     // 1. Convergence: the same training configuration on the CPU backend (float) or the emulator.
     TrainConfig pilot_config = c.train;
     pilot_config.epochs = std::min(c.train.epochs, options.pilot_epochs);
-    const bool pim_pilot = options.pilot_backend == "pim";
-    std::unique_ptr<IBackend> pilot_backend;
-    if (pim_pilot) {
-      pilot_backend = std::make_unique<PimBackend>(pool, c.pim);
-    } else {
-      pilot_backend = std::make_unique<CpuBackend>(pool);
-    }
+    std::unique_ptr<IBackend> pilot_backend = MakeBackend(options.pilot_backend, pool, c.backend_options);
+    // A pilot on a backend that projects its epochs is the run itself: it also times it.
+    const EpochProjector* pilot_projector = pilot_backend->projector();
     TrainResult pilot = RunPilot(pilot_config, data.train, test, *pilot_backend, pool, test == nullptr);
     cand.pilot_epochs = static_cast<int>(pilot.epochs.size());
     cand.pilot_stop = StopText(pilot);
@@ -230,10 +247,10 @@ Plan MakePlan(const RunConfig& base, const PlanOptions& options,
     const uint64_t rows_per_dpu = (rows + workers - 1) / workers;
     const uint32_t timing_dpus = static_cast<uint32_t>(std::min<uint64_t>(workers, options.timing_dpus));
     const uint64_t timing_rows_per_dpu = std::min(rows_per_dpu, options.timing_rows_per_dpu);
-    cand.timed_at_run_size = pim_pilot || (timing_dpus == workers && timing_rows_per_dpu == rows_per_dpu);
-    if (pim_pilot) {
-      cand.epoch = static_cast<const PimBackend&>(*pilot_backend)
-                       .Project(static_cast<uint32_t>(workers), rows_per_dpu, cand.pilot_epochs);
+    cand.timed_at_run_size =
+        pilot_projector != nullptr || (timing_dpus == workers && timing_rows_per_dpu == rows_per_dpu);
+    if (pilot_projector != nullptr) {
+      cand.epoch = pilot_projector->Project(static_cast<uint32_t>(workers), rows_per_dpu, cand.pilot_epochs);
     } else {
       TrainConfig timing = pilot.config;
       timing.epochs = 1;
@@ -246,17 +263,18 @@ Plan MakePlan(const RunConfig& base, const PlanOptions& options,
         timing.batch = std::max<uint64_t>(
             1, static_cast<uint64_t>(std::llround(static_cast<double>(timing.batch) * timing_dpus / workers)));
       }
-      auto pim = std::make_unique<PimBackend>(pool, c.pim);
+      std::unique_ptr<IBackend> timed = MakeBackend(c.backend, pool, c.backend_options);
+      PIMOPT_CHECK(timed->projector() != nullptr, "the planned backend projects no epochs");
       if (cand.timed_at_run_size) {
-        RunPilot(timing, data.train, nullptr, *pim, pool, false);
+        RunPilot(timing, data.train, nullptr, *timed, pool, false);
       } else {
         std::vector<uint32_t> subset(
             static_cast<size_t>(std::min<uint64_t>(rows, uint64_t{timing_dpus} * timing_rows_per_dpu)));
         std::iota(subset.begin(), subset.end(), 0u);
         const Dataset timing_rows = data.train.SelectRows(subset);
-        RunPilot(timing, timing_rows, nullptr, *pim, pool, false);
+        RunPilot(timing, timing_rows, nullptr, *timed, pool, false);
       }
-      cand.epoch = pim->Project(static_cast<uint32_t>(workers), rows_per_dpu, 1);
+      cand.epoch = timed->projector()->Project(static_cast<uint32_t>(workers), rows_per_dpu, 1);
     }
     cand.pilot_wall_s = Since(t0);
     pilots.push_back(std::move(pilot));
@@ -278,7 +296,7 @@ Plan MakePlan(const RunConfig& base, const PlanOptions& options,
     cand.reached = t.reached;
     cand.epochs_to_target = t.epoch;
     cand.best_metric = t.best;
-    if (options.pilot_backend == "pim") pilot_modeled_s[i] = t.modeled_s;
+    if (FindBackend(options.pilot_backend).traits.projects_epochs) pilot_modeled_s[i] = t.modeled_s;
   }
   for (size_t i = 0; i < plan.candidates.size(); ++i) {
     PlanCandidate& cand = plan.candidates[i];
@@ -329,7 +347,7 @@ nlohmann::json PlanJson(const Plan& plan) {
                       {"target_given", plan.target_given},
                       {"candidates", candidates},
                       {"pilot_backend", plan.pilot_backend},
-                      {"assumes", plan.pilot_backend == "pim"
+                      {"assumes", FindBackend(plan.pilot_backend).traits.projects_epochs
                                       ? "the full run behaves as its first pilot_epochs epochs did (the pilot is "
                                         "the same run on the emulator)"
                                       : "the fixed-point PIM run needs the epochs the float (CPU backend) pilot "
@@ -350,7 +368,7 @@ std::string FormatPlan(const Plan& plan) {
                 "CPU->DPU", "kernel", "DPU->CPU", "host", "links", "MB/epoch", "epochs", "time_s", "best");
   out += buf;
   for (const PlanCandidate& c : plan.candidates) {
-    const PimProjection& e = c.epoch;
+    const EpochProjection& e = c.epoch;
     // Not reached: ">N" when the pilot ran out of epochs, "never" when it converged short of the target.
     const std::string epochs = c.reached                       ? StrCat(c.epochs_to_target)
                                : c.pilot_stop == "epoch bound" ? StrCat(">", c.pilot_epochs)

@@ -248,9 +248,9 @@ std::string FormatEpochLine(const EpochRecord& r) {
 }
 
 std::string FormatSummary(const RunConfig& c, const TrainResult& result) {
-  // The pim backend adds the modeled seconds per epoch of the PIM machine (CPU<->DPU transfers, kernels, launches,
-  // the host's reduction) and the host reduction's share of them.
-  const bool pim = c.backend == "pim";
+  // A backend that models a PIM machine's time (its phases have "modeled_total") adds the modeled seconds per epoch
+  // (CPU<->DPU transfers, kernels, launches, the host's reduction) and the host reduction's share of them.
+  const bool pim = result.phase_seconds.count("modeled_total") > 0;
   const double epochs = static_cast<double>(result.epochs.size());
   char buf[512];
   std::snprintf(buf, sizeof(buf), "%-8s %-5s %9s %9s %9s %9s %11s%s\n", "algo", "model", "train_acc", "test_acc",
@@ -277,7 +277,7 @@ std::string FormatSummary(const RunConfig& c, const TrainResult& result) {
   return s + buf;
 }
 
-nlohmann::json ProjectionJson(const PimProjection& p) {
+nlohmann::json ProjectionJson(const EpochProjection& p) {
   nlohmann::json j = {{"dpus", p.dpus},
                       {"rows_per_dpu", p.rows_per_dpu},
                       {"extrapolated",
@@ -307,7 +307,7 @@ nlohmann::json ProjectionJson(const PimProjection& p) {
   return j;
 }
 
-std::string FormatProjection(const PimProjection& p) {
+std::string FormatProjection(const EpochProjection& p) {
   if (!p.Timed()) {
     char buf[256];
     std::snprintf(buf, sizeof(buf),

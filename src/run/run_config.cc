@@ -44,11 +44,11 @@ ParamTable<RunConfig> MakeRunParams() {
   t.AddCustom("backend", ParamType::kChoice, std::string("cpu"),
               [](const RunConfig& c) -> ParamValue { return c.backend; },
               [](RunConfig& c, const ParamValue& v) { c.backend = std::get<std::string>(v); })
-      .Choices({{"cpu", "K workers on a thread pool, float32", {}},
-                {"pim", "every worker a DPU of the emulated UPMEM system, fixed point (docs/pim-backend.md)", {}}})
+      .ListChoices(BackendChoices)
       .Hint("mpi",
-            "there is no 'mpi' backend: start pimopt under mpirun with --backend cpu or pim, e.g. "
-            "'mpirun -np 4 pimopt train --backend cpu ...' (each rank runs that backend on its workers)")
+            StrCat("there is no 'mpi' backend: start pimopt under mpirun with --backend ",
+                   JoinNames(BackendNamesWith([](const BackendTraits&) { return true; }), " or "),
+                   ", e.g. 'mpirun -np 4 pimopt train --backend cpu ...' (each rank runs that backend on its workers)"))
       .Noun("backend")
       .Group(run)
       .Help("where the workers run; under mpirun every rank runs this backend on its workers");
@@ -64,30 +64,40 @@ ParamTable<RunConfig> MakeRunParams() {
       .Group(run)
       .Help("first report K-fold cross-validated test metrics of this configuration on the training set (folds "
             "stratified by label and seeded by --seed; as LIBLINEAR's -v), then train on all of it as usual");
+  // The parameters of backends whose workers are devices of a machine the run sizes (the PIM backend's DPUs).
+  const std::vector<std::string> devices =
+      BackendNamesWith([](const BackendTraits& b) { return b.workers_are_devices; });
+  const std::vector<std::string> projecting =
+      BackendNamesWith([](const BackendTraits& b) { return b.workers_are_devices && b.projects_epochs; });
+  const std::string device_group = devices.empty() ? run : FindBackend(devices.front()).traits.param_group;
   t.Add("dpus", &RunConfig::dpus, 0)
       .Min(1)
       .Max(std::numeric_limits<int32_t>::max())  // --workers' range: every DPU is a worker
       .Unit("DPUs")
       .DefaultNote("= --workers")
-      .AppliesWhen("backend", {"pim"})
-      .Group(kPimParamGroup)
+      .AppliesWhen("backend", devices)
+      .Group(device_group)
       .Help("DPUs = workers (ga, ma, admm; sgd and mbsgd run on 1 DPU); under mpirun the total");
-  t.Include(PimParams(), &RunConfig::pim);
+  // Each backend's own parameters (they declare the backend they apply to).
+  for (const BackendRegistration* b : RegisteredBackends()) {
+    const std::string name = b->traits.name;
+    t.Include(b->params, [name](auto& c) -> auto& { return c.backend_options.Of(name); });
+  }
   t.Add("project-dpus", &RunConfig::project_dpus, 0)
       .Min(1)
       .Unit("DPUs")
       .Effect(ParamEffect::kNone)
       .DefaultNote("none")
-      .AppliesWhen("backend", {"pim"})
-      .Group(kPimParamGroup)
+      .AppliesWhen("backend", projecting)
+      .Group(device_group)
       .Help("also report the modeled epoch time extrapolated to this many DPUs (weak scaling; one process only)");
   t.Add("project-rows-per-dpu", &RunConfig::project_rows_per_dpu, 0)
       .Min(1)
       .Unit("rows")
       .Effect(ParamEffect::kNone)
       .DefaultNote("this run's")
-      .AppliesWhen("backend", {"pim"})
-      .Group(kPimParamGroup)
+      .AppliesWhen("backend", projecting)
+      .Group(device_group)
       .Help("... and this many rows per DPU (e.g. PIM-Opt's 3,328 on YFCC, 196,608 on Criteo)");
   t.Add("out", &RunConfig::out, "").Effect(ParamEffect::kNone).Group(output).Help(
       "write the trained model here (pimopt text format)");
@@ -173,9 +183,10 @@ void ResolveRunConfig(RunConfig& c, int processes, DataOrigin origin) {
   }
   // The algorithm: --dpus, the defaults it declares, its rules.
   const AlgorithmTraits& traits = c.train.traits();
-  if (c.backend == "pim" && given("dpus")) {
+  const BackendRegistration& backend = FindBackend(c.backend);
+  if (backend.traits.workers_are_devices && given("dpus")) {
     if (given("workers") && static_cast<int64_t>(c.dpus) != c.train.workers) {
-      throw ConfigError("--dpus", "contradicts --workers (on the pim backend every worker is a DPU)");
+      throw ConfigError("--dpus", StrCat("contradicts --workers (on the ", c.backend, " backend every worker is a DPU)"));
     }
     if (!traits.distributed && c.dpus != 1) {
       throw ConfigError("--dpus", StrCat(c.train.algorithm, " runs on one DPU; use ", DistributedAlgorithmNames(),
@@ -184,7 +195,7 @@ void ResolveRunConfig(RunConfig& c, int processes, DataOrigin origin) {
     c.train.workers = static_cast<int>(c.dpus);
   }
   c.train.ResolveDefaults();
-  if (c.backend == "pim") c.dpus = static_cast<uint32_t>(c.train.workers);
+  if (backend.traits.workers_are_devices) c.dpus = static_cast<uint32_t>(c.train.workers);
   c.train.ValidateWithoutData();
   // Processes.
   c.train.CheckProcesses(processes);
@@ -194,10 +205,7 @@ void ResolveRunConfig(RunConfig& c, int processes, DataOrigin origin) {
                       "projection runs in one process (not under mpirun)");
   }
   // The backend.
-  if (c.backend == "pim") {
-    c.pim.host_threads = c.threads;
-    c.pim.ResolveProfile();
-  }
+  backend.resolve(c.backend_options.Of(c.backend), c.threads);
   // Outputs: writable, distinct, not an input, and --resume with a checkpoint.
   std::vector<std::pair<const char*, std::string>> outputs;  // (flag, path)
   for (const auto& [flag, path] : {std::pair<const char*, const std::string*>{"--out", &c.out},

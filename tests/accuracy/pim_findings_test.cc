@@ -13,7 +13,7 @@
 namespace pimopt {
 namespace {
 
-PimProjection RunAndProject(const Dataset& train, std::string algo, uint64_t batch, bool artifact = false,
+EpochProjection RunAndProject(const Dataset& train, std::string algo, uint64_t batch, bool artifact = false,
                             int workers = 4, uint64_t rows_per_dpu = 196608) {
   TrainConfig c;
   c.algorithm = algo;
@@ -40,11 +40,11 @@ PimProjection RunAndProject(const Dataset& train, std::string algo, uint64_t bat
 
 TEST(PimFindings, CriteoShapedLogisticRegressionAt2048Dpus) {
   const Dataset train = LoadDataset("sparse:rows=16384,features=1000000,seed=3", {});
-  const PimProjection ma = RunAndProject(train, "ma", 2048);
-  const PimProjection ga = RunAndProject(train, "ga", 4 * 128);
-  const PimProjection admm = RunAndProject(train, "admm", 2048);
-  auto bytes = [](const PimProjection& p) { return p.cpu_to_dpu_bytes + p.dpu_to_cpu_bytes; };
-  auto modeled = [](const PimProjection& p) {
+  const EpochProjection ma = RunAndProject(train, "ma", 2048);
+  const EpochProjection ga = RunAndProject(train, "ga", 4 * 128);
+  const EpochProjection admm = RunAndProject(train, "admm", 2048);
+  auto bytes = [](const EpochProjection& p) { return p.cpu_to_dpu_bytes + p.dpu_to_cpu_bytes; };
+  auto modeled = [](const EpochProjection& p) {
     return p.cpu_to_dpu_s + p.kernel_s + p.launch_overhead_s + p.dpu_to_cpu_s;
   };
   // MA-SGD moves at least 64x the host <-> DPU bytes of ADMM per epoch (PIM-Opt's ratio).
@@ -61,12 +61,12 @@ TEST(PimFindings, CriteoShapedLogisticRegressionAt2048Dpus) {
   EXPECT_LT(admm.cpu_to_dpu_s + admm.dpu_to_cpu_s, admm.kernel_s);
 }
 
-double Bytes(const PimProjection& p) { return p.cpu_to_dpu_bytes + p.dpu_to_cpu_bytes; }
+double Bytes(const EpochProjection& p) { return p.cpu_to_dpu_bytes + p.dpu_to_cpu_bytes; }
 
 TEST(PimFindings, ArtifactKernelMovesTheArtifactsBytesOnCriteo) {
   const Dataset train = LoadDataset("sparse:rows=16384,features=1000000,seed=3", {});
-  const PimProjection ma = RunAndProject(train, "ma", 2048, true);
-  const PimProjection admm = RunAndProject(train, "admm", 2048, true);
+  const EpochProjection ma = RunAndProject(train, "ma", 2048, true);
+  const EpochProjection admm = RunAndProject(train, "admm", 2048, true);
   // [PIM-Opt]'s derived volumes per epoch: MA-SGD 1.575 TB, ADMM 24.6 GB (x_k and v_k pushed, x_k pulled: 64x less
   // than MA-SGD); pimopt also pushes each step's row numbers (0.8 MB per DPU per epoch on ADMM).
   EXPECT_NEAR(Bytes(ma) / 1.575e12, 1.0, 0.05);
@@ -86,9 +86,9 @@ TEST(PimFindings, ArtifactKernelMovesTheArtifactsBytesOnCriteo) {
 
 TEST(PimFindings, ArtifactKernelMovesTheArtifactsBytesOnYfcc) {
   const Dataset train = LoadDataset("yfcc:rows=16384,test-rows=1,seed=5", {});
-  const PimProjection ma = RunAndProject(train, "ma", 8, true, 256, 3328);
-  const PimProjection ga = RunAndProject(train, "ga", 4 * 256, true, 256, 3328);  // B = 8,192 at 2,048 DPUs
-  const PimProjection admm = RunAndProject(train, "admm", 8, true, 256, 3328);
+  const EpochProjection ma = RunAndProject(train, "ma", 8, true, 256, 3328);
+  const EpochProjection ga = RunAndProject(train, "ga", 4 * 256, true, 256, 3328);  // B = 8,192 at 2,048 DPUs
+  const EpochProjection admm = RunAndProject(train, "admm", 8, true, 256, 3328);
   // [PIM-Opt]'s derived volumes per epoch at 2,048 DPUs: MA-SGD 27.9 GB, GA-SGD 55.9 GB, ADMM 0.10 GB (pimopt's row
   // numbers add 27 MB to ADMM's).
   EXPECT_NEAR(Bytes(ma) / 27.9e9, 1.0, 0.05);

@@ -211,11 +211,11 @@ TEST(WhatIfLinks, GaSgdAndAdmmSumByAllReduce) {
     EXPECT_GT(a.traffic.from_workers_bytes, 0u);
     EXPECT_EQ(b.phase_seconds.at("modeled_host_reduction"), 0.0);
     // The projection to the run's own size is the run; to 64 DPUs (one rank) it re-models the ring.
-    const PimProjection same = link_backend.Project(16, 256, 2), wider = link_backend.Project(64, 256, 2);
+    const EpochProjection same = link_backend.Project(16, 256, 2), wider = link_backend.Project(64, 256, 2);
     EXPECT_NEAR(same.link_s, link_backend.ledger().link_s / 2, 1e-12);
     EXPECT_GT(wider.link_s, same.link_s);
     EXPECT_TRUE(wider.note.empty());
-    const PimProjection beyond = link_backend.Project(128, 256, 2);  // rank links do not reach a second rank
+    const EpochProjection beyond = link_backend.Project(128, 256, 2);  // rank links do not reach a second rank
     EXPECT_FALSE(beyond.note.empty());
     EXPECT_FALSE(beyond.Timed());
     EXPECT_TRUE(std::isnan(beyond.epoch_s));

@@ -1,11 +1,15 @@
 // A new algorithm is one file: it registers its name and traits, and both backends run it without a line changed,
 // because they read the traits (here: worker state with duals) instead of switching on which algorithm runs.
+// A new backend is registered the same way: the run's parameters, checks, factory and report follow from its
+// registration, with nothing in src/run or src/cli changed.
 #include <gtest/gtest.h>
 
 #include "pimopt/algorithms/algorithm.h"
 #include "pimopt/backends/cpu/cpu_backend.h"
 #include "pimopt/backends/pim/pim_backend.h"
+#include "pimopt/backends/registry.h"
 #include "pimopt/core/thread_pool.h"
+#include "pimopt/run/pipeline.h"
 #include "test_util.h"
 
 namespace pimopt {
@@ -58,6 +62,144 @@ TEST(NewAlgorithm, RunsOnBothBackendsFromItsRegistrationAlone) {
   EXPECT_GT(b.epochs.back().train.accuracy, 0.85);
   EXPECT_NEAR(b.epochs.back().train.accuracy, a.epochs.back().train.accuracy, 0.02);
   EXPECT_EQ(FindAlgorithm("admm2").title, "ADMM with two local passes");
+}
+
+// A backend a user might add: the CPU backend's workers behind a wrapper that counts the verbs it serves, with one
+// parameter of its own.
+struct CountingOptions {
+  CountingOptions() { Table().ApplyDefaults(*this); }
+  uint64_t report_every = 0;
+  int host_threads = 0;
+  static const ParamTable<CountingOptions>& Table() {
+    static const ParamTable<CountingOptions> table = [] {
+      ParamTable<CountingOptions> t;
+      t.Add("count-every", &CountingOptions::report_every, 1)
+          .Min(1)
+          .Effect(ParamEffect::kNone)
+          .AppliesWhen("backend", {"counting"})
+          .Group("Counting backend")
+          .Help("a test backend's knob");
+      return t;
+    }();
+    return table;
+  }
+};
+
+int counting_backends_made = 0;
+int counting_resolved_threads = -1;
+uint64_t counting_made_with = 0;
+
+class CountingBackend final : public IBackend {
+ public:
+  explicit CountingBackend(ThreadPool& pool) : cpu_(pool) {}
+  std::string name() const override { return "counting"; }
+  using IBackend::Setup;
+  void Setup(const Dataset& d, const TrainConfig& c, const Partition& p, Communicator& comm) override {
+    cpu_.Setup(d, c, p, comm);
+  }
+  void GradientStep(std::span<const std::span<const uint32_t>> rows, uint64_t n, double lr) override {
+    ++verbs_;
+    cpu_.GradientStep(rows, n, lr);
+  }
+  void LocalSgd(const LocalSgdRequest& r) override {
+    ++verbs_;
+    cpu_.LocalSgd(r);
+  }
+  void AverageLocalModels() override {
+    ++verbs_;
+    cpu_.AverageLocalModels();
+  }
+  void MixLocalModels(const Topology& t) override { cpu_.MixLocalModels(t); }
+  AdmmResiduals AdmmConsensus(double rho) override { return cpu_.AdmmConsensus(rho); }
+  void ScaleDuals(double f) override { cpu_.ScaleDuals(f); }
+  LinearModel ExportModel() const override { return cpu_.ExportModel(); }
+  std::map<std::string, double> PhaseSeconds() const override { return cpu_.PhaseSeconds(); }
+  TrafficCounters Traffic() const override { return cpu_.Traffic(); }
+  std::map<std::string, double> Counters() override { return {{"verbs", static_cast<double>(verbs_)}}; }
+  BackendState SaveState() override { return cpu_.SaveState(); }
+  void RestoreState(const BackendState& s) override { cpu_.RestoreState(s); }
+
+ private:
+  CpuBackend cpu_;
+  uint64_t verbs_ = 0;
+};
+
+BackendRegistration CountingRegistration() {
+  BackendRegistration r;
+  r.traits.name = "counting";
+  r.traits.help = "the CPU backend, counting its verbs (a test)";
+  r.traits.listing_order = 90;
+  r.traits.param_group = "Counting backend";
+  r.params = EraseParamTable(CountingOptions::Table());
+  r.default_options = [] { return std::any(CountingOptions()); };
+  r.resolve = [](std::any& o, int threads) {
+    counting_resolved_threads = std::any_cast<CountingOptions&>(o).host_threads = threads;
+  };
+  r.make = [](ThreadPool& pool, const std::any& o) -> std::unique_ptr<IBackend> {
+    counting_made_with = std::any_cast<const CountingOptions&>(o).report_every;
+    ++counting_backends_made;
+    return std::make_unique<CountingBackend>(pool);
+  };
+  return r;
+}
+const bool counting_registered = RegisterBackend(CountingRegistration());
+
+void ExpectConfigError(const std::function<void()>& f, const std::string& flag, const std::string& fragment) {
+  try {
+    f();
+    FAIL() << "accepted; expected an error naming " << flag;
+  } catch (const ConfigError& e) {
+    EXPECT_EQ(e.parameter(), flag) << e.what();
+    EXPECT_NE(std::string(e.what()).find(fragment), std::string::npos) << e.what();
+  }
+}
+
+RunConfig CountingRun(const std::string& backend) {
+  RunConfig c;
+  SetParam(c, "data", "dense:rows=600,features=12,seed=3");
+  SetParam(c, "algo", "ma");
+  SetParam(c, "workers", "4");
+  SetParam(c, "epochs", "2");
+  SetParam(c, "threads", "2");
+  SetParam(c, "backend", backend);
+  SetParam(c, "quiet", "true");
+  return c;
+}
+
+TEST(NewBackend, RunsFromItsRegistrationAlone) {
+  ASSERT_TRUE(counting_registered);
+  // Its parameter and its name reach the run's table and --backend's choices.
+  const auto& backend_param = RunParams().Get("backend").info;
+  bool listed = false;
+  for (const ParamChoice& choice : backend_param.Choices()) listed = listed || choice.name == "counting";
+  EXPECT_TRUE(listed);
+  ASSERT_NE(RunParams().Find("count-every"), nullptr);
+  // The run builds it through the registry, with its options as given, and reads its counters into the report.
+  RunConfig c = CountingRun("counting");
+  SetParam(c, "count-every", "7");
+  const RunOutcome counted = RunTraining(c, SingleProcess(), "test");
+  EXPECT_EQ(counting_backends_made, 1);
+  EXPECT_EQ(counting_made_with, 7u);
+  EXPECT_EQ(counting_resolved_threads, 2);
+  EXPECT_EQ(counted.result.epochs.size(), 2u);
+  // The same model as the CPU backend it wraps.
+  const RunOutcome cpu = RunTraining(CountingRun("cpu"), SingleProcess(), "test");
+  EXPECT_EQ(counted.result.model.weights, cpu.result.model.weights);
+  EXPECT_EQ(counted.result.model.bias, cpu.result.model.bias);
+  // Its parameter applies only to it; the device parameters not at all (its workers are threads, it projects no
+  // epochs).
+  RunConfig wrong = CountingRun("cpu");
+  SetParam(wrong, "count-every", "7");
+  ExpectConfigError([&] { ResolveRunConfig(wrong, 1); }, "--count-every", "--backend counting");
+  RunConfig projecting = CountingRun("counting");
+  SetParam(projecting, "project-dpus", "64");
+  ExpectConfigError([&] { ResolveRunConfig(projecting, 1); }, "--project-dpus", "only meaningful");
+  ThreadPool pool(1);
+  EXPECT_EQ(MakeBackend("counting", pool, RunConfig().backend_options)->projector(), nullptr);
+  EXPECT_NE(MakeBackend("pim", pool, RunConfig().backend_options)->projector(), nullptr);
+  EXPECT_EQ(counting_backends_made, 2);
+  // An unknown name lists every registered backend.
+  ExpectConfigError([] { FindBackend("gpu"); }, "--backend", "cpu, pim, counting");
 }
 
 }  // namespace

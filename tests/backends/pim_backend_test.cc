@@ -293,7 +293,7 @@ TEST(PimBackend, ModeledEnergyAddsUpItsPartsFromTheProfilesFigures) {
   c.workers = 8;
   c.batch = 8;
   c.epochs = 2;
-  auto run = [&](const std::string& overrides, PimProjection* projection) {
+  auto run = [&](const std::string& overrides, EpochProjection* projection) {
     ThreadPool pool(2);
     PimBackendOptions o;
     o.profile_overrides = overrides;
@@ -302,7 +302,7 @@ TEST(PimBackend, ModeledEnergyAddsUpItsPartsFromTheProfilesFigures) {
     if (projection) *projection = backend.Project(64, 80, 2);
     return r;
   };
-  PimProjection projection;
+  EpochProjection projection;
   const TrainResult r = run("", &projection);
   const auto& p = r.phase_seconds;
   const pim::HardwareProfile profile = pim::MakeProfile("pim-opt");
@@ -589,7 +589,7 @@ TEST(PimBackend, AsynchronousTransfersOverlapPullsWithTheHostsReduction) {
     for (const auto& [key, count] : b.ledger().reductions) reductions += count;
     EXPECT_EQ(reductions, b.ledger().syncs);
     // At 2,048 DPUs (32 ranks) the pulls wait for the host's cap and the sums grow with the DPUs: they overlap.
-    const PimProjection pa = a.Project(2048, 4096, 1), pb = b.Project(2048, 4096, 1);
+    const EpochProjection pa = a.Project(2048, 4096, 1), pb = b.Project(2048, 4096, 1);
     EXPECT_EQ(pa.overlap_saved_s, 0);
     EXPECT_GT(pb.overlap_saved_s, 0.02 * pb.epoch_s);
     EXPECT_LE(pb.overlap_saved_s, std::min(pb.dpu_to_cpu_s, pb.host_reduction_s));

@@ -7,6 +7,7 @@
 
 #include <algorithm>
 
+#include "pimopt/backends/pim/pim_backend.h"
 #include "pimopt/run/report.h"
 
 namespace pimopt {
@@ -188,7 +189,7 @@ TEST(ResolveRunConfig, ResolvesTheAlgorithmsDefaultsAndDpus) {
   RunConfig p = Config({{"data", "x.svm"}, {"algo", "ma"}, {"backend", "pim"}, {"dpus", "32"}, {"threads", "3"}});
   ResolveRunConfig(p, 1);
   EXPECT_EQ(p.train.workers, 32);
-  EXPECT_EQ(p.pim.host_threads, 3);
+  EXPECT_EQ(p.backend_options.As<PimBackendOptions>("pim").host_threads, 3);
   RunConfig s = Config({{"data", "x.svm"}, {"algo", "sgd"}});
   ResolveRunConfig(s, 1);
   EXPECT_EQ(s.train.workers, 1);

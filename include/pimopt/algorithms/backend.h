@@ -29,6 +29,8 @@
 
 namespace pimopt {
 
+class EpochProjector;
+
 // One call of LocalSgd: worker k runs local mini-batch SGD steps [first_step, first_step + num_steps) of `plan`.
 // A step on batch beta with learning rate lr:
 //   g = weight_k * (1/|beta|) sum_{i in beta} c_i l'(x.a_i + b, y_i) a_i
@@ -126,6 +128,9 @@ class IBackend {
   // Seconds spent per phase since Setup (host wall clock), e.g. "worker_compute", "reduce", "host_update".
   virtual std::map<std::string, double> PhaseSeconds() const = 0;
   virtual TrafficCounters Traffic() const = 0;
+  // Capabilities a backend may offer, asked of it (nullptr: not offered). projector(): its epochs projected to
+  // other machine sizes (backends/projection.h).
+  virtual const EpochProjector* projector() const { return nullptr; }
   // Backend-specific measurements for the report (e.g. modeled energy, fixed-point saturation events). May read
   // diagnostics from the workers; that is never counted as training traffic or time.
   virtual std::map<std::string, double> Counters() { return {}; }

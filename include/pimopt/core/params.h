@@ -9,6 +9,7 @@
 #pragma once
 
 #include <algorithm>
+#include <any>
 #include <cmath>
 #include <cstdint>
 #include <functional>
@@ -268,12 +269,14 @@ class ParamTable {
     return Push(std::move(info), std::move(get), std::move(set));
   }
 
-  // Appends another table's entries, reached through `member`.
-  template <typename Inner>
-  void Include(const ParamTable<Inner>& inner, Inner Config::*member) {
+  // Appends another table's entries, reached through `access` (a member pointer, or a generic callable that
+  // works on Config& and const Config&, as Add's).
+  template <typename Inner, typename Access>
+  void Include(const ParamTable<Inner>& inner, Access access) {
     for (const auto& e : inner.entries()) {
-      entries_.push_back({e.info, [get = e.get, member](const Config& c) { return get(c.*member); },
-                          [set = e.set, member](Config& c, const ParamValue& v) { set(c.*member, v); }});
+      PIMOPT_CHECK(Find(e.info.name) == nullptr, "parameter ", e.info.name, " declared twice");
+      entries_.push_back({e.info, [get = e.get, access](const Config& c) { return get(std::invoke(access, c)); },
+                          [set = e.set, access](Config& c, const ParamValue& v) { set(std::invoke(access, c), v); }});
     }
   }
 
@@ -341,5 +344,19 @@ class ParamTable {
   }
   std::vector<Entry> entries_;
 };
+
+// `typed`'s entries over a holder of its struct in a std::any (a module whose struct the including table must not
+// name: a backend's options in the run's configuration). The any must hold a Config when an entry is used.
+template <typename Config>
+ParamTable<std::any> EraseParamTable(const ParamTable<Config>& typed) {
+  ParamTable<std::any> erased;
+  erased.Include(typed, [](auto& holder) -> auto& {
+    using Held = std::conditional_t<std::is_const_v<std::remove_reference_t<decltype(holder)>>, const Config, Config>;
+    Held* held = std::any_cast<Held>(&holder);
+    PIMOPT_CHECK(held != nullptr, "a parameter's options hold another type");
+    return *held;
+  });
+  return erased;
+}
 
 }  // namespace pimopt

@@ -1,7 +1,7 @@
 // A training run as library stages, which the CLI (and any other front end) calls in order:
 //   1. ResolveRunConfig (run_config.h): every parameter checked, defaults resolved; no data read
 //   2. LoadRunData:   this process's training rows (its Partition of the run) and evaluation rows, scaled
-//   3. MakeBackend:   the cpu or pim backend
+//   3. MakeBackend:   the run's backend, from the backend registry (backends/registry.h)
 //   4. TrainAndEvaluate: the epochs (Train), metrics after every epoch, the report and the PIM projection
 //   5. WriteOutputs:  model file, LIBLINEAR export, JSON report (rank 0)
 // RunTraining runs them all (stages 2-5 expect a config that passed stage 1). Under MPI every rank runs every stage with its Communicator.
@@ -15,7 +15,7 @@
 #include <vector>
 
 #include "pimopt/algorithms/train.h"
-#include "pimopt/backends/pim/pim_backend.h"
+#include "pimopt/backends/projection.h"
 #include "pimopt/collectives/communicator.h"
 #include "pimopt/core/thread_pool.h"
 #include "pimopt/data/transform.h"
@@ -55,7 +55,7 @@ struct RunOutcome {
   RunConfig config;  // as resolved by stage 1
   TrainResult result;
   nlohmann::json report;
-  std::optional<PimProjection> projection;
+  std::optional<EpochProjection> projection;
   std::optional<CrossValidation> cross_validation;  // --cv
 };
 

@@ -1,12 +1,13 @@
 // The planner (`pimopt plan`, Python's pimopt.plan): which algorithm reaches a target first on the emulated PIM
-// system, and why. Per algorithm it combines two short pilots:
+// system, and why. The emulated system is the registered backend whose workers are devices and whose epochs project
+// (backends/registry.h: the PIM backend). Per algorithm it combines two short pilots:
 //   1. convergence: a run on the CPU backend (or, with pilot_backend "pim", the emulator) with the run's workers
 //      (the same algorithm, batch, learning rate and schedule; on the CPU in float instead of the DPUs' fixed point)
 //      for at most `pilot_epochs` epochs, which gives the epoch in which the target is first reached (or that it is
 //      not reached within them);
 //   2. timing: one epoch on the PIM emulator, at the run's DPU count when it is at most `timing_dpus` (on every
 //      row: the measured epoch), else on `timing_dpus` DPUs holding the run's rows per DPU (GA-SGD with the run's
-//      rows per DPU per step), projected to the run's DPUs by PimBackend::Project (weak scaling, links re-modeled).
+//      rows per DPU per step), projected to the run's DPUs by the backend's EpochProjector (weak scaling, links re-modeled).
 // Predicted time to the target = epochs to it x modeled seconds per epoch; the recommendation is the fastest
 // algorithm that reaches it. What the prediction assumes (and the test checks against full emulated runs): the
 // fixed-point PIM run needs the epochs the float pilot needs; every epoch costs what the timed one did.
@@ -19,7 +20,7 @@
 #include <string>
 #include <vector>
 
-#include "pimopt/backends/pim/pim_backend.h"
+#include "pimopt/backends/projection.h"
 #include "pimopt/run/run_config.h"
 
 namespace pimopt {
@@ -27,8 +28,8 @@ namespace pimopt {
 struct PlanOptions {
   std::vector<std::string> algorithms = {"mbsgd", "ga", "ma", "dsgd", "admm"};
   int pilot_epochs = 20;         // convergence pilot: at most this many epochs (and at most --epochs)
-  // The convergence pilot's backend: "cpu" (float, fast) or "pim" (the emulator: the full run's own epochs, which
-  // then also time it: no separate timing pilot).
+  // The convergence pilot's backend (a registered name): "cpu" (float, fast) or a backend that projects its epochs,
+  // "pim" (the emulator: the full run's own epochs, which then also time it: no separate timing pilot).
   std::string pilot_backend = "cpu";
   uint32_t timing_dpus = 64;     // timing pilot: at most this many emulated DPUs
   uint64_t timing_rows_per_dpu = 8192;  // ... each holding at most this many rows (kernel times scale per row)
@@ -42,7 +43,7 @@ struct PlanCandidate {
   std::string algorithm;
   uint32_t dpus = 0;
   std::string flags;        // the settings a full run uses: "--algo ma --workers 64 --batch 16 ..."
-  PimProjection epoch;      // modeled time and bytes of one epoch of the full run
+  EpochProjection epoch;      // modeled time and bytes of one epoch of the full run
   bool timed_at_run_size = false;  // the timing pilot ran the full run's DPUs and rows (else projected)
   int pilot_epochs = 0;     // epochs the convergence pilot ran
   std::string pilot_stop;   // why the pilot stopped ("epoch bound", "converged", ...)

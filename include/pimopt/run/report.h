@@ -7,7 +7,7 @@
 #include <string>
 
 #include "pimopt/algorithms/train.h"
-#include "pimopt/backends/pim/pim_backend.h"
+#include "pimopt/backends/projection.h"
 #include "pimopt/run/cross_validation.h"
 #include "pimopt/run/run_config.h"
 
@@ -20,7 +20,7 @@ struct ReportInputs {
   const RunData* data = nullptr;
   const TrainResult* result = nullptr;
   std::map<std::string, double> backend_counters;
-  std::optional<PimProjection> projection;
+  std::optional<EpochProjection> projection;
   const CrossValidation* cross_validation = nullptr;  // --cv
   const ThreadPool* pool = nullptr;  // the host threads: how many, how many a phase may use, a phase's cost
   int ranks = 1;
@@ -36,8 +36,8 @@ std::string FormatRunHeader(const RunConfig& config, const RunData& data, const 
 std::string EpochHeader();
 std::string FormatEpochLine(const EpochRecord& r);
 std::string FormatSummary(const RunConfig& config, const TrainResult& result);
-std::string FormatProjection(const PimProjection& p);
-nlohmann::json ProjectionJson(const PimProjection& p);  // the report's "projection" object
+std::string FormatProjection(const EpochProjection& p);
+nlohmann::json ProjectionJson(const EpochProjection& p);  // the report's "projection" object
 std::string FormatMpiLine(int ranks, const TrainResult& result);
 // "auto: lr L reg R" when the run resolved --lr auto / --reg auto, and "converged after epoch E of N: ..." when the
 // stopping rule (--tol, the plateau schedule) stopped it; "" when neither.

@@ -1,5 +1,5 @@
 // A training run's configuration: every parameter of `pimopt train`, declared once in RunParams() (which includes
-// the tables of the modules that own them: TrainParams, SourceParams, PimParams). The CLI, and any other front end,
+// the tables of the modules that own them: TrainParams, SourceParams, and each registered backend's). The CLI, and any other front end,
 // only sets parameters by name (SetParam) and calls the stages of run/pipeline.h.
 #pragma once
 
@@ -10,7 +10,7 @@
 
 #include "pimopt/algorithms/checkpoint.h"
 #include "pimopt/algorithms/train_config.h"
-#include "pimopt/backends/pim/pim_backend.h"
+#include "pimopt/backends/registry.h"
 #include "pimopt/core/params.h"
 #include "pimopt/data/sources.h"
 
@@ -30,9 +30,9 @@ struct RunConfig {
   // Model and algorithm
   TrainConfig train;
   // Backend
-  std::string backend;  // "cpu" | "pim"
-  uint32_t dpus;        // pim: 0 = --workers
-  PimBackendOptions pim;
+  std::string backend;  // a registered backend's name (backends/registry.h)
+  uint32_t dpus;        // a backend whose workers are devices: 0 = --workers
+  BackendOptionSet backend_options;  // every registered backend's options; the run uses backend's
   uint32_t project_dpus;           // 0: no projection
   uint64_t project_rows_per_dpu;   // 0: this run's
   int threads;                     // 0: all cores

@@ -5,6 +5,7 @@
 #include <cstring>
 
 #include "pimopt/algorithms/algorithm.h"
+#include "pimopt/backends/registry.h"
 #include "pimopt/core/error.h"
 #include "pimopt/core/file_util.h"
 #include "pimopt/core/thread_pool.h"
@@ -769,5 +770,26 @@ void CpuBackend::ExportModelInto(LinearModel& m) const {
     m.negative_label_value = data_->negative_label_value;
   }
 }
+
+namespace {
+
+// No options of its own: its workers are the host's threads (--threads, a run parameter).
+BackendRegistration CpuRegistration() {
+  BackendRegistration r;
+  r.traits.name = "cpu";
+  r.traits.help = "K workers on a thread pool, float32";
+  r.traits.listing_order = 10;
+  r.traits.param_group = "Run";
+  r.default_options = [] { return std::any(); };
+  r.resolve = [](std::any&, int) {};
+  r.make = [](ThreadPool& pool, const std::any&) -> std::unique_ptr<IBackend> {
+    return std::make_unique<CpuBackend>(pool);
+  };
+  return r;
+}
+
+[[maybe_unused]] const bool registered = RegisterBackend(CpuRegistration());
+
+}  // namespace
 
 }  // namespace pimopt

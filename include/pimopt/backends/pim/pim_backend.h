@@ -6,6 +6,11 @@
 // Every phase is timed twice: modeled seconds of the PIM machine (CPU->DPU, DPU kernel split into compute / DMA /
 // sync, DPU->CPU) and the real host time of the emulation and of the host reduction. Fixed-point saturation events
 // are counted and reported.
+//
+// One file per job (src/backends/pim/): pim_options.cc (parameters, registration), pim_layout.cc (Setup: profile,
+// DPUs, MRAM layout, quantized upload), pim_backend.cc (the verbs and their transfers), pim_sync_encoding.cc
+// (--sync-format), pim_ledger.cc (what is accounted and the figures read from it), pim_checkpoint.cc (export,
+// checkpoint state), pim_projection.cc (EpochProjector).
 #pragma once
 
 #include <array>
@@ -18,6 +23,7 @@
 #include <vector>
 
 #include "pimopt/algorithms/backend.h"
+#include "pimopt/backends/projection.h"
 #include "pimopt/core/params.h"
 #include "pimopt/backends/pim/linear_kernel.h"
 #include "pimopt/fixed/fixed_point.h"
@@ -29,32 +35,6 @@
 namespace pimopt {
 
 class ThreadPool;
-
-// One epoch of this run extrapolated to another DPU count and rows per DPU (weak scaling), from what the run
-// measured: kernel times scale with the rows per DPU; the number of synchronizations scales as each algorithm's
-// sync count does (MA-SGD and GA-SGD with the rows per DPU - GA-SGD keeping this run's rows per DPU per step, i.e. a
-// global batch proportional to the DPU count - ADMM constant); every transfer is
-// re-evaluated by the transfer model at the target DPU count with the same bytes per DPU; launch overheads at the
-// target rank count; each host reduction by the profile's host model at the target DPU count (with --host-time
-// measured: this host's measured reduction time, linearly in DPUs x syncs). Extrapolated, not run: every field.
-struct PimProjection {
-  uint32_t dpus = 0;
-  uint64_t rows_per_dpu = 0;
-  double epoch_s = 0;
-  double cpu_to_dpu_s = 0, kernel_s = 0, launch_overhead_s = 0, dpu_to_cpu_s = 0, host_reduction_s = 0;
-  double cpu_to_dpu_bytes = 0, dpu_to_cpu_bytes = 0;
-  double mram_wram_bytes = 0;  // DMA between every DPU's MRAM and WRAM, both directions
-  double link_s = 0;           // exchanges over what-if DPU links, re-modeled at the target DPU count
-  double link_bytes = 0;
-  double overlap_saved_s = 0;  // --transfers async: pulls and host reductions that overlap (subtracted)
-  pim::EnergyJoules energy;    // per epoch (pim/energy.h)
-  // Empty, or why the epoch is not projected: the profile's links do not cover the target DPU count, so a run there
-  // would synchronize through the host, which this run did not time. Then every figure the synchronizations are
-  // part of is NaN (the epoch, transfers, launches, host, links, their bytes and energy; the total energy with
-  // them); the kernel, its MRAM-WRAM bytes and the DPUs' energy stay.
-  std::string note;
-  bool Timed() const { return note.empty(); }
-};
 
 // The PIM backend's parameters, declared in PimParams() (the constructor applies their defaults).
 struct PimBackendOptions {
@@ -92,7 +72,7 @@ inline constexpr const char* kPimParamGroup = "PIM backend";
 // with --backend pim).
 const ParamTable<PimBackendOptions>& PimParams();
 
-class PimBackend final : public IBackend {
+class PimBackend final : public IBackend, public EpochProjector {
  public:
   PimBackend(ThreadPool& pool, PimBackendOptions options);
   ~PimBackend() override;
@@ -113,8 +93,10 @@ class PimBackend final : public IBackend {
   std::map<std::string, double> Counters() override;  // reads the DPUs' saturation counters (diagnostics)
   BackendState SaveState() override;  // pulls the local models from the DPUs (not counted in the phase times)
   void RestoreState(const BackendState& state) override;
-  // Per-epoch modeled time of this run (`epochs` epochs done) projected to `target_dpus` x `target_rows_per_dpu`.
-  PimProjection Project(uint32_t target_dpus, uint64_t target_rows_per_dpu, int epochs) const;
+  const EpochProjector* projector() const override { return this; }
+  // Per-epoch modeled time of this run (`epochs` epochs done) projected to `target_dpus` x `target_rows_per_dpu`
+  // (projection.h).
+  EpochProjection Project(uint32_t target_dpus, uint64_t target_rows_per_dpu, int epochs) const override;
 
   // What a transfer served. Only training transfers are host <-> worker traffic; the others are reported apart.
   // kLinkExchange: transfers that carry, functionally, what a what-if DPU <-> DPU link moves on the modeled

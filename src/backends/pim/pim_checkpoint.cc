@@ -1,0 +1,75 @@
+// The PIM backend's model export (Q8.24 to float) and its checkpoint state (the host's model, the DPUs' local
+// models, the duals and the quantization errors as 32-bit words).
+#include "pimopt/backends/pim/pim_backend.h"
+
+#include <algorithm>
+
+#include "pimopt/core/error.h"
+
+namespace pimopt {
+
+LinearModel PimBackend::ExportModel() const {
+  LinearModel m;
+  ExportModelInto(m);
+  return m;
+}
+
+void PimBackend::ExportModelInto(LinearModel& m) const {
+  m.loss = config_.objective.loss;
+  m.fit_bias = config_.objective.fit_bias;
+  m.weights.resize(features_);
+  for (uint32_t j = 0; j < features_; ++j) {
+    m.weights[j] = static_cast<float>(fixed::FromModel(global_[j]));  // z = sum (q/2^7) (w/2^24): w is the weight
+  }
+  m.bias = static_cast<float>(fixed::FromModel(global_[layout_.n_pad]));
+  if (data_) {
+    m.positive_label_value = data_->positive_label_value;
+    m.negative_label_value = data_->negative_label_value;
+  }
+}
+
+BackendState PimBackend::SaveState() {
+  // The host's model, every DPU's local model (pulled now), every ADMM dual.
+  std::vector<std::vector<int32_t>> buffers(num_dpus_, std::vector<int32_t>(layout_.n_pad + 8));
+  for (uint32_t k = 0; k < num_dpus_; ++k) dpus_->PrepareXfer(k, buffers[k].data(), layout_.model_bytes());
+  Pull(Activity::kCheckpoint, TransferKind::kPullModels, pim::kMramHeapSymbol, layout_.w_offset, layout_.model_bytes());
+  auto words = [](const int32_t* begin, size_t n) { return std::vector<uint32_t>(begin, begin + n); };
+  BackendState state;
+  state.shared.push_back(words(global_.data(), global_.size()));
+  for (uint32_t k = 0; k < num_dpus_; ++k) {
+    auto& vectors = state.per_worker.emplace_back();
+    vectors.push_back(words(buffers[k].data(), layout_.n_pad + 1));
+    if (!dual_.empty()) vectors.push_back(words(dual_[k].data(), dual_[k].size()));
+    if (!delta_error_.empty()) vectors.push_back(words(delta_error_[k].data(), delta_error_[k].size()));
+  }
+  return state;
+}
+
+void PimBackend::RestoreState(const BackendState& state) {
+  const size_t per_worker = 1 + (dual_.empty() ? 0 : 1) + (delta_error_.empty() ? 0 : 1);
+  bool fits = state.shared.size() == 1 && state.per_worker.size() == num_dpus_;
+  for (const auto& vectors : state.per_worker) fits = fits && vectors.size() == per_worker;
+  if (!fits) throw InputError("checkpoint: it holds the state of a different number of DPUs or algorithm");
+  auto check = [&](const std::vector<uint32_t>& v) {
+    if (v.size() != layout_.n_pad + 1) throw InputError("checkpoint: a model of the wrong size");
+  };
+  check(state.shared[0]);
+  for (const auto& vectors : state.per_worker) {
+    for (const auto& v : vectors) check(v);
+  }
+  global_.assign(state.shared[0].begin(), state.shared[0].end());
+  std::vector<std::vector<int32_t>> buffers(num_dpus_, std::vector<int32_t>(layout_.n_pad + 8, 0));
+  for (uint32_t k = 0; k < num_dpus_; ++k) {
+    const auto& v = state.per_worker[k][0];
+    std::copy(v.begin(), v.end(), buffers[k].begin());
+    std::copy(v.begin(), v.end(), local_[k].begin());
+    dpus_->PrepareXfer(k, buffers[k].data(), layout_.model_bytes());
+    if (!dual_.empty()) dual_[k].assign(state.per_worker[k][1].begin(), state.per_worker[k][1].end());
+    if (!delta_error_.empty()) {
+      delta_error_[k].assign(state.per_worker[k].back().begin(), state.per_worker[k].back().end());
+    }
+  }
+  Push(Activity::kCheckpoint, TransferKind::kData, pim::kMramHeapSymbol, layout_.w_offset, layout_.model_bytes());
+}
+
+}  // namespace pimopt

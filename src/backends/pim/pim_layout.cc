@@ -1,0 +1,161 @@
+// The PIM backend's setup: the hardware profile and the DPUs, the data layout in MRAM (linear_kernel.h), the
+// shards' quantized upload, the kernel's base arguments.
+#include "pimopt/backends/pim/pim_backend.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+
+#include "pimopt/algorithms/algorithm.h"
+#include "pimopt/core/error.h"
+#include "pimopt/core/file_util.h"
+#include "pimopt/core/thread_pool.h"
+
+namespace pimopt {
+
+using pimbackend::LinearKernelArgs;
+
+void PimBackend::Setup(const Dataset& train, const TrainConfig& config, const Partition& part, Communicator& comm) {
+  PIMOPT_CHECK(part.local_rows == train.num_rows() && part.total_workers == config.workers,
+               "the training rows do not match the partition");
+  profile_ = options_.ResolveProfile();
+  if (part.local_workers > static_cast<int>(profile_.num_dpus)) {
+    throw ConfigError("--dpus", StrCat(part.local_workers, " DPUs requested", part.distributed() ? " per process" : "",
+                                       "; profile '", profile_.name, "' has ", profile_.num_dpus));
+  }
+  data_ = &train;
+  train_rows_ = train.num_rows();
+  config_ = config;
+  features_ = static_cast<uint32_t>(train.num_features());
+  part_ = part;
+  comm_ = &comm;
+  num_dpus_ = static_cast<uint32_t>(part.local_workers);
+  const auto shards = LocalShards(part);
+  shard_begin_.clear();
+  shard_rows_.clear();
+  uint32_t max_rows = 0;
+  uint64_t max_nonzeros = 0;
+  for (const Shard& s : shards) {
+    shard_begin_.push_back(s.begin);
+    shard_rows_.push_back(s.size());
+    max_rows = std::max(max_rows, s.size());
+    if (train.is_sparse()) {
+      max_nonzeros = std::max(max_nonzeros, train.csr().row_ptr[s.end] - train.csr().row_ptr[s.begin]);
+    }
+  }
+  if (train.is_sparse()) max_nonzeros = std::max<uint64_t>(max_nonzeros, 1);
+  const uint64_t batch = config.batch;
+  // Row lists: GA/MB-SGD send one step (at most min(batch, rows) rows), local SGD sends up to an epoch of steps
+  // (ceil(rows / batch)) or H steps, each `slots` entries (the batch rounded up to even for 8-byte transfers).
+  const uint64_t slots = (batch + 1) / 2 * 2;
+  const uint64_t epoch_steps = (max_rows + batch - 1) / batch;
+  max_list_entries_ = std::max({slots, epoch_steps * slots, uint64_t(config.local_steps) * slots}) + 2;
+  if (options_.async_transfers && options_.measured_host) {
+    throw ConfigError("--transfers", "async overlaps the modeled host's reduction with the pulls; it needs "
+                                     "--host-time modeled (this machine's measured reduction cannot be split in chunks)");
+  }
+  if (QuantizedBits() > 0 && config.algorithm != "ma") {
+    throw ConfigError("--sync-format", StrCat("int16 and int8 quantize MA-SGD's model deltas (--algo ma), not ",
+                                              config.algorithm, "'s synchronizations; use dense or auto"));
+  }
+  const bool artifact = options_.artifact_kernel;
+  layout_ = pimbackend::MakeLinearLayout(features_, max_rows, max_list_entries_, max_nonzeros, artifact);
+  if (layout_.end > profile_.mram_bytes) {
+    throw ConfigError(
+        "--dpus", StrCat("each DPU would need ", layout_.end, " bytes (", ByteSizeText(layout_.end),
+                         ") of MRAM for ", max_rows, " rows of ", layout_.n_pad, " features (", profile_.mram_bytes,
+                         " bytes available): use more DPUs"));
+  }
+  CheckMemoryNeed(static_cast<uint64_t>(num_dpus_) * layout_.end,
+                  StrCat("the emulated MRAM (", num_dpus_, " DPUs x ", layout_.end, " bytes for ", max_rows,
+                         " rows of ", layout_.n_pad, " features)"),
+                  "--dpus");
+  system_ = std::make_unique<pim::PimSystem>(profile_, options_.host_threads);
+  dpus_ = std::make_unique<pim::DpuSet>(system_->Allocate(num_dpus_));
+  dpus_->SetScheduler(options_.scheduler);
+  dpus_->Load(pimbackend::MakeLinearKernel(), options_.tasklets);
+
+  // Quantize and push every shard once (one parallel push: the same length for every DPU, short shards padded).
+  const uint64_t data_bytes = layout_.w_offset;
+  std::vector<std::vector<int8_t>> buffers(num_dpus_, std::vector<int8_t>(data_bytes, 0));
+  std::vector<fixed::Saturation> sat(num_dpus_);
+  pool_.ParallelFor(num_dpus_, [&](size_t k) {
+    int8_t* buffer = buffers[k].data();
+    if (train.is_sparse()) {
+      const CsrMatrix& m = train.csr();
+      const uint64_t first = m.row_ptr[shard_begin_[k]];
+      auto* row_ptr = reinterpret_cast<uint32_t*>(buffer + layout_.x_offset);
+      auto* cols = reinterpret_cast<uint32_t*>(buffer + layout_.col_offset);
+      int8_t* vals = buffer + layout_.val_offset;
+      for (uint32_t r = 0; r <= shard_rows_[k]; ++r) {
+        row_ptr[r] = static_cast<uint32_t>(m.row_ptr[shard_begin_[k] + r] - first);
+      }
+      for (uint64_t e = first; e < m.row_ptr[shard_begin_[k] + shard_rows_[k]]; ++e) {
+        cols[e - first] = m.col[e];
+        vals[e - first] = fixed::QuantizeFeature(m.val[e], sat[k]);
+      }
+    } else {
+      const float* values = train.dense_values().data();
+      for (uint32_t r = 0; r < shard_rows_[k]; ++r) {
+        const uint64_t row = shard_begin_[k] + r;
+        if (artifact) {  // PIM-Opt's kernel: int32 Q0.31
+          auto* out = reinterpret_cast<int32_t*>(buffer + layout_.x_offset) + uint64_t{r} * layout_.n_pad;
+          for (uint32_t j = 0; j < features_; ++j) {
+            out[j] = pimbackend::QuantizeFeatureArtifact(values[row * features_ + j], sat[k]);
+          }
+          continue;
+        }
+        int8_t* out = buffer + layout_.x_offset + uint64_t{r} * layout_.n_pad;
+        for (uint32_t j = 0; j < features_; ++j) out[j] = fixed::QuantizeFeature(values[row * features_ + j], sat[k]);
+      }
+    }
+    for (uint32_t r = 0; r < shard_rows_[k]; ++r) {
+      buffer[layout_.y_offset + r] = train.labels()[shard_begin_[k] + r] > 0 ? 1 : -1;
+    }
+  });
+  quantization_saturations_ = 0;
+  for (const auto& s : sat) quantization_saturations_ += static_cast<double>(s.events);
+  ledger_ = {};
+  round_pulls_.clear();
+  for (uint32_t k = 0; k < num_dpus_; ++k) dpus_->PrepareXfer(k, buffers[k].data(), data_bytes);
+  Push(Activity::kSetup, TransferKind::kData, pim::kMramHeapSymbol, 0, data_bytes);
+  if (!artifact) {
+    Broadcast(Activity::kSetup, TransferKind::kData, layout_.sigmoid_offset, fixed::SigmoidTable().data(),
+              4 * fixed::kSigmoidEntries);
+  } else if (config.objective.loss == LossKind::kLogistic) {  // PIM-Opt broadcasts its exp table (LR only)
+    Broadcast(Activity::kSetup, TransferKind::kData, layout_.sigmoid_offset, pimbackend::ArtifactExpTable().data(),
+              4 * uint64_t{pimbackend::kArtifactExpTableEntries});
+  }
+
+  global_.assign(layout_.n_pad + 1, 0);
+  local_.assign(num_dpus_, std::vector<int32_t>(layout_.n_pad + 1, 0));
+  dual_.assign(config.traits().keeps_duals ? num_dpus_ : 0, std::vector<int32_t>(layout_.n_pad + 1, 0));
+  delta_error_.assign(QuantizedBits() > 0 ? num_dpus_ : 0, std::vector<int32_t>(layout_.n_pad + 1, 0));
+  saturation_ = {};
+}
+
+LinearKernelArgs PimBackend::BaseArgs() const {
+  LinearKernelArgs a;
+  a.loss = pimbackend::ToKernelLoss(config_.objective.loss);
+  a.n_pad = layout_.n_pad;
+  a.fit_bias = config_.objective.fit_bias ? 1 : 0;
+  fixed::Saturation ignored;
+  a.positive_weight_q24 = fixed::ToModel(config_.objective.positive_weight, ignored);
+  a.negative_weight_q24 = fixed::ToModel(config_.objective.negative_weight, ignored);
+  a.x_offset = layout_.x_offset;
+  a.y_offset = layout_.y_offset;
+  a.w_offset = layout_.w_offset;
+  a.v_offset = layout_.v_offset;
+  a.g_offset = layout_.g_offset;
+  a.list_offset = layout_.list_offset;
+  a.sigmoid_offset = layout_.sigmoid_offset;
+  a.sparse = layout_.sparse ? 1 : 0;
+  a.artifact = options_.artifact_kernel ? 1 : 0;
+  a.sigmoid_float = options_.sigmoid_float || options_.artifact_kernel ? 1 : 0;
+  a.feature_split = (options_.feature_split || options_.artifact_kernel) && !layout_.sparse ? 1 : 0;
+  a.col_offset = layout_.col_offset;
+  a.val_offset = layout_.val_offset;
+  return a;
+}
+
+}  // namespace pimopt

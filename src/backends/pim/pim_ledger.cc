@@ -1,0 +1,199 @@
+// The PIM backend's ledger: every transfer, launch, host reduction, encoding and link exchange recorded once, when
+// it happens, under what it served; the phase times, traffic and counters a report reads are sums over it.
+#include "pimopt/backends/pim/pim_backend.h"
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+
+#include "pimopt/algorithms/algorithm.h"
+#include "pimopt/core/error.h"
+#include "pimopt/core/thread_pool.h"
+#include "pimopt/pim/encoding_cost.h"
+#include "pimopt/pim/host_model.h"
+#include "pimopt/pim/interconnect.h"
+#include "pimopt/pim/pipelined_reduction.h"
+
+namespace pimopt {
+
+using Clock = std::chrono::steady_clock;
+
+pim::HostReductionWork PimBackend::HostReduction(const Ledger::HostWork& work, uint32_t dpus) {
+  return {.vectors = uint64_t{work.vectors_per_dpu} * dpus,
+          .elements = work.elements,
+          .bytes_per_element = work.bytes_per_element,
+          .update_elements = uint64_t{work.updates_per_dpu} * dpus * work.elements +
+                             (work.model_elements > 0 ? work.model_elements : work.elements),
+          .update_bytes_per_element = work.update_bytes_per_element};
+}
+
+double PimBackend::ModelHostSeconds(const Ledger::HostWork& work, uint32_t dpus) const {
+  return pim::ModelHostReductionSeconds(profile_, HostReduction(work, dpus));
+}
+
+void PimBackend::RecordHostWork(const Ledger::HostWork& work, Clock::time_point t0, double comm_s0) {
+  ledger_.host_reduction_s += HostSecondsSince(t0, comm_s0);
+  ledger_.modeled_host_reduction_s += ModelHostSeconds(work, part_.total_workers);
+  ++ledger_.host_work[work];
+  ++ledger_.syncs;
+  if (options_.async_transfers && !round_pulls_.empty()) {
+    // The pulls since the last launch and this reduction, pipelined in chunks (this process's DPUs' pulls, as the
+    // ledger's transfers; the host's reduction over all DPUs, as its modeled time).
+    ledger_.overlap_saved_s +=
+        pim::ModelPipelinedReduction(profile_, num_dpus_, round_pulls_, HostReduction(work, part_.total_workers))
+            .saved_s();
+    ++ledger_.reductions[{round_pulls_, work}];
+  }
+  round_pulls_.clear();
+}
+
+void PimBackend::Record(Activity activity, bool to_dpu, TransferKind kind, double seconds, uint64_t bytes_per_dpu) {
+  Ledger::Transfers& t = (to_dpu ? ledger_.to_dpu : ledger_.from_dpu)[static_cast<size_t>(activity)];
+  t.modeled_s += seconds;
+  t.bytes += uint64_t{num_dpus_} * bytes_per_dpu;
+  ++t.count;
+  if (activity == Activity::kTraining) {
+    ++ledger_.training_transfers[{kind, bytes_per_dpu}];
+    if (!to_dpu) round_pulls_.push_back({bytes_per_dpu});
+  }
+}
+
+void PimBackend::Push(Activity activity, TransferKind kind, std::string_view symbol, uint64_t offset,
+                      uint64_t bytes_per_dpu) {
+  const double s = dpus_->PushXfer(pim::XferDirection::kToDpu, symbol, offset, bytes_per_dpu);
+  Record(activity, true, kind, s, bytes_per_dpu);
+}
+
+void PimBackend::Pull(Activity activity, TransferKind kind, std::string_view symbol, uint64_t offset,
+                      uint64_t bytes_per_dpu) {
+  const double s = dpus_->PushXfer(pim::XferDirection::kFromDpu, symbol, offset, bytes_per_dpu);
+  Record(activity, false, kind, s, bytes_per_dpu);
+}
+
+void PimBackend::Broadcast(Activity activity, TransferKind kind, uint64_t offset, const void* source, uint64_t bytes) {
+  const double s = dpus_->BroadcastTo(pim::kMramHeapSymbol, offset, source, bytes);
+  Record(activity, true, kind, s, bytes);
+}
+
+std::optional<pim::LinkExchangeTime> PimBackend::LinkPath(const std::optional<pim::LinkExchangeTime>& covered,
+                                                          const char* what) const {
+  if (options_.sync_path == PimBackendOptions::SyncPath::kHost) return std::nullopt;
+  if (!covered && options_.sync_path == PimBackendOptions::SyncPath::kLinks && part_.total_workers == 1) {
+    throw ConfigError("--sync-path", StrCat("links: ", what, " over one DPU is no exchange between DPUs (it goes "
+                                            "through the host on every profile); use --sync-path host or auto, or "
+                                            "more workers"));
+  }
+  if (!covered && options_.sync_path == PimBackendOptions::SyncPath::kLinks) {
+    const std::string scope = pim::ProfileFields().GetText(profile_, "link_scope");
+    throw ConfigError("--profile", StrCat("profile '", profile_.name, "' (link_scope ", scope, ") has no DPU links for ",
+                                          what, " over ", part_.total_workers, " DPUs; use --sync-path host or auto, "
+                                          "or a profile with wider links (links-rank, links-system)"));
+  }
+  return covered;
+}
+
+void PimBackend::RecordLinkWork(const pim::LinkExchangeTime& time, const Ledger::LinkWork& work, bool sync) {
+  round_pulls_.clear();
+  ledger_.link_s += time.seconds;
+  // This process's share of the bytes (the exchange is over all DPUs of the run).
+  ledger_.link_bytes += time.link_bytes * num_dpus_ / static_cast<uint64_t>(part_.total_workers);
+  ++ledger_.link_work[work];
+  if (sync) ++ledger_.syncs;
+}
+
+void PimBackend::RecordEncoding(double cycles) {
+  round_pulls_.clear();  // the DPUs' work before the pulls: a stage of its own
+  const double seconds = cycles / profile_.dpu_frequency_hz;
+  ledger_.kernel_s += seconds;
+  ledger_.dma_s += seconds;
+  ledger_.encoding_s += seconds;
+}
+
+void PimBackend::RecordEncodedPull(TransferKind kind, uint64_t bytes_per_dpu, double encoding_cycles) {
+  RecordEncoding(encoding_cycles);
+  Record(Activity::kTraining, false, kind,
+         pim::ModelParallelTransferSeconds(profile_, pim::XferDirection::kFromDpu, num_dpus_, bytes_per_dpu),
+         bytes_per_dpu);
+}
+
+std::map<std::string, double> PimBackend::PhaseSeconds() const {
+  const Ledger& l = ledger_;
+  const double to_dpu_s = l.to_dpu[static_cast<size_t>(Activity::kTraining)].modeled_s;
+  const double from_dpu_s = l.from_dpu[static_cast<size_t>(Activity::kTraining)].modeled_s;
+  // The modeled machine's host: the profile's model, or (--host-time measured) this machine's measured seconds.
+  const double host_s = options_.measured_host ? l.host_reduction_s : l.modeled_host_reduction_s;
+  const double whole = num_dpus_ > 0 ? static_cast<double>(part_.total_workers) / num_dpus_ : 1.0;
+  const double training_bytes = static_cast<double>(l.to_dpu[static_cast<size_t>(Activity::kTraining)].bytes +
+                                                    l.from_dpu[static_cast<size_t>(Activity::kTraining)].bytes);
+  pim::EnergyJoules energy;
+  energy.dpu_j = l.dpu_energy_j * whole;
+  energy.transfer_j = pim::TransferEnergyJoules(profile_, static_cast<uint32_t>(part_.total_workers),
+                                                training_bytes * whole, to_dpu_s + from_dpu_s);
+  energy.host_j = pim::HostEnergyJoules(profile_, host_s, l.launch_s);
+  energy.link_j = pim::LinkEnergyJoules(profile_, static_cast<double>(l.link_bytes) * whole);
+  return {{"modeled_cpu_to_dpu", to_dpu_s},
+          {"modeled_dpu_kernel", l.kernel_s},
+          {"modeled_dpu_compute", l.compute_s},
+          {"modeled_dpu_dma", l.dma_s},
+          {"modeled_dpu_sync", l.sync_s},
+          {"modeled_launch_overhead", l.launch_s},
+          {"modeled_dpu_to_cpu", from_dpu_s},
+          {"modeled_host_reduction", host_s},
+          {"modeled_dpu_to_dpu", l.link_s},
+          // --transfers async: the pulls and the host's reductions that overlapped (subtracted from the total).
+          {"modeled_overlap_saved", l.overlap_saved_s},
+          {"modeled_total", to_dpu_s + l.kernel_s + l.launch_s + from_dpu_s + host_s + l.link_s - l.overlap_saved_s},
+          // The error bar the hardware validation supports, each component's share added (its errors repeat from
+          // one launch or transfer of the same shape to the next); the host reduction has none (not validated).
+          {"modeled_total_uncertainty", profile_.kernel_time_uncertainty * (l.kernel_s + l.launch_s) +
+                                            profile_.cpu_to_dpu_time_uncertainty * to_dpu_s +
+                                            profile_.dpu_to_cpu_time_uncertainty * from_dpu_s},
+          {"measured_host_reduction", l.host_reduction_s},
+          {"emulation_wall", l.emulation_wall_s},
+          // Energy of the whole machine (pim/energy.h): joules, not seconds, under the same keys' rule (per epoch
+          // in the epoch records). This process's DPUs and bytes stand for every process's.
+          {"modeled_energy_dpu_j", energy.dpu_j},
+          {"modeled_energy_transfer_j", energy.transfer_j},
+          {"modeled_energy_host_j", energy.host_j},
+          {"modeled_energy_link_j", energy.link_j},
+          {"modeled_energy_j", energy.total_j()}};
+}
+
+TrafficCounters PimBackend::Traffic() const {
+  TrafficCounters t;
+  t.to_workers_bytes = ledger_.to_dpu[static_cast<size_t>(Activity::kTraining)].bytes;
+  t.from_workers_bytes = ledger_.from_dpu[static_cast<size_t>(Activity::kTraining)].bytes;
+  t.syncs = ledger_.syncs;
+  return t;
+}
+
+std::map<std::string, double> PimBackend::Counters() {
+  const auto setup = ledger_.to_dpu[static_cast<size_t>(Activity::kSetup)];
+  std::map<std::string, double> c{{"dpus", num_dpus_},
+                                  {"tasklets", options_.tasklets},
+                                  {"dpu_frequency_hz", profile_.dpu_frequency_hz},
+                                  {"mram_wram_bytes", static_cast<double>(ledger_.mram_wram_bytes)},
+                                  {"host_saturations", static_cast<double>(saturation_.events)},
+                                  {"quantization_saturations", quantization_saturations_},
+                                  {"setup_to_dpu_bytes", static_cast<double>(setup.bytes)},
+                                  {"modeled_setup_to_dpu_s", setup.modeled_s},
+                                  {"dpu_to_dpu_bytes", static_cast<double>(ledger_.link_bytes)},
+                                  {"modeled_dpu_encoding_s", ledger_.encoding_s}};
+  if (dpus_) {
+    // Each tasklet's saturation counter accumulates over launches in WRAM; reading them is a diagnostic transfer.
+    uint64_t total = 0;
+    for (uint32_t k = 0; k < num_dpus_; ++k) {
+      uint64_t counters[pimbackend::kMaxTasklets] = {};
+      const double s = dpus_->CopyFrom(k, pimbackend::kSaturationsSymbol, 0, counters, sizeof(counters));
+      Record(Activity::kDiagnostics, false, TransferKind::kCounters, s, sizeof(counters));
+      for (uint64_t v : counters) total += v;
+    }
+    c["dpu_saturations"] = static_cast<double>(total);
+  }
+  const auto checkpoint_to = ledger_.to_dpu[static_cast<size_t>(Activity::kCheckpoint)];
+  const auto checkpoint_from = ledger_.from_dpu[static_cast<size_t>(Activity::kCheckpoint)];
+  c["checkpoint_transfer_bytes"] = static_cast<double>(checkpoint_to.bytes + checkpoint_from.bytes);
+  return c;
+}
+
+}  // namespace pimopt

@@ -27,12 +27,63 @@
 // come from one consistent (l1, l2, rho), the bias takes part in the consensus (proximal term, no shrinkage), and
 // z is the model.
 #include <algorithm>
+#include <cmath>
 
 #include "pimopt/algorithms/algorithm.h"
 #include "pimopt/core/error.h"
+#include "pimopt/fixed/fixed_point.h"
 
 namespace pimopt {
 namespace {
+
+// The z-update's shrinkage in one number format: z = S(a, threshold) * scale for weights, z = a for the bias.
+struct FloatShrinkage {
+  using Value = float;
+  float threshold, scale;
+  static float Abs(float v) { return std::fabs(v); }
+  float Scale(float v) const { return v * scale; }
+};
+struct FixedShrinkage {  // Q8.24 values, a Q32 scale (fixed_point.h)
+  using Value = int64_t;
+  int64_t threshold;
+  uint64_t scale;
+  static int64_t Abs(int64_t v) { return v < 0 ? -v : v; }
+  int64_t Scale(int64_t v) const { return fixed::MulScale(v, scale); }
+};
+
+// Soft thresholding then shrinking, written once for both formats: |a| - threshold, zero when not positive, with a's
+// sign, times the scale.
+template <typename Format>
+typename Format::Value Shrink(typename Format::Value a, const Format& f) {
+  const typename Format::Value magnitude = Format::Abs(a) - f.threshold;
+  if (!(magnitude > 0)) return 0;
+  return f.Scale(a < 0 ? -magnitude : magnitude);
+}
+
+// z = argmin g(z) + (K rho/2)||z - a||^2 = S(a, l1/rho) * rho/(rho + l2) per weight, z_b = a_b (the bias is not
+// regularized).
+class ZUpdate final : public ConsensusRule {
+ public:
+  ZUpdate(const Objective& obj, double rho)
+      : float_{static_cast<float>(obj.l1 / rho), static_cast<float>(rho / (rho + obj.l2))},
+        fixed_{ThresholdQ(obj.l1 / rho), fixed::ToScale(rho / (rho + obj.l2), "--rho")} {}
+  void Apply(std::span<const float> mean, std::span<float> z, bool bias) const override { Run(mean, z, bias, float_); }
+  void Apply(std::span<const int64_t> mean, std::span<int64_t> z, bool bias) const override {
+    Run(mean, z, bias, fixed_);
+  }
+
+ private:
+  static int64_t ThresholdQ(double threshold) {
+    fixed::Saturation ignored;  // a threshold beyond the model's range zeroes every weight either way
+    return fixed::ToModel(threshold, ignored);
+  }
+  template <typename T, typename Format>
+  static void Run(std::span<const T> mean, std::span<T> z, bool bias, const Format& f) {
+    for (size_t i = 0; i < mean.size(); ++i) z[i] = bias ? mean[i] : Shrink(mean[i], f);
+  }
+  FloatShrinkage float_;
+  FixedShrinkage fixed_;
+};
 
 class Admm final : public Algorithm {
  public:
@@ -73,15 +124,22 @@ class Admm final : public Algorithm {
       request.plan = &plan;
       request.num_steps = max_batches;
       request.lr = config.LearningRate(epoch);
-      request.proximal = true;
-      request.rho = config.rho;
+      request.solver = LocalSolver::kProximalSgd;  // towards v_k = z - u_k (the offsets are the scaled duals)
+      request.prox = config.rho;
       backend.LocalSgd(request);
       steps += request.num_steps;
     }
-    AdmmResiduals residuals = backend.AdmmConsensus(config.rho);
-    residuals.rho = config.rho;
-    residuals.next_rho = config.rho_adaptive ? BalancedRho(config, residuals, epoch) : config.rho;
-    if (residuals.next_rho != config.rho) backend.ScaleDuals(config.rho / residuals.next_rho);
+    const ConsensusNorms norms = backend.Consensus(ZUpdate(config.objective, config.rho));
+    const double k = config.workers;
+    AdmmResiduals residuals{.primal = std::sqrt(norms.local_minus_global_sq),
+                            .dual = config.rho * std::sqrt(k) * std::sqrt(norms.global_change_sq),
+                            .rho = config.rho,
+                            .next_rho = config.rho,
+                            .x_norm = std::sqrt(norms.local_sq),
+                            .z_norm = std::sqrt(k * norms.global_sq),
+                            .u_norm = std::sqrt(norms.offset_sq)};
+    if (config.rho_adaptive) residuals.next_rho = BalancedRho(config, residuals, epoch);
+    if (residuals.next_rho != config.rho) backend.ScaleOffsets(config.rho / residuals.next_rho);
     return {steps, 1, residuals};
   }
 };
@@ -90,7 +148,7 @@ class Admm final : public Algorithm {
 
 PIMOPT_REGISTER_ALGORITHM(Admm, .name = "admm", .aliases = {}, .title = "consensus ADMM",
                           .listing_order = 50, .distributed = true, .default_workers = 8,
-                          .batch_meaning = BatchMeaning::kLocalPerWorker, .default_batch = 16, .keeps_duals = true,
+                          .batch_meaning = BatchMeaning::kLocalPerWorker, .default_batch = 16, .worker_offsets = true,
                           .syncs = SyncScaling::kOncePerEpoch);
 
 }  // namespace pimopt

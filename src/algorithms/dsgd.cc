@@ -50,6 +50,6 @@ class Dsgd final : public Algorithm {
 PIMOPT_REGISTER_ALGORITHM(Dsgd, .name = "dsgd", .aliases = {"d-psgd", "gossip"},
                           .title = "decentralized SGD with gossip averaging (D-PSGD)", .listing_order = 45,
                           .distributed = true, .default_workers = 8, .batch_meaning = BatchMeaning::kLocalPerWorker,
-                          .default_batch = 16, .keeps_duals = false, .syncs = SyncScaling::kWithRowsPerWorker);
+                          .default_batch = 16, .worker_offsets = false, .syncs = SyncScaling::kWithRowsPerWorker);
 
 }  // namespace pimopt

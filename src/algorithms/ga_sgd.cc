@@ -92,7 +92,7 @@ class GaSgd final : public Algorithm {
 
 PIMOPT_REGISTER_ALGORITHM(GaSgd, .name = "ga", .aliases = {"ga-sgd"}, .title = "gradient-averaging SGD (GA-SGD)",
                           .listing_order = 30, .distributed = true, .default_workers = 8,
-                          .batch_meaning = BatchMeaning::kGlobal, .default_batch = 64, .keeps_duals = false,
+                          .batch_meaning = BatchMeaning::kGlobal, .default_batch = 64, .worker_offsets = false,
                           .syncs = SyncScaling::kWithRowsPerWorker);
 
 }  // namespace pimopt

@@ -35,7 +35,8 @@ class MaSgd final : public Algorithm {
 
 PIMOPT_REGISTER_ALGORITHM(MaSgd, .name = "ma", .aliases = {"ma-sgd"}, .title = "model-averaging SGD (MA-SGD)",
                           .listing_order = 40, .distributed = true, .default_workers = 8,
-                          .batch_meaning = BatchMeaning::kLocalPerWorker, .default_batch = 16, .keeps_duals = false,
+                          .batch_meaning = BatchMeaning::kLocalPerWorker, .default_batch = 16, .worker_offsets = false,
+                          .averages_deltas_from_global = true,
                           .syncs = SyncScaling::kWithRowsPerWorker);
 
 }  // namespace pimopt

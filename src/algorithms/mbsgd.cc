@@ -41,7 +41,7 @@ class MbSgd final : public Algorithm {
 
 PIMOPT_REGISTER_ALGORITHM(MbSgd, .name = "mbsgd", .aliases = {"mb-sgd"}, .title = "mini-batch SGD (MB-SGD)",
                           .listing_order = 20, .distributed = false, .default_workers = 1,
-                          .batch_meaning = BatchMeaning::kGlobal, .default_batch = 64, .keeps_duals = false,
+                          .batch_meaning = BatchMeaning::kGlobal, .default_batch = 64, .worker_offsets = false,
                           .syncs = SyncScaling::kWithRowsPerWorker);
 
 }  // namespace pimopt

@@ -76,12 +76,16 @@ const AlgorithmTraits& FindAlgorithm(const std::string& name) {
   throw ConfigError("--algo", StrCat("unknown algorithm '", name, "' (use ", JoinNames(known), ")"));
 }
 
-std::string DistributedAlgorithmNames() {
+std::string AlgorithmNamesWith(const std::function<bool(const AlgorithmTraits&)>& has) {
   std::vector<std::string> names;
   for (const AlgorithmTraits* t : RegisteredAlgorithms()) {
-    if (t->distributed) names.push_back(t->name);
+    if (has(*t)) names.push_back(t->name);
   }
   return JoinNames(names, " or ");
+}
+
+std::string DistributedAlgorithmNames() {
+  return AlgorithmNamesWith([](const AlgorithmTraits& t) { return t.distributed; });
 }
 
 std::unique_ptr<Algorithm> MakeAlgorithm(const std::string& name) {

@@ -39,7 +39,7 @@ class Sgd final : public Algorithm {
 
 PIMOPT_REGISTER_ALGORITHM(Sgd, .name = "sgd", .aliases = {}, .title = "stochastic gradient descent (SGD)",
                           .listing_order = 10, .distributed = false, .default_workers = 1,
-                          .batch_meaning = BatchMeaning::kSingleRow, .default_batch = 1, .keeps_duals = false,
+                          .batch_meaning = BatchMeaning::kSingleRow, .default_batch = 1, .worker_offsets = false,
                           .syncs = SyncScaling::kWithRowsPerWorker);
 
 }  // namespace pimopt

@@ -123,8 +123,10 @@ TEST(AlgorithmRegistry, EveryAlgorithmRegistersItselfWithItsTraits) {
   }
   EXPECT_EQ(FindAlgorithm("ga-sgd").name, "ga");
   EXPECT_EQ(FindAlgorithm("admm").batch_meaning, BatchMeaning::kLocalPerWorker);
-  EXPECT_TRUE(FindAlgorithm("admm").keeps_duals);
-  EXPECT_FALSE(FindAlgorithm("ma").keeps_duals);
+  EXPECT_TRUE(FindAlgorithm("admm").worker_offsets);
+  EXPECT_FALSE(FindAlgorithm("ma").worker_offsets);
+  EXPECT_TRUE(FindAlgorithm("ma").averages_deltas_from_global);
+  EXPECT_FALSE(FindAlgorithm("dsgd").averages_deltas_from_global);
   EXPECT_EQ(FindAlgorithm("sgd").default_batch, 1u);
   EXPECT_EQ(DistributedAlgorithmNames(), "ga, ma, dsgd or admm");
   try {

@@ -93,8 +93,8 @@ class RecordingBackend final : public IBackend {
   }
   void LocalSgd(const LocalSgdRequest& r) override { inner_.LocalSgd(r); }
   void AverageLocalModels() override { inner_.AverageLocalModels(); }
-  AdmmResiduals AdmmConsensus(double rho) override { return inner_.AdmmConsensus(rho); }
-  void ScaleDuals(double factor) override { inner_.ScaleDuals(factor); }
+  ConsensusNorms Consensus(const ConsensusRule& rule) override { return inner_.Consensus(rule); }
+  void ScaleOffsets(double factor) override { inner_.ScaleOffsets(factor); }
   void MixLocalModels(const Topology& topology) override { inner_.MixLocalModels(topology); }
   LinearModel ExportModel() const override { return inner_.ExportModel(); }
   std::map<std::string, double> PhaseSeconds() const override { return inner_.PhaseSeconds(); }

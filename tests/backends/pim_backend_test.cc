@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <cstring>
+#include <map>
 #include <tuple>
 
 #include "pimopt/core/error.h"
@@ -524,6 +525,87 @@ TEST(PimBackend, ArtifactKernelMovesWhatPimOptMoves) {
     EXPECT_GT(theirs.phase_seconds.at("modeled_dpu_kernel"), 2 * mine.phase_seconds.at("modeled_dpu_kernel")) << algo;
     EXPECT_NEAR(theirs.epochs.back().test->accuracy, mine.epochs.back().test->accuracy, 0.03) << algo;
     EXPECT_GT(theirs.epochs.back().test->accuracy, 0.7) << algo;
+  }
+}
+
+// The machine seam (pim/machine.h): the backend reaches the DPUs only through a PimMachine. A machine that wraps
+// the emulator, counts every verb and calls its times measured (as hardware would) trains the same model; the
+// backend loads its kernel by name, its ledger counts every launch and transfer the machine served, and the report
+// says how many times were measured.
+class WrappedMachine final : public pim::PimMachine {
+ public:
+  WrappedMachine(std::unique_ptr<pim::PimMachine> inner, std::map<std::string, uint64_t>& verbs)
+      : inner_(std::move(inner)), verbs_(verbs) {}
+  const pim::HardwareProfile& profile() const override { return inner_->profile(); }
+  uint32_t size() const override { return inner_->size(); }
+  void Load(const std::string& name, uint32_t tasklets) override {
+    ++verbs_["load " + name];
+    inner_->Load(name, tasklets);
+  }
+  void PrepareXfer(uint32_t dpu, void* buffer, uint64_t bytes) override { inner_->PrepareXfer(dpu, buffer, bytes); }
+  pim::MachineTime PushXfer(pim::XferDirection d, std::string_view symbol, uint64_t offset,
+                            uint64_t bytes) override {
+    ++verbs_["push"];
+    return Measured(inner_->PushXfer(d, symbol, offset, bytes));
+  }
+  pim::MachineTime BroadcastTo(std::string_view symbol, uint64_t offset, const void* source,
+                               uint64_t bytes) override {
+    ++verbs_["broadcast"];
+    return Measured(inner_->BroadcastTo(symbol, offset, source, bytes));
+  }
+  pim::MachineTime CopyFrom(uint32_t dpu, std::string_view symbol, uint64_t offset, void* destination,
+                            uint64_t bytes) override {
+    ++verbs_["copy"];
+    return Measured(inner_->CopyFrom(dpu, symbol, offset, destination, bytes));
+  }
+  pim::MachineLaunch Launch() override {
+    ++verbs_["launch"];
+    pim::MachineLaunch l = inner_->Launch();
+    l.measured = true;
+    return l;
+  }
+
+ private:
+  static pim::MachineTime Measured(pim::MachineTime t) {
+    t.measured = true;
+    return t;
+  }
+  std::unique_ptr<pim::PimMachine> inner_;
+  std::map<std::string, uint64_t>& verbs_;
+};
+
+TEST(PimBackend, TrainsOnAnyPimMachineThroughTheSeam) {
+  const Dataset data = testing::SmallDense(600, 24, 8);
+  for (std::string algo : {"ga", "ma", "admm"}) {
+    TrainConfig c = SmallConfig(algo, LossKind::kLogistic);
+    c.workers = 4;
+    c.batch = algo == "ga" ? 32 : 8;
+    c.rho = 0.1;
+    c.epochs = 2;
+    ThreadPool pool(2);
+    std::map<std::string, uint64_t> verbs;
+    PimBackendOptions wrapped_options;
+    wrapped_options.machine = [&](const pim::HardwareProfile& profile, uint32_t dpus,
+                                  const pim::EmulatedMachineOptions& how) -> std::unique_ptr<pim::PimMachine> {
+      return std::make_unique<WrappedMachine>(pim::AllocateEmulatedMachine(profile, dpus, how), verbs);
+    };
+    PimBackend emulated(pool, PimBackendOptions{}), wrapped(pool, wrapped_options);
+    const TrainResult a = Train(data, nullptr, c, emulated), b = Train(data, nullptr, c, wrapped);
+    ASSERT_EQ(a.model.weights, b.model.weights) << algo;
+    EXPECT_EQ(a.model.bias, b.model.bias) << algo;
+    EXPECT_EQ(a.phase_seconds.at("modeled_total"), b.phase_seconds.at("modeled_total")) << algo;
+    EXPECT_EQ(verbs["load pimopt_linear"], 1u) << algo;
+    EXPECT_EQ(verbs["launch"], wrapped.ledger().launches) << algo;
+    uint64_t transfers = 0;
+    for (size_t i = 0; i < PimBackend::kNumActivities; ++i) {
+      transfers += wrapped.ledger().to_dpu[i].count + wrapped.ledger().from_dpu[i].count;
+    }
+    // Every transfer the ledger holds came from the machine (no encoded pulls at the default --sync-format).
+    EXPECT_EQ(verbs["push"] + verbs["broadcast"] + verbs["copy"], transfers) << algo;
+    EXPECT_EQ(wrapped.ledger().measured_times, transfers + verbs["launch"]) << algo;
+    const auto counters = wrapped.Counters();  // reads the saturation counters: one copy per DPU, measured too
+    EXPECT_EQ(counters.at("machine_measured_times"), static_cast<double>(transfers + verbs["launch"] + 4)) << algo;
+    EXPECT_EQ(emulated.Counters().count("machine_measured_times"), 0u) << algo;
   }
 }
 

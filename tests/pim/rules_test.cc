@@ -3,6 +3,7 @@
 
 #include <functional>
 
+#include "pimopt/pim/machine.h"
 #include "pimopt/pim/system.h"
 
 namespace pimopt::pim {
@@ -266,6 +267,39 @@ TEST(PimKernels, LoadByRegisteredName) {
   }
   DpuSet empty = system.Allocate(1);
   EXPECT_THROW(empty.Launch(), PimError);  // nothing loaded
+}
+
+// The machine seam (machine.h): the emulator behind PimMachine answers as the DPU set does, every time modeled.
+TEST(PimMachine, TheEmulatedMachineIsTheDpuSetWithModeledTimes) {
+  RegisterKernel("named", [] { return std::make_unique<Named>(); });
+  const HardwareProfile profile = MakeProfile("pim-opt");
+  std::unique_ptr<PimMachine> machine = AllocateEmulatedMachine(profile, 3, {1, Scheduler::kReference});
+  EXPECT_EQ(machine->size(), 3u);
+  EXPECT_EQ(machine->profile().name, "pim-opt");
+  machine->Load("named", 2);
+  const MachineLaunch launch = machine->Launch();
+  EXPECT_FALSE(launch.measured);
+  EXPECT_EQ(launch.stats.kernel, "named");
+  uint64_t out[3] = {};
+  for (uint32_t k = 0; k < 3; ++k) machine->PrepareXfer(k, &out[k], 8);
+  const MachineTime pull = machine->PushXfer(XferDirection::kFromDpu, "out", 0, 8);
+  EXPECT_FALSE(pull.measured);
+  EXPECT_EQ(out[0] + out[1] + out[2], 7u + 8u + 9u);
+  // The same verbs on a DpuSet take the same modeled times.
+  PimSystem system(profile, 1);
+  DpuSet set = system.Allocate(3);
+  set.SetScheduler(Scheduler::kReference);
+  set.Load("named", 2);
+  EXPECT_EQ(set.Launch().kernel_s, launch.stats.kernel_s);
+  for (uint32_t k = 0; k < 3; ++k) set.PrepareXfer(k, &out[k], 8);
+  EXPECT_EQ(set.PushXfer(XferDirection::kFromDpu, "out", 0, 8), pull.seconds);
+  uint64_t value = 0;
+  const MachineTime copy = machine->CopyFrom(1, "out", 0, &value, 8);
+  EXPECT_EQ(value, 8u);
+  EXPECT_EQ(copy.seconds, set.CopyFrom(1, "out", 0, &value, 8));
+  EXPECT_EQ(machine->BroadcastTo(kMramHeapSymbol, 0, &value, 8).seconds, set.BroadcastTo(kMramHeapSymbol, 0, &value, 8));
+  EXPECT_THROW(machine->Load("no_such_kernel", 1), PimError);
+  EXPECT_THROW(AllocateEmulatedMachine(profile, profile.num_dpus + 1), ConfigError);  // as dpu_alloc refuses
 }
 
 }  // namespace

@@ -15,6 +15,21 @@
 
 namespace pimopt {
 
+// ADMM consensus residuals (Boyd et al. 2011, section 3.3): primal ||r|| = sqrt(sum_k ||x_k - z||^2), dual
+// ||s|| = rho sqrt(K) ||z - z_old||.
+// `rho` is the penalty the round used, `next_rho` the one the next round uses (the same unless the penalty adapts).
+// The norms the residuals are compared with (Wohlberg 2017, relative residual balancing): ||x|| = sqrt(sum_k
+// ||x_k||^2), ||z|| = sqrt(K) ||z|| and ||u|| = sqrt(sum_k ||u_k||^2) after the update.
+struct AdmmResiduals {
+  double primal = 0;
+  double dual = 0;
+  double rho = 0;
+  double next_rho = 0;
+  double x_norm = 0;
+  double z_norm = 0;
+  double u_norm = 0;
+};
+
 struct EpochInfo {
   uint64_t steps = 0;  // optimizer steps (global updates, or local steps per worker)
   uint64_t syncs = 0;  // host <-> worker synchronizations in this epoch
@@ -45,9 +60,13 @@ struct AlgorithmTraits {
   int default_workers = 1;
   BatchMeaning batch_meaning = BatchMeaning::kGlobal;
   uint64_t default_batch = 64;
-  // Worker state, which backends allocate and checkpoints hold: the local model x_k, and with duals the scaled
-  // ADMM dual u_k (whose presence also makes LocalSgd's proximal mode and AdmmConsensus available).
-  bool keeps_duals = false;
+  // Worker state, which backends allocate and checkpoints hold: the local model x_k, and with offsets a vector o_k
+  // of the model's size per worker (ADMM's scaled dual u_k), which makes LocalSgd's proximal solver (towards
+  // global - o_k), Consensus and ScaleOffsets available.
+  bool worker_offsets = false;
+  // Its synchronizations average local models that started from the global model (MA-SGD): what --sync-format
+  // int16 / int8 can send as quantized deltas from the global model.
+  bool averages_deltas_from_global = false;
   SyncScaling syncs = SyncScaling::kWithRowsPerWorker;
 };
 
@@ -83,7 +102,9 @@ const AlgorithmTraits& FindAlgorithm(const std::string& name);
 // Every registered algorithm, in listing order.
 std::vector<const AlgorithmTraits*> RegisteredAlgorithms();
 std::unique_ptr<Algorithm> MakeAlgorithm(const std::string& name);
-// The distributed algorithms' names for messages: "ga, ma or admm".
+// The names of the algorithms whose traits satisfy `has`, for messages: "ga, ma or admm".
+std::string AlgorithmNamesWith(const std::function<bool(const AlgorithmTraits&)>& has);
+// The distributed algorithms' names.
 std::string DistributedAlgorithmNames();
 
 #define PIMOPT_REGISTER_ALGORITHM(Class, ...)                                    \

@@ -3,7 +3,10 @@
 //
 // Contract:
 // - Every backend holds a global model (the host's / parameter server's copy) and, per worker k, a local model
-//   x_k and an ADMM dual u_k. All start at zero in Setup().
+//   x_k and, when the algorithm's traits ask for it (AlgorithmTraits::worker_offsets), an offset vector o_k of the
+//   model's size. All start at zero in Setup(). The backend knows no algorithm: it offers primitives (local passes
+//   with a named local solver, combinations of the workers' vectors, host rules the algorithm writes) and reads
+//   what it must allocate from the traits.
 // - Each verb is one phase of a distributed algorithm; a backend may run its workers on threads, DPUs or ranks,
 //   but the result must not depend on how many threads run them: per-worker work is sequential, and
 //   reductions combine workers in worker order.
@@ -31,35 +34,50 @@ namespace pimopt {
 
 class EpochProjector;
 
-// One call of LocalSgd: worker k runs local mini-batch SGD steps [first_step, first_step + num_steps) of `plan`.
+// The local solver of a LocalSgd pass.
+enum class LocalSolver {
+  kSgd,          // mini-batch SGD on the worker's loss with the L2 decay
+  kProximalSgd,  // mini-batch SGD on the worker's share of the loss plus a proximal term towards its center
+};
+
+// One call of LocalSgd: worker k runs local mini-batch steps [first_step, first_step + num_steps) of `plan`.
 // A step on batch beta with learning rate lr:
 //   g = weight_k * (1/|beta|) sum_{i in beta} c_i l'(x.a_i + b, y_i) a_i
-//   plain:     x <- x - lr (g + l2 x),         b <- b - lr g_b
-//   proximal:  x <- x - lr (g + rho (x - v_k)), b <- b - lr (g_b + rho (b - v_kb)),  v_k = z - u_k  (ADMM)
-// weight_k = 1 for plain steps and K |shard_k| / N for proximal steps (so sum_k f_k = K * mean loss).
+//   kSgd:          x <- x - lr (g + l2 x),          b <- b - lr g_b
+//   kProximalSgd:  x <- x - lr (g + prox (x - c_k)), b <- b - lr (g_b + prox (b - c_kb)),  c_k = global - o_k
+// weight_k = 1 for kSgd and K |shard_k| / N for kProximalSgd (the worker's share of the loss, so sum_k f_k = K *
+// mean loss); o_k is the worker's offset vector (zero unless a host rule wrote it).
 struct LocalSgdRequest {
   const ShardPlan* plan = nullptr;
   uint64_t first_step = 0;
   uint64_t num_steps = 0;
   double lr = 0;
-  bool start_from_global = false;  // MA-SGD: x_k <- global model first (the "push"); ADMM: keep x_k (warm start)
-  bool proximal = false;
-  double rho = 0;  // the penalty of proximal steps (ADMM's current rho)
+  bool start_from_global = false;  // x_k <- global model first (a push); otherwise x_k goes on from where it was
+  LocalSolver solver = LocalSolver::kSgd;
+  double prox = 0;  // the proximal weight of kProximalSgd
 };
 
-// ADMM consensus residuals (Boyd et al. 2011, section 3.3): primal ||r|| = sqrt(sum_k ||x_k - z||^2), dual
-// ||s|| = rho sqrt(K) ||z - z_old||.
-// `rho` is the penalty the round used, `next_rho` the one the next round uses (the same unless the penalty adapts).
-// The norms the residuals are compared with (Wohlberg 2017, relative residual balancing): ||x|| = sqrt(sum_k
-// ||x_k||^2), ||z|| = sqrt(K) ||z|| and ||u|| = sqrt(sum_k ||u_k||^2) after the update.
-struct AdmmResiduals {
-  double primal = 0;
-  double dual = 0;
-  double rho = 0;
-  double next_rho = 0;
-  double x_norm = 0;
-  double z_norm = 0;
-  double u_norm = 0;
+// A host rule: how the host turns the workers' combined vectors into the next global model, coordinate by
+// coordinate, in each number format a backend computes in. The algorithm writes it once (in its own file, for both
+// formats); the backend sums exactly and applies it. `bias` is true for the bias coordinate (the last), false for
+// weights.
+class ConsensusRule {
+ public:
+  virtual ~ConsensusRule() = default;
+  // Float backends: z[i] = rule(mean[i]) for a run of coordinates.
+  virtual void Apply(std::span<const float> mean, std::span<float> z, bool bias) const = 0;
+  // Fixed-point backends, in the model's Q8.24 units (64-bit, before the backend saturates to 32 bits).
+  virtual void Apply(std::span<const int64_t> mean, std::span<int64_t> z, bool bias) const = 0;
+};
+
+// What a consensus step measured, summed over all workers (and processes): sum_k ||x_k - z||^2 (with the new z),
+// sum_k ||x_k||^2, ||z||^2, ||z - z_old||^2 and sum_k ||o_k||^2 after the update.
+struct ConsensusNorms {
+  double local_minus_global_sq = 0;
+  double local_sq = 0;
+  double global_sq = 0;
+  double global_change_sq = 0;
+  double offset_sq = 0;
 };
 
 // Host <-> worker traffic, counted as the bytes a distributed implementation must move (model vectors of 4-byte
@@ -71,9 +89,9 @@ struct TrafficCounters {
   uint64_t mpi_bytes = 0;  // bytes sent over MPI by all ranks (filled by the coordinator; 0 for one process)
 };
 
-// A backend's training state (models, duals) as opaque 32-bit words, for checkpoints. Restoring it after Setup
+// A backend's training state (models, offsets) as opaque 32-bit words, for checkpoints. Restoring it after Setup
 // with the same data and configuration continues training exactly where SaveState left it. `shared` holds what
-// every process has (the global model); `per_worker[k]` worker k's vectors (its local model, dual), for this
+// every process has (the global model); `per_worker[k]` worker k's vectors (its local model, offset), for this
 // process's workers in order; under MPI the checkpoint gathers them into global worker order.
 struct BackendState {
   std::vector<std::vector<uint32_t>> shared;
@@ -110,14 +128,12 @@ class IBackend {
   // the global model is unchanged. Under MPI the backend gathers the other processes' workers' models it needs.
   virtual void MixLocalModels(const Topology& topology) = 0;
 
-  // ADMM consensus step: a = mean_k x_k + mean_k u_k;
-  //   z_j = S(a_j, l1/rho) * rho/(rho + l2) for weights (S = soft threshold), z_b = a_b for the bias;
-  //   u_k <- u_k + x_k - z; the global model becomes z.
-  virtual AdmmResiduals AdmmConsensus(double rho) = 0;
+  // A consensus step over local models and offsets: a = (1/K) sum_k (x_k + o_k) (exact sums);
+  //   z = rule(a) coordinate by coordinate; o_k <- o_k + x_k - z for every worker; the global model becomes z.
+  virtual ConsensusNorms Consensus(const ConsensusRule& rule) = 0;
 
-  // u_k <- factor * u_k for every worker: ADMM's scaled duals u = y / rho when the penalty changes from rho to
-  // rho / factor (Boyd et al. 2011, section 3.4.1).
-  virtual void ScaleDuals(double factor) = 0;
+  // o_k <- factor * o_k for every worker (rounded as the backend's number format rounds).
+  virtual void ScaleOffsets(double factor) = 0;
 
   // The global model as floats (for evaluation and saving).
   virtual LinearModel ExportModel() const = 0;

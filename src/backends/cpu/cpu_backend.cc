@@ -1,6 +1,7 @@
 #include "pimopt/backends/cpu/cpu_backend.h"
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <cstring>
 
@@ -85,8 +86,8 @@ void CpuBackend::Setup(const Dataset& train, const TrainConfig& config, const Pa
   comm_ = &comm;
   n_ = train.num_features();
   workers_ = part.local_workers;
-  const bool duals = config.traits().keeps_duals;
-  // global, reduced (x2 with duals) and per worker: local, scratch (and dual, shift), n + 1 floats each.
+  const bool duals = config.traits().worker_offsets;
+  // global, reduced (x2 with offsets) and per worker: local, scratch (and offset, shift), n + 1 floats each.
   const uint64_t vectors = (duals ? 3 : 2) + static_cast<uint64_t>(workers_) * (duals ? 4 : 2);
   CheckMemoryNeed(vectors * (n_ + 1) * sizeof(float),
                   StrCat("the training state (", vectors, " vectors of ", n_ + 1, " floats: ", workers_,
@@ -95,7 +96,7 @@ void CpuBackend::Setup(const Dataset& train, const TrainConfig& config, const Pa
   reduced_.assign(duals ? 2 * (n_ + 1) : n_ + 1, 0.0f);
   global_.assign(n_ + 1, 0.0f);
   local_.assign(workers_, std::vector<float>(n_ + 1, 0.0f));
-  dual_.assign(duals ? workers_ : 0, std::vector<float>(n_ + 1, 0.0f));
+  offset_.assign(duals ? workers_ : 0, std::vector<float>(n_ + 1, 0.0f));
   shift_.assign(duals ? workers_ : 0, std::vector<float>(n_ + 1, 0.0f));
   scratch_.assign(workers_, std::vector<float>(n_ + 1, 0.0f));
   scratch_zero_ = true;
@@ -445,10 +446,11 @@ void CpuBackend::RunLocalDense(int k, const LocalSgdRequest& req) {
   const Objective& obj = config_.objective;
   float* x = local_[k].data();
   float* g = scratch_[k].data();
-  const float* shift = req.proximal ? shift_[k].data() : nullptr;
-  const double decay = req.proximal ? req.rho : obj.l2;
+  const bool proximal = req.solver == LocalSolver::kProximalSgd;
+  const float* shift = proximal ? shift_[k].data() : nullptr;
+  const double decay = proximal ? req.prox : obj.l2;
   const double weight =
-      req.proximal ? static_cast<double>(part_.total_workers) * shard_sizes_[k] / part_.total_rows : 1.0;
+      proximal ? static_cast<double>(part_.total_workers) * shard_sizes_[k] / part_.total_rows : 1.0;
   const float lr = static_cast<float>(req.lr);
   const float keep = static_cast<float>(1.0 - req.lr * decay);
   const DenseRows access{data.dense_values().data(), n_};
@@ -492,10 +494,11 @@ void CpuBackend::RunLocalSparse(int k, const LocalSgdRequest& req) {
   const Objective& obj = config_.objective;
   float* x = local_[k].data();
   float* y = scratch_[k].data();  // x = shift + s * y on the weights; the bias x[n_] is kept directly
-  const float* shift = req.proximal ? shift_[k].data() : nullptr;
-  const double decay = req.proximal ? req.rho : obj.l2;
+  const bool proximal = req.solver == LocalSolver::kProximalSgd;
+  const float* shift = proximal ? shift_[k].data() : nullptr;
+  const double decay = proximal ? req.prox : obj.l2;
   const double weight =
-      req.proximal ? static_cast<double>(part_.total_workers) * shard_sizes_[k] / part_.total_rows : 1.0;
+      proximal ? static_cast<double>(part_.total_workers) * shard_sizes_[k] / part_.total_rows : 1.0;
   const float lr = static_cast<float>(req.lr);
   const float keep = static_cast<float>(1.0 - req.lr * decay);
   const SparseRows access{data.csr().row_ptr.data(), data.csr().col.data(), data.csr().val.data()};
@@ -535,13 +538,14 @@ void CpuBackend::LocalSgd(const LocalSgdRequest& req) {
   CheckBeforeStep();
   const auto t0 = StartPhase();
   PIMOPT_CHECK(req.plan && req.plan->num_workers() == workers_);
-  PIMOPT_CHECK(!req.proximal || !dual_.empty(), "proximal steps need an ADMM setup");
+  const bool proximal = req.solver == LocalSolver::kProximalSgd;
+  PIMOPT_CHECK(!proximal || !offset_.empty(), "proximal steps need worker offsets (AlgorithmTraits)");
   FoldGlobalScale();
   if (data_->is_sparse()) scratch_zero_ = false;  // the local steps keep the scaled local models y there
   auto worker = [&](size_t k) {
     if (req.start_from_global) std::copy(global_.begin(), global_.end(), local_[k].begin());
-    if (req.proximal) {
-      for (size_t j = 0; j <= n_; ++j) shift_[k][j] = global_[j] - dual_[k][j];  // v_k = z - u_k
+    if (proximal) {
+      for (size_t j = 0; j <= n_; ++j) shift_[k][j] = global_[j] - offset_[k][j];  // the center global - o_k
     }
     if (data_->is_sparse()) {
       RunLocalSparse(static_cast<int>(k), req);
@@ -560,12 +564,12 @@ void CpuBackend::LocalSgd(const LocalSgdRequest& req) {
   const double values_per_row =
       data_->is_sparse() ? static_cast<double>(data_->csr().val.size()) / std::max<uint64_t>(1, data_->num_rows())
                          : static_cast<double>(n_);
-  const double vector_passes = (req.start_from_global ? 1 : 0) + (req.proximal ? 1 : 0) + (data_->is_sparse() ? 2 : 0);
+  const double vector_passes = (req.start_from_global ? 1 : 0) + (proximal ? 1 : 0) + (data_->is_sparse() ? 2 : 0);
   const double work_ns = (2.0 * static_cast<double>(rows) * values_per_row +
                           vector_passes * static_cast<double>(workers_) * static_cast<double>(n_ + 1)) *
                          kDenseNsPerMultiplyAdd;
   pool_.ParallelForWork(workers_, work_ns, worker);
-  CountSync(req.start_from_global || req.proximal, false);
+  CountSync(req.start_from_global || proximal, false);
   AddPhase("worker_compute", t0);
 }
 
@@ -624,81 +628,82 @@ void CpuBackend::AverageLocalModels() {
   AddPhase("reduce", t0);
 }
 
-AdmmResiduals CpuBackend::AdmmConsensus(double rho) {
+ConsensusNorms CpuBackend::Consensus(const ConsensusRule& rule) {
   const auto t0 = StartPhase();
-  PIMOPT_CHECK(!dual_.empty(), "AdmmConsensus needs an ADMM setup");
+  PIMOPT_CHECK(!offset_.empty(), "Consensus needs worker offsets (AlgorithmTraits)");
   FoldGlobalScale();
-  const Objective& obj = config_.objective;
   const float inv = 1.0f / static_cast<float>(part_.total_workers);
-  const float threshold = static_cast<float>(obj.l1 / rho);
-  const float shrink = static_cast<float>(rho / (rho + obj.l2));
-  // One ordered fold of [sum_k x_k | sum_k u_k].
+  // One ordered fold of [sum_k x_k | sum_k o_k].
   const size_t m = n_ + 1;
   std::fill(reduced_.begin(), reduced_.end(), 0.0f);
   comm_->OrderedSum(reduced_, [&](std::span<float> chunk, size_t offset) {
     FoldInto(chunk, offset, local_, workers_, 0);
-    FoldInto(chunk, offset, dual_, workers_, m);
+    FoldInto(chunk, offset, offset_, workers_, m);
   });
   const size_t blocks = (m + kFeatureBlock - 1) / kFeatureBlock;
-  std::vector<double> primal(blocks, 0.0), dual(blocks, 0.0), x_sq(blocks, 0.0), z_sq(blocks, 0.0), u_sq(blocks, 0.0);
+  std::vector<double> primal(blocks, 0.0), change(blocks, 0.0), x_sq(blocks, 0.0), z_sq(blocks, 0.0),
+      o_sq(blocks, 0.0);
   ForFeatureBlocks([&](size_t begin, size_t end) {
     const size_t b = begin / kFeatureBlock;
+    // The block's means, then the rule's z for them (weights, and the bias in the last block).
+    std::array<float, kFeatureBlock> mean, z;
+    for (size_t j = begin; j < end; ++j) mean[j - begin] = (reduced_[j] + reduced_[m + j]) * inv;
+    const size_t weights_end = std::min(end, n_);
+    if (weights_end > begin) {
+      rule.Apply(std::span<const float>(mean.data(), weights_end - begin), std::span<float>(z.data(), weights_end - begin),
+                 false);
+    }
+    if (end > n_) rule.Apply(std::span<const float>(&mean[n_ - begin], 1), std::span<float>(&z[n_ - begin], 1), true);
     // The block's sums in locals, stored once at the end: the arrays' neighbouring entries belong to blocks that
     // other threads sum at the same time, and stores into one cache line from two cores made this loop 3x slower on
     // 2 threads than on 1 (sparse ADMM, 16 workers, 2^20 features).
-    double primal_b = 0, dual_b = 0, x_sq_b = 0, z_sq_b = 0, u_sq_b = 0;
+    double primal_b = 0, change_b = 0, x_sq_b = 0, z_sq_b = 0, o_sq_b = 0;
     for (size_t j = begin; j < end; ++j) {
-      const float a = (reduced_[j] + reduced_[m + j]) * inv;
-      float z = a;
-      if (j < n_) {
-        const float mag = std::fabs(a) - threshold;
-        z = mag > 0 ? std::copysign(mag, a) * shrink : 0.0f;
-      }
-      const double dz = static_cast<double>(z) - global_[j];
-      dual_b += dz * dz;
-      z_sq_b += static_cast<double>(z) * z;
+      const float zj = z[j - begin];
+      const double dz = static_cast<double>(zj) - global_[j];
+      change_b += dz * dz;
+      z_sq_b += static_cast<double>(zj) * zj;
       for (int k = 0; k < workers_; ++k) {
-        const float r = local_[k][j] - z;
+        const float r = local_[k][j] - zj;
         primal_b += static_cast<double>(r) * r;
-        dual_[k][j] += r;
+        offset_[k][j] += r;
         x_sq_b += static_cast<double>(local_[k][j]) * local_[k][j];
-        u_sq_b += static_cast<double>(dual_[k][j]) * dual_[k][j];
+        o_sq_b += static_cast<double>(offset_[k][j]) * offset_[k][j];
       }
-      global_[j] = z;
+      global_[j] = zj;
     }
     primal[b] = primal_b;
-    dual[b] = dual_b;
+    change[b] = change_b;
     x_sq[b] = x_sq_b;
     z_sq[b] = z_sq_b;
-    u_sq[b] = u_sq_b;
+    o_sq[b] = o_sq_b;
   });
-  AdmmResiduals res;
-  double p = 0, d = 0, xs = 0, zs = 0, us = 0;
+  double p = 0, d = 0, xs = 0, zs = 0, os = 0;
   for (size_t b = 0; b < blocks; ++b) {
     p += primal[b];
-    d += dual[b];
+    d += change[b];
     xs += x_sq[b];
     zs += z_sq[b];
-    us += u_sq[b];
+    os += o_sq[b];
   }
-  res.primal = std::sqrt(comm_->SumInRankOrder(p));  // this process's workers' share, summed over processes
-  res.x_norm = std::sqrt(comm_->SumInRankOrder(xs));
-  res.u_norm = std::sqrt(comm_->SumInRankOrder(us));
-  res.z_norm = std::sqrt(static_cast<double>(part_.total_workers) * zs);
-  res.dual = rho * std::sqrt(static_cast<double>(part_.total_workers)) * std::sqrt(d);
-  res.rho = res.next_rho = rho;
+  ConsensusNorms norms;
+  norms.local_minus_global_sq = comm_->SumInRankOrder(p);  // this process's workers' share, summed over processes
+  norms.local_sq = comm_->SumInRankOrder(xs);
+  norms.offset_sq = comm_->SumInRankOrder(os);
+  norms.global_sq = zs;  // every process holds the whole global model
+  norms.global_change_sq = d;
   CountSync(false, true);
   AddPhase("reduce_and_update", t0);
-  return res;
+  return norms;
 }
 
-void CpuBackend::ScaleDuals(double factor) {
+void CpuBackend::ScaleOffsets(double factor) {
   const auto t0 = StartPhase();
-  PIMOPT_CHECK(!dual_.empty(), "ScaleDuals needs an ADMM setup");
+  PIMOPT_CHECK(!offset_.empty(), "ScaleOffsets needs worker offsets (AlgorithmTraits)");
   const float f = static_cast<float>(factor);
   ForFeatureBlocks([&](size_t begin, size_t end) {
     for (int k = 0; k < workers_; ++k) {
-      for (size_t j = begin; j < end; ++j) dual_[k][j] *= f;
+      for (size_t j = begin; j < end; ++j) offset_[k][j] *= f;
     }
   });
   AddPhase("reduce_and_update", t0);
@@ -718,20 +723,20 @@ void FromWords(const std::vector<uint32_t>& w, std::vector<float>& v) {
 
 BackendState CpuBackend::SaveState() {
   // The global model (its weights times the lazy scale of sparse gradient steps, the scale's bits second: folding
-  // it here would change the run that checkpoints); per worker its local model, then its ADMM dual.
+  // it here would change the run that checkpoints); per worker its local model, then its offset.
   BackendState state;
   state.shared.push_back(Words(global_));
   state.shared.push_back(Words(std::vector<float>{global_scale_}));
   for (int k = 0; k < workers_; ++k) {
     auto& vectors = state.per_worker.emplace_back();
     vectors.push_back(Words(local_[k]));
-    if (!dual_.empty()) vectors.push_back(Words(dual_[k]));
+    if (!offset_.empty()) vectors.push_back(Words(offset_[k]));
   }
   return state;
 }
 
 void CpuBackend::RestoreState(const BackendState& state) {
-  const size_t per_worker = dual_.empty() ? 1 : 2;
+  const size_t per_worker = offset_.empty() ? 1 : 2;
   // Checkpoints written before the lazy scale existed hold the global model alone (scale 1).
   bool fits = (state.shared.size() == 1 || (state.shared.size() == 2 && state.shared[1].size() == 1)) &&
               state.per_worker.size() == local_.size();
@@ -747,7 +752,7 @@ void CpuBackend::RestoreState(const BackendState& state) {
   }
   for (int k = 0; k < workers_; ++k) {
     FromWords(state.per_worker[k][0], local_[k]);
-    if (!dual_.empty()) FromWords(state.per_worker[k][1], dual_[k]);
+    if (!offset_.empty()) FromWords(state.per_worker[k][1], offset_[k]);
   }
 }
 

@@ -156,7 +156,7 @@ class LinearKernel final : public pim::Kernel {
  public:
   pim::KernelSpec Spec() const override {
     pim::KernelSpec spec;
-    spec.name = "pimopt_linear";
+    spec.name = kLinearKernelName;
     spec.tasklets = 16;
     spec.wram_symbols = {{std::string(kArgsSymbol), sizeof(LinearKernelArgs)},
                          {std::string(kRowsSymbol), 4 * kMaxRowsPerStep},
@@ -722,6 +722,12 @@ int32_t QuantizeFeatureArtifact(float x, fixed::Saturation& sat) {
 
 
 std::shared_ptr<pim::Kernel> MakeLinearKernel() { return std::make_shared<LinearKernel>(); }
+
+namespace {
+// Loadable by name on any PIM machine (machine.h); the backend library is linked whole, so this stays.
+[[maybe_unused]] const bool kernel_registered =
+    (pim::RegisterKernel(kLinearKernelName, [] { return std::make_unique<LinearKernel>(); }), true);
+}  // namespace
 
 // ---------------------------------------------------------------- host reference
 namespace {

@@ -81,7 +81,7 @@ std::vector<int64_t> PimBackend::SumOverAllDpus(size_t total, const std::vector<
 
 void PimBackend::PushArgs(const std::vector<LinearKernelArgs>& args) {
   for (uint32_t k = 0; k < num_dpus_; ++k) {
-    dpus_->PrepareXfer(k, const_cast<LinearKernelArgs*>(&args[k]), sizeof(LinearKernelArgs));
+    machine_->PrepareXfer(k, const_cast<LinearKernelArgs*>(&args[k]), sizeof(LinearKernelArgs));
   }
   Push(Activity::kTraining, TransferKind::kPushArgs, pimbackend::kArgsSymbol, 0, sizeof(LinearKernelArgs));
 }
@@ -91,7 +91,7 @@ void PimBackend::PushRowLists(const std::vector<std::vector<uint32_t>>& lists, u
   PIMOPT_CHECK(bytes / 4 <= max_list_entries_ + 1, "row list larger than its MRAM region");
   for (uint32_t k = 0; k < num_dpus_; ++k) {
     PIMOPT_CHECK(lists[k].size() * 4 >= bytes);
-    dpus_->PrepareXfer(k, const_cast<uint32_t*>(lists[k].data()), lists[k].size() * 4);
+    machine_->PrepareXfer(k, const_cast<uint32_t*>(lists[k].data()), lists[k].size() * 4);
   }
   Push(Activity::kTraining, TransferKind::kPushRows, pim::kMramHeapSymbol, layout_.list_offset, bytes);
 }
@@ -107,7 +107,7 @@ void PimBackend::BroadcastModel(const std::vector<int32_t>& model) {
     return;
   }
   if (options_.artifact_kernel) {  // PIM-Opt pushes the model to every DPU with a parallel push, not a broadcast
-    for (uint32_t k = 0; k < num_dpus_; ++k) dpus_->PrepareXfer(k, padded.data(), layout_.model_bytes());
+    for (uint32_t k = 0; k < num_dpus_; ++k) machine_->PrepareXfer(k, padded.data(), layout_.model_bytes());
     Push(Activity::kTraining, TransferKind::kPushModels, pim::kMramHeapSymbol, layout_.w_offset, layout_.model_bytes());
     return;
   }
@@ -128,20 +128,22 @@ void PimBackend::PushModelVectors(TransferKind kind, uint64_t offset,
   for (uint32_t k = 0; k < num_dpus_; ++k) {
     std::fill(vectors[k].begin() + layout_.n_pad + 1, vectors[k].end(), 0);  // the padding after the bias
     fill(k, vectors[k].data());
-    dpus_->PrepareXfer(k, vectors[k].data(), layout_.model_bytes());
+    machine_->PrepareXfer(k, vectors[k].data(), layout_.model_bytes());
   }
   Push(activity, kind, pim::kMramHeapSymbol, offset, layout_.model_bytes());
 }
 
 void PimBackend::PullModels(Activity activity) {
   std::vector<std::vector<int32_t>>& buffers = Staging(staged_models_);
-  for (uint32_t k = 0; k < num_dpus_; ++k) dpus_->PrepareXfer(k, buffers[k].data(), layout_.model_bytes());
+  for (uint32_t k = 0; k < num_dpus_; ++k) machine_->PrepareXfer(k, buffers[k].data(), layout_.model_bytes());
   Pull(activity, TransferKind::kPullModels, pim::kMramHeapSymbol, layout_.w_offset, layout_.model_bytes());
   for (uint32_t k = 0; k < num_dpus_; ++k) std::copy_n(buffers[k].begin(), layout_.n_pad + 1, local_[k].begin());
 }
 
 void PimBackend::Launch() {
-  const pim::LaunchStats s = dpus_->Launch();
+  const pim::MachineLaunch launch = machine_->Launch();
+  const pim::LaunchStats& s = launch.stats;
+  ledger_.measured_times += launch.measured ? 1 : 0;
   round_pulls_.clear();
   ++ledger_.launches;
   const double f = profile_.dpu_frequency_hz;
@@ -191,14 +193,14 @@ void PimBackend::GradientStep(std::span<const std::span<const uint32_t>> worker_
                                         : Activity::kTraining;
   if (narrow) {
     std::vector<std::vector<int32_t>>& narrowed = Staging(staged_narrow_gradients_);
-    for (uint32_t k = 0; k < num_dpus_; ++k) dpus_->PrepareXfer(k, narrowed[k].data(), layout_.model_bytes());
+    for (uint32_t k = 0; k < num_dpus_; ++k) machine_->PrepareXfer(k, narrowed[k].data(), layout_.model_bytes());
     Pull(activity, TransferKind::kPullGradients, pim::kMramHeapSymbol, layout_.v_offset,
          layout_.model_bytes());
     pool_.ParallelFor(num_dpus_, [&](size_t k) {
       for (size_t j = 0; j < narrowed[k].size(); ++j) grads[k][j] = int64_t{narrowed[k][j]} << fixed::kFeatureFracBits;
     });
   } else {
-    for (uint32_t k = 0; k < num_dpus_; ++k) dpus_->PrepareXfer(k, grads[k].data(), layout_.gradient_bytes());
+    for (uint32_t k = 0; k < num_dpus_; ++k) machine_->PrepareXfer(k, grads[k].data(), layout_.gradient_bytes());
     Pull(activity, TransferKind::kPullGradients, pim::kMramHeapSymbol, layout_.g_offset,
          layout_.gradient_bytes());
   }
@@ -244,6 +246,8 @@ void PimBackend::GradientStep(std::span<const std::span<const uint32_t>> worker_
 }
 
 void PimBackend::LocalSgd(const LocalSgdRequest& req) {
+  const bool proximal = req.solver == LocalSolver::kProximalSgd;
+  PIMOPT_CHECK(!proximal || !offset_.empty(), "proximal steps need worker offsets (AlgorithmTraits)");
   CheckBeforeStep();
   PIMOPT_CHECK(req.plan && req.plan->num_workers() == static_cast<int>(num_dpus_));
   const uint32_t slots = static_cast<uint32_t>((config_.batch + 1) / 2 * 2);
@@ -258,14 +262,14 @@ void PimBackend::LocalSgd(const LocalSgdRequest& req) {
       const auto rows = req.plan->LocalBatch(static_cast<int>(k), req.first_step + s);
       for (size_t i = 0; i < rows.size(); ++i) lists[k][s * slots + i] = LocalRow(k, rows[i]);
     }
-    args[k].mode = req.proximal ? pimbackend::KernelMode::kProximalSgd : pimbackend::KernelMode::kLocalSgd;
+    args[k].mode = proximal ? pimbackend::KernelMode::kProximalSgd : pimbackend::KernelMode::kLocalSgd;
     args[k].steps = static_cast<uint32_t>(req.num_steps);
     args[k].slots_per_step = slots;
     const double weight =
-        req.proximal ? static_cast<double>(part_.total_workers) * shard_rows_[k] / part_.total_rows : 1.0;
+        proximal ? static_cast<double>(part_.total_workers) * shard_rows_[k] / part_.total_rows : 1.0;
     args[k].lr_weight_q32 = fixed::ToScale(req.lr * weight, "--lr");
-    args[k].decay_q32 = fixed::ToScale(req.lr * (req.proximal ? req.rho : config_.objective.l2), "--lr");
-    if (layout_.sparse && !options_.artifact_kernel && !req.proximal && args[k].decay_q32 == 0) {
+    args[k].decay_q32 = fixed::ToScale(req.lr * (proximal ? req.prox : config_.objective.l2), "--lr");
+    if (layout_.sparse && !options_.artifact_kernel && !proximal && args[k].decay_q32 == 0) {
       // Without decay only the touched coordinates move: the kernel updates those instead of sweeping the model
       // where that is cheaper (the same model). Measured on the pim-opt profile, a sweep costs about 290 modeled
       // cycles per coordinate and the sparse update about as much per non-zero (the ownership scan of every
@@ -283,7 +287,7 @@ void PimBackend::LocalSgd(const LocalSgdRequest& req) {
       args[k].sparse_update = most * kSparseUpdateRatio < layout_.n_pad ? 1 : 0;
     }
   }
-  if (options_.sync_format == PimBackendOptions::SyncFormat::kAuto && req.start_from_global && !req.proximal &&
+  if (options_.sync_format == PimBackendOptions::SyncFormat::kAuto && req.start_from_global && !proximal &&
       !(config_.objective.l2 > 0)) {
     // MA-SGD with --reg 0: a DPU's model moves only where its rows have non-zeros (and the bias) until the average.
     std::vector<std::vector<uint32_t>> rows_of(num_dpus_);
@@ -300,18 +304,19 @@ void PimBackend::LocalSgd(const LocalSgdRequest& req) {
   }
   if (req.start_from_global) {
     BroadcastModel(global_);
-  } else if (req.proximal && options_.artifact_kernel) {
-    // PIM-Opt's ADMM pushes every DPU its own x_k back each round (K distinct buffers; the DPU already holds it).
+  } else if (proximal && options_.artifact_kernel) {
+    // PIM-Opt's proximal rounds (its ADMM) push every DPU its own x_k back each round (K distinct buffers; the DPU
+    // already holds it).
     PushModelVectors(TransferKind::kPushModels, layout_.w_offset,
                      [&](uint32_t k, int32_t* model) { std::copy(local_[k].begin(), local_[k].end(), model); });
   }
-  if (req.proximal) {
+  if (proximal) {
     // After a consensus over links every DPU computed its own target: this push only carries it in the emulator.
     PushModelVectors(
         TransferKind::kPushTargets, layout_.v_offset,
         [&](uint32_t k, int32_t* target) {
           for (size_t j = 0; j <= layout_.n_pad; ++j) {
-            target[j] = fixed::SaturateModel(int64_t{global_[j]} - dual_[k][j], saturation_);  // v_k = z - u_k
+            target[j] = fixed::SaturateModel(int64_t{global_[j]} - offset_[k][j], saturation_);  // global - o_k
           }
         },
         targets_on_dpus_ ? Activity::kLinkExchange : Activity::kTraining);
@@ -439,91 +444,89 @@ void PimBackend::AverageLocalModels() {
   }
 }
 
-AdmmResiduals PimBackend::AdmmConsensus(double rho) {
-  // Over links: a ring all-reduce of x_k + u_k as 64-bit partial sums and one of the residuals' three squared norms;
-  // every DPU then computes z, its u_k and its next target v_k = z - u_k itself (the host's pull and push of the
-  // targets only carry them in the emulator).
+ConsensusNorms PimBackend::Consensus(const ConsensusRule& rule) {
+  PIMOPT_CHECK(!offset_.empty(), "Consensus needs worker offsets (AlgorithmTraits)");
+  // Over links: a ring all-reduce of x_k + o_k as 64-bit partial sums and one of the norms' three squared sums;
+  // every DPU then computes z, its o_k and its next center z - o_k itself (the host's pull and push of the centers
+  // only carry them in the emulator).
   const std::optional<pim::LinkExchangeTime> linked =
       LinkPath(pim::ModelAllReduce(profile_, part_.total_workers, 2 * layout_.model_bytes()),
-               "ADMM's consensus (an all-reduce)");
+               "a consensus (an all-reduce)");
   targets_on_dpus_ = linked.has_value();
   PullModels(linked ? Activity::kLinkExchange : Activity::kTraining);
   const auto t0 = Clock::now();
   const double comm_s0 = comm_->stats().seconds;
-  const Objective& obj = config_.objective;
-  fixed::Saturation ignored;
-  const int64_t threshold = fixed::ToModel(obj.l1 / rho, ignored);
-  const uint64_t shrink = fixed::ToScale(rho / (rho + obj.l2), "--rho");
-  const int64_t k_count = part_.total_workers;
-  const DivideTowardZero mean(k_count);
-  const size_t total = layout_.n_pad + 1;
+  const DivideTowardZero mean(part_.total_workers);
+  const size_t total = layout_.n_pad + 1, weights = layout_.n_pad;
   const size_t blocks = (total + kReduceBlock - 1) / kReduceBlock;
-  std::vector<double> primal_parts(blocks, 0.0), dual_parts(blocks, 0.0), x_parts(blocks, 0.0), z_parts(blocks, 0.0),
-      u_parts(blocks, 0.0);
+  std::vector<double> primal_parts(blocks, 0.0), change_parts(blocks, 0.0), x_parts(blocks, 0.0),
+      z_parts(blocks, 0.0), o_parts(blocks, 0.0);
   std::vector<fixed::Saturation> sat(blocks);
-  const std::vector<int64_t> sums = SumOverAllDpus(total, local_, &dual_);  // sum_k x_k + sum_k u_k (exact)
+  const std::vector<int64_t> sums = SumOverAllDpus(total, local_, &offset_);  // sum_k x_k + sum_k o_k (exact)
   pool_.ParallelFor(blocks, [&](size_t blk) {
     const size_t begin = blk * kReduceBlock, end = std::min(total, (blk + 1) * kReduceBlock);
+    // The block's means, then the rule's z for them (weights, and the bias in the last block).
+    std::vector<int64_t> a(end - begin), z(end - begin);
+    for (size_t j = begin; j < end; ++j) a[j - begin] = mean(sums[j]);
+    const size_t weights_end = std::min(end, weights);
+    if (weights_end > begin) {
+      rule.Apply(std::span<const int64_t>(a.data(), weights_end - begin), std::span<int64_t>(z.data(), weights_end - begin),
+                 false);
+    }
+    if (end > weights) {
+      rule.Apply(std::span<const int64_t>(&a[weights - begin], 1), std::span<int64_t>(&z[weights - begin], 1), true);
+    }
     std::vector<int32_t> z_block(end - begin);
-    double dual = 0, z_squares = 0;  // locals: z_parts' neighbours are other threads' blocks (one cache line)
+    double change = 0, z_squares = 0;  // locals: z_parts' neighbours are other threads' blocks (one cache line)
     for (size_t j = begin; j < end; ++j) {
-      const int64_t a = mean(sums[j]);
-      int64_t z = a;
-      if (j < layout_.n_pad) {
-        const int64_t magnitude = std::max<int64_t>(0, (a < 0 ? -a : a) - threshold);
-        z = fixed::MulScale(a < 0 ? -magnitude : magnitude, shrink);
-      }
-      const int32_t z32 = fixed::SaturateModel(z, sat[blk]);
+      const int32_t z32 = fixed::SaturateModel(z[j - begin], sat[blk]);
       const double dz = fixed::FromModel(int64_t{z32} - global_[j]);
-      dual += dz * dz;
+      change += dz * dz;
       z_squares += fixed::FromModel(z32) * fixed::FromModel(z32);
       z_block[j - begin] = z32;
       global_[j] = z32;
     }
     z_parts[blk] = z_squares;
-    // Each DPU's block of x_k and u_k streamed once: r = x_k - z, u_k += r; the primal residual in units of the
-    // model's last bit, scaled once at the end.
-    double primal = 0, x_squares = 0, u_squares = 0;
+    // Each DPU's block of x_k and o_k streamed once: r = x_k - z, o_k += r; the squares in units of the model's
+    // last bit, scaled once at the end.
+    double primal = 0, x_squares = 0, o_squares = 0;
     for (uint32_t k = 0; k < num_dpus_; ++k) {
       const int32_t* x = local_[k].data() + begin;
-      int32_t* u = dual_[k].data() + begin;
+      int32_t* o = offset_[k].data() + begin;
       double squares = 0;
       for (size_t i = 0; i < z_block.size(); ++i) {
         const int64_t r = int64_t{x[i]} - z_block[i];
         squares += static_cast<double>(r) * static_cast<double>(r);
-        u[i] = fixed::SaturateModel(u[i] + r, sat[blk]);
+        o[i] = fixed::SaturateModel(o[i] + r, sat[blk]);
         x_squares += static_cast<double>(x[i]) * x[i];
-        u_squares += static_cast<double>(u[i]) * u[i];
+        o_squares += static_cast<double>(o[i]) * o[i];
       }
       primal += squares;
     }
     const double unit_sq = fixed::FromModel(1) * fixed::FromModel(1);
     primal_parts[blk] = primal * unit_sq;
     x_parts[blk] = x_squares * unit_sq;
-    u_parts[blk] = u_squares * unit_sq;
-    dual_parts[blk] = dual;
+    o_parts[blk] = o_squares * unit_sq;
+    change_parts[blk] = change;
   });
-  double primal = 0, dual = 0, x_sq = 0, z_sq = 0, u_sq = 0;  // block order: deterministic
+  double primal = 0, change = 0, x_sq = 0, z_sq = 0, o_sq = 0;  // block order: deterministic
   for (size_t blk = 0; blk < blocks; ++blk) {
     primal += primal_parts[blk];
-    dual += dual_parts[blk];
+    change += change_parts[blk];
     x_sq += x_parts[blk];
     z_sq += z_parts[blk];
-    u_sq += u_parts[blk];
+    o_sq += o_parts[blk];
     saturation_.events += sat[blk].events;
   }
-  primal = comm_->SumInRankOrder(primal);  // this process's DPUs' share, summed over processes
-  x_sq = comm_->SumInRankOrder(x_sq);
-  u_sq = comm_->SumInRankOrder(u_sq);
   if (linked) {
     RecordLinkWork(*linked, {std::nullopt, 2 * layout_.model_bytes()});
-    // The residuals' three squared norms (doubles), summed the same way.
+    // The three squared sums over workers (doubles), summed the same way.
     const std::optional<pim::LinkExchangeTime> norms =
-        pim::ModelAllReduce(profile_, part_.total_workers, kResidualNormBytes);
+        pim::ModelAllReduce(profile_, part_.total_workers, kConsensusNormBytes);
     PIMOPT_CHECK(norms.has_value());
-    RecordLinkWork(*norms, {std::nullopt, kResidualNormBytes}, /*sync=*/false);
+    RecordLinkWork(*norms, {std::nullopt, kConsensusNormBytes}, /*sync=*/false);
   } else {
-    // x_k and u_k summed; then every u_k updated from x_k (read both, write u_k: 12 bytes) besides z.
+    // x_k and o_k summed; then every o_k updated from x_k (read both, write o_k: 12 bytes) besides z.
     RecordHostWork({.vectors_per_dpu = 2,
                     .bytes_per_element = 4,
                     .elements = total,
@@ -531,18 +534,17 @@ AdmmResiduals PimBackend::AdmmConsensus(double rho) {
                     .update_bytes_per_element = 12},
                    t0, comm_s0);
   }
-  return {.primal = std::sqrt(primal),
-          .dual = rho * std::sqrt(static_cast<double>(k_count)) * std::sqrt(dual),
-          .rho = rho,
-          .next_rho = rho,
-          .x_norm = std::sqrt(x_sq),
-          .z_norm = std::sqrt(static_cast<double>(k_count) * z_sq),
-          .u_norm = std::sqrt(u_sq)};
+  // This process's DPUs' shares, summed over processes; every process holds the whole global model.
+  return {.local_minus_global_sq = comm_->SumInRankOrder(primal),
+          .local_sq = comm_->SumInRankOrder(x_sq),
+          .global_sq = z_sq,
+          .global_change_sq = change,
+          .offset_sq = comm_->SumInRankOrder(o_sq)};
 }
 
-void PimBackend::ScaleDuals(double factor) {
-  // The duals live on the host (a DPU receives v_k = z - u_k), or on the DPUs after a consensus over links; rounded
-  // to nearest, saturated like every update.
+void PimBackend::ScaleOffsets(double factor) {
+  // The offsets live on the host (a DPU receives its center global - o_k), or on the DPUs after a consensus over
+  // links; rounded to nearest, saturated like every update.
   const auto t0 = Clock::now();
   const double comm_s0 = comm_->stats().seconds;
   const size_t total = layout_.n_pad + 1;
@@ -551,16 +553,16 @@ void PimBackend::ScaleDuals(double factor) {
   pool_.ParallelFor(blocks, [&](size_t blk) {
     const size_t begin = blk * kReduceBlock, end = std::min(total, (blk + 1) * kReduceBlock);
     for (uint32_t k = 0; k < num_dpus_; ++k) {
-      int32_t* u = dual_[k].data();
+      int32_t* o = offset_[k].data();
       for (size_t j = begin; j < end; ++j) {
-        u[j] = fixed::SaturateModel(static_cast<int64_t>(std::llround(u[j] * factor)), sat[blk]);
+        o[j] = fixed::SaturateModel(static_cast<int64_t>(std::llround(o[j] * factor)), sat[blk]);
       }
     }
   });
   for (const fixed::Saturation& s : sat) saturation_.events += s.events;
-  // After a consensus over links every DPU holds and scales its own u_k (like its update, not charged).
+  // After a consensus over links every DPU holds and scales its own o_k (like its update, not charged).
   if (targets_on_dpus_) return;
-  // Host work without a synchronization: every u_k read and written once (8 bytes per element).
+  // Host work without a synchronization: every o_k read and written once (8 bytes per element).
   const Ledger::HostWork work{.vectors_per_dpu = 0,
                               .bytes_per_element = 4,
                               .elements = total,

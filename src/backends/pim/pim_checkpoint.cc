@@ -29,9 +29,9 @@ void PimBackend::ExportModelInto(LinearModel& m) const {
 }
 
 BackendState PimBackend::SaveState() {
-  // The host's model, every DPU's local model (pulled now), every ADMM dual.
+  // The host's model, every DPU's local model (pulled now), every worker offset.
   std::vector<std::vector<int32_t>> buffers(num_dpus_, std::vector<int32_t>(layout_.n_pad + 8));
-  for (uint32_t k = 0; k < num_dpus_; ++k) dpus_->PrepareXfer(k, buffers[k].data(), layout_.model_bytes());
+  for (uint32_t k = 0; k < num_dpus_; ++k) machine_->PrepareXfer(k, buffers[k].data(), layout_.model_bytes());
   Pull(Activity::kCheckpoint, TransferKind::kPullModels, pim::kMramHeapSymbol, layout_.w_offset, layout_.model_bytes());
   auto words = [](const int32_t* begin, size_t n) { return std::vector<uint32_t>(begin, begin + n); };
   BackendState state;
@@ -39,14 +39,14 @@ BackendState PimBackend::SaveState() {
   for (uint32_t k = 0; k < num_dpus_; ++k) {
     auto& vectors = state.per_worker.emplace_back();
     vectors.push_back(words(buffers[k].data(), layout_.n_pad + 1));
-    if (!dual_.empty()) vectors.push_back(words(dual_[k].data(), dual_[k].size()));
+    if (!offset_.empty()) vectors.push_back(words(offset_[k].data(), offset_[k].size()));
     if (!delta_error_.empty()) vectors.push_back(words(delta_error_[k].data(), delta_error_[k].size()));
   }
   return state;
 }
 
 void PimBackend::RestoreState(const BackendState& state) {
-  const size_t per_worker = 1 + (dual_.empty() ? 0 : 1) + (delta_error_.empty() ? 0 : 1);
+  const size_t per_worker = 1 + (offset_.empty() ? 0 : 1) + (delta_error_.empty() ? 0 : 1);
   bool fits = state.shared.size() == 1 && state.per_worker.size() == num_dpus_;
   for (const auto& vectors : state.per_worker) fits = fits && vectors.size() == per_worker;
   if (!fits) throw InputError("checkpoint: it holds the state of a different number of DPUs or algorithm");
@@ -63,8 +63,8 @@ void PimBackend::RestoreState(const BackendState& state) {
     const auto& v = state.per_worker[k][0];
     std::copy(v.begin(), v.end(), buffers[k].begin());
     std::copy(v.begin(), v.end(), local_[k].begin());
-    dpus_->PrepareXfer(k, buffers[k].data(), layout_.model_bytes());
-    if (!dual_.empty()) dual_[k].assign(state.per_worker[k][1].begin(), state.per_worker[k][1].end());
+    machine_->PrepareXfer(k, buffers[k].data(), layout_.model_bytes());
+    if (!offset_.empty()) offset_[k].assign(state.per_worker[k][1].begin(), state.per_worker[k][1].end());
     if (!delta_error_.empty()) {
       delta_error_[k].assign(state.per_worker[k].back().begin(), state.per_worker[k].back().end());
     }

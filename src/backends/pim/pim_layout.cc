@@ -54,9 +54,13 @@ void PimBackend::Setup(const Dataset& train, const TrainConfig& config, const Pa
     throw ConfigError("--transfers", "async overlaps the modeled host's reduction with the pulls; it needs "
                                      "--host-time modeled (this machine's measured reduction cannot be split in chunks)");
   }
-  if (QuantizedBits() > 0 && config.algorithm != "ma") {
-    throw ConfigError("--sync-format", StrCat("int16 and int8 quantize MA-SGD's model deltas (--algo ma), not ",
-                                              config.algorithm, "'s synchronizations; use dense or auto"));
+  if (QuantizedBits() > 0 && !config.traits().averages_deltas_from_global) {
+    throw ConfigError("--sync-format", StrCat("int16 and int8 quantize the deltas of local models averaged after "
+                                              "starting from the global model (--algo ",
+                                              AlgorithmNamesWith([](const AlgorithmTraits& t) {
+                                                return t.averages_deltas_from_global;
+                                              }),
+                                              "), not ", config.algorithm, "'s synchronizations; use dense or auto"));
   }
   const bool artifact = options_.artifact_kernel;
   layout_ = pimbackend::MakeLinearLayout(features_, max_rows, max_list_entries_, max_nonzeros, artifact);
@@ -70,10 +74,11 @@ void PimBackend::Setup(const Dataset& train, const TrainConfig& config, const Pa
                   StrCat("the emulated MRAM (", num_dpus_, " DPUs x ", layout_.end, " bytes for ", max_rows,
                          " rows of ", layout_.n_pad, " features)"),
                   "--dpus");
-  system_ = std::make_unique<pim::PimSystem>(profile_, options_.host_threads);
-  dpus_ = std::make_unique<pim::DpuSet>(system_->Allocate(num_dpus_));
-  dpus_->SetScheduler(options_.scheduler);
-  dpus_->Load(pimbackend::MakeLinearKernel(), options_.tasklets);
+  const pim::EmulatedMachineOptions how{options_.host_threads, options_.scheduler};
+  machine_ = options_.machine ? options_.machine(profile_, num_dpus_, how)
+                              : pim::AllocateEmulatedMachine(profile_, num_dpus_, how);
+  PIMOPT_CHECK(machine_ && machine_->size() == num_dpus_, "the PIM machine does not hold ", num_dpus_, " DPUs");
+  machine_->Load(pimbackend::kLinearKernelName, options_.tasklets);
 
   // Quantize and push every shard once (one parallel push: the same length for every DPU, short shards padded).
   const uint64_t data_bytes = layout_.w_offset;
@@ -117,7 +122,7 @@ void PimBackend::Setup(const Dataset& train, const TrainConfig& config, const Pa
   for (const auto& s : sat) quantization_saturations_ += static_cast<double>(s.events);
   ledger_ = {};
   round_pulls_.clear();
-  for (uint32_t k = 0; k < num_dpus_; ++k) dpus_->PrepareXfer(k, buffers[k].data(), data_bytes);
+  for (uint32_t k = 0; k < num_dpus_; ++k) machine_->PrepareXfer(k, buffers[k].data(), data_bytes);
   Push(Activity::kSetup, TransferKind::kData, pim::kMramHeapSymbol, 0, data_bytes);
   if (!artifact) {
     Broadcast(Activity::kSetup, TransferKind::kData, layout_.sigmoid_offset, fixed::SigmoidTable().data(),
@@ -129,7 +134,7 @@ void PimBackend::Setup(const Dataset& train, const TrainConfig& config, const Pa
 
   global_.assign(layout_.n_pad + 1, 0);
   local_.assign(num_dpus_, std::vector<int32_t>(layout_.n_pad + 1, 0));
-  dual_.assign(config.traits().keeps_duals ? num_dpus_ : 0, std::vector<int32_t>(layout_.n_pad + 1, 0));
+  offset_.assign(config.traits().worker_offsets ? num_dpus_ : 0, std::vector<int32_t>(layout_.n_pad + 1, 0));
   delta_error_.assign(QuantizedBits() > 0 ? num_dpus_ : 0, std::vector<int32_t>(layout_.n_pad + 1, 0));
   saturation_ = {};
 }

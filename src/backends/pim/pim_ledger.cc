@@ -47,9 +47,11 @@ void PimBackend::RecordHostWork(const Ledger::HostWork& work, Clock::time_point 
   round_pulls_.clear();
 }
 
-void PimBackend::Record(Activity activity, bool to_dpu, TransferKind kind, double seconds, uint64_t bytes_per_dpu) {
+void PimBackend::Record(Activity activity, bool to_dpu, TransferKind kind, const pim::MachineTime& time,
+                        uint64_t bytes_per_dpu) {
   Ledger::Transfers& t = (to_dpu ? ledger_.to_dpu : ledger_.from_dpu)[static_cast<size_t>(activity)];
-  t.modeled_s += seconds;
+  t.modeled_s += time.seconds;
+  ledger_.measured_times += time.measured ? 1 : 0;
   t.bytes += uint64_t{num_dpus_} * bytes_per_dpu;
   ++t.count;
   if (activity == Activity::kTraining) {
@@ -60,19 +62,19 @@ void PimBackend::Record(Activity activity, bool to_dpu, TransferKind kind, doubl
 
 void PimBackend::Push(Activity activity, TransferKind kind, std::string_view symbol, uint64_t offset,
                       uint64_t bytes_per_dpu) {
-  const double s = dpus_->PushXfer(pim::XferDirection::kToDpu, symbol, offset, bytes_per_dpu);
-  Record(activity, true, kind, s, bytes_per_dpu);
+  const pim::MachineTime t = machine_->PushXfer(pim::XferDirection::kToDpu, symbol, offset, bytes_per_dpu);
+  Record(activity, true, kind, t, bytes_per_dpu);
 }
 
 void PimBackend::Pull(Activity activity, TransferKind kind, std::string_view symbol, uint64_t offset,
                       uint64_t bytes_per_dpu) {
-  const double s = dpus_->PushXfer(pim::XferDirection::kFromDpu, symbol, offset, bytes_per_dpu);
-  Record(activity, false, kind, s, bytes_per_dpu);
+  const pim::MachineTime t = machine_->PushXfer(pim::XferDirection::kFromDpu, symbol, offset, bytes_per_dpu);
+  Record(activity, false, kind, t, bytes_per_dpu);
 }
 
 void PimBackend::Broadcast(Activity activity, TransferKind kind, uint64_t offset, const void* source, uint64_t bytes) {
-  const double s = dpus_->BroadcastTo(pim::kMramHeapSymbol, offset, source, bytes);
-  Record(activity, true, kind, s, bytes);
+  const pim::MachineTime t = machine_->BroadcastTo(pim::kMramHeapSymbol, offset, source, bytes);
+  Record(activity, true, kind, t, bytes);
 }
 
 std::optional<pim::LinkExchangeTime> PimBackend::LinkPath(const std::optional<pim::LinkExchangeTime>& covered,
@@ -111,9 +113,9 @@ void PimBackend::RecordEncoding(double cycles) {
 
 void PimBackend::RecordEncodedPull(TransferKind kind, uint64_t bytes_per_dpu, double encoding_cycles) {
   RecordEncoding(encoding_cycles);
-  Record(Activity::kTraining, false, kind,
-         pim::ModelParallelTransferSeconds(profile_, pim::XferDirection::kFromDpu, num_dpus_, bytes_per_dpu),
-         bytes_per_dpu);
+  const pim::MachineTime modeled{
+      pim::ModelParallelTransferSeconds(profile_, pim::XferDirection::kFromDpu, num_dpus_, bytes_per_dpu), false};
+  Record(Activity::kTraining, false, kind, modeled, bytes_per_dpu);
 }
 
 std::map<std::string, double> PimBackend::PhaseSeconds() const {
@@ -179,17 +181,20 @@ std::map<std::string, double> PimBackend::Counters() {
                                   {"modeled_setup_to_dpu_s", setup.modeled_s},
                                   {"dpu_to_dpu_bytes", static_cast<double>(ledger_.link_bytes)},
                                   {"modeled_dpu_encoding_s", ledger_.encoding_s}};
-  if (dpus_) {
+  if (machine_) {
     // Each tasklet's saturation counter accumulates over launches in WRAM; reading them is a diagnostic transfer.
     uint64_t total = 0;
     for (uint32_t k = 0; k < num_dpus_; ++k) {
       uint64_t counters[pimbackend::kMaxTasklets] = {};
-      const double s = dpus_->CopyFrom(k, pimbackend::kSaturationsSymbol, 0, counters, sizeof(counters));
-      Record(Activity::kDiagnostics, false, TransferKind::kCounters, s, sizeof(counters));
+      const pim::MachineTime t =
+          machine_->CopyFrom(k, pimbackend::kSaturationsSymbol, 0, counters, sizeof(counters));
+      Record(Activity::kDiagnostics, false, TransferKind::kCounters, t, sizeof(counters));
       for (uint64_t v : counters) total += v;
     }
     c["dpu_saturations"] = static_cast<double>(total);
   }
+  // A hardware machine measures what the emulator models: the report says how many of the times were measured.
+  if (ledger_.measured_times > 0) c["machine_measured_times"] = static_cast<double>(ledger_.measured_times);
   const auto checkpoint_to = ledger_.to_dpu[static_cast<size_t>(Activity::kCheckpoint)];
   const auto checkpoint_from = ledger_.from_dpu[static_cast<size_t>(Activity::kCheckpoint)];
   c["checkpoint_transfer_bytes"] = static_cast<double>(checkpoint_to.bytes + checkpoint_from.bytes);

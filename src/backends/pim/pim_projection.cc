@@ -15,7 +15,7 @@
 namespace pimopt {
 
 EpochProjection PimBackend::Project(uint32_t target_dpus, uint64_t target_rows_per_dpu, int epochs) const {
-  PIMOPT_CHECK(dpus_ && epochs > 0);
+  PIMOPT_CHECK(machine_ && epochs > 0);
   EpochProjection p;
   p.dpus = target_dpus;
   p.rows_per_dpu = target_rows_per_dpu;

@@ -4,7 +4,7 @@
 // thread count; each feature's sums are taken in row order and workers are combined in worker order. The same
 // seed therefore gives the same model with 1 or 64 threads.
 //
-// Sparse data: local SGD keeps each model as x = shift + s*y (shift = 0, or ADMM's z - u_k) so the L2 / proximal
+// Sparse data: local SGD keeps each model as x = shift + s*y (shift = 0, or the proximal center global - o_k) so the L2 / proximal
 // decay is one scalar multiply and a step costs O(nnz of the batch), not O(features).
 #pragma once
 
@@ -37,8 +37,8 @@ class CpuBackend final : public IBackend {
   void GradientStep(std::span<const std::span<const uint32_t>> worker_rows, uint64_t batch_rows, double lr) override;
   void LocalSgd(const LocalSgdRequest& request) override;
   void AverageLocalModels() override;
-  AdmmResiduals AdmmConsensus(double rho) override;
-  void ScaleDuals(double factor) override;
+  ConsensusNorms Consensus(const ConsensusRule& rule) override;
+  void ScaleOffsets(double factor) override;
   void MixLocalModels(const Topology& topology) override;
   LinearModel ExportModel() const override;
   void ExportModelInto(LinearModel& into) const override;
@@ -90,7 +90,7 @@ class CpuBackend final : public IBackend {
   Partition part_;
   Communicator* comm_ = &SingleProcess();
   std::vector<float> reduced_;               // the ordered sum of a reduction
-  std::vector<float> global_;                // the host's model (for ADMM: z); weights times global_scale_
+  std::vector<float> global_;                // the host's model (a consensus: z); weights times global_scale_
   float global_scale_ = 1.0f;                // != 1 only between sparse gradient steps
   bool scratch_zero_ = true;                 // scratch_ holds zeros (the sparse gradient accumulators)
   std::vector<std::vector<uint32_t>> touched_;  // per worker: the columns its last sparse batch touched
@@ -98,9 +98,9 @@ class CpuBackend final : public IBackend {
   std::vector<std::vector<uint32_t>> range_touched_;  // SparseOneWorkerStep: per column range, the touched columns
   std::vector<std::vector<float>> local_;    // x_k
   std::vector<std::vector<float>> mixed_;    // MixLocalModels: the new x_k before they replace local_
-  std::vector<std::vector<float>> dual_;     // u_k (ADMM)
+  std::vector<std::vector<float>> offset_;   // o_k (with AlgorithmTraits::worker_offsets)
   std::vector<std::vector<float>> scratch_;  // per worker: gradient (dense) or scaled model y (sparse)
-  std::vector<std::vector<float>> shift_;    // per worker: z - u_k during a proximal local phase
+  std::vector<std::vector<float>> shift_;    // per worker: global - o_k during a proximal local phase
   std::vector<std::vector<float>> derivs_;   // per worker: per-row derivatives of the current batch
   std::vector<uint64_t> shard_sizes_;
   struct RowChunk {

@@ -196,6 +196,8 @@ auto ArtifactGradientTerm(X x31, D d) {
   return term == -1 ? T(0) : term;
 }
 
+// The name the kernel is registered under (pim::RegisterKernel): what a PIM machine loads.
+inline constexpr const char* kLinearKernelName = "pimopt_linear";
 std::shared_ptr<pim::Kernel> MakeLinearKernel();
 
 // ---- host-side reference: the same fixed-point math, plainly sequential ----

@@ -1,7 +1,7 @@
 // The PIM backend: every worker is a DPU of the emulated UPMEM system (include/pimopt/pim), the host is the
 // parameter server. Data is quantized (fixed_point.h) and pushed once, one contiguous shard per DPU; each step
 // pushes the model (broadcast) and the row numbers of the step, launches the linear kernel (linear_kernel.h), and
-// pulls gradients or models; the host reduces with 64-bit integer sums and keeps ADMM's z and u.
+// pulls gradients or models; the host reduces with 64-bit integer sums and keeps the workers' offsets o_k.
 //
 // Every phase is timed twice: modeled seconds of the PIM machine (CPU->DPU, DPU kernel split into compute / DMA /
 // sync, DPU->CPU) and the real host time of the emulation and of the host reduction. Fixed-point saturation events
@@ -30,6 +30,7 @@
 #include "pimopt/pim/energy.h"
 #include "pimopt/pim/interconnect.h"
 #include "pimopt/pim/pipelined_reduction.h"
+#include "pimopt/pim/machine.h"
 #include "pimopt/pim/system.h"
 
 namespace pimopt {
@@ -62,6 +63,11 @@ struct PimBackendOptions {
   bool async_transfers;
   pim::Scheduler scheduler;  // how the emulator runs the tasklets (never the results or the modeled times)
   int host_threads = 0;  // not a parameter of its own: the run's host threads
+  // Not a parameter: the PIM machine the backend runs on (machine.h); unset: the emulator
+  // (pim::AllocateEmulatedMachine). A hardware machine, or a test's wrapper, plugs in here.
+  std::function<std::unique_ptr<pim::PimMachine>(const pim::HardwareProfile& profile, uint32_t dpus,
+                                                 const pim::EmulatedMachineOptions& options)>
+      machine;
 
   // The hardware profile with its overrides; checks that the tasklets fit the profile and the linear kernel's
   // WRAM. Throws ConfigError naming --profile, --profile-set or --tasklets. Needs no data.
@@ -83,8 +89,8 @@ class PimBackend final : public IBackend, public EpochProjector {
   void GradientStep(std::span<const std::span<const uint32_t>> worker_rows, uint64_t batch_rows, double lr) override;
   void LocalSgd(const LocalSgdRequest& request) override;
   void AverageLocalModels() override;
-  AdmmResiduals AdmmConsensus(double rho) override;
-  void ScaleDuals(double factor) override;
+  ConsensusNorms Consensus(const ConsensusRule& rule) override;
+  void ScaleOffsets(double factor) override;
   void MixLocalModels(const Topology& topology) override;
   LinearModel ExportModel() const override;
   void ExportModelInto(LinearModel& into) const override;
@@ -128,13 +134,14 @@ class PimBackend final : public IBackend, public EpochProjector {
     uint64_t link_bytes = 0;
     uint64_t launches = 0, syncs = 0;
     uint64_t mram_wram_bytes = 0;  // training launches' DMA, both directions, over this process's DPUs
+    uint64_t measured_times = 0;   // transfers and launches whose time the machine measured (0 on the emulator)
     std::map<std::pair<TransferKind, uint64_t>, uint64_t> training_transfers;
     // What each synchronization asked of the host, per DPU of the whole run, and how often (for projections).
     struct HostWork {
-      uint32_t vectors_per_dpu = 1;   // vectors summed per DPU (ADMM: x_k and u_k)
+      uint32_t vectors_per_dpu = 1;   // vectors summed per DPU (a consensus: x_k and o_k)
       uint32_t bytes_per_element = 4;
       uint64_t elements = 0;          // coordinates
-      uint32_t updates_per_dpu = 0;   // per-DPU updates of every coordinate after the sums (ADMM: u_k)
+      uint32_t updates_per_dpu = 0;   // per-DPU updates of every coordinate after the sums (a consensus: o_k)
       uint32_t update_bytes_per_element = 12;
       uint64_t model_elements = 0;    // coordinates of the final model update when not `elements` (compacted sums)
       auto operator<=>(const HostWork&) const = default;
@@ -160,7 +167,8 @@ class PimBackend final : public IBackend, public EpochProjector {
   void Push(Activity activity, TransferKind kind, std::string_view symbol, uint64_t offset, uint64_t bytes_per_dpu);
   void Pull(Activity activity, TransferKind kind, std::string_view symbol, uint64_t offset, uint64_t bytes_per_dpu);
   void Broadcast(Activity activity, TransferKind kind, uint64_t offset, const void* source, uint64_t bytes);
-  void Record(Activity activity, bool to_dpu, TransferKind kind, double seconds, uint64_t bytes_per_dpu);
+  void Record(Activity activity, bool to_dpu, TransferKind kind, const pim::MachineTime& time,
+              uint64_t bytes_per_dpu);
   void PushRowLists(const std::vector<std::vector<uint32_t>>& per_dpu_lists, uint32_t slots);
   void PushArgs(const std::vector<pimbackend::LinearKernelArgs>& args);
   void BroadcastModel(const std::vector<int32_t>& model);
@@ -176,7 +184,7 @@ class PimBackend final : public IBackend, public EpochProjector {
   // One exchange over what-if links in the ledger (time, this process's share of the bytes, the work for
   // projections); `sync`: it is a synchronization of the algorithm (counted in syncs).
   void RecordLinkWork(const pim::LinkExchangeTime& time, const Ledger::LinkWork& work, bool sync = true);
-  static constexpr uint64_t kResidualNormBytes = 3 * sizeof(double);  // ADMM's ||x - z||^2, ||x||^2, ||u||^2
+  static constexpr uint64_t kConsensusNormBytes = 3 * sizeof(double);  // sums of ||x - z||^2, ||x||^2, ||o||^2
   void Launch();
   pimbackend::LinearKernelArgs BaseArgs() const;
   uint32_t LocalRow(uint32_t dpu, uint32_t global_row) const { return global_row - shard_begin_[dpu]; }
@@ -184,8 +192,8 @@ class PimBackend final : public IBackend, public EpochProjector {
   ThreadPool& pool_;
   PimBackendOptions options_;
   pim::HardwareProfile profile_;
-  std::unique_ptr<pim::PimSystem> system_;
-  std::unique_ptr<pim::DpuSet> dpus_;
+  // The DPUs, reached only through the machine seam (pim/machine.h): the emulator here.
+  std::unique_ptr<pim::PimMachine> machine_;
   const Dataset* data_ = nullptr;  // during training only (the caller's)
   uint64_t train_rows_ = 0;        // data_'s rows, for what is asked after training (Project)
   TrainConfig config_;
@@ -217,9 +225,9 @@ class PimBackend final : public IBackend, public EpochProjector {
   pimbackend::LinearLayout layout_;
   uint64_t max_list_entries_ = 0;
   std::vector<uint32_t> shard_begin_, shard_rows_;
-  std::vector<int32_t> global_;              // Q8.24, n_pad + 1 (bias last): the host's model (ADMM: z)
+  std::vector<int32_t> global_;              // Q8.24, n_pad + 1 (bias last): the host's model (a consensus: z)
   std::vector<std::vector<int32_t>> local_;  // x_k as last pulled
-  std::vector<std::vector<int32_t>> dual_;   // u_k (ADMM)
+  std::vector<std::vector<int32_t>> offset_;  // o_k (with AlgorithmTraits::worker_offsets)
   // Host staging buffers of the transfers, one per DPU of n_pad + 8 elements, kept across steps: made per step
   // they cost a page fault per 4 KB each time (64 DPUs x 8 MB of gradients per GA-SGD step on 2^20 features).
   template <typename T>
@@ -231,7 +239,7 @@ class PimBackend final : public IBackend, public EpochProjector {
   // Model averaging by all-reduce over links left every DPU holding the global model: the next push of it is the
   // emulator's, not the machine's.
   bool global_on_dpus_ = false;
-  bool targets_on_dpus_ = false;  // ADMM's last consensus ran over links: every DPU computed its v_k = z - u_k
+  bool targets_on_dpus_ = false;  // the last consensus ran over links: every DPU computed its center z - o_k
   uint64_t model_delta_pairs_ = 0;  // MA-SGD with --sync-format auto: the pairs of the last local steps (0: dense)
   // --sync-format int16 / int8 (MA-SGD): each DPU's quantization error, fed back into its next delta (Q8.24).
   std::vector<std::vector<int32_t>> delta_error_;

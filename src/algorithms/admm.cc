@@ -85,6 +85,20 @@ class ZUpdate final : public ConsensusRule {
   FixedShrinkage fixed_;
 };
 
+// ADMM consensus residuals (Boyd et al. 2011, section 3.3): primal ||r|| = sqrt(sum_k ||x_k - z||^2), dual
+// ||s|| = rho sqrt(K) ||z - z_old||. `rho` is the penalty the round used, `next_rho` the one the next round uses.
+// The norms the residuals are compared with (Wohlberg 2017, relative residual balancing): ||x|| = sqrt(sum_k
+// ||x_k||^2), ||z|| = sqrt(K) ||z|| and ||u|| = sqrt(sum_k ||u_k||^2) after the update.
+struct Residuals {
+  double primal = 0;
+  double dual = 0;
+  double rho = 0;
+  double next_rho = 0;
+  double x_norm = 0;
+  double z_norm = 0;
+  double u_norm = 0;
+};
+
 class Admm final : public Algorithm {
  public:
   void ValidateForData(const TrainConfig& config, uint64_t train_rows) const override {
@@ -97,7 +111,7 @@ class Admm final : public Algorithm {
     }
   }
   // The penalty of the next round (residual balancing, above).
-  static double BalancedRho(const TrainConfig& config, const AdmmResiduals& r, int epoch) {
+  static double BalancedRho(const TrainConfig& config, const Residuals& r, int epoch) {
     double rho = r.rho;
     // Relative residuals (Wohlberg 2017): the primal against the size of x and z, the dual against the size of
     // the unscaled duals rho u; balancing them does not depend on the scale of the features or the model.
@@ -114,6 +128,8 @@ class Admm final : public Algorithm {
   }
 
   EpochInfo RunEpoch(IBackend& backend, const TrainConfig& config, const Partition& part, int epoch) override {
+    // The penalty of this round: --rho (or auto's start) in the first, then what the last round chose.
+    const double rho = next_rho_ > 0 ? next_rho_ : config.rho;
     const auto shards = LocalShards(part);
     const uint64_t max_batches = MaxShardBatches(part.total_rows, config.workers, config.batch);
     uint64_t steps = 0;
@@ -125,23 +141,43 @@ class Admm final : public Algorithm {
       request.num_steps = max_batches;
       request.lr = config.LearningRate(epoch);
       request.solver = LocalSolver::kProximalSgd;  // towards v_k = z - u_k (the offsets are the scaled duals)
-      request.prox = config.rho;
+      request.prox = rho;
       backend.LocalSgd(request);
       steps += request.num_steps;
     }
-    const ConsensusNorms norms = backend.Consensus(ZUpdate(config.objective, config.rho));
+    const ConsensusNorms norms = backend.Consensus(ZUpdate(config.objective, rho));
     const double k = config.workers;
-    AdmmResiduals residuals{.primal = std::sqrt(norms.local_minus_global_sq),
-                            .dual = config.rho * std::sqrt(k) * std::sqrt(norms.global_change_sq),
-                            .rho = config.rho,
-                            .next_rho = config.rho,
-                            .x_norm = std::sqrt(norms.local_sq),
-                            .z_norm = std::sqrt(k * norms.global_sq),
-                            .u_norm = std::sqrt(norms.offset_sq)};
-    if (config.rho_adaptive) residuals.next_rho = BalancedRho(config, residuals, epoch);
-    if (residuals.next_rho != config.rho) backend.ScaleOffsets(config.rho / residuals.next_rho);
-    return {steps, 1, residuals};
+    Residuals r{.primal = std::sqrt(norms.local_minus_global_sq),
+                .dual = rho * std::sqrt(k) * std::sqrt(norms.global_change_sq),
+                .rho = rho,
+                .next_rho = rho,
+                .x_norm = std::sqrt(norms.local_sq),
+                .z_norm = std::sqrt(k * norms.global_sq),
+                .u_norm = std::sqrt(norms.offset_sq)};
+    if (config.rho_adaptive) r.next_rho = BalancedRho(config, r, epoch);
+    if (r.next_rho != rho) backend.ScaleOffsets(rho / r.next_rho);
+    next_rho_ = r.next_rho;
+    return {.steps = steps,
+            .syncs = 1,
+            .figures_title = "admm",
+            .figures = {{"admm_primal_residual", "r", r.primal}, {"admm_dual_residual", "s", r.dual},
+                        {"admm_rho", "rho", r.rho}}};
   }
+
+  // The progress a checkpoint keeps: the next round's penalty (it adapts with --rho auto).
+  std::vector<double> SaveProgress() const override {
+    if (next_rho_ > 0) return {next_rho_};
+    return {};
+  }
+  void RestoreProgress(const std::vector<double>& progress) override {
+    if (progress.size() > 1 || (progress.size() == 1 && !(std::isfinite(progress[0]) && progress[0] > 0))) {
+      throw InputError("the checkpoint's ADMM penalty is not one positive number");
+    }
+    next_rho_ = progress.empty() ? 0 : progress[0];
+  }
+
+ private:
+  double next_rho_ = 0;  // 0 before the first round
 };
 
 }  // namespace

@@ -14,7 +14,7 @@ namespace pimopt {
 namespace {
 
 constexpr char kMagic[8] = {'P', 'I', 'M', 'O', 'P', 'T', 'C', 'K'};
-constexpr uint32_t kVersion = 5;
+constexpr uint32_t kVersion = 6;
 
 template <typename T>
 void Put(std::string& out, T v) {
@@ -200,7 +200,8 @@ std::string SerializeCheckpoint(const Checkpoint& c) {
   Put<double>(body, c.progress.last_objective);
   Put<double>(body, c.progress.best_objective);
   Put<int32_t>(body, c.progress.stale_epochs);
-  Put<double>(body, c.progress.admm_rho);
+  Put<uint32_t>(body, static_cast<uint32_t>(c.progress.algorithm.size()));
+  for (double v : c.progress.algorithm) Put<double>(body, v);
   PutString(body, c.backend);
   Put<uint32_t>(body, static_cast<uint32_t>(c.state.shared.size()));
   for (const auto& v : c.state.shared) PutVector(body, v);
@@ -251,12 +252,14 @@ Checkpoint ParseCheckpoint(const std::string& bytes, const std::string& name) {
   c.progress.last_objective = in.Get<double>();
   c.progress.best_objective = in.Get<double>();
   c.progress.stale_epochs = in.Get<int32_t>();
-  c.progress.admm_rho = in.Get<double>();
+  const auto algorithm_values = in.Get<uint32_t>();
+  in.Need(uint64_t{algorithm_values} * 8);
+  for (uint32_t i = 0; i < algorithm_values; ++i) c.progress.algorithm.push_back(in.Get<double>());
   if (!(c.progress.lr_factor > 0 && c.progress.lr_factor <= 1) || c.progress.plateaus < 0 || c.progress.stale_epochs < 0) {
     throw ParseError(name, "corrupt training progress (learning-rate factor or plateau count out of range)");
   }
-  if (!(std::isfinite(c.progress.admm_rho) && c.progress.admm_rho >= 0)) {
-    throw ParseError(name, "corrupt training progress (ADMM penalty out of range)");
+  for (double v : c.progress.algorithm) {
+    if (!std::isfinite(v)) throw ParseError(name, "corrupt training progress (an algorithm's value is not finite)");
   }
   c.backend = GetString(in);
   const auto shared = in.Get<uint32_t>();

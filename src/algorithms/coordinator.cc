@@ -255,18 +255,22 @@ TrainResult Train(const Dataset& train, const Dataset* test, const TrainConfig& 
   if (resumed.epochs_done == 0 && options.warm_start) backend.RestoreState(*options.warm_start);
   result.resumed_from_epoch = resumed.epochs_done;
   TrainProgress progress = resumed.progress;
+  try {
+    algorithm->RestoreProgress(progress.algorithm);
+  } catch (const InputError& e) {
+    throw InputError(StrCat(options.checkpoint_path, ": ", e.what()));
+  }
   const std::vector<Shard> shards = LocalShards(part);
   for (int epoch = result.resumed_from_epoch; epoch < config.epochs; ++epoch) {
     const int done = epoch + 1;
     config.lr_factor = progress.lr_factor;
-    if (progress.admm_rho > 0) config.rho = progress.admm_rho;
     EpochRecord record;
     record.epoch = done;
     record.lr = config.LearningRate(epoch);
     const EpochMeter meter(backend, comm);
     const auto t0 = Clock::now();
     record.info = algorithm->RunEpoch(backend, config, part, epoch);
-    if (record.info.residuals) progress.admm_rho = record.info.residuals->next_rho;
+    progress.algorithm = algorithm->SaveProgress();
     const auto t1 = Clock::now();
     meter.Record(record);
     backend.ExportModelInto(result.model);

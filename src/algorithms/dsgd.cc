@@ -38,7 +38,7 @@ class Dsgd final : public Algorithm {
     const auto [steps, rounds] = RunLocalRounds(backend, config, part, epoch, /*start_from_global=*/false,
                                                 [&] { backend.MixLocalModels(*topology_); });
     backend.AverageLocalModels();  // the output model; the workers keep their own
-    return {steps, rounds + 1, std::nullopt};
+    return {steps, rounds + 1};
   }
 
  private:

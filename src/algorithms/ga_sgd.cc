@@ -59,7 +59,7 @@ class GaSgd final : public Algorithm {
       for (int k = 0; k < part.local_workers; ++k) slices[k] = rows[k];
       backend.GradientStep(slices, batch.size(), lr);
     }
-    return {plan.num_batches(), plan.num_batches(), std::nullopt};
+    return {plan.num_batches(), plan.num_batches()};
   }
 
  private:
@@ -84,7 +84,7 @@ class GaSgd final : public Algorithm {
       }
       backend.GradientStep(slices, batch_rows, lr);
     }
-    return {steps, steps, std::nullopt};
+    return {steps, steps};
   }
 };
 

@@ -88,11 +88,7 @@ json BuildReport(const ReportInputs& in) {
       e["duality_gap"] = Number(r.gap.gap());
       e["relative_duality_gap"] = Number(r.gap.relative());
     }
-    if (r.info.residuals) {
-      e["admm_primal_residual"] = Number(r.info.residuals->primal);
-      e["admm_dual_residual"] = Number(r.info.residuals->dual);
-      e["admm_rho"] = Number(r.info.residuals->rho);
-    }
+    for (const EpochFigure& f : r.info.figures) e[f.key] = Number(f.value);  // the algorithm's own (ADMM's residuals)
     epochs.push_back(std::move(e));
   }
   json report{{"pimopt_report_version", 2},
@@ -239,10 +235,12 @@ std::string FormatEpochLine(const EpochRecord& r) {
     std::snprintf(buf, sizeof(buf), "  gap %.3g", r.gap.relative());
     line += buf;
   }
-  if (r.info.residuals) {
-    std::snprintf(buf, sizeof(buf), "  admm r %.3g s %.3g rho %.3g", r.info.residuals->primal, r.info.residuals->dual,
-                  r.info.residuals->rho);
-    line += buf;
+  if (!r.info.figures.empty()) {
+    line += "  " + r.info.figures_title;
+    for (const EpochFigure& f : r.info.figures) {
+      std::snprintf(buf, sizeof(buf), " %s %.3g", f.label.c_str(), f.value);
+      line += buf;
+    }
   }
   return line;
 }

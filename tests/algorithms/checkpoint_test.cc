@@ -89,7 +89,7 @@ TEST(Checkpoint, TheAdaptivePenaltyMovesWithinTheResumedEpochs) {
   CpuBackend backend(pool);
   const TrainResult r = Train(testing::SmallDense(800, 30, 3), nullptr, c, backend, {});
   ASSERT_EQ(r.epochs.size(), 4u);
-  EXPECT_NE(r.epochs[2].info.residuals->rho, r.epochs[0].info.residuals->rho);
+  EXPECT_NE(*r.epochs[2].info.Figure("admm_rho"), *r.epochs[0].info.Figure("admm_rho"));
 }
 
 TEST(Checkpoint, PimResumeIsBitIdentical) {

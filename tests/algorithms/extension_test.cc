@@ -50,11 +50,10 @@ class TwoPassAdmm final : public Algorithm {
       steps += request.num_steps;
     }
     const ConsensusNorms norms = backend.Consensus(MeanRule());
-    AdmmResiduals residuals;
-    residuals.primal = std::sqrt(norms.local_minus_global_sq);
-    residuals.dual = config.rho * std::sqrt(config.workers * norms.global_change_sq);
-    residuals.rho = residuals.next_rho = config.rho;
-    return {steps, 1, residuals};
+    return {.steps = steps,
+            .syncs = 1,
+            .figures_title = "admm2",
+            .figures = {{"admm2_primal_residual", "r", std::sqrt(norms.local_minus_global_sq)}}};
   }
 };
 
@@ -76,7 +75,7 @@ TEST(NewAlgorithm, RunsOnBothBackendsFromItsRegistrationAlone) {
   const TrainResult a = Train(data, nullptr, c, cpu);
   EXPECT_EQ(a.partition.total_workers, 4);  // the default it declared
   EXPECT_GT(a.epochs.back().train.accuracy, 0.85);
-  ASSERT_TRUE(a.epochs.back().info.residuals.has_value());
+  ASSERT_TRUE(a.epochs.back().info.Figure("admm2_primal_residual").has_value());
   EXPECT_EQ(cpu.SaveState().per_worker[0].size(), 2u);  // local model and offset, as its traits say
   PimBackend pim(pool, PimBackendOptions{});
   const TrainResult b = Train(data, nullptr, c, pim);

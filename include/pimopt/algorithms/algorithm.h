@@ -7,33 +7,38 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "pimopt/algorithms/backend.h"
 #include "pimopt/algorithms/train_config.h"
 #include "pimopt/collectives/communicator.h"
+#include "pimopt/core/error.h"
 
 namespace pimopt {
 
-// ADMM consensus residuals (Boyd et al. 2011, section 3.3): primal ||r|| = sqrt(sum_k ||x_k - z||^2), dual
-// ||s|| = rho sqrt(K) ||z - z_old||.
-// `rho` is the penalty the round used, `next_rho` the one the next round uses (the same unless the penalty adapts).
-// The norms the residuals are compared with (Wohlberg 2017, relative residual balancing): ||x|| = sqrt(sum_k
-// ||x_k||^2), ||z|| = sqrt(K) ||z|| and ||u|| = sqrt(sum_k ||u_k||^2) after the update.
-struct AdmmResiduals {
-  double primal = 0;
-  double dual = 0;
-  double rho = 0;
-  double next_rho = 0;
-  double x_norm = 0;
-  double z_norm = 0;
-  double u_norm = 0;
+// A figure an algorithm reports about an epoch (ADMM's residuals and penalty): the report's key, the progress
+// line's label, the value.
+struct EpochFigure {
+  std::string key;    // "admm_primal_residual"
+  std::string label;  // "r"
+  double value = 0;
 };
 
 struct EpochInfo {
   uint64_t steps = 0;  // optimizer steps (global updates, or local steps per worker)
   uint64_t syncs = 0;  // host <-> worker synchronizations in this epoch
-  std::optional<AdmmResiduals> residuals;
+  // The algorithm's own figures, shown after `figures_title` on the progress line and under their keys in the
+  // report's epoch records.
+  std::string figures_title;
+  std::vector<EpochFigure> figures;
+  // The figure under `key`, if reported.
+  std::optional<double> Figure(std::string_view key) const {
+    for (const EpochFigure& f : figures) {
+      if (f.key == key) return f.value;
+    }
+    return std::nullopt;
+  }
 };
 
 // What --batch counts for an algorithm.
@@ -80,6 +85,13 @@ class Algorithm {
   // One epoch over this process's part of the run (Partition::Whole for a single process). The plans are built
   // over all N rows and W workers; the backend receives only this process's workers, with local row indices.
   virtual EpochInfo RunEpoch(IBackend& backend, const TrainConfig& config, const Partition& part, int epoch) = 0;
+  // The algorithm's own progress across epochs (ADMM's adapted penalty), which checkpoints save and a resume
+  // restores before the next epoch: an empty list before the first epoch. RestoreProgress throws InputError for
+  // a list it did not write.
+  virtual std::vector<double> SaveProgress() const { return {}; }
+  virtual void RestoreProgress(const std::vector<double>& progress) {
+    if (!progress.empty()) throw InputError("the checkpoint holds progress this algorithm does not keep");
+  }
 };
 
 // The local-SGD rounds of an epoch (MA-SGD, D-PSGD): every worker passes over its shard once in rounds of

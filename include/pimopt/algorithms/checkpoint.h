@@ -60,7 +60,7 @@ struct TrainProgress {
   double last_objective = std::numeric_limits<double>::quiet_NaN();  // F after the last epoch; NaN if not computed
   double best_objective = std::numeric_limits<double>::quiet_NaN();  // the lowest F so far
   int stale_epochs = 0;  // epochs in a row that did not lower best_objective by tol
-  double admm_rho = 0;   // ADMM's penalty for the next round (it adapts with --rho auto); 0 before the first round
+  std::vector<double> algorithm;  // the algorithm's own progress (Algorithm::SaveProgress: ADMM's next penalty)
 };
 
 struct Checkpoint {

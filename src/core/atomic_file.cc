@@ -97,9 +97,10 @@ bool SyncToDisk(const std::string& path) {
   return ok;
 }
 
+// Removed before it is unregistered: a signal in between finds the path registered and unlinks nothing (or it).
 void RemoveTemp(const std::string& temp, int slot) {
-  UnregisterTemp(slot);
   std::remove(temp.c_str());
+  UnregisterTemp(slot);
 }
 
 // Removes "<path>.tmp.<pid>" files that a process which no longer exists left beside `path` (a SIGKILL, a power
@@ -136,11 +137,14 @@ AtomicFileWriter::AtomicFileWriter(std::string path, bool binary) : path_(std::m
     temp_path_ = StrCat(path_, ".tmp.", ::getpid());
   }
   const std::string& open_path = write_through ? path_ : temp_path_;
+  // Registered before it exists: a signal between creating the temporary and registering it would leave it behind.
+  if (!temp_path_.empty()) temp_slot_ = RegisterTemp(temp_path_);
   out_.open(open_path, binary ? std::ios::out | std::ios::binary | std::ios::trunc : std::ios::out | std::ios::trunc);
   if (!out_) {
-    throw InputError(StrCat(path_, ": cannot create file: ", std::strerror(errno)));
+    const int err = errno;
+    if (!temp_path_.empty()) RemoveTemp(temp_path_, temp_slot_);
+    throw InputError(StrCat(path_, ": cannot create file: ", std::strerror(err)));
   }
-  if (!temp_path_.empty()) temp_slot_ = RegisterTemp(temp_path_);
 }
 
 AtomicFileWriter::~AtomicFileWriter() {

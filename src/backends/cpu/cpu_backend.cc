@@ -7,6 +7,7 @@
 
 #include "pimopt/algorithms/algorithm.h"
 #include "pimopt/backends/registry.h"
+#include "pimopt/collectives/worker_vectors.h"
 #include "pimopt/core/error.h"
 #include "pimopt/core/file_util.h"
 #include "pimopt/core/thread_pool.h"
@@ -578,19 +579,8 @@ void CpuBackend::MixLocalModels(const Topology& topology) {
   PIMOPT_CHECK(topology.workers() == static_cast<uint32_t>(part_.total_workers), "MixLocalModels: the run's workers");
   // Every worker's model, in global worker order: this process's own, or (under MPI) all processes' gathered.
   const size_t width = n_ + 1;
-  std::vector<float> gathered;
-  auto model_of = [&](uint32_t global) -> const float* {
-    if (comm_->size() == 1) return local_[global].data();
-    return gathered.data() + size_t{global} * width;
-  };
-  if (comm_->size() > 1) {
-    std::vector<float> mine(size_t(workers_) * width);
-    for (int k = 0; k < workers_; ++k) std::copy(local_[k].begin(), local_[k].end(), mine.begin() + k * width);
-    const std::vector<std::byte> all = comm_->AllGather(std::as_bytes(std::span<const float>(mine)));
-    PIMOPT_CHECK(all.size() == sizeof(float) * width * part_.total_workers);
-    gathered.resize(width * part_.total_workers);
-    std::memcpy(gathered.data(), all.data(), all.size());
-  }
+  const AllWorkerVectors<float> model_of(*comm_, local_, width, part_.first_worker,
+                                         static_cast<uint32_t>(part_.total_workers));
   if (mixed_.size() != local_.size()) mixed_.assign(local_.size(), std::vector<float>(width));
   uint64_t messages = 0;
   for (int k = 0; k < workers_; ++k) {

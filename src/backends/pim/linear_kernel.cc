@@ -721,13 +721,7 @@ int32_t QuantizeFeatureArtifact(float x, fixed::Saturation& sat) {
 }
 
 
-std::shared_ptr<pim::Kernel> MakeLinearKernel() { return std::make_shared<LinearKernel>(); }
-
-namespace {
-// Loadable by name on any PIM machine (machine.h); the backend library is linked whole, so this stays.
-[[maybe_unused]] const bool kernel_registered =
-    (pim::RegisterKernel(kLinearKernelName, [] { return std::make_unique<LinearKernel>(); }), true);
-}  // namespace
+std::unique_ptr<pim::Kernel> MakeLinearKernel() { return std::make_unique<LinearKernel>(); }
 
 // ---------------------------------------------------------------- host reference
 namespace {

@@ -7,6 +7,7 @@
 #include <cstring>
 
 #include "pimopt/algorithms/algorithm.h"
+#include "pimopt/collectives/worker_vectors.h"
 #include "pimopt/core/error.h"
 #include "pimopt/core/file_util.h"
 #include "pimopt/core/thread_pool.h"
@@ -341,18 +342,7 @@ void PimBackend::MixLocalModels(const Topology& topology) {
   const double comm_s0 = comm_->stats().seconds;
   const size_t total = layout_.n_pad + 1;
   // Every DPU's model in global order: this process's, or (under MPI) every process's gathered.
-  std::vector<int32_t> gathered;
-  if (comm_->size() > 1) {
-    std::vector<int32_t> mine(size_t{num_dpus_} * total);
-    for (uint32_t k = 0; k < num_dpus_; ++k) std::copy(local_[k].begin(), local_[k].end(), mine.begin() + k * total);
-    const std::vector<std::byte> all = comm_->AllGather(std::as_bytes(std::span<const int32_t>(mine)));
-    PIMOPT_CHECK(all.size() == sizeof(int32_t) * total * all_dpus);
-    gathered.resize(total * all_dpus);
-    std::memcpy(gathered.data(), all.data(), all.size());
-  }
-  auto model_of = [&](uint32_t global) -> const int32_t* {
-    return comm_->size() == 1 ? local_[global].data() : gathered.data() + size_t{global} * total;
-  };
+  const AllWorkerVectors<int32_t> model_of(*comm_, local_, total, part_.first_worker, all_dpus);
   const size_t blocks = (total + kReduceBlock - 1) / kReduceBlock;
   std::vector<std::vector<int32_t>> mixed(num_dpus_, std::vector<int32_t>(total));
   std::vector<fixed::Saturation> sat(blocks);

@@ -202,6 +202,9 @@ BackendRegistration PimRegistration() {
 }
 
 [[maybe_unused]] const bool registered = RegisterBackend(PimRegistration());
+// The training kernel, loadable by name on any PIM machine (machine.h).
+[[maybe_unused]] const bool kernel_registered =
+    (pim::RegisterKernel(pimbackend::kLinearKernelName, pimbackend::MakeLinearKernel), true);
 
 }  // namespace
 

@@ -198,7 +198,7 @@ auto ArtifactGradientTerm(X x31, D d) {
 
 // The name the kernel is registered under (pim::RegisterKernel): what a PIM machine loads.
 inline constexpr const char* kLinearKernelName = "pimopt_linear";
-std::shared_ptr<pim::Kernel> MakeLinearKernel();
+std::unique_ptr<pim::Kernel> MakeLinearKernel();  // registered under kLinearKernelName (pim_options.cc)
 
 // ---- host-side reference: the same fixed-point math, plainly sequential ----
 struct QuantizedShard {

@@ -29,8 +29,11 @@
 #include <algorithm>
 #include <cmath>
 
+#include "pimopt/algorithms/admm.h"
+
 #include "pimopt/algorithms/algorithm.h"
 #include "pimopt/core/error.h"
+#include "pimopt/core/file_util.h"
 #include "pimopt/fixed/fixed_point.h"
 
 namespace pimopt {
@@ -85,6 +88,31 @@ class ZUpdate final : public ConsensusRule {
   FixedShrinkage fixed_;
 };
 
+const ParamTable<AdmmOptions>& AdmmParams() {
+  static const ParamTable<AdmmOptions> table = [] {
+    ParamTable<AdmmOptions> t;
+    t.Add("rho", &AdmmOptions::rho, AdmmOptions::kAutoRho)
+        .Positive()
+        .Auto(AdmmOptions::kAutoRho)
+        .AppliesWhen("algo", {"admm"})
+        .Group(kAlgorithmParamGroup)
+        .Help(StrCat("ADMM penalty rho, fixed for the whole run (lr * rho < 1); auto: starts at ",
+                     FormatDouble(AdmmOptions::kAutoRhoStart), " and after every consensus round doubles when the "
+                     "primal residual is over ", FormatDouble(AdmmOptions::kRhoBalance), "x the dual one, halves in "
+                     "the opposite case (residual balancing, docs/algorithms.md)"));
+    t.Add("local-epochs", &AdmmOptions::local_epochs, 1)
+        .Min(1)
+        .Unit("epochs")
+        .AppliesWhen("algo", {"admm"})
+        .Group(kAlgorithmParamGroup)
+        .Help("ADMM: local epochs of proximal SGD per consensus round");
+    return t;
+  }();
+  return table;
+}
+
+const AdmmOptions& OptionsOf(const TrainConfig& config) { return config.algorithm_options.As<AdmmOptions>("admm"); }
+
 // ADMM consensus residuals (Boyd et al. 2011, section 3.3): primal ||r|| = sqrt(sum_k ||x_k - z||^2), dual
 // ||s|| = rho sqrt(K) ||z - z_old||. `rho` is the penalty the round used, `next_rho` the one the next round uses.
 // The norms the residuals are compared with (Wohlberg 2017, relative residual balancing): ||x|| = sqrt(sum_k
@@ -105,11 +133,20 @@ class Admm final : public Algorithm {
     ValidateLocalBatch(config, train_rows);
   }
   void Validate(const TrainConfig& config) const override {
-    if (!config.lr_is_auto() && config.lr * config.rho >= 1) {
-      throw ConfigError(
-          "--rho", StrCat("lr * rho = ", config.lr * config.rho, " must be < 1 (the proximal step would overshoot)"));
+    const double rho = OptionsOf(config).rho;
+    if (!config.lr_is_auto() && config.lr * rho >= 1) {
+      throw ConfigError("--rho",
+                        StrCat("lr * rho = ", config.lr * rho, " must be < 1 (the proximal step would overshoot)"));
     }
   }
+  void ResolveAuto(TrainConfig& config) const override {
+    AdmmOptions& o = config.algorithm_options.As<AdmmOptions>("admm");
+    if (o.rho_is_auto()) {
+      o.rho = AdmmOptions::kAutoRhoStart;
+      o.rho_adaptive = true;
+    }
+  }
+  double ProximalWeight(const TrainConfig& config) const override { return OptionsOf(config).rho; }
   // The penalty of the next round (residual balancing, above).
   static double BalancedRho(const TrainConfig& config, const Residuals& r, int epoch) {
     double rho = r.rho;
@@ -117,24 +154,25 @@ class Admm final : public Algorithm {
     // the unscaled duals rho u; balancing them does not depend on the scale of the features or the model.
     const double primal = r.primal / std::max({r.x_norm, r.z_norm, 1e-300});
     const double dual = r.dual / std::max(r.rho * r.u_norm, 1e-300);
-    if (primal > TrainConfig::kRhoBalance * dual) {
-      rho *= TrainConfig::kRhoStep;
-    } else if (dual > TrainConfig::kRhoBalance * primal) {
-      rho /= TrainConfig::kRhoStep;
+    if (primal > AdmmOptions::kRhoBalance * dual) {
+      rho *= AdmmOptions::kRhoStep;
+    } else if (dual > AdmmOptions::kRhoBalance * primal) {
+      rho /= AdmmOptions::kRhoStep;
     }
     // The next epoch's rate (the plateau schedule may lower it after this epoch, which only widens the bound).
     const double most = 0.5 / config.LearningRate(epoch);
-    return std::clamp(rho, std::min(TrainConfig::kRhoMin, r.rho), std::max(most, r.rho));
+    return std::clamp(rho, std::min(AdmmOptions::kRhoMin, r.rho), std::max(most, r.rho));
   }
 
   EpochInfo RunEpoch(IBackend& backend, const TrainConfig& config, const Partition& part, int epoch) override {
     // The penalty of this round: --rho (or auto's start) in the first, then what the last round chose.
-    const double rho = next_rho_ > 0 ? next_rho_ : config.rho;
+    const AdmmOptions& options = OptionsOf(config);
+    const double rho = next_rho_ > 0 ? next_rho_ : options.rho;
     const auto shards = LocalShards(part);
     const uint64_t max_batches = MaxShardBatches(part.total_rows, config.workers, config.batch);
     uint64_t steps = 0;
-    for (int t = 0; t < config.local_epochs; ++t) {
-      const uint64_t pass = static_cast<uint64_t>(epoch) * config.local_epochs + t;
+    for (int t = 0; t < options.local_epochs; ++t) {
+      const uint64_t pass = static_cast<uint64_t>(epoch) * options.local_epochs + t;
       const ShardPlan plan(shards, config.batch, config.seed, pass, config.shuffle, part.first_worker);
       LocalSgdRequest request;
       request.plan = &plan;
@@ -154,7 +192,7 @@ class Admm final : public Algorithm {
                 .x_norm = std::sqrt(norms.local_sq),
                 .z_norm = std::sqrt(k * norms.global_sq),
                 .u_norm = std::sqrt(norms.offset_sq)};
-    if (config.rho_adaptive) r.next_rho = BalancedRho(config, r, epoch);
+    if (options.rho_adaptive) r.next_rho = BalancedRho(config, r, epoch);
     if (r.next_rho != rho) backend.ScaleOffsets(rho / r.next_rho);
     next_rho_ = r.next_rho;
     return {.steps = steps,
@@ -182,7 +220,9 @@ class Admm final : public Algorithm {
 
 }  // namespace
 
-PIMOPT_REGISTER_ALGORITHM(Admm, .name = "admm", .aliases = {}, .title = "consensus ADMM",
+AdmmOptions::AdmmOptions() { AdmmParams().ApplyDefaults(*this); }
+
+PIMOPT_REGISTER_ALGORITHM_WITH_PARAMS(Admm, AdmmOptions, AdmmParams, .name = "admm", .aliases = {}, .title = "consensus ADMM",
                           .listing_order = 50, .distributed = true, .default_workers = 8,
                           .batch_meaning = BatchMeaning::kLocalPerWorker, .default_batch = 16, .worker_offsets = true,
                           .syncs = SyncScaling::kOncePerEpoch);

@@ -24,6 +24,37 @@
 namespace pimopt {
 namespace {
 
+// D-PSGD's own parameter.
+struct DsgdOptions {
+  DsgdOptions();
+  TopologyKind topology;  // the graph its gossip steps average over
+};
+
+const ParamTable<DsgdOptions>& DsgdParams() {
+  static const ParamTable<DsgdOptions> table = [] {
+    ParamTable<DsgdOptions> t;
+    t.AddChoice("topology", &DsgdOptions::topology, TopologyKind::kRing,
+                std::vector<std::pair<ParamChoice, TopologyKind>>{
+                    {{"ring", "each worker gossips with its two neighbours", {}}, TopologyKind::kRing},
+                    {{"torus", "a 2-D torus (the most square rows x cols): four neighbours", {}},
+                     TopologyKind::kTorus},
+                    {{"hierarchical",
+                      "complete within groups of 8 workers (a UPMEM chip), a ring over the groups' first workers",
+                      {}},
+                     TopologyKind::kHierarchical},
+                    {{"complete", "every pair: one gossip step is exact averaging (MA-SGD)", {}},
+                     TopologyKind::kComplete}})
+        .Noun("topology")
+        .AppliesWhen("algo", {"dsgd"})
+        .Group(kAlgorithmParamGroup)
+        .Help("the graph D-PSGD's gossip steps average over (Metropolis-Hastings weights; docs/algorithms.md)");
+    return t;
+  }();
+  return table;
+}
+
+DsgdOptions::DsgdOptions() { DsgdParams().ApplyDefaults(*this); }
+
 class Dsgd final : public Algorithm {
  public:
   void Validate(const TrainConfig&) const override {}
@@ -31,14 +62,14 @@ class Dsgd final : public Algorithm {
     ValidateLocalBatch(config, train_rows);
   }
   EpochInfo RunEpoch(IBackend& backend, const TrainConfig& config, const Partition& part, int epoch) override {
-    if (!topology_ || topology_->workers() != static_cast<uint32_t>(config.workers) ||
-        topology_->kind() != config.topology) {
-      topology_.emplace(config.topology, static_cast<uint32_t>(config.workers));
+    const TopologyKind kind = config.algorithm_options.As<DsgdOptions>("dsgd").topology;
+    if (!topology_ || topology_->workers() != static_cast<uint32_t>(config.workers) || topology_->kind() != kind) {
+      topology_.emplace(kind, static_cast<uint32_t>(config.workers));
     }
     const auto [steps, rounds] = RunLocalRounds(backend, config, part, epoch, /*start_from_global=*/false,
                                                 [&] { backend.MixLocalModels(*topology_); });
     backend.AverageLocalModels();  // the output model; the workers keep their own
-    return {steps, rounds + 1};
+    return {.steps = steps, .syncs = rounds + 1};
   }
 
  private:
@@ -47,7 +78,7 @@ class Dsgd final : public Algorithm {
 
 }  // namespace
 
-PIMOPT_REGISTER_ALGORITHM(Dsgd, .name = "dsgd", .aliases = {"d-psgd", "gossip"},
+PIMOPT_REGISTER_ALGORITHM_WITH_PARAMS(Dsgd, DsgdOptions, DsgdParams, .name = "dsgd", .aliases = {"d-psgd", "gossip"},
                           .title = "decentralized SGD with gossip averaging (D-PSGD)", .listing_order = 45,
                           .distributed = true, .default_workers = 8, .batch_meaning = BatchMeaning::kLocalPerWorker,
                           .default_batch = 16, .worker_offsets = false, .syncs = SyncScaling::kWithRowsPerWorker);

@@ -25,6 +25,38 @@
 namespace pimopt {
 namespace {
 
+// GA-SGD's own parameter.
+struct GaOptions {
+  GaOptions();
+  bool per_worker_batches;  // each worker B/K rows of its own shard per step (PIM-Opt's), not a random global batch
+};
+
+const ParamTable<GaOptions>& GaParams() {
+  static const ParamTable<GaOptions> table = [] {
+    ParamTable<GaOptions> t;
+    t.AddChoice("ga-batches", &GaOptions::per_worker_batches, false,
+                std::vector<std::pair<ParamChoice, bool>>{
+                    {{"random", "a uniformly random global batch (GA-SGD is then exactly MB-SGD)", {}}, false},
+                    {{"per-worker",
+                      "PIM-Opt's: every worker the next B/K rows of its own shard (in data order with --no-shuffle, "
+                      "as the artifact's cursor)",
+                      {}},
+                     true}})
+        .Noun("batches")
+        .AppliesWhen("algo", {"ga"})
+        .Group(kAlgorithmParamGroup)
+        .Help("how GA-SGD's global batch of B rows is drawn");
+    return t;
+  }();
+  return table;
+}
+
+GaOptions::GaOptions() { GaParams().ApplyDefaults(*this); }
+
+bool PerWorkerBatches(const TrainConfig& config) {
+  return config.algorithm_options.As<GaOptions>("ga").per_worker_batches;
+}
+
 class GaSgd final : public Algorithm {
  public:
   void Validate(const TrainConfig& config) const override {
@@ -32,7 +64,7 @@ class GaSgd final : public Algorithm {
       throw ConfigError("--batch", StrCat("GA-SGD needs a global batch of at least --workers (", config.workers,
                                           ") rows so that workers get rows to work on"));
     }
-    if (config.ga_per_worker_batches && config.batch % static_cast<uint64_t>(config.workers) != 0) {
+    if (PerWorkerBatches(config) && config.batch % static_cast<uint64_t>(config.workers) != 0) {
       throw ConfigError("--batch", StrCat("--ga-batches per-worker gives every worker B/K rows: the global batch (",
                                           config.batch, ") must be a multiple of --workers (", config.workers, ")"));
     }
@@ -41,7 +73,7 @@ class GaSgd final : public Algorithm {
     ValidateGlobalBatch(config, train_rows);
   }
   EpochInfo RunEpoch(IBackend& backend, const TrainConfig& config, const Partition& part, int epoch) override {
-    if (config.ga_per_worker_batches) return RunPerWorkerEpoch(backend, config, part, epoch);
+    if (PerWorkerBatches(config)) return RunPerWorkerEpoch(backend, config, part, epoch);
     const GlobalBatchPlan plan(part.total_rows, config.batch, config.seed, epoch, config.shuffle);
     const std::vector<Shard> shards = MakeShards(part.total_rows, config.workers);
     const double lr = config.LearningRate(epoch);
@@ -59,7 +91,7 @@ class GaSgd final : public Algorithm {
       for (int k = 0; k < part.local_workers; ++k) slices[k] = rows[k];
       backend.GradientStep(slices, batch.size(), lr);
     }
-    return {plan.num_batches(), plan.num_batches()};
+    return {.steps = plan.num_batches(), .syncs = plan.num_batches()};
   }
 
  private:
@@ -84,13 +116,13 @@ class GaSgd final : public Algorithm {
       }
       backend.GradientStep(slices, batch_rows, lr);
     }
-    return {steps, steps};
+    return {.steps = steps, .syncs = steps};
   }
 };
 
 }  // namespace
 
-PIMOPT_REGISTER_ALGORITHM(GaSgd, .name = "ga", .aliases = {"ga-sgd"}, .title = "gradient-averaging SGD (GA-SGD)",
+PIMOPT_REGISTER_ALGORITHM_WITH_PARAMS(GaSgd, GaOptions, GaParams, .name = "ga", .aliases = {"ga-sgd"}, .title = "gradient-averaging SGD (GA-SGD)",
                           .listing_order = 30, .distributed = true, .default_workers = 8,
                           .batch_meaning = BatchMeaning::kGlobal, .default_batch = 64, .worker_offsets = false,
                           .syncs = SyncScaling::kWithRowsPerWorker);

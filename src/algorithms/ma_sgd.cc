@@ -27,7 +27,7 @@ class MaSgd final : public Algorithm {
   EpochInfo RunEpoch(IBackend& backend, const TrainConfig& config, const Partition& part, int epoch) override {
     const auto [steps, rounds] = RunLocalRounds(backend, config, part, epoch, /*start_from_global=*/true,
                                                 [&] { backend.AverageLocalModels(); });
-    return {steps, rounds};
+    return {.steps = steps, .syncs = rounds};
   }
 };
 

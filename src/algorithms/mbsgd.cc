@@ -33,7 +33,7 @@ class MbSgd final : public Algorithm {
       const std::span<const uint32_t> batch = plan.Batch(t);
       backend.GradientStep(std::span<const std::span<const uint32_t>>(&batch, 1), batch.size(), lr);
     }
-    return {plan.num_batches(), 0};
+    return {.steps = plan.num_batches(), .syncs = 0};
   }
 };
 

@@ -13,6 +13,7 @@ namespace {
 struct Entry {
   AlgorithmTraits traits;
   AlgorithmFactory factory;
+  AlgorithmParams params;  // empty table and no defaults: no parameters of its own
 };
 
 std::map<std::string, Entry>& Entries() {
@@ -48,13 +49,41 @@ const char* BatchMeaningText(BatchMeaning meaning) {
   return "?";
 }
 
-bool RegisterAlgorithm(AlgorithmTraits traits, AlgorithmFactory factory) {
+bool RegisterAlgorithm(AlgorithmTraits traits, AlgorithmFactory factory, AlgorithmParams params) {
   std::lock_guard<std::mutex> lock(RegistryMutex());
   PIMOPT_CHECK(Lookup(traits.name) == nullptr, "algorithm '", traits.name, "' registered twice");
   for (const auto& alias : traits.aliases) PIMOPT_CHECK(Lookup(alias) == nullptr, "alias '", alias, "' taken");
+  PIMOPT_CHECK(params.table.entries().empty() == !params.defaults, "algorithm '", traits.name,
+               "': parameters need their defaults");
   const std::string name = traits.name;
-  Entries()[name] = Entry{std::move(traits), std::move(factory)};
+  Entries()[name] = Entry{std::move(traits), std::move(factory), std::move(params)};
   return true;
+}
+
+std::vector<std::pair<std::string, const AlgorithmParams*>> RegisteredAlgorithmParams() {
+  std::vector<std::pair<std::string, const AlgorithmParams*>> all;
+  for (const AlgorithmTraits* t : RegisteredAlgorithms()) {
+    std::lock_guard<std::mutex> lock(RegistryMutex());
+    const Entry& entry = Entries().at(t->name);
+    if (entry.params.defaults) all.emplace_back(t->name, &entry.params);
+  }
+  return all;
+}
+
+AlgorithmOptionSet::AlgorithmOptionSet() {
+  for (const auto& [name, params] : RegisteredAlgorithmParams()) options_[name] = params->defaults();
+}
+
+std::any& AlgorithmOptionSet::Of(const std::string& algorithm) {
+  const auto it = options_.find(algorithm);
+  PIMOPT_CHECK(it != options_.end(), "algorithm '", algorithm, "' has no options");
+  return it->second;
+}
+
+const std::any& AlgorithmOptionSet::Of(const std::string& algorithm) const {
+  const auto it = options_.find(algorithm);
+  PIMOPT_CHECK(it != options_.end(), "algorithm '", algorithm, "' has no options");
+  return it->second;
 }
 
 std::vector<const AlgorithmTraits*> RegisteredAlgorithms() {

@@ -31,7 +31,7 @@ class Sgd final : public Algorithm {
     request.lr = config.LearningRate(epoch);
     backend.LocalSgd(request);
     backend.AverageLocalModels();  // K = 1: the worker's model becomes the global model
-    return {request.num_steps, 0};
+    return {.steps = request.num_steps, .syncs = 0};
   }
 };
 

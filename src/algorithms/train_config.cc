@@ -48,7 +48,7 @@ void SetClassWeights(TrainConfig& c, const ParamValue& value) {
 
 ParamTable<TrainConfig> MakeTrainParams() {
   ParamTable<TrainConfig> t;
-  const std::string algorithm = "Model and algorithm";
+  const std::string algorithm = kAlgorithmParamGroup;
   t.AddCustom("algo", ParamType::kChoice, std::string("mbsgd"),
               [](const TrainConfig& c) -> ParamValue { return c.algorithm; },
               [](TrainConfig& c, const ParamValue& v) { c.algorithm = std::get<std::string>(v); })
@@ -129,53 +129,18 @@ ParamTable<TrainConfig> MakeTrainParams() {
       .AppliesWhen("algo", {"admm"})
       .Group(algorithm)
       .Help("L1 strength (soft-thresholding in ADMM's z-update)");
-  t.Add("rho", &TrainConfig::rho, TrainConfig::kAutoRho)
-      .Positive()
-      .Auto(TrainConfig::kAutoRho)
-      .AppliesWhen("algo", {"admm"})
-      .Group(algorithm)
-      .Help(StrCat("ADMM penalty rho, fixed for the whole run (lr * rho < 1); auto: starts at ",
-                   FormatDouble(TrainConfig::kAutoRhoStart), " and after every consensus round doubles when the "
-                   "primal residual is over ", FormatDouble(TrainConfig::kRhoBalance), "x the dual one, halves in the "
-                   "opposite case (residual balancing, docs/algorithms.md)"));
-  t.Add("local-epochs", &TrainConfig::local_epochs, 1)
-      .Min(1)
-      .Unit("epochs")
-      .AppliesWhen("algo", {"admm"})
-      .Group(algorithm)
-      .Help("ADMM: local epochs of proximal SGD per consensus round");
   t.Add("local-steps", &TrainConfig::local_steps, 1)
       .Min(1)
       .Unit("steps")
       .AppliesWhen("algo", {"ma", "dsgd"})
       .Group(algorithm)
       .Help("MA-SGD: local steps between two model averages (PIM-Opt: 1); D-PSGD: between two gossip steps");
-  t.AddChoice("topology", &TrainConfig::topology, TopologyKind::kRing,
-              std::vector<std::pair<ParamChoice, TopologyKind>>{
-                  {{"ring", "each worker gossips with its two neighbours", {}}, TopologyKind::kRing},
-                  {{"torus", "a 2-D torus (the most square rows x cols): four neighbours", {}}, TopologyKind::kTorus},
-                  {{"hierarchical",
-                    "complete within groups of 8 workers (a UPMEM chip), a ring over the groups' first workers",
-                    {}},
-                   TopologyKind::kHierarchical},
-                  {{"complete", "every pair: one gossip step is exact averaging (MA-SGD)", {}},
-                   TopologyKind::kComplete}})
-      .Noun("topology")
-      .AppliesWhen("algo", {"dsgd"})
-      .Group(algorithm)
-      .Help("the graph D-PSGD's gossip steps average over (Metropolis-Hastings weights; docs/algorithms.md)");
-  t.AddChoice("ga-batches", &TrainConfig::ga_per_worker_batches, false,
-              std::vector<std::pair<ParamChoice, bool>>{
-                  {{"random", "a uniformly random global batch (GA-SGD is then exactly MB-SGD)", {}}, false},
-                  {{"per-worker",
-                    "PIM-Opt's: every worker the next B/K rows of its own shard (in data order with --no-shuffle, "
-                    "as the artifact's cursor)",
-                    {}},
-                   true}})
-      .Noun("batches")
-      .AppliesWhen("algo", {"ga"})
-      .Group(algorithm)
-      .Help("how GA-SGD's global batch of B rows is drawn");
+  // Each algorithm's own parameters (its file declares them: ADMM's --rho and --local-epochs, D-PSGD's --topology,
+  // GA-SGD's --ga-batches), in listing order.
+  for (const auto& [name, params] : RegisteredAlgorithmParams()) {
+    const std::string algo = name;
+    t.Include(params->table, [algo](auto& c) -> auto& { return c.algorithm_options.Of(algo); });
+  }
   t.AddCustom("class-weights", ParamType::kText, std::string("1:1"),
               [](const TrainConfig& c) -> ParamValue {
                 return StrCat(FormatDouble(c.objective.positive_weight), ":",
@@ -206,6 +171,8 @@ const ParamTable<TrainConfig>& TrainParams() {
 
 TrainConfig::TrainConfig() { TrainParams().ApplyDefaults(*this); }
 
+void TrainConfig::Set(std::string_view name, std::string_view text) { TrainParams().SetText(*this, name, text); }
+
 const AlgorithmTraits& TrainConfig::traits() const { return FindAlgorithm(algorithm); }
 
 void TrainConfig::ResolveDefaults() {
@@ -232,19 +199,15 @@ double AutoLearningRate(const TrainConfig& config, const TrainDataFacts& facts) 
   const double bias = config.objective.fit_bias ? 1.0 : 0.0;
   double lr = std::sqrt(static_cast<double>(config.batch)) / (4 * smoothness * (facts.mean_row_sq_norm + bias));
   if (!std::isfinite(lr) || lr <= 0) lr = 1;  // rows of zeros only
-  // lr * reg < 1 and (ADMM) lr * rho < 1 with room to spare.
-  double decay = config.objective.l2;
-  if (TrainParams().Applies(TrainParams().Get("rho"), config)) decay = std::max(decay, config.rho);
+  // lr * reg < 1 and lr * (a proximal weight: ADMM's rho) < 1 with room to spare.
+  const double decay = std::max(config.objective.l2, MakeAlgorithm(config.algorithm)->ProximalWeight(config));
   return decay > 0 ? std::min(lr, 0.5 / decay) : lr;
 }
 
 void TrainConfig::ResolveAuto(const TrainDataFacts& facts) {
   if (batch == kAutoBatch) batch = AutoBatch(*this, facts.rows);
   if (reg_is_auto()) objective.l2 = 1.0 / static_cast<double>(std::max<uint64_t>(facts.rows, 1));
-  if (rho_is_auto()) {
-    rho = kAutoRhoStart;
-    rho_adaptive = true;
-  }
+  MakeAlgorithm(algorithm)->ResolveAuto(*this);
   if (lr_is_auto()) lr = AutoLearningRate(*this, facts);
 }
 

@@ -93,9 +93,15 @@ std::string FlagsOf(const RunConfig& c, const TrainConfig& resolved) {
   std::string s = StrCat("--algo ", resolved.algorithm);
   if (traits.distributed) s += StrCat(" --dpus ", resolved.workers);
   s += StrCat(" --batch ", resolved.batch);
-  if (resolved.algorithm == "ma" || resolved.algorithm == "dsgd") s += StrCat(" --local-steps ", resolved.local_steps);
-  if (resolved.algorithm == "dsgd") s += StrCat(" --topology ", Topology::Name(resolved.topology));
-  if (resolved.algorithm == "admm") s += StrCat(" --local-epochs ", resolved.local_epochs);
+  // The parameters that shape this algorithm's epochs (its own table's, and --local-steps where it applies), as
+  // given: an auto value stays auto (the full run resolves it as the pilot did).
+  for (const auto& e : TrainParams().entries()) {
+    bool algorithm_own = false;
+    for (const ParamCondition& cond : e.info.applies_when) algorithm_own = algorithm_own || cond.param == "algo";
+    if (!algorithm_own || !TrainParams().Applies(e, resolved)) continue;
+    const bool automatic = e.info.IsAuto(e.get(c.train));
+    s += StrCat(" --", e.info.name, " ", automatic ? "auto" : TrainParams().GetText(resolved, e.info.name));
+  }
   // The backend's settings the user gave (profile, kernel, synchronization format and path, transfers, ...): the
   // timed epoch used them, so the recommended run must too.
   for (const std::string& name : c.given) {

@@ -4,6 +4,7 @@
 
 #include <gtest/gtest.h>
 
+#include "pimopt/algorithms/admm.h"
 #include "pimopt/core/thread_pool.h"
 #include "pimopt/data/sources.h"
 #include "test_util.h"
@@ -39,7 +40,7 @@ TrainConfig ConfigFor(const Case& c) {
   config.schedule = LrSchedule::kInverseSqrt;
   config.lr_decay = 1.0;
   config.epochs = 10;
-  config.rho = 0.01;
+  config.algorithm_options.As<AdmmOptions>("admm").rho = 0.01;
   config.seed = 1;
   return config;
 }

@@ -5,6 +5,7 @@
 // the artifact's code, on Criteo and on YFCC (2,048 DPUs x 3,328 rows of 4,096 features).
 #include <gtest/gtest.h>
 
+#include "pimopt/algorithms/admm.h"
 #include "pimopt/algorithms/train.h"
 #include "pimopt/backends/pim/pim_backend.h"
 #include "pimopt/core/thread_pool.h"
@@ -24,10 +25,10 @@ EpochProjection RunAndProject(const Dataset& train, std::string algo, uint64_t b
   c.workers = workers;
   c.batch = batch;
   c.lr = 1;  // PIM-Opt: lr 0 -> 2^0
-  c.rho = 1.0 / 4096;
+  c.algorithm_options.As<AdmmOptions>("admm").rho = 1.0 / 4096;
   c.epochs = 1;
   c.shuffle = !artifact;
-  c.ga_per_worker_batches = artifact;
+  c.Set("ga-batches", (artifact) ? "per-worker" : "random");
   ThreadPool pool(2);
   PimBackendOptions o;
   o.artifact_kernel = artifact;

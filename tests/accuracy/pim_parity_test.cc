@@ -4,6 +4,7 @@
 
 #include <gtest/gtest.h>
 
+#include "pimopt/algorithms/admm.h"
 #include "pimopt/backends/cpu/cpu_backend.h"
 #include "pimopt/backends/pim/pim_backend.h"
 #include "pimopt/core/thread_pool.h"
@@ -40,7 +41,7 @@ TEST_P(PimParity, WithinOnePointOfTheCpuBackend) {
   config.lr = c.lr;
   config.schedule = LrSchedule::kInverseSqrt;
   config.lr_decay = 1;
-  config.rho = 0.01;
+  config.algorithm_options.As<AdmmOptions>("admm").rho = 0.01;
   config.epochs = 2;
   ThreadPool pool(2);
   TrainOptions options;
@@ -102,7 +103,7 @@ TEST(PimParitySparse, AucWithinOneHundredthOfTheCpuBackend) {
       config.workers = 32;
       config.batch = algo == "ga" ? 2048 : 64;
       config.lr = loss == LossKind::kLogistic ? 0.5 : 0.1;
-      config.rho = 0.05;
+      config.algorithm_options.As<AdmmOptions>("admm").rho = 0.05;
       config.epochs = 2;
       ThreadPool pool(2);
       TrainOptions options;

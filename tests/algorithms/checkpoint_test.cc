@@ -1,5 +1,6 @@
 // Checkpoint and resume: a run resumed from a checkpoint ends with the bit-identical model of an uninterrupted run,
 // for every algorithm on the CPU backend and for the PIM backend; bad checkpoints are rejected with a clear error.
+#include "pimopt/algorithms/admm.h"
 #include "pimopt/algorithms/checkpoint.h"
 
 #include <gtest/gtest.h>
@@ -30,13 +31,13 @@ TrainConfig ConfigFor(std::string algo) {
   c.algorithm = algo;
   c.objective.l2 = 1e-3;
   c.lr = 0.1;
-  c.rho = 0.1;
+  c.algorithm_options.As<AdmmOptions>("admm").rho = 0.1;
   c.workers = (algo == "sgd" || algo == "mbsgd") ? 1 : 4;
   c.batch = algo == "sgd" ? 1 : (algo == "ga" || algo == "mbsgd" ? 32 : 8);
   c.schedule = LrSchedule::kInverse;
   c.lr_decay = 0.5;
   c.seed = 4;
-  if (adaptive_rho) c.rho = TrainConfig::kAutoRho;
+  if (adaptive_rho) c.algorithm_options.As<AdmmOptions>("admm").rho = AdmmOptions::kAutoRho;
   return c;
 }
 

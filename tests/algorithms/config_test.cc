@@ -1,5 +1,6 @@
 #include <gtest/gtest.h>
 
+#include "pimopt/algorithms/admm.h"
 #include "pimopt/algorithms/algorithm.h"
 #include "pimopt/core/error.h"
 #include "test_util.h"
@@ -54,10 +55,10 @@ TEST(TrainConfigValidation, EveryRuleNamesItsFlag) {
   c = {};
   c.algorithm = "admm";
   c.workers = 2;
-  c.rho = -1;
+  c.algorithm_options.As<AdmmOptions>("admm").rho = -1;
   ExpectConfigError(c, "--rho");
   c.lr = 0.1;
-  c.rho = 20;  // lr * rho >= 1
+  c.algorithm_options.As<AdmmOptions>("admm").rho = 20;  // lr * rho >= 1
   ExpectConfigError(c, "--rho");
   c = {};
   c.algorithm = "ga";

@@ -4,6 +4,7 @@
 
 #include <gtest/gtest.h>
 
+#include "pimopt/algorithms/admm.h"
 #include "pimopt/core/rng.h"
 #include "test_util.h"
 
@@ -44,7 +45,7 @@ TrainConfig ConfigFor(std::string algo, LossKind loss) {
     c.batch = 8;
     c.workers = 4;
     c.lr = 0.1;
-    c.rho = 0.05;
+    c.algorithm_options.As<AdmmOptions>("admm").rho = 0.05;
   }
   return c;
 }
@@ -88,7 +89,7 @@ TEST(Admm, ResidualsShrinkAndModelIsTheConsensus) {
   TrainConfig c = ConfigFor("admm", LossKind::kLogistic);
   c.epochs = 25;
   c.lr = 0.05;
-  c.rho = 0.5;
+  c.algorithm_options.As<AdmmOptions>("admm").rho = 0.5;
   c.schedule = LrSchedule::kInverse;  // a decaying step lets the inexact local solves settle
   c.lr_decay = 0.5;
   const TrainResult r = testing::TrainCpu(train, c);
@@ -108,12 +109,12 @@ TEST(Admm, AdaptivePenaltyConvergesWhereAFixedOneStalls) {
   const Dataset train = testing::SmallDense(4000, 20, 7);
   TrainConfig c = ConfigFor("admm", LossKind::kLogistic);
   c.epochs = 20;
-  c.rho = 4;  // lr * rho = 0.4
+  c.algorithm_options.As<AdmmOptions>("admm").rho = 4;  // lr * rho = 0.4
   const TrainResult stalled = testing::TrainCpu(train, c);
-  c.rho_adaptive = true;
+  c.algorithm_options.As<AdmmOptions>("admm").rho_adaptive = true;
   const TrainResult adaptive = testing::TrainCpu(train, c);
-  c.rho = 0.01;
-  c.rho_adaptive = false;
+  c.algorithm_options.As<AdmmOptions>("admm").rho = 0.01;
+  c.algorithm_options.As<AdmmOptions>("admm").rho_adaptive = false;
   const TrainResult good = testing::TrainCpu(train, c);
   const double f_stalled = stalled.epochs.back().train.objective, f_adaptive = adaptive.epochs.back().train.objective,
                f_good = good.epochs.back().train.objective;
@@ -146,7 +147,7 @@ TEST(Admm, L1SoftThresholdingMakesTheModelSparse) {
   }
   TrainConfig c = ConfigFor("admm", LossKind::kLogistic);
   c.epochs = 15;
-  c.rho = 0.5;
+  c.algorithm_options.As<AdmmOptions>("admm").rho = 0.5;
   c.lr = 0.05;
   auto zeros = [](const LinearModel& m) { return std::count(m.weights.begin(), m.weights.end(), 0.0f); };
   const TrainResult dense = testing::TrainCpu(data, c);

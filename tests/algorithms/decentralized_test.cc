@@ -63,7 +63,7 @@ TEST(Topology, ShapesDegreesAndMixingRates) {
 TrainConfig DsgdConfig(TopologyKind topology) {
   TrainConfig c;
   c.algorithm = "dsgd";
-  c.topology = topology;
+  c.Set("topology", Topology::Name(topology));
   c.workers = 8;
   c.batch = 8;
   c.lr = 0.1;
@@ -111,7 +111,7 @@ TEST(Dsgd, TheSameModelOnAnyThreadCountAndCheaperGossipOnSparserGraphs) {
   const TrainResult two = testing::TrainCpu(train, c, 2);
   EXPECT_EQ(one.model.weights, two.model.weights);
   // A ring of 8 sends 2 x 8 models per gossip step, the complete graph 2 x 28.
-  c.topology = TopologyKind::kComplete;
+  c.Set("topology", Topology::Name(TopologyKind::kComplete));
   const TrainResult complete = testing::TrainCpu(train, c, 2);
   EXPECT_LT(one.traffic.to_workers_bytes, complete.traffic.to_workers_bytes);
 }

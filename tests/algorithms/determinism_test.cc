@@ -5,6 +5,7 @@
 
 #include <cstring>
 
+#include "pimopt/algorithms/admm.h"
 #include "test_util.h"
 
 namespace pimopt {
@@ -33,7 +34,7 @@ TEST_P(Determinism, SameModelWithOneTwoAndFiveThreads) {
   config.epochs = 2;
   config.lr = 0.1;
   config.objective.l2 = 1e-3;
-  config.rho = 0.1;
+  config.algorithm_options.As<AdmmOptions>("admm").rho = 0.1;
   config.seed = 11;
   const TrainResult one = testing::TrainCpu(data, config, 1);
   for (int threads : {2, 5}) {

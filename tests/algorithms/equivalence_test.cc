@@ -117,7 +117,7 @@ TEST(GaPerWorkerBatches, EveryWorkerTakesTheNextRunOfItsOwnShard) {
   c.batch = 64;  // 16 rows per worker per step
   c.epochs = 1;
   c.shuffle = false;  // the artifact's cursor: data order
-  c.ga_per_worker_batches = true;
+  c.Set("ga-batches", (true) ? "per-worker" : "random");
   ThreadPool pool(2);
   RecordingBackend backend(pool);
   Train(data, nullptr, c, backend, TrainOptions{});
@@ -137,7 +137,7 @@ TEST(GaPerWorkerBatches, EveryWorkerTakesTheNextRunOfItsOwnShard) {
   }
   // The random global batch gives other rows, and another model.
   TrainConfig random = c;
-  random.ga_per_worker_batches = false;
+  random.Set("ga-batches", (false) ? "per-worker" : "random");
   RecordingBackend other(pool);
   const TrainResult a = Train(data, nullptr, random, other, TrainOptions{});
   EXPECT_NE(other.steps[0], backend.steps[0]);
@@ -155,7 +155,7 @@ TEST(GaPerWorkerBatches, OneWorkerInDataOrderIsMbSgdInDataOrder) {
   TrainConfig ga = mb;
   ga.algorithm = "ga";
   ga.workers = 1;
-  ga.ga_per_worker_batches = true;
+  ga.Set("ga-batches", (true) ? "per-worker" : "random");
   const TrainResult a = testing::TrainCpu(data, mb), b = testing::TrainCpu(data, ga);
   ASSERT_GT(MaxAbs(a.model), 0.1);
   EXPECT_LT(MaxAbsDiff(a.model, b.model), 1e-5 * MaxAbs(a.model));
@@ -167,7 +167,7 @@ TEST(GaPerWorkerBatches, TheBatchMustSplitEvenlyOverTheWorkers) {
   c.algorithm = "ga";
   c.workers = 3;
   c.batch = 64;
-  c.ga_per_worker_batches = true;
+  c.Set("ga-batches", (true) ? "per-worker" : "random");
   try {
     testing::TrainCpu(data, c);
     FAIL() << "accepted a batch that does not split over the workers";

@@ -31,6 +31,24 @@ class MeanRule final : public ConsensusRule {
   }
 };
 
+// Its own parameter, declared here like any algorithm's (pimopt params lists it under --algo admm2).
+struct TwoPassOptions {
+  TwoPassOptions() { Table().ApplyDefaults(*this); }
+  double prox;
+  static const ParamTable<TwoPassOptions>& Table() {
+    static const ParamTable<TwoPassOptions> table = [] {
+      ParamTable<TwoPassOptions> t;
+      t.Add("prox", &TwoPassOptions::prox, 0.05)
+          .Positive()
+          .AppliesWhen("algo", {"admm2"})
+          .Group(kAlgorithmParamGroup)
+          .Help("admm2's proximal weight");
+      return t;
+    }();
+    return table;
+  }
+};
+
 class TwoPassAdmm final : public Algorithm {
  public:
   void Validate(const TrainConfig&) const override {}
@@ -45,7 +63,7 @@ class TwoPassAdmm final : public Algorithm {
       request.num_steps = MaxShardBatches(part.total_rows, config.workers, config.batch);
       request.lr = config.LearningRate(epoch);
       request.solver = LocalSolver::kProximalSgd;
-      request.prox = config.rho;
+      request.prox = config.algorithm_options.As<TwoPassOptions>("admm2").prox;
       backend.LocalSgd(request);
       steps += request.num_steps;
     }
@@ -57,7 +75,7 @@ class TwoPassAdmm final : public Algorithm {
   }
 };
 
-PIMOPT_REGISTER_ALGORITHM(TwoPassAdmm, .name = "admm2", .aliases = {}, .title = "ADMM with two local passes",
+PIMOPT_REGISTER_ALGORITHM_WITH_PARAMS(TwoPassAdmm, TwoPassOptions, TwoPassOptions::Table, .name = "admm2", .aliases = {}, .title = "ADMM with two local passes",
                           .listing_order = 90, .distributed = true, .default_workers = 4,
                           .batch_meaning = BatchMeaning::kLocalPerWorker, .default_batch = 8, .worker_offsets = true,
                           .syncs = SyncScaling::kOncePerEpoch);
@@ -67,7 +85,9 @@ TEST(NewAlgorithm, RunsOnBothBackendsFromItsRegistrationAlone) {
   TrainConfig c;
   c.algorithm = "admm2";
   c.lr = 0.1;
-  c.rho = 0.1;
+  c.Set("prox", "0.1");
+  EXPECT_EQ(c.algorithm_options.As<TwoPassOptions>("admm2").prox, 0.1);
+  EXPECT_EQ(TrainParams().Get("prox").info.AppliesText(), "--algo admm2");
   c.epochs = 4;
   EXPECT_EQ(MakeAlgorithm("admm2") != nullptr, true);
   ThreadPool pool(2);

@@ -1,5 +1,6 @@
 // The PIM backend end to end: its verbs reproduce the fixed-point reference bit for bit, results do not depend on
 // host threads, and bad configurations are rejected with the flag named.
+#include "pimopt/algorithms/admm.h"
 #include "pimopt/backends/pim/pim_backend.h"
 
 #include <gtest/gtest.h>
@@ -191,7 +192,7 @@ TEST(PimBackend, SparseAndDenseKernelPathsComputeTheSameModel) {
     TrainConfig c = SmallConfig(algo, LossKind::kHinge);
     c.workers = 4;
     c.batch = algo == "ga" ? 64 : 8;
-    c.rho = 0.1;
+    c.algorithm_options.As<AdmmOptions>("admm").rho = 0.1;
     c.epochs = 2;
     ThreadPool pool(2);
     PimBackend a(pool, {}), b(pool, {});
@@ -247,7 +248,7 @@ TEST(PimBackend, SameModelWhateverTheHostThreadsAndModeledTimesAreReported) {
     TrainConfig c = SmallConfig(algo, LossKind::kLogistic);
     c.workers = 5;
     c.batch = algo == "ga" ? 40 : 8;
-    c.rho = 0.1;
+    c.algorithm_options.As<AdmmOptions>("admm").rho = 0.1;
     c.epochs = 2;
     ThreadPool one(1), three(3);
     PimBackendOptions o1, o3;
@@ -580,7 +581,7 @@ TEST(PimBackend, TrainsOnAnyPimMachineThroughTheSeam) {
     TrainConfig c = SmallConfig(algo, LossKind::kLogistic);
     c.workers = 4;
     c.batch = algo == "ga" ? 32 : 8;
-    c.rho = 0.1;
+    c.algorithm_options.As<AdmmOptions>("admm").rho = 0.1;
     c.epochs = 2;
     ThreadPool pool(2);
     std::map<std::string, uint64_t> verbs;
@@ -703,7 +704,7 @@ TEST(PimBackend, EveryAlgorithmTrainsTheSameModelInTheSameModeledTimeUnderBothSc
     c.workers = k.algo == "sgd" || k.algo == "mbsgd" ? 1 : 8;
     c.batch = k.algo == "ga" || k.algo == "mbsgd" ? 32 : k.algo == "sgd" ? 1 : 4;
     c.objective.l2 = k.l2;
-    c.rho = 0.1;
+    c.algorithm_options.As<AdmmOptions>("admm").rho = 0.1;
     c.epochs = 2;
     TrainResult results[2];
     for (int s = 0; s < 2; ++s) {

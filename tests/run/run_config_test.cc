@@ -7,6 +7,7 @@
 
 #include <algorithm>
 
+#include "pimopt/algorithms/admm.h"
 #include "pimopt/backends/pim/pim_backend.h"
 #include "pimopt/run/report.h"
 
@@ -101,7 +102,7 @@ TEST(RunParams, DefaultsAreTheDeclaredOnesEverywhere) {
   }
   // The structs that the modules use on their own have the same defaults (rho once defaulted to 1.0 here).
   const TrainConfig train;
-  EXPECT_TRUE(train.rho_is_auto());
+  EXPECT_TRUE(train.algorithm_options.As<AdmmOptions>("admm").rho_is_auto());
   EXPECT_TRUE(train.lr_is_auto());
   EXPECT_TRUE(train.reg_is_auto());
   EXPECT_EQ(train.batch, TrainConfig::kAutoBatch);

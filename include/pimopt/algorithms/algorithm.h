@@ -30,8 +30,8 @@ struct EpochInfo {
   uint64_t syncs = 0;  // host <-> worker synchronizations in this epoch
   // The algorithm's own figures, shown after `figures_title` on the progress line and under their keys in the
   // report's epoch records.
-  std::string figures_title;
-  std::vector<EpochFigure> figures;
+  std::string figures_title = {};
+  std::vector<EpochFigure> figures = {};
   // The figure under `key`, if reported.
   std::optional<double> Figure(std::string_view key) const {
     for (const EpochFigure& f : figures) {
@@ -85,6 +85,11 @@ class Algorithm {
   // One epoch over this process's part of the run (Partition::Whole for a single process). The plans are built
   // over all N rows and W workers; the backend receives only this process's workers, with local row indices.
   virtual EpochInfo RunEpoch(IBackend& backend, const TrainConfig& config, const Partition& part, int epoch) = 0;
+  // The parameters the algorithm resolves from what only the run knows (ADMM's --rho auto), before --lr auto.
+  virtual void ResolveAuto(TrainConfig&) const {}
+  // The weight of a proximal term its local steps take besides the L2 decay (ADMM's rho; 0 without), which bounds
+  // --lr auto.
+  virtual double ProximalWeight(const TrainConfig&) const { return 0; }
   // The algorithm's own progress across epochs (ADMM's adapted penalty), which checkpoints save and a resume
   // restores before the next epoch: an empty list before the first epoch. RestoreProgress throws InputError for
   // a list it did not write.
@@ -107,8 +112,18 @@ void ValidateLocalBatch(const TrainConfig& config, uint64_t train_rows);
 
 // ---- the registry (src/algorithms/registry.cc)
 using AlgorithmFactory = std::function<std::unique_ptr<Algorithm>()>;
-// Registers an algorithm (from a static initializer in its own file); returns true.
-bool RegisterAlgorithm(AlgorithmTraits traits, AlgorithmFactory factory);
+// An algorithm's own parameters: the table of its options struct (EraseParamTable; every entry AppliesWhen("algo",
+// {its name})) and the struct's defaults in a std::any. TrainParams() includes the table; a TrainConfig carries the
+// struct (TrainConfig::algorithm_options).
+struct AlgorithmParams {
+  ParamTable<std::any> table;
+  std::function<std::any()> defaults;
+};
+// Registers an algorithm (from a static initializer in its own file), with its parameters if it has any; returns
+// true.
+bool RegisterAlgorithm(AlgorithmTraits traits, AlgorithmFactory factory, AlgorithmParams params = {});
+// The parameters of every registered algorithm that has any, by name, in listing order.
+std::vector<std::pair<std::string, const AlgorithmParams*>> RegisteredAlgorithmParams();
 // The algorithm named `name` or one of its aliases; ConfigError naming --algo (with the known names) otherwise.
 const AlgorithmTraits& FindAlgorithm(const std::string& name);
 // Every registered algorithm, in listing order.
@@ -123,5 +138,11 @@ std::string DistributedAlgorithmNames();
   [[maybe_unused]] static const bool pimopt_algorithm_registered_##Class =      \
       ::pimopt::RegisterAlgorithm(::pimopt::AlgorithmTraits{__VA_ARGS__},       \
                                   [] { return std::make_unique<Class>(); })
+// The same for an algorithm with parameters: `Options` its options struct, `table` a function returning its
+// ParamTable<Options>.
+#define PIMOPT_REGISTER_ALGORITHM_WITH_PARAMS(Class, Options, table, ...)                                   \
+  [[maybe_unused]] static const bool pimopt_algorithm_registered_##Class = ::pimopt::RegisterAlgorithm(   \
+      ::pimopt::AlgorithmTraits{__VA_ARGS__}, [] { return std::make_unique<Class>(); },                    \
+      ::pimopt::AlgorithmParams{::pimopt::EraseParamTable(table()), [] { return std::any(Options()); }})
 
 }  // namespace pimopt

@@ -3,8 +3,11 @@
 // declared defaults. Validated before any work, with errors naming the flag.
 #pragma once
 
+#include <any>
 #include <cstdint>
+#include <map>
 #include <string>
+#include <string_view>
 
 #include "pimopt/algorithms/topology.h"
 #include "pimopt/core/params.h"
@@ -22,6 +25,33 @@ struct TrainDataFacts {
   double mean_row_sq_norm = 0;  // mean over rows of ||x_i||^2 (features as trained on, after --scale)
 };
 
+// Every algorithm's own options (its struct in a std::any, declared and given its parameter table by the algorithm
+// itself: RegisterAlgorithm), by algorithm name: what a training configuration carries for whichever algorithm it
+// runs. An algorithm without options has none here.
+class AlgorithmOptionSet {
+ public:
+  AlgorithmOptionSet();  // every registered algorithm's defaults
+  std::any& Of(const std::string& algorithm);  // a programming error for an algorithm without options
+  const std::any& Of(const std::string& algorithm) const;
+  template <typename Options>
+  Options& As(const std::string& algorithm) {
+    Options* o = std::any_cast<Options>(&Of(algorithm));
+    PIMOPT_CHECK(o != nullptr, "algorithm '", algorithm, "' has options of another type");
+    return *o;
+  }
+  template <typename Options>
+  const Options& As(const std::string& algorithm) const {
+    const Options* o = std::any_cast<Options>(&Of(algorithm));
+    PIMOPT_CHECK(o != nullptr, "algorithm '", algorithm, "' has options of another type");
+    return *o;
+  }
+
+ private:
+  std::map<std::string, std::any> options_;
+};
+
+inline constexpr const char* kAlgorithmParamGroup = "Model and algorithm";
+
 struct TrainConfig {
   TrainConfig();  // TrainParams()' defaults
 
@@ -34,18 +64,14 @@ struct TrainConfig {
   double lr;  // kAutoLr: derived from the data (ResolveAuto)
   LrSchedule schedule;
   double lr_decay;  // inverse: lr/(1 + decay*epoch); inverse-sqrt: lr/sqrt(1 + decay*epoch)
-  int local_steps;  // MA-SGD: local mini-batch steps between two averages (PIM-Opt: 1)
-  double rho;       // ADMM penalty (the first round's with --rho auto); kAutoRho until ResolveAuto
-  int local_epochs;  // ADMM: local epochs of proximal mini-batch SGD per consensus round
+  int local_steps;  // local-SGD rounds (MA-SGD, D-PSGD; RunLocalRounds): local steps between two syncs (PIM-Opt: 1)
   bool shuffle;      // reshuffle the visiting order every epoch
-  TopologyKind topology;  // D-PSGD: the graph its gossip steps average over
-  bool ga_per_worker_batches;  // GA-SGD: each worker B/K rows of its own shard per step (PIM-Opt's), not a random
-                               // global batch
   uint64_t seed;
+  // Each algorithm's own parameters (ADMM's penalty and local epochs, D-PSGD's topology, GA-SGD's batches), in the
+  // struct its file declares.
+  AlgorithmOptionSet algorithm_options;
   // Not a parameter: the factor the plateau schedule has applied to the learning rate so far (1, 1/4, 1/16, ...).
   double lr_factor = 1;
-  // Not a parameter: --rho auto, the penalty adapts by residual balancing (set by ResolveAuto).
-  bool rho_adaptive = false;
 
   static constexpr uint64_t kAutoBatch = 0;  // --batch auto
   static constexpr uint64_t kAutoMinSteps = 512;  // auto batches leave at least this many steps per epoch
@@ -53,14 +79,6 @@ struct TrainConfig {
   static constexpr double kAutoTol = -1;  // --tol auto: kPlateauTol with the plateau schedule, else 0
   static constexpr double kPlateauTol = 1e-3;
   static constexpr double kAutoReg = -1;  // --reg auto
-  // --rho auto: ADMM starts at kAutoRhoStart and balances its residuals after every round (Boyd et al. 2011,
-  // section 3.4.1): rho * kRhoStep when the primal residual exceeds kRhoBalance times the dual, rho / kRhoStep in
-  // the opposite case, within [kRhoMin, 1 / (2 lr)] (the proximal step's stability).
-  static constexpr double kAutoRho = 0;
-  static constexpr double kAutoRhoStart = 0.01;
-  static constexpr double kRhoBalance = 10;
-  static constexpr double kRhoStep = 2;
-  static constexpr double kRhoMin = 1e-6;
   // The plateau schedule: kPlateauPatience epochs in a row that lower the best training objective so far by less
   // than tol (relative) are a plateau; it divides the learning rate by kPlateauDrop at each and stops the run at the
   // kPlateauStops-th.
@@ -78,7 +96,8 @@ struct TrainConfig {
   void ResolveAuto(const TrainDataFacts& facts);
   bool lr_is_auto() const { return lr == kAutoLr; }
   bool reg_is_auto() const { return objective.l2 == kAutoReg; }
-  bool rho_is_auto() const { return rho == kAutoRho; }
+  // Sets parameter `name` from text through TrainParams() (ConfigError naming the flag).
+  void Set(std::string_view name, std::string_view text);
   // Whether each epoch needs the training objective (the plateau schedule or --tol).
   bool watches_objective() const { return schedule == LrSchedule::kPlateau || tol > 0; }
   // Learning rate of epoch e (0-based), times lr_factor.
@@ -101,11 +120,13 @@ uint64_t AutoBatch(const TrainConfig& config, uint64_t train_rows);
 
 // --lr auto: a quarter of the step the loss's smoothness allows for an average row, 1 / (4 L (mean ||x||^2 + 1))
 // with L = 1/4 for the logistic loss and 1 for the hinge loss (the + 1 is the bias's constant feature), times
-// sqrt(batch) (a batch's gradient has less noise); at most 1 / (2 reg) and, for ADMM, 1 / (2 rho).
+// sqrt(batch) (a batch's gradient has less noise); at most 1 / (2 reg) and 1 / (2 the algorithm's proximal weight)
+// (Algorithm::ProximalWeight: ADMM's rho).
 double AutoLearningRate(const TrainConfig& config, const TrainDataFacts& facts);
 
-// The training parameters: algo, model, workers, epochs, batch, lr, lr-schedule, lr-decay, reg, l1, rho,
-// local-epochs, local-steps, class-weights, no-bias, no-shuffle, seed.
+// The training parameters: algo, model, workers, epochs, batch, lr, lr-schedule, lr-decay, reg, l1, local-steps,
+// every registered algorithm's own (RegisterAlgorithm: ADMM's rho and local-epochs, D-PSGD's topology, GA-SGD's
+// ga-batches), class-weights, no-bias, no-shuffle, seed.
 const ParamTable<TrainConfig>& TrainParams();
 
 }  // namespace pimopt

@@ -63,5 +63,15 @@ for data in "dense:rows=3000,features=64,seed=4" "sparse:rows=6000,features=2000
     run --data "$data" --epochs 2 --algo ma --backend pim --dpus 16 --batch 32 --lr 0.05 --sync-format $format
   done
 done
+# What the loop above does not reach: D-PSGD's gossip (in-process), ADMM with a penalty that moves (--rho auto on a
+# set where residual balancing changes it), GA-SGD's per-worker batches; each on both backends.
+for backend in cpu pim; do
+  run --data "dense:rows=3000,features=40,seed=2" --epochs 3 --algo dsgd --workers 8 --topology torus --local-steps 2 \
+    --lr 0.05 --backend $backend
+  run --data "dense:rows=800,features=30,seed=3" --epochs 8 --algo admm --workers 4 --rho auto --lr 0.01 \
+    --backend $backend
+  run --data "dense:rows=3000,features=40,seed=2" --epochs 2 --algo ga --workers 4 --batch 64 --ga-batches per-worker \
+    --no-shuffle --lr 0.05 --backend $backend
+done
 echo "$runs configurations, $differing differing"
 ((differing == 0))

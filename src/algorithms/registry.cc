@@ -71,19 +71,7 @@ std::vector<std::pair<std::string, const AlgorithmParams*>> RegisteredAlgorithmP
 }
 
 AlgorithmOptionSet::AlgorithmOptionSet() {
-  for (const auto& [name, params] : RegisteredAlgorithmParams()) options_[name] = params->defaults();
-}
-
-std::any& AlgorithmOptionSet::Of(const std::string& algorithm) {
-  const auto it = options_.find(algorithm);
-  PIMOPT_CHECK(it != options_.end(), "algorithm '", algorithm, "' has no options");
-  return it->second;
-}
-
-const std::any& AlgorithmOptionSet::Of(const std::string& algorithm) const {
-  const auto it = options_.find(algorithm);
-  PIMOPT_CHECK(it != options_.end(), "algorithm '", algorithm, "' has no options");
-  return it->second;
+  for (const auto& [name, params] : RegisteredAlgorithmParams()) Add(name, params->defaults());
 }
 
 std::vector<const AlgorithmTraits*> RegisteredAlgorithms() {

@@ -67,21 +67,7 @@ std::vector<ParamChoice> BackendChoices() {
 }
 
 BackendOptionSet::BackendOptionSet() {
-  for (const BackendRegistration* b : RegisteredBackends()) options_[b->traits.name] = b->default_options();
-}
-
-std::any& BackendOptionSet::Of(const std::string& backend) {
-  const auto it = options_.find(backend);
-  if (it == options_.end()) FindBackend(backend);  // ConfigError naming --backend for an unknown name
-  PIMOPT_CHECK(it != options_.end(), "no options for backend '", backend, "'");
-  return it->second;
-}
-
-const std::any& BackendOptionSet::Of(const std::string& backend) const {
-  const auto it = options_.find(backend);
-  if (it == options_.end()) FindBackend(backend);
-  PIMOPT_CHECK(it != options_.end(), "no options for backend '", backend, "'");
-  return it->second;
+  for (const BackendRegistration* b : RegisteredBackends()) Add(b->traits.name, b->default_options());
 }
 
 std::unique_ptr<IBackend> MakeBackend(const std::string& name, ThreadPool& pool, const BackendOptionSet& options) {

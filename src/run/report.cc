@@ -282,7 +282,7 @@ nlohmann::json ProjectionJson(const EpochProjection& p) {
                        "every field: kernel times and MRAM-WRAM bytes scaled by rows per DPU, "
                        "synchronizations by the algorithm's sync count, transfers, link exchanges and the host "
                        "reduction re-modeled at the target DPU count (measured host time: scaled "
-                       "linearly) (see pim_backend.h)"},
+                       "linearly) (see backends/projection.h)"},
                       {"modeled_epoch_s", Number(p.epoch_s)},
                       {"modeled_cpu_to_dpu_s", Number(p.cpu_to_dpu_s)},
                       {"modeled_dpu_kernel_s", Number(p.kernel_s)},

@@ -3,13 +3,10 @@
 // declared defaults. Validated before any work, with errors naming the flag.
 #pragma once
 
-#include <any>
 #include <cstdint>
-#include <map>
 #include <string>
 #include <string_view>
 
-#include "pimopt/algorithms/topology.h"
 #include "pimopt/core/params.h"
 #include "pimopt/model/loss.h"
 
@@ -28,26 +25,9 @@ struct TrainDataFacts {
 // Every algorithm's own options (its struct in a std::any, declared and given its parameter table by the algorithm
 // itself: RegisterAlgorithm), by algorithm name: what a training configuration carries for whichever algorithm it
 // runs. An algorithm without options has none here.
-class AlgorithmOptionSet {
+class AlgorithmOptionSet : public NamedOptions {
  public:
   AlgorithmOptionSet();  // every registered algorithm's defaults
-  std::any& Of(const std::string& algorithm);  // a programming error for an algorithm without options
-  const std::any& Of(const std::string& algorithm) const;
-  template <typename Options>
-  Options& As(const std::string& algorithm) {
-    Options* o = std::any_cast<Options>(&Of(algorithm));
-    PIMOPT_CHECK(o != nullptr, "algorithm '", algorithm, "' has options of another type");
-    return *o;
-  }
-  template <typename Options>
-  const Options& As(const std::string& algorithm) const {
-    const Options* o = std::any_cast<Options>(&Of(algorithm));
-    PIMOPT_CHECK(o != nullptr, "algorithm '", algorithm, "' has options of another type");
-    return *o;
-  }
-
- private:
-  std::map<std::string, std::any> options_;
 };
 
 inline constexpr const char* kAlgorithmParamGroup = "Model and algorithm";

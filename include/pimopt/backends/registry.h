@@ -5,7 +5,6 @@
 
 #include <any>
 #include <functional>
-#include <map>
 #include <memory>
 #include <optional>
 #include <string>
@@ -52,27 +51,9 @@ struct BackendRegistration {
 bool RegisterBackend(BackendRegistration registration);
 
 // Every backend's options, by backend name: what a run's configuration carries for whichever backend it picks.
-class BackendOptionSet {
+class BackendOptionSet : public NamedOptions {
  public:
   BackendOptionSet();  // every registered backend's defaults
-  std::any& Of(const std::string& backend);
-  const std::any& Of(const std::string& backend) const;
-  // The options of `backend` as its struct (a programming error when it holds another).
-  template <typename Options>
-  Options& As(const std::string& backend) {
-    Options* o = std::any_cast<Options>(&Of(backend));
-    PIMOPT_CHECK(o != nullptr, "backend '", backend, "' has options of another type");
-    return *o;
-  }
-  template <typename Options>
-  const Options& As(const std::string& backend) const {
-    const Options* o = std::any_cast<Options>(&Of(backend));
-    PIMOPT_CHECK(o != nullptr, "backend '", backend, "' has options of another type");
-    return *o;
-  }
-
- private:
-  std::map<std::string, std::any> options_;
 };
 
 // The backend named `name`; ConfigError naming --backend (with the known names) otherwise.

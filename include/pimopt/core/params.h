@@ -14,6 +14,7 @@
 #include <cstdint>
 #include <functional>
 #include <limits>
+#include <map>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -358,5 +359,40 @@ ParamTable<std::any> EraseParamTable(const ParamTable<Config>& typed) {
   });
   return erased;
 }
+
+// Option structs of several modules, each held in a std::any under its module's name (a registered backend's or
+// algorithm's): what a configuration carries for whichever of them it picks, without naming their types. The
+// registries fill it with each module's defaults (BackendOptionSet, AlgorithmOptionSet).
+class NamedOptions {
+ public:
+  void Add(const std::string& name, std::any options) { options_[name] = std::move(options); }
+  // A programming error for a name without options.
+  std::any& Of(const std::string& name) {
+    const auto it = options_.find(name);
+    PIMOPT_CHECK(it != options_.end(), "no options for '", name, "'");
+    return it->second;
+  }
+  const std::any& Of(const std::string& name) const {
+    const auto it = options_.find(name);
+    PIMOPT_CHECK(it != options_.end(), "no options for '", name, "'");
+    return it->second;
+  }
+  // The options of `name` as its struct (a programming error when it holds another).
+  template <typename Options>
+  Options& As(const std::string& name) {
+    Options* o = std::any_cast<Options>(&Of(name));
+    PIMOPT_CHECK(o != nullptr, "the options of '", name, "' are of another type");
+    return *o;
+  }
+  template <typename Options>
+  const Options& As(const std::string& name) const {
+    const Options* o = std::any_cast<Options>(&Of(name));
+    PIMOPT_CHECK(o != nullptr, "the options of '", name, "' are of another type");
+    return *o;
+  }
+
+ private:
+  std::map<std::string, std::any> options_;
+};
 
 }  // namespace pimopt

@@ -4,6 +4,7 @@
 #include <unistd.h>
 #include <zlib.h>
 
+#include <cmath>
 #include <fstream>
 #include <random>
 #include <sstream>
@@ -116,5 +117,50 @@ void ExpectSameData(const Dataset& a, const Dataset& b) {
   EXPECT_EQ(a.positive_label_value, b.positive_label_value);
   EXPECT_EQ(a.negative_label_value, b.negative_label_value);
 }
+
+LinearModel NewtonLogisticOptimum(const Dataset& data, const Objective& o) {
+  const size_t d = data.num_features(), n = data.num_rows(), p = d + 1;
+  std::vector<double> theta(p, 0.0);
+  for (int iter = 0; iter < 50; ++iter) {
+    std::vector<double> grad(p, 0.0), hess(p * p, 0.0);
+    for (size_t i = 0; i < n; ++i) {
+      const float* x = data.dense_row(i);
+      const double y = data.labels()[i], c = o.ClassWeight(data.labels()[i]) / static_cast<double>(n);
+      double z = theta[d];
+      for (size_t j = 0; j < d; ++j) z += theta[j] * x[j];
+      const double s = 1.0 / (1.0 + std::exp(y * z));  // -l'(z) / y
+      const double h = s * (1 - s);
+      for (size_t a = 0; a < p; ++a) {
+        const double xa = a < d ? x[a] : 1.0;
+        grad[a] -= c * s * y * xa;
+        for (size_t b = 0; b < p; ++b) hess[a * p + b] += c * h * xa * (b < d ? x[b] : 1.0);
+      }
+    }
+    for (size_t j = 0; j < (o.regularize_bias ? p : d); ++j) {
+      grad[j] += o.l2 * theta[j];
+      hess[j * p + j] += o.l2;
+    }
+    // Solve hess * step = grad (Gaussian elimination; the Hessian is positive definite).
+    std::vector<double> a = hess, step = grad;
+    for (size_t k = 0; k < p; ++k) {
+      for (size_t r = k + 1; r < p; ++r) {
+        const double f = a[r * p + k] / a[k * p + k];
+        for (size_t col = k; col < p; ++col) a[r * p + col] -= f * a[k * p + col];
+        step[r] -= f * step[k];
+      }
+    }
+    for (size_t k = p; k-- > 0;) {
+      for (size_t col = k + 1; col < p; ++col) step[k] -= a[k * p + col] * step[col];
+      step[k] /= a[k * p + k];
+    }
+    for (size_t j = 0; j < p; ++j) theta[j] -= step[j];
+  }
+  LinearModel m;
+  m.loss = o.loss;
+  m.weights.assign(theta.begin(), theta.begin() + static_cast<long>(d));
+  m.bias = static_cast<float>(theta[d]);
+  return m;
+}
+
 
 }  // namespace pimopt::testing

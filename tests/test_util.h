@@ -42,4 +42,8 @@ const Dataset& FashionMnistTest();
 // Runs training on the CPU backend with the given number of threads (all of them, even beyond the CPUs).
 TrainResult TrainCpu(const Dataset& train, const TrainConfig& config, int threads = 2, const Dataset* test = nullptr);
 
+// The logistic objective's optimum (F, or F_b with o.regularize_bias) by Newton's method over [w, b] in double
+// precision, on dense data (an independent solver to check the algorithms and certificates against).
+LinearModel NewtonLogisticOptimum(const Dataset& data, const Objective& o);
+
 }  // namespace pimopt::testing

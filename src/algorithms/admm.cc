@@ -174,13 +174,13 @@ class Admm final : public Algorithm {
     for (int t = 0; t < options.local_epochs; ++t) {
       const uint64_t pass = static_cast<uint64_t>(epoch) * options.local_epochs + t;
       const ShardPlan plan(shards, config.batch, config.seed, pass, config.shuffle, part.first_worker);
-      LocalSgdRequest request;
+      LocalSolveRequest request;
       request.plan = &plan;
       request.num_steps = max_batches;
       request.lr = config.LearningRate(epoch);
       request.solver = LocalSolver::kProximalSgd;  // towards v_k = z - u_k (the offsets are the scaled duals)
       request.prox = rho;
-      backend.LocalSgd(request);
+      backend.LocalSolve(request);
       steps += request.num_steps;
     }
     const ConsensusNorms norms = backend.Consensus(ZUpdate(config.objective, rho));

@@ -261,12 +261,13 @@ TrainResult Train(const Dataset& train, const Dataset* test, const TrainConfig& 
     throw InputError(StrCat(options.checkpoint_path, ": ", e.what()));
   }
   const std::vector<Shard> shards = LocalShards(part);
+  std::optional<DualityGapScales> gap_scales;  // at the first gap
   for (int epoch = result.resumed_from_epoch; epoch < config.epochs; ++epoch) {
     const int done = epoch + 1;
     config.lr_factor = progress.lr_factor;
     EpochRecord record;
     record.epoch = done;
-    record.lr = config.LearningRate(epoch);
+    record.lr = config.traits().uses_learning_rate ? config.LearningRate(epoch) : 0.0;  // 0: none
     const EpochMeter meter(backend, comm);
     const auto t0 = Clock::now();
     record.info = algorithm->RunEpoch(backend, config, part, epoch);
@@ -321,7 +322,11 @@ TrainResult Train(const Dataset& train, const Dataset* test, const TrainConfig& 
       // epoch that still lowers F by more is far from the optimum in practice), and at the run's last epoch.
       const double gain = std::isfinite(before) ? (before - now) / std::max(std::fabs(now), 1e-300) : INFINITY;
       if (gain < kGapCheckGain || result.converged || done == config.epochs) {
-        record.gap = ComputeDualityGap(result.model, train, config.objective, now, options.eval_pool, comm, shards);
+        // A dual method's own duals (AlgorithmTraits::row_duals) give the tight certificate.
+        const std::vector<float> duals = config.traits().row_duals ? backend.RowDuals() : std::vector<float>();
+        if (!gap_scales) gap_scales = ComputeDualityGapScales(train, config.objective, comm);
+        record.gap = ComputeDualityGap(result.model, train, config.objective, now, options.eval_pool, comm, shards,
+                                       duals, &*gap_scales);
       }
       if (config.tol > 0 && record.gap.available && record.gap.relative() <= config.tol) {
         result.converged = true;

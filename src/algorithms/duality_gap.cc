@@ -41,32 +41,53 @@ constexpr uint32_t kRowChunk = 1024;
 
 }  // namespace
 
+DualityGapScales ComputeDualityGapScales(const Dataset& local, const Objective& objective, Communicator& comm) {
+  const size_t rows = local.num_rows();
+  // The largest weight and |x| (and the bias's 1 when it is in v), the same on every rank, and N.
+  float extremes[2] = {0, 0};
+  for (size_t i = 0; i < rows; ++i) {
+    const float cost = local.weight(i) * objective.ClassWeight(local.labels()[i]);
+    extremes[0] = std::max(extremes[0], cost);
+  }
+  const std::span<const float> values = local.is_sparse() ? std::span<const float>(local.csr().val) : local.dense_values();
+  float max_abs = 0;
+  for (float x : values) max_abs = std::max(max_abs, std::fabs(x));
+  extremes[1] = max_abs;
+  if (objective.fit_bias && objective.regularize_bias) extremes[1] = std::max(extremes[1], 1.0f);
+  comm.AllreduceMax(extremes);
+  DualityGapScales scales;
+  scales.total_rows = static_cast<double>(comm.SumU64(rows));
+  scales.max_cost = extremes[0];
+  scales.max_x = extremes[1];
+  return scales;
+}
+
 DualityGap ComputeDualityGap(const LinearModel& model, const Dataset& local, const Objective& objective, double primal,
-                             ThreadPool* pool, Communicator& comm, std::span<const Shard> pieces) {
+                             ThreadPool* pool, Communicator& comm, std::span<const Shard> pieces,
+                             std::span<const float> row_duals, const DualityGapScales* given_scales) {
   DualityGap result;
   if (!(objective.l2 > 0) || !std::isfinite(primal)) return result;
   const size_t rows = local.num_rows(), features = local.num_features();
-  const std::vector<float> scores = ComputeScores(model, local, pool);
+  PIMOPT_CHECK(row_duals.empty() || row_duals.size() == rows, "ComputeDualityGap: one dual per local row");
+  // With a regularized bias (F_b), the bias is a feature of constant 1: v gains its coordinate, g* its square, and
+  // the dual has no constraint.
+  const bool bias_in_v = objective.fit_bias && objective.regularize_bias;
+  const size_t width_v = features + (bias_in_v ? 1 : 0);
+  // The margins, for the duals built from them (a dual solver's own need none).
+  const std::vector<float> scores = row_duals.empty() ? ComputeScores(model, local, pool) : std::vector<float>();
   auto cost = [&](size_t i) { return static_cast<double>(local.weight(i)) * objective.ClassWeight(local.labels()[i]); };
 
-  // The extremes that fix the integer scales, the same on every rank: the largest weight and |x|, and N.
-  float extremes[2] = {0, 0};
-  for (size_t i = 0; i < rows; ++i) extremes[0] = std::max(extremes[0], static_cast<float>(cost(i)));
-  if (local.is_sparse()) {
-    for (float x : local.csr().val) extremes[1] = std::max(extremes[1], std::fabs(x));
-  } else if (rows > 0) {
-    for (size_t i = 0; i < rows * features; ++i) extremes[1] = std::max(extremes[1], std::fabs(local.dense_row(0)[i]));
-  }
-  comm.AllreduceMax(extremes);
-  const double total_rows = static_cast<double>(comm.SumU64(rows));
-  const double max_cost = extremes[0], max_x = extremes[1];
+  const DualityGapScales computed = given_scales ? DualityGapScales() : ComputeDualityGapScales(local, objective, comm);
+  const DualityGapScales& scales = given_scales ? *given_scales : computed;
+  const double total_rows = scales.total_rows, max_cost = scales.max_cost, max_x = scales.max_x;
   if (!(max_cost > 0) || !std::isfinite(max_cost) || !std::isfinite(max_x)) return result;
 
   // Candidate duals, each from the margins: beta = -phi'(m) for both losses; for the hinge loss also two smoothed
   // versions, beta = clip(1/2 + (1 - m) / (2 delta), 0, 1), whose fractional values near the margin are what the
   // dual optimum gives the rows on it. Each candidate is scaled to meet the bias constraint.
+  // Given the solver's own duals (row_duals), those are the one candidate.
   std::vector<double> widths = {0.0};
-  if (objective.loss == LossKind::kHinge) widths = {0.0, 0.3};
+  if (objective.loss == LossKind::kHinge && row_duals.empty()) widths = {0.0, 0.3};
   const size_t candidates = widths.size();
   auto beta_of = [&](size_t cand, double margin) {
     if (widths[cand] == 0) return BetaOfMargin(objective.loss, margin);
@@ -77,16 +98,17 @@ DualityGap ComputeDualityGap(const LinearModel& model, const Dataset& local, con
   std::vector<double> betas(rows * candidates);         // before the bias constraint's scaling
   for (size_t i = 0; i < rows; ++i) {
     const bool positive = local.labels()[i] > 0;
-    const double margin = (positive ? 1.0 : -1.0) * scores[i];
+    const double margin = row_duals.empty() ? (positive ? 1.0 : -1.0) * scores[i] : 0.0;
     for (size_t c = 0; c < candidates; ++c) {
-      betas[i * candidates + c] = beta_of(c, margin);
+      betas[i * candidates + c] =
+          row_duals.empty() ? beta_of(c, margin) : std::clamp(static_cast<double>(row_duals[i]), 0.0, 1.0);
       class_sums[2 * c + (positive ? 0 : 1)] +=
           static_cast<int64_t>(std::ldexp(cost(i) * betas[i * candidates + c], scalar_exp));
     }
   }
   comm.AllreduceSum(class_sums);
   std::vector<double> scale(2 * candidates, 1.0);
-  if (objective.fit_bias) {
+  if (objective.fit_bias && !bias_in_v) {
     for (size_t c = 0; c < candidates; ++c) {
       const double pos = static_cast<double>(class_sums[2 * c]), neg = static_cast<double>(class_sums[2 * c + 1]);
       if (pos > neg) scale[2 * c] = pos > 0 ? neg / pos : 0;
@@ -123,7 +145,7 @@ DualityGap ComputeDualityGap(const LinearModel& model, const Dataset& local, con
   }
   const double x_unit = std::ldexp(1.0, x_exp), q_unit = std::ldexp(1.0, row_exp);
   // One accumulator per host thread (integer sums: the grouping of chunks does not change the result).
-  const size_t width = features * candidates;
+  const size_t width = width_v * candidates;
   const size_t slots = std::max<size_t>(1, std::min<size_t>(chunks.size(), pool ? pool->NumThreads() : 1));
   std::vector<std::vector<int64_t>> partial(slots);
   auto accumulate = [&](size_t slot) {
@@ -138,15 +160,21 @@ DualityGap ComputeDualityGap(const LinearModel& model, const Dataset& local, con
           const float* x = local.dense_row(i);
           for (size_t c = 0; c < candidates; ++c) {
             if (qi[c] == 0) continue;
-            double* out = chunk_sum.data() + c * features;
+            double* out = chunk_sum.data() + c * width_v;
             for (size_t j = 0; j < features; ++j) out[j] += qi[c] * x[j];
+            if (bias_in_v) out[features] += qi[c];
           }
         } else {
           const CsrMatrix& m = local.csr();
           for (uint64_t k = m.row_ptr[i]; k < m.row_ptr[i + 1]; ++k) {
             const int64_t xq = static_cast<int64_t>(m.val[k] * x_unit);
             for (size_t c = 0; c < candidates; ++c) {
-              acc[c * features + m.col[k]] += static_cast<int64_t>(qi[c] * q_unit) * xq;
+              acc[c * width_v + m.col[k]] += static_cast<int64_t>(qi[c] * q_unit) * xq;
+            }
+          }
+          if (bias_in_v) {
+            for (size_t c = 0; c < candidates; ++c) {
+              acc[c * width_v + features] += static_cast<int64_t>(qi[c] * q_unit) * static_cast<int64_t>(x_unit);
             }
           }
         }
@@ -172,11 +200,11 @@ DualityGap ComputeDualityGap(const LinearModel& model, const Dataset& local, con
   const double v_unit = std::ldexp(1.0, dense ? -chunk_exp : -(row_exp + x_exp)) / total_rows;
   auto dual_at = [&](size_t a, size_t b, double t) {
     double conjugate = 0;  // g*(v) = sum_j max(|v_j| - l1, 0)^2 / (2 l2)
-    for (size_t j = 0; j < features; ++j) {
+    for (size_t j = 0; j < width_v; ++j) {
       const double v =
-          ((1 - t) * static_cast<double>(sums[a * features + j]) + t * static_cast<double>(sums[b * features + j])) *
+          ((1 - t) * static_cast<double>(sums[a * width_v + j]) + t * static_cast<double>(sums[b * width_v + j])) *
           v_unit;
-      const double shrunk = std::max(std::fabs(v) - objective.l1, 0.0);
+      const double shrunk = std::max(std::fabs(v) - (j < features ? objective.l1 : 0.0), 0.0);
       conjugate += shrunk * shrunk;
     }
     const double psi = (1 - t) * static_cast<double>(sums[width + a]) + t * static_cast<double>(sums[width + b]);

@@ -93,12 +93,16 @@ const AlgorithmTraits& FindAlgorithm(const std::string& name) {
   throw ConfigError("--algo", StrCat("unknown algorithm '", name, "' (use ", JoinNames(known), ")"));
 }
 
-std::string AlgorithmNamesWith(const std::function<bool(const AlgorithmTraits&)>& has) {
+std::vector<std::string> AlgorithmNameListWith(const std::function<bool(const AlgorithmTraits&)>& has) {
   std::vector<std::string> names;
   for (const AlgorithmTraits* t : RegisteredAlgorithms()) {
     if (has(*t)) names.push_back(t->name);
   }
-  return JoinNames(names, " or ");
+  return names;
+}
+
+std::string AlgorithmNamesWith(const std::function<bool(const AlgorithmTraits&)>& has) {
+  return JoinNames(AlgorithmNameListWith(has), " or ");
 }
 
 std::string DistributedAlgorithmNames() {

@@ -25,11 +25,11 @@ class Sgd final : public Algorithm {
   EpochInfo RunEpoch(IBackend& backend, const TrainConfig& config, const Partition& part, int epoch) override {
     const uint64_t train_rows = part.total_rows;
     const ShardPlan plan(MakeShards(train_rows, 1), 1, config.seed, static_cast<uint64_t>(epoch), config.shuffle);
-    LocalSgdRequest request;
+    LocalSolveRequest request;
     request.plan = &plan;
     request.num_steps = plan.max_batches();
     request.lr = config.LearningRate(epoch);
-    backend.LocalSgd(request);
+    backend.LocalSolve(request);
     backend.AverageLocalModels();  // K = 1: the worker's model becomes the global model
     return {.steps = request.num_steps, .syncs = 0};
   }

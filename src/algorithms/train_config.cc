@@ -68,10 +68,15 @@ ParamTable<TrainConfig> MakeTrainParams() {
       .Unit("workers")
       .DefaultNote([] { return PerAlgorithm([](const AlgorithmTraits& a) { return a.default_workers; }); })
       .Group(algorithm)
-      .Help("K workers = K data shards (ga, ma, dsgd, admm; sgd and mbsgd run on 1); under mpirun the total over all "
-            "ranks, at least one per rank");
-  t.Add("epochs", &TrainConfig::epochs, 100).Min(1).Unit("epochs").MayChangeOnResume().Group(algorithm).Help(
-      "the most global epochs (a resumed run may raise it); the plateau schedule and --tol may stop earlier");
+      .Help("K workers = K data shards (ga, ma, dsgd, admm, cocoa; sgd and mbsgd run on 1); under mpirun the total "
+            "over all ranks, at least one per rank");
+  t.Add("epochs", &TrainConfig::epochs, 0)
+      .Min(1)
+      .Unit("epochs")
+      .MayChangeOnResume()
+      .DefaultNote([] { return PerAlgorithm([](const AlgorithmTraits& a) { return a.default_epochs; }); })
+      .Group(algorithm)
+      .Help("the most global epochs (a resumed run may raise it); the plateau schedule and --tol may stop earlier");
   t.Add("tol", &TrainConfig::tol, TrainConfig::kAutoTol)
       .Min(0)
       .Auto(TrainConfig::kAutoTol)
@@ -80,7 +85,8 @@ ParamTable<TrainConfig> MakeTrainParams() {
       .Help(StrCat("the run stops once the relative duality gap (F - D) / F, a bound on how far the training "
                    "objective F is above its optimum, is at most tol (0: never; docs/algorithms.md). Without L2 "
                    "regularization (--reg 0, no certificate) and a schedule other than plateau: once F changes by "
-                   "less than tol (relative) over an epoch. auto: ", FormatDouble(TrainConfig::kPlateauTol),
+                   "less than tol (relative) over an epoch. auto: ", FormatDouble(TrainConfig::kDualTol),
+                   " for cocoa (its certificate is tight), ", FormatDouble(TrainConfig::kPlateauTol),
                    " with the plateau schedule, else 0. The report says why the run stopped and the gap"));
   t.Add("batch", &TrainConfig::batch, TrainConfig::kAutoBatch)
       .Min(1)
@@ -88,13 +94,13 @@ ParamTable<TrainConfig> MakeTrainParams() {
       .Unit("rows")
       .Group(algorithm)
       .Help(StrCat("rows per step: the global batch (mbsgd, ga) or the local batch of each worker (ma, dsgd, admm); "
-                   "sgd only "
-                   "1. auto: ", PerAlgorithm([](const AlgorithmTraits& a) { return a.default_batch; }),
+                   "sgd and cocoa only 1. auto: ", PerAlgorithm([](const AlgorithmTraits& a) { return a.default_batch; }),
                    "; less (a power of 2) when the training set is so small that an epoch would have fewer than ",
                    TrainConfig::kAutoMinSteps, " steps"));
   t.Add("lr", &TrainConfig::lr, TrainConfig::kAutoLr)
       .Positive()
       .Auto(TrainConfig::kAutoLr)
+      .AppliesWhen("algo", AlgorithmNameListWith([](const AlgorithmTraits& a) { return a.uses_learning_rate; }))
       .Group(algorithm)
       .Help("learning rate (lr * reg < 1); auto: from the training set's mean squared row norm, the loss and the "
             "batch (docs/algorithms.md \"Defaults\")");
@@ -122,8 +128,9 @@ ParamTable<TrainConfig> MakeTrainParams() {
       .Min(0)
       .Auto(TrainConfig::kAutoReg)
       .Group(algorithm)
-      .Help("L2 strength lambda: objective + lambda/2 ||w||^2 (the bias is not regularized); auto: 1 / training rows, "
-            "the objective of LIBLINEAR's C = 1");
+      .Help("L2 strength lambda: objective + lambda/2 ||w||^2 (the bias is not regularized, except by cocoa, which "
+            "adds lambda/2 b^2 as LIBLINEAR's -B 1 does; docs/algorithms.md); auto: 1 / training rows, the objective "
+            "of LIBLINEAR's C = 1");
   t.Add("l1", [](auto& c) -> auto& { return c.objective.l1; }, 0.0)
       .Min(0)
       .AppliesWhen("algo", {"admm"})
@@ -177,8 +184,15 @@ const AlgorithmTraits& TrainConfig::traits() const { return FindAlgorithm(algori
 
 void TrainConfig::ResolveDefaults() {
   if (workers == 0) workers = traits().default_workers;
-  if (schedule == LrSchedule::kAuto) schedule = lr_is_auto() ? LrSchedule::kPlateau : LrSchedule::kConstant;
-  if (tol == kAutoTol) tol = schedule == LrSchedule::kPlateau ? kPlateauTol : 0.0;
+  if (epochs == 0) epochs = traits().default_epochs;
+  // A method without a learning rate (CoCoA) has nothing to lower at a plateau: it runs until its certificate says
+  // it is within kDualTol of the optimum.
+  const bool uses_lr = traits().uses_learning_rate;
+  if (schedule == LrSchedule::kAuto) {
+    schedule = uses_lr && lr_is_auto() ? LrSchedule::kPlateau : LrSchedule::kConstant;
+  }
+  if (tol == kAutoTol) tol = !uses_lr ? kDualTol : schedule == LrSchedule::kPlateau ? kPlateauTol : 0.0;
+  objective.regularize_bias = traits().regularizes_bias && objective.fit_bias;
 }
 
 uint64_t AutoBatch(const TrainConfig& config, uint64_t train_rows) {
@@ -270,14 +284,14 @@ std::pair<uint64_t, uint64_t> RunLocalRounds(IBackend& backend, const TrainConfi
   const uint64_t steps = MaxShardBatches(part.total_rows, config.workers, config.batch);
   const uint64_t h = static_cast<uint64_t>(config.local_steps);
   const uint64_t rounds = (steps + h - 1) / h;
-  LocalSgdRequest request;
+  LocalSolveRequest request;
   request.plan = &plan;
   request.lr = config.LearningRate(epoch);
   request.start_from_global = start_from_global;
   for (uint64_t r = 0; r < rounds; ++r) {
     request.first_step = r * h;
     request.num_steps = std::min(h, steps - r * h);
-    backend.LocalSgd(request);
+    backend.LocalSolve(request);
     after_round();
   }
   return {steps, rounds};

@@ -92,6 +92,10 @@ Metrics MetricsOfScores(std::span<const float> scores, std::span<const float> la
     abs_sum += std::fabs(w);
   }
   m.objective = weighted / n + 0.5 * objective.l2 * sq + objective.l1 * abs_sum;
+  if (objective.regularize_bias) {
+    m.bias_penalty = 0.5 * objective.l2 * static_cast<double>(model.bias) * model.bias;
+    m.objective += m.bias_penalty;
+  }
   return m;
 }
 

@@ -66,6 +66,16 @@ json MetricsToJson(const Metrics& m) {
               {"objective", Number(m.objective)}};
 }
 
+// The metrics of a run whose objective regularizes the bias: also the bias's term and the objective without it.
+json MetricsToJson(const Metrics& m, const Objective& objective) {
+  json j = MetricsToJson(m);
+  if (objective.regularize_bias) {
+    j["bias_penalty"] = Number(m.bias_penalty);
+    j["objective_without_bias_penalty"] = Number(m.objective - m.bias_penalty);
+  }
+  return j;
+}
+
 json BuildReport(const ReportInputs& in) {
   const RunConfig& config = *in.config;
   const TrainResult& result = *in.result;
@@ -78,8 +88,8 @@ json BuildReport(const ReportInputs& in) {
            {"syncs", r.info.syncs},
            {"train_seconds", r.train_seconds},
            {"eval_seconds", r.eval_seconds},
-           {"train", MetricsToJson(r.train)}};
-    if (r.test) e["test"] = MetricsToJson(*r.test);
+           {"train", MetricsToJson(r.train, result.config.objective)}};
+    if (r.test) e["test"] = MetricsToJson(*r.test, result.config.objective);
     json phases = json::object();
     for (const auto& [phase, seconds] : r.phase_seconds) phases[phase] = seconds;
     e["phases_seconds"] = std::move(phases);
@@ -112,8 +122,8 @@ json BuildReport(const ReportInputs& in) {
     if (in.data->test) report["test_data"] = DatasetToJson(*in.data->test);
   }
   const EpochRecord& last = result.epochs.back();
-  json final_metrics{{"train", MetricsToJson(last.train)}};
-  if (last.test) final_metrics["test"] = MetricsToJson(*last.test);
+  json final_metrics{{"train", MetricsToJson(last.train, result.config.objective)}};
+  if (last.test) final_metrics["test"] = MetricsToJson(*last.test, result.config.objective);
   report["final"] = std::move(final_metrics);
   const double load_seconds = in.data ? in.data->load_seconds : 0.0;
   json phases = json::object();
@@ -226,7 +236,9 @@ std::string EpochHeader() { return "epoch       lr  train_obj  train_acc  test_a
 std::string FormatEpochLine(const EpochRecord& r) {
   char buf[256];
   const double objective = r.test ? (std::isfinite(r.test->log_loss) ? r.test->objective : NAN) : NAN;
-  std::snprintf(buf, sizeof(buf), "%5d %8.3g %10.5f %10.4f %9s %9s %10s %8.3f", r.epoch, r.lr, r.train.objective,
+  char lr[16] = "-";
+  if (r.lr != 0) std::snprintf(lr, sizeof(lr), "%.3g", r.lr);
+  std::snprintf(buf, sizeof(buf), "%5d %8s %10.5f %10.4f %9s %9s %10s %8.3f", r.epoch, lr, r.train.objective,
                 r.train.accuracy, r.test ? std::to_string(r.test->accuracy).substr(0, 6).c_str() : "-",
                 r.test && std::isfinite(r.test->auc) ? std::to_string(r.test->auc).substr(0, 6).c_str() : "-",
                 r.test ? std::to_string(objective).substr(0, 7).c_str() : "-", r.train_seconds);
@@ -407,7 +419,9 @@ std::string FormatStop(const RunConfig& config, const TrainResult& result) {
   };
   std::vector<std::string> resolved;
   if (config.train.batch == TrainConfig::kAutoBatch) resolved.push_back(StrCat("batch ", result.config.batch));
-  if (config.train.lr_is_auto()) resolved.push_back(StrCat("lr ", number(result.config.lr)));
+  if (config.train.lr_is_auto() && result.config.traits().uses_learning_rate) {
+    resolved.push_back(StrCat("lr ", number(result.config.lr)));
+  }
   if (config.train.reg_is_auto()) resolved.push_back(StrCat("reg ", number(result.config.objective.l2)));
   for (size_t i = 0; i < resolved.size(); ++i) s += StrCat(i == 0 ? "auto: " : ", ", resolved[i]);
   if (result.epochs.empty()) return s;
@@ -417,6 +431,13 @@ std::string FormatStop(const RunConfig& config, const TrainResult& result) {
                              ": the training objective is at most ", number(100 * gap.relative()),
                              "% above its optimum")
                     : "";
+  // The objective a dual method solves regularizes the bias (loss.h); both objectives are reported.
+  if (result.config.objective.regularize_bias && gap.available) {
+    const Metrics& train = result.epochs.back().train;
+    s += StrCat(s.empty() ? "" : "\n", "objective solved ", number(train.objective),
+                " (the bias regularized as LIBLINEAR's -B 1 does: + l2/2 b^2 = ", number(train.bias_penalty),
+                "); without that term ", number(train.objective - train.bias_penalty));
+  }
   if (!result.converged) return s + (certificate.empty() ? "" : StrCat(s.empty() ? "" : "\n", certificate.substr(2)));
   if (!s.empty()) s += "\n";
   if (result.stopped_on_gap) {

@@ -194,6 +194,11 @@ void ResolveRunConfig(RunConfig& c, int processes, DataOrigin origin) {
     }
     c.train.workers = static_cast<int>(c.dpus);
   }
+  if (traits.row_duals && !backend.traits.keeps_row_duals) {
+    throw ConfigError("--algo", StrCat(c.train.algorithm, " keeps a dual per row, which the ", c.backend,
+                                       " backend does not: use --backend ",
+                                       JoinNames(BackendNamesWith([](const BackendTraits& t) { return t.keeps_row_duals; }), " or ")));
+  }
   c.train.ResolveDefaults();
   if (backend.traits.workers_are_devices) c.dpus = static_cast<uint32_t>(c.train.workers);
   c.train.ValidateWithoutData();

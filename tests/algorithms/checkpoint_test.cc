@@ -33,7 +33,7 @@ TrainConfig ConfigFor(std::string algo) {
   c.lr = 0.1;
   c.algorithm_options.As<AdmmOptions>("admm").rho = 0.1;
   c.workers = (algo == "sgd" || algo == "mbsgd") ? 1 : 4;
-  c.batch = algo == "sgd" ? 1 : (algo == "ga" || algo == "mbsgd" ? 32 : 8);
+  c.batch = algo == "sgd" || algo == "cocoa" ? 1 : (algo == "ga" || algo == "mbsgd" ? 32 : 8);
   c.schedule = LrSchedule::kInverse;
   c.lr_decay = 0.5;
   c.seed = 4;
@@ -76,7 +76,8 @@ void ExpectResumeMatchesUninterrupted(const std::string& backend_kind, std::stri
 TEST(Checkpoint, CpuResumeIsBitIdenticalForEveryAlgorithm) {
   const Dataset dense = testing::SmallDense(800, 30, 3);
   const Dataset sparse = testing::SmallSparse(1200, 1 << 10, 3);
-  for (std::string algo : {"sgd", "mbsgd", "ga", "ma", "admm", "admm-auto"}) {
+  // cocoa: its per-row duals are part of each worker's state.
+  for (std::string algo : {"sgd", "mbsgd", "ga", "ma", "admm", "admm-auto", "cocoa"}) {
     ExpectResumeMatchesUninterrupted("cpu", algo, dense);
     ExpectResumeMatchesUninterrupted("cpu", algo, sparse);
   }

@@ -20,7 +20,7 @@ void ExpectConfigError(TrainConfig c, const std::string& flag, uint64_t rows = 1
 
 TEST(TrainConfigValidation, EveryRuleNamesItsFlag) {
   TrainConfig c;
-  c.epochs = 0;
+  c.epochs = -1;
   ExpectConfigError(c, "--epochs");
   c = {};
   c.lr = -1;
@@ -113,13 +113,14 @@ namespace {
 TEST(AlgorithmRegistry, EveryAlgorithmRegistersItselfWithItsTraits) {
   std::vector<std::string> names;
   for (const AlgorithmTraits* t : RegisteredAlgorithms()) names.push_back(t->name);
-  EXPECT_EQ(names, (std::vector<std::string>{"sgd", "mbsgd", "ga", "ma", "dsgd", "admm"}));  // listing order
+  EXPECT_EQ(names, (std::vector<std::string>{"sgd", "mbsgd", "ga", "ma", "dsgd", "admm", "cocoa"}));  // listing order
   for (const AlgorithmTraits* t : RegisteredAlgorithms()) {
     EXPECT_EQ(&FindAlgorithm(t->name), t);
     for (const std::string& alias : t->aliases) EXPECT_EQ(&FindAlgorithm(alias), t) << alias;
     EXPECT_NE(MakeAlgorithm(t->name), nullptr);
     EXPECT_GE(t->default_batch, 1u);
-    EXPECT_EQ(t->default_workers > 1, t->distributed) << t->name;
+    if (!t->distributed) EXPECT_EQ(t->default_workers, 1) << t->name;
+    EXPECT_EQ(t->row_duals, !t->uses_learning_rate) << t->name;
     EXPECT_FALSE(t->title.empty());
   }
   EXPECT_EQ(FindAlgorithm("ga-sgd").name, "ga");
@@ -129,7 +130,10 @@ TEST(AlgorithmRegistry, EveryAlgorithmRegistersItselfWithItsTraits) {
   EXPECT_TRUE(FindAlgorithm("ma").averages_deltas_from_global);
   EXPECT_FALSE(FindAlgorithm("dsgd").averages_deltas_from_global);
   EXPECT_EQ(FindAlgorithm("sgd").default_batch, 1u);
-  EXPECT_EQ(DistributedAlgorithmNames(), "ga, ma, dsgd or admm");
+  EXPECT_EQ(DistributedAlgorithmNames(), "ga, ma, dsgd, admm or cocoa");
+  EXPECT_TRUE(FindAlgorithm("cocoa").row_duals);
+  EXPECT_TRUE(FindAlgorithm("cocoa").regularizes_bias);
+  EXPECT_EQ(FindAlgorithm("cocoa+").name, "cocoa");
   try {
     FindAlgorithm("newton");
     FAIL() << "accepted an unknown algorithm";

@@ -59,7 +59,7 @@ INSTANTIATE_TEST_SUITE_P(
                       Case{"mbsgd", 1, 1024, true},  // a sparse step split over the threads (10 non-zeros a row)
                       Case{"mbsgd", 1, 64, true},    // a sparse step under the threshold, inline
                       Case{"ga", 3, 256, true}, Case{"ma", 3, 16, true},
-                      Case{"admm", 3, 16, true}),
+                      Case{"admm", 3, 16, true}, Case{"cocoa", 6, 1, false}, Case{"cocoa", 3, 1, true}),
     [](const auto& info) {
       return info.param.algo + "_batch" + std::to_string(info.param.batch) + (info.param.sparse ? "_sparse" : "_dense");
     });

@@ -91,7 +91,7 @@ class RecordingBackend final : public IBackend {
     batch_sizes.push_back(batch_rows);
     inner_.GradientStep(rows, batch_rows, lr);
   }
-  void LocalSgd(const LocalSgdRequest& r) override { inner_.LocalSgd(r); }
+  void LocalSolve(const LocalSolveRequest& r) override { inner_.LocalSolve(r); }
   void AverageLocalModels() override { inner_.AverageLocalModels(); }
   ConsensusNorms Consensus(const ConsensusRule& rule) override { return inner_.Consensus(rule); }
   void ScaleOffsets(double factor) override { inner_.ScaleOffsets(factor); }

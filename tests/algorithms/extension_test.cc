@@ -58,13 +58,13 @@ class TwoPassAdmm final : public Algorithm {
     for (int pass = 0; pass < 2; ++pass) {
       const ShardPlan plan(LocalShards(part), config.batch, config.seed, 2 * static_cast<uint64_t>(epoch) + pass,
                            config.shuffle, part.first_worker);
-      LocalSgdRequest request;
+      LocalSolveRequest request;
       request.plan = &plan;
       request.num_steps = MaxShardBatches(part.total_rows, config.workers, config.batch);
       request.lr = config.LearningRate(epoch);
       request.solver = LocalSolver::kProximalSgd;
       request.prox = config.algorithm_options.As<TwoPassOptions>("admm2").prox;
-      backend.LocalSgd(request);
+      backend.LocalSolve(request);
       steps += request.num_steps;
     }
     const ConsensusNorms norms = backend.Consensus(MeanRule());
@@ -141,9 +141,9 @@ class CountingBackend final : public IBackend {
     ++verbs_;
     cpu_.GradientStep(rows, n, lr);
   }
-  void LocalSgd(const LocalSgdRequest& r) override {
+  void LocalSolve(const LocalSolveRequest& r) override {
     ++verbs_;
-    cpu_.LocalSgd(r);
+    cpu_.LocalSolve(r);
   }
   void AverageLocalModels() override {
     ++verbs_;

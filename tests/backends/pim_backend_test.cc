@@ -83,12 +83,12 @@ void ExpectMaRoundMatchesReference(const Dataset& data, const TrainConfig& c, ui
   PimBackend backend(pool, options);
   backend.Setup(data, c);
   const ShardPlan plan(MakeShards(data.num_rows(), c.workers), c.batch, seed, 0, true);
-  LocalSgdRequest req;
+  LocalSolveRequest req;
   req.plan = &plan;
   req.num_steps = steps;
   req.lr = c.lr;
   req.start_from_global = true;
-  backend.LocalSgd(req);
+  backend.LocalSolve(req);
   backend.AverageLocalModels();
   const LinearModel got = backend.ExportModel();
 

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # A run on P MPI ranks must give, bit for bit, the model (and metrics) of one process with the same number of
-# workers: GA-SGD, MA-SGD and ADMM; LR and SVM; dense and sparse data; the given backend.
+# workers: GA-SGD, MA-SGD, ADMM, D-PSGD and CoCoA; LR and SVM; dense and sparse data; the given backend.
 # Usage: mpi_equality.sh PIMOPT MPIRUN RANKS BACKEND WORKERS [MODELS]
 # MODELS (default "lr svm"): the models of the algorithm x data grid; the rest runs once whatever it is.
 set -euo pipefail
@@ -62,6 +62,11 @@ check "admm lr dense, adaptive penalty (--rho auto: residual balancing on residu
   --data dense.bin --algo admm --batch 32 --epochs 5 --lr 0.2
 check "dsgd lr dense over a torus (every process gathers the models for the gossip)" --data dense.bin --algo dsgd \
   --topology torus --batch 32 --epochs 2 --lr 0.2
+if [[ $backend == cpu ]]; then  # the backends that keep per-row duals
+  check "cocoa svm dense (the rows' duals stay with their ranks; the certificate sums over them)" --data dense.bin \
+    --test dense_test.bin --scale minmax --algo cocoa --model svm --epochs 6 --tol 1e-9
+  check "cocoa lr sparse, two passes per round" --data sparse.bin --algo cocoa --dual-passes 2 --epochs 3
+fi
 # Wide enough that one process and one rank take different code paths (parallel vs inline reductions): the
 # results must not depend on it (this caught fused multiply-adds contracted in one path only).
 check "ga lr sparse wide (70,000 features)" --data wide.bin --algo ga --batch 64 --epochs 2 --lr 0.5

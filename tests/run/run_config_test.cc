@@ -117,7 +117,16 @@ TEST(RunParams, DefaultsAreTheDeclaredOnesEverywhere) {
   given_lr.ResolveDefaults();  // a given --lr keeps its constant meaning, for --epochs epochs
   EXPECT_EQ(given_lr.schedule, LrSchedule::kConstant);
   EXPECT_EQ(given_lr.tol, 0.0);
-  EXPECT_EQ(train.epochs, 100);
+  EXPECT_EQ(train.epochs, 0);  // the algorithm's default
+  EXPECT_EQ(resolved.epochs, 100);
+  TrainConfig dual = train;
+  dual.algorithm = "cocoa";
+  dual.ResolveDefaults();  // no learning rate: no plateau to lower it at; the certificate's tolerance
+  EXPECT_EQ(dual.epochs, 1000);
+  EXPECT_EQ(dual.schedule, LrSchedule::kConstant);
+  EXPECT_EQ(dual.tol, TrainConfig::kDualTol);
+  EXPECT_TRUE(dual.objective.regularize_bias);
+  EXPECT_FALSE(resolved.objective.regularize_bias);
   EXPECT_EQ(c.scale, ScaleChoice::kMinMax);
   EXPECT_EQ(PimBackendOptions().tasklets, 16u);
   EXPECT_EQ(SourceOptions().positive_classes, (std::vector<int>{0, 2, 4, 6}));
@@ -162,7 +171,7 @@ TEST(ResolveRunConfig, EveryFlagIsCheckedBeforeAnyDataIsRead) {
   ExpectRefused({{"resume", "true"}}, "--resume", "needs --checkpoint");
   ExpectRefused({{"out", "/tmp/same"}, {"report", "/tmp/same"}}, "--report", "also the file of --out");
   ExpectRefused({{"out", "/no/such/dir/m.model"}}, "--out", "does not exist");
-  ExpectRefused({{"algo", "mbsgd"}}, "--algo", "under mpirun use ga, ma, dsgd or admm", 2);
+  ExpectRefused({{"algo", "mbsgd"}}, "--algo", "under mpirun use ga, ma, dsgd, admm or cocoa", 2);
   ExpectRefused({{"algo", "ga"}, {"workers", "3"}}, "--workers", "at least one worker per MPI rank", 4);
   ExpectRefused({{"algo", "ga"}, {"backend", "pim"}, {"project-dpus", "64"}}, "--project-dpus", "one process", 2);
   try {

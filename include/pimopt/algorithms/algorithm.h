@@ -63,15 +63,24 @@ struct AlgorithmTraits {
   int listing_order = 0;             // where it appears in lists and --help
   bool distributed = false;          // K workers, spread over MPI ranks; false: exactly one worker, one process
   int default_workers = 1;
+  int default_epochs = 100;  // --epochs when not given: the most epochs a run takes (stopping rules may end it earlier)
   BatchMeaning batch_meaning = BatchMeaning::kGlobal;
   uint64_t default_batch = 64;
   // Worker state, which backends allocate and checkpoints hold: the local model x_k, and with offsets a vector o_k
-  // of the model's size per worker (ADMM's scaled dual u_k), which makes LocalSgd's proximal solver (towards
+  // of the model's size per worker (ADMM's scaled dual u_k), which makes LocalSolve's proximal solver (towards
   // global - o_k), Consensus and ScaleOffsets available.
   bool worker_offsets = false;
   // Its synchronizations average local models that started from the global model (MA-SGD): what --sync-format
   // int16 / int8 can send as quantized deltas from the global model.
   bool averages_deltas_from_global = false;
+  // Per-row state: one dual variable beta_i in [0, 1] per training row, kept with the row's worker (zero at Setup,
+  // held by checkpoints), which LocalSolver::kDualCoordinateAscent updates and IBackend::RowDuals reads; the
+  // duality-gap certificate is then computed from these duals.
+  bool row_duals = false;
+  // The objective solved regularizes the bias, F_b = F + (l2/2) b^2 (Objective::regularize_bias; loss.h).
+  bool regularizes_bias = false;
+  // Its steps take --lr (every SGD method); false: --lr is refused as not meaningful (CoCoA's steps are exact).
+  bool uses_learning_rate = true;
   SyncScaling syncs = SyncScaling::kWithRowsPerWorker;
 };
 
@@ -133,6 +142,8 @@ std::unique_ptr<Algorithm> MakeAlgorithm(const std::string& name);
 std::string AlgorithmNamesWith(const std::function<bool(const AlgorithmTraits&)>& has);
 // The distributed algorithms' names.
 std::string DistributedAlgorithmNames();
+// The names of the algorithms whose traits satisfy `has`, as a list (for a parameter's AppliesWhen).
+std::vector<std::string> AlgorithmNameListWith(const std::function<bool(const AlgorithmTraits&)>& has);
 
 #define PIMOPT_REGISTER_ALGORITHM(Class, ...)                                    \
   [[maybe_unused]] static const bool pimopt_algorithm_registered_##Class =      \

@@ -34,20 +34,31 @@ namespace pimopt {
 
 class EpochProjector;
 
-// The local solver of a LocalSgd pass.
+// The local solver of a LocalSolve pass.
 enum class LocalSolver {
   kSgd,          // mini-batch SGD on the worker's loss with the L2 decay
   kProximalSgd,  // mini-batch SGD on the worker's share of the loss plus a proximal term towards its center
+  kDualCoordinateAscent,  // dual coordinate ascent on the worker's rows' duals (CoCoA+'s local subproblem)
 };
 
-// One call of LocalSgd: worker k runs local mini-batch steps [first_step, first_step + num_steps) of `plan`.
+// One call of LocalSolve: worker k runs local mini-batch steps [first_step, first_step + num_steps) of `plan`.
 // A step on batch beta with learning rate lr:
 //   g = weight_k * (1/|beta|) sum_{i in beta} c_i l'(x.a_i + b, y_i) a_i
 //   kSgd:          x <- x - lr (g + l2 x),          b <- b - lr g_b
 //   kProximalSgd:  x <- x - lr (g + prox (x - c_k)), b <- b - lr (g_b + prox (b - c_kb)),  c_k = global - o_k
 // weight_k = 1 for kSgd and K |shard_k| / N for kProximalSgd (the worker's share of the loss, so sum_k f_k = K *
 // mean loss); o_k is the worker's offset vector (zero unless a host rule wrote it).
-struct LocalSgdRequest {
+//
+// kDualCoordinateAscent (needs AlgorithmTraits::row_duals) visits the step's rows one after another; the lr is
+// unused. Each row i (a_i with the bias's constant 1 when the bias is fitted, c_i its cost, N the rows over all
+// workers, lambda = l2) moves its dual beta_i in [0, 1] to the maximizer of the local subproblem along it,
+//   beta_i' = argmax_b  psi(b) - (b - beta_i) m_i - (q_i / 2) (b - beta_i)^2,
+//   m_i = y_i x.a_i (the margin at the worker's model x),  q_i = sigma c_i ||a_i||^2 / (lambda N),
+// with psi(b) = b (hinge: b = clip(beta_i + (1 - m_i) / q_i, 0, 1)) or the binary entropy (logistic: a 1-D Newton
+// solve, model/dual_coordinate.h), then x <- x + sigma (beta_i' - beta_i) c_i y_i a_i / (lambda N). Started from the
+// global model w, x = w + sigma dw_k after the pass, where dw_k is the worker's change of
+// w(beta) = (1/(lambda N)) sum_i c_i beta_i y_i a_i (CoCoA+ with adding, Ma et al. 2015, sigma' = `sigma`).
+struct LocalSolveRequest {
   const ShardPlan* plan = nullptr;
   uint64_t first_step = 0;
   uint64_t num_steps = 0;
@@ -55,6 +66,7 @@ struct LocalSgdRequest {
   bool start_from_global = false;  // x_k <- global model first (a push); otherwise x_k goes on from where it was
   LocalSolver solver = LocalSolver::kSgd;
   double prox = 0;  // the proximal weight of kProximalSgd
+  double sigma = 1;  // the subproblem's scaling sigma' of kDualCoordinateAscent (CoCoA+: the number of workers)
 };
 
 // A host rule: how the host turns the workers' combined vectors into the next global model, coordinate by
@@ -118,8 +130,8 @@ class IBackend {
   //   w <- w - lr (G / n_batch + l2 w),  b <- b - lr G_b / n_batch,   n_batch = batch_rows (over all workers).
   virtual void GradientStep(std::span<const std::span<const uint32_t>> worker_rows, uint64_t batch_rows, double lr) = 0;
 
-  // Local SGD on every worker (see LocalSgdRequest).
-  virtual void LocalSgd(const LocalSgdRequest& request) = 0;
+  // Local SGD on every worker (see LocalSolveRequest).
+  virtual void LocalSolve(const LocalSolveRequest& request) = 0;
 
   // global <- (1/K) sum_k x_k (model averaging; with K = 1 a copy).
   virtual void AverageLocalModels() = 0;
@@ -151,12 +163,16 @@ class IBackend {
   // diagnostics from the workers; that is never counted as training traffic or time.
   virtual std::map<std::string, double> Counters() { return {}; }
 
+  // The duals beta_i of this process's rows, in local row order (with AlgorithmTraits::row_duals; else empty), for
+  // the duality-gap certificate. A diagnostic read, never counted as training traffic or time.
+  virtual std::vector<float> RowDuals() { return {}; }
+
   // Checkpointing (after Setup): the state that the next verbs depend on.
   virtual BackendState SaveState() = 0;
   virtual void RestoreState(const BackendState& state) = 0;
 
   // A front end's check between steps (the Python package's Ctrl-C): every backend calls CheckBeforeStep() at the
-  // start of each GradientStep and LocalSgd. The check may throw, which abandons the run like any error.
+  // start of each GradientStep and LocalSolve. The check may throw, which abandons the run like any error.
   void SetStepCheck(std::function<void()> check) { step_check_ = std::move(check); }
 
  protected:

@@ -42,13 +42,27 @@ struct DualityGap {
   double relative() const;
 };
 
+// What fixes the certificate's integer scales: the largest row cost c_i and |x| (1 at least with a regularized bias)
+// over all processes' rows, and N. A run computes them once (a pass over the values) and passes them to every gap.
+// Collective.
+struct DualityGapScales {
+  double total_rows = 0;
+  double max_cost = 0;
+  double max_x = 0;
+};
+DualityGapScales ComputeDualityGapScales(const Dataset& local, const Objective& objective, Communicator& comm);
+
 // The gap of `model` on the training rows, whose objective P(w, b) = `primal` the caller has evaluated (over all
 // rows, in row order); `local` holds this process's rows (all of them in one process). Collective: every rank
 // calls it and gets the same result.
 // `pieces` are the local rows of the workers' shards (LocalShards; empty: all local rows as one piece): dense rows
 // are summed in double within fixed chunks of a piece and each chunk's sums rounded to integers, so the result is
 // the same however the pieces are split over processes and threads.
+// `row_duals`: the dual variables beta_i in [0, 1] of a dual solver (one per local row, in row order; CoCoA's), used
+// instead of the duals built from the margins. With Objective::regularize_bias the objective is F_b = P + (l2/2) b^2,
+// whose dual has v's bias coordinate (1/N) sum_i c_i beta_i y_i in g* and no constraint.
 DualityGap ComputeDualityGap(const LinearModel& model, const Dataset& local, const Objective& objective, double primal,
-                             ThreadPool* pool, Communicator& comm, std::span<const Shard> pieces = {});
+                             ThreadPool* pool, Communicator& comm, std::span<const Shard> pieces = {},
+                             std::span<const float> row_duals = {}, const DualityGapScales* scales = nullptr);
 
 }  // namespace pimopt

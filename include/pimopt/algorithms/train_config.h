@@ -38,7 +38,7 @@ struct TrainConfig {
   std::string algorithm;  // a registered algorithm name (algorithm.h)
   Objective objective;
   int workers;     // K: data shards / workers; 0 = the algorithm's default (ResolveDefaults)
-  int epochs;
+  int epochs;      // 0 = the algorithm's default (ResolveDefaults)
   double tol;      // the stopping rule's tolerance (see the parameter's help); kAutoTol until ResolveDefaults
   uint64_t batch;  // rows per step, as the algorithm's traits say; kAutoBatch: AutoBatch (ResolveAuto)
   double lr;  // kAutoLr: derived from the data (ResolveAuto)
@@ -58,6 +58,7 @@ struct TrainConfig {
   static constexpr double kAutoLr = 0;    // --lr auto
   static constexpr double kAutoTol = -1;  // --tol auto: kPlateauTol with the plateau schedule, else 0
   static constexpr double kPlateauTol = 1e-3;
+  static constexpr double kDualTol = 1e-2;  // --tol auto of a method without a learning rate (CoCoA)
   static constexpr double kAutoReg = -1;  // --reg auto
   // The plateau schedule: kPlateauPatience epochs in a row that lower the best training objective so far by less
   // than tol (relative) are a plateau; it divides the learning rate by kPlateauDrop at each and stops the run at the
@@ -68,8 +69,9 @@ struct TrainConfig {
 
   // The traits the algorithm declared (ConfigError naming --algo for an unknown name).
   const AlgorithmTraits& traits() const;
-  // Replaces what needs no data: the unset (0) worker count by the algorithm's default, --lr-schedule auto by
-  // plateau (--lr auto) or constant (a given --lr), --tol auto by kPlateauTol (plateau) or 0.
+  // Replaces what needs no data: the unset (0) worker and epoch counts by the algorithm's defaults, --lr-schedule
+  // auto by plateau (--lr auto) or constant (a given --lr, or an algorithm without a learning rate), --tol auto by
+  // kDualTol (an algorithm without a learning rate), kPlateauTol (plateau) or 0.
   void ResolveDefaults();
   // Replaces --lr auto and --reg auto by values derived from the training set (docs/algorithms.md "Defaults"):
   // batch = AutoBatch, reg = 1 / rows (LIBLINEAR's C = 1), lr = AutoLearningRate.

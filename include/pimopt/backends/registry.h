@@ -27,6 +27,8 @@ struct BackendTraits {
   // --project-dpus/--project-rows-per-dpu project to other sizes.
   bool workers_are_devices = false;
   bool projects_epochs = false;  // its instances offer an EpochProjector (projection.h)
+  // It keeps per-row duals with the workers and runs LocalSolver::kDualCoordinateAscent (AlgorithmTraits::row_duals).
+  bool keeps_row_duals = false;
 };
 
 // The machine a backend's options describe, for a planner: its name and how many workers it holds.

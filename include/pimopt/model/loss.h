@@ -3,8 +3,10 @@
 //   hinge:    l(z, y) = max(0, 1 - y z),           dl/dz = -y if y z < 1 else 0 (a subgradient)
 // The training objective (what every algorithm minimizes) is
 //   F(w, b) = (1/N) sum_i c_i l(w.x_i + b, y_i) + (l2/2) ||w||^2 + l1 ||w||_1
-// with c_i = sample weight x class weight (positive_weight for y=+1, negative_weight for y=-1). The bias b is
-// never regularized. l1 > 0 is only available through ADMM's consensus step.
+// with c_i = sample weight x class weight (positive_weight for y=+1, negative_weight for y=-1). The bias b is not
+// regularized, except by the dual method (CoCoA), which solves F_b(w, b) = F(w, b) + (l2/2) b^2 as LIBLINEAR does
+// (the bias as a feature of constant value 1; Objective::regularize_bias). l1 > 0 is only available through ADMM's
+// consensus step.
 #pragma once
 
 #include <cmath>
@@ -37,6 +39,8 @@ struct Objective {
   double positive_weight = 1.0;
   double negative_weight = 1.0;
   bool fit_bias = true;
+  // The objective solved is F_b = F + (l2/2) b^2 (set from the algorithm's traits, AlgorithmTraits::regularizes_bias).
+  bool regularize_bias = false;
 
   float ClassWeight(float y) const { return static_cast<float>(y > 0 ? positive_weight : negative_weight); }
 };

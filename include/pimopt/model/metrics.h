@@ -17,7 +17,9 @@ struct Metrics {
   double auc = 0;         // exact ROC-AUC with ties counted as 1/2; NaN when only one class is present
   double log_loss = 0;    // mean log(1 + exp(-y z)), unweighted
   double hinge_loss = 0;  // mean max(0, 1 - y z), unweighted
-  double objective = 0;   // the training objective F(w, b) (weighted loss + regularization), see loss.h
+  double objective = 0;   // the training objective F(w, b) (weighted loss + regularization), see loss.h; F_b with
+                          // Objective::regularize_bias
+  double bias_penalty = 0;  // (l2/2) b^2, included in `objective` with Objective::regularize_bias (else 0)
 };
 
 std::vector<float> ComputeScores(const LinearModel& model, const Dataset& data, ThreadPool* pool = nullptr);

@@ -105,7 +105,9 @@ void CpuBackend::Setup(const Dataset& train, const TrainConfig& config, const Pa
   touched_.assign(data_->is_sparse() ? workers_ : 0, {});
   derivs_.assign(workers_, {});
   shard_sizes_.clear();
-  for (const Shard& s : LocalShards(part)) shard_sizes_.push_back(s.size());
+  shards_ = LocalShards(part);
+  for (const Shard& s : shards_) shard_sizes_.push_back(s.size());
+  SetupRowDuals();
   phase_seconds_.clear();
   traffic_ = {};
 }
@@ -442,7 +444,7 @@ void CpuBackend::FoldGlobalScale() {
   global_scale_ = 1.0f;
 }
 
-void CpuBackend::RunLocalDense(int k, const LocalSgdRequest& req) {
+void CpuBackend::RunLocalDense(int k, const LocalSolveRequest& req) {
   const Dataset& data = *data_;
   const Objective& obj = config_.objective;
   float* x = local_[k].data();
@@ -490,7 +492,7 @@ void CpuBackend::RunLocalDense(int k, const LocalSgdRequest& req) {
   }
 }
 
-void CpuBackend::RunLocalSparse(int k, const LocalSgdRequest& req) {
+void CpuBackend::RunLocalSparse(int k, const LocalSolveRequest& req) {
   const Dataset& data = *data_;
   const Objective& obj = config_.objective;
   float* x = local_[k].data();
@@ -535,20 +537,24 @@ void CpuBackend::RunLocalSparse(int k, const LocalSgdRequest& req) {
   for (size_t j = 0; j < n_; ++j) x[j] = (shift ? shift[j] : 0.0f) + s * y[j];
 }
 
-void CpuBackend::LocalSgd(const LocalSgdRequest& req) {
+void CpuBackend::LocalSolve(const LocalSolveRequest& req) {
   CheckBeforeStep();
   const auto t0 = StartPhase();
   PIMOPT_CHECK(req.plan && req.plan->num_workers() == workers_);
   const bool proximal = req.solver == LocalSolver::kProximalSgd;
   PIMOPT_CHECK(!proximal || !offset_.empty(), "proximal steps need worker offsets (AlgorithmTraits)");
+  const bool dual = req.solver == LocalSolver::kDualCoordinateAscent;
+  PIMOPT_CHECK(!dual || !row_duals_.empty() || data_->num_rows() == 0, "dual steps need row duals (AlgorithmTraits)");
   FoldGlobalScale();
-  if (data_->is_sparse()) scratch_zero_ = false;  // the local steps keep the scaled local models y there
+  if (data_->is_sparse() && !dual) scratch_zero_ = false;  // the local SGD steps keep the scaled models y there
   auto worker = [&](size_t k) {
     if (req.start_from_global) std::copy(global_.begin(), global_.end(), local_[k].begin());
     if (proximal) {
       for (size_t j = 0; j <= n_; ++j) shift_[k][j] = global_[j] - offset_[k][j];  // the center global - o_k
     }
-    if (data_->is_sparse()) {
+    if (dual) {
+      RunLocalDual(static_cast<int>(k), req);
+    } else if (data_->is_sparse()) {
       RunLocalSparse(static_cast<int>(k), req);
     } else {
       RunLocalDense(static_cast<int>(k), req);
@@ -565,7 +571,8 @@ void CpuBackend::LocalSgd(const LocalSgdRequest& req) {
   const double values_per_row =
       data_->is_sparse() ? static_cast<double>(data_->csr().val.size()) / std::max<uint64_t>(1, data_->num_rows())
                          : static_cast<double>(n_);
-  const double vector_passes = (req.start_from_global ? 1 : 0) + (proximal ? 1 : 0) + (data_->is_sparse() ? 2 : 0);
+  const double vector_passes =
+      (req.start_from_global ? 1 : 0) + (proximal ? 1 : 0) + (data_->is_sparse() && !dual ? 2 : 0);
   const double work_ns = (2.0 * static_cast<double>(rows) * values_per_row +
                           vector_passes * static_cast<double>(workers_) * static_cast<double>(n_ + 1)) *
                          kDenseNsPerMultiplyAdd;
@@ -721,12 +728,16 @@ BackendState CpuBackend::SaveState() {
     auto& vectors = state.per_worker.emplace_back();
     vectors.push_back(Words(local_[k]));
     if (!offset_.empty()) vectors.push_back(Words(offset_[k]));
+    if (!row_duals_.empty()) {
+      vectors.push_back(Words(std::vector<float>(row_duals_.begin() + shards_[k].begin,
+                                                 row_duals_.begin() + shards_[k].end)));
+    }
   }
   return state;
 }
 
 void CpuBackend::RestoreState(const BackendState& state) {
-  const size_t per_worker = offset_.empty() ? 1 : 2;
+  const size_t per_worker = 1 + (offset_.empty() ? 0 : 1) + (row_duals_.empty() ? 0 : 1);
   // Checkpoints written before the lazy scale existed hold the global model alone (scale 1).
   bool fits = (state.shared.size() == 1 || (state.shared.size() == 2 && state.shared[1].size() == 1)) &&
               state.per_worker.size() == local_.size();
@@ -743,6 +754,14 @@ void CpuBackend::RestoreState(const BackendState& state) {
   for (int k = 0; k < workers_; ++k) {
     FromWords(state.per_worker[k][0], local_[k]);
     if (!offset_.empty()) FromWords(state.per_worker[k][1], offset_[k]);
+    if (!row_duals_.empty()) {
+      std::vector<float> duals(shards_[k].size());
+      FromWords(state.per_worker[k].back(), duals);
+      for (float b : duals) {
+        if (!(b >= 0.0f && b <= 1.0f)) throw InputError("checkpoint: a row's dual is outside [0, 1]");
+      }
+      std::copy(duals.begin(), duals.end(), row_duals_.begin() + shards_[k].begin);
+    }
   }
 }
 
@@ -775,6 +794,7 @@ BackendRegistration CpuRegistration() {
   r.traits.help = "K workers on a thread pool, float32";
   r.traits.listing_order = 10;
   r.traits.param_group = "Run";
+  r.traits.keeps_row_duals = true;
   r.default_options = [] { return std::any(); };
   r.resolve = [](std::any&, int) {};
   r.make = [](ThreadPool& pool, const std::any&) -> std::unique_ptr<IBackend> {

@@ -26,7 +26,7 @@ using Clock = std::chrono::steady_clock;
 double Since(Clock::time_point t) { return std::chrono::duration<double>(Clock::now() - t).count(); }
 constexpr size_t kReduceBlock = 4096;  // coordinates per host-reduction task
 // The kernel updates only touched coordinates when a step has fewer non-zeros than the model has coordinates divided
-// by this (LocalSgd without decay; docs/pim-backend.md "Sparse local steps").
+// by this (LocalSolve without decay; docs/pim-backend.md "Sparse local steps").
 constexpr uint64_t kSparseUpdateRatio = 1;
 
 // v / divisor rounded toward zero, as C++'s '/': by shifts when the divisor is a power of two (DPU counts usually
@@ -246,7 +246,7 @@ void PimBackend::GradientStep(std::span<const std::span<const uint32_t>> worker_
       t0, comm_s0);
 }
 
-void PimBackend::LocalSgd(const LocalSgdRequest& req) {
+void PimBackend::LocalSolve(const LocalSolveRequest& req) {
   const bool proximal = req.solver == LocalSolver::kProximalSgd;
   PIMOPT_CHECK(!proximal || !offset_.empty(), "proximal steps need worker offsets (AlgorithmTraits)");
   CheckBeforeStep();

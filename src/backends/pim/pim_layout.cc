@@ -18,6 +18,10 @@ using pimbackend::LinearKernelArgs;
 void PimBackend::Setup(const Dataset& train, const TrainConfig& config, const Partition& part, Communicator& comm) {
   PIMOPT_CHECK(part.local_rows == train.num_rows() && part.total_workers == config.workers,
                "the training rows do not match the partition");
+  if (config.traits().row_duals) {
+    throw ConfigError("--algo", StrCat(config.algorithm, " keeps a dual per row, which the pim backend does not yet: "
+                                       "run it on the cpu backend"));
+  }
   profile_ = options_.ResolveProfile();
   if (part.local_workers > static_cast<int>(profile_.num_dpus)) {
     throw ConfigError("--dpus", StrCat(part.local_workers, " DPUs requested", part.distributed() ? " per process" : "",

@@ -35,7 +35,7 @@ class CpuBackend final : public IBackend {
   using IBackend::Setup;
   void Setup(const Dataset& local_train, const TrainConfig& config, const Partition& part, Communicator& comm) override;
   void GradientStep(std::span<const std::span<const uint32_t>> worker_rows, uint64_t batch_rows, double lr) override;
-  void LocalSgd(const LocalSgdRequest& request) override;
+  void LocalSolve(const LocalSolveRequest& request) override;
   void AverageLocalModels() override;
   ConsensusNorms Consensus(const ConsensusRule& rule) override;
   void ScaleOffsets(double factor) override;
@@ -44,6 +44,7 @@ class CpuBackend final : public IBackend {
   void ExportModelInto(LinearModel& into) const override;
   std::map<std::string, double> PhaseSeconds() const override { return phase_seconds_; }
   TrafficCounters Traffic() const override { return traffic_; }
+  std::vector<float> RowDuals() override { return row_duals_; }
   BackendState SaveState() override;
   void RestoreState(const BackendState& state) override;
 
@@ -78,8 +79,11 @@ class CpuBackend final : public IBackend {
                           const PhaseStart& t0, int threads);
   // Multiplies the lazily kept scale into the weights (global_scale_ becomes 1).
   void FoldGlobalScale();
-  void RunLocalDense(int k, const LocalSgdRequest& request);
-  void RunLocalSparse(int k, const LocalSgdRequest& request);
+  void RunLocalDense(int k, const LocalSolveRequest& request);
+  void RunLocalSparse(int k, const LocalSolveRequest& request);
+  // LocalSolver::kDualCoordinateAscent on worker k's rows (cpu_dual_ascent.cc).
+  void RunLocalDual(int k, const LocalSolveRequest& request);
+  void SetupRowDuals();
   void CountSync(bool push, bool pull);
 
   ThreadPool& pool_;
@@ -103,6 +107,9 @@ class CpuBackend final : public IBackend {
   std::vector<std::vector<float>> shift_;    // per worker: global - o_k during a proximal local phase
   std::vector<std::vector<float>> derivs_;   // per worker: per-row derivatives of the current batch
   std::vector<uint64_t> shard_sizes_;
+  std::vector<Shard> shards_;              // this process's workers' rows (local row ranges)
+  std::vector<float> row_duals_;           // beta_i per local row (AlgorithmTraits::row_duals)
+  std::vector<double> row_sq_norms_;       // ||a_i||^2 per local row, the bias's constant 1 included
   struct RowChunk {
     int worker;
     size_t begin, end;  // positions in the worker's row list

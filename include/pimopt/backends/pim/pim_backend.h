@@ -87,7 +87,7 @@ class PimBackend final : public IBackend, public EpochProjector {
   using IBackend::Setup;
   void Setup(const Dataset& local_train, const TrainConfig& config, const Partition& part, Communicator& comm) override;
   void GradientStep(std::span<const std::span<const uint32_t>> worker_rows, uint64_t batch_rows, double lr) override;
-  void LocalSgd(const LocalSgdRequest& request) override;
+  void LocalSolve(const LocalSolveRequest& request) override;
   void AverageLocalModels() override;
   ConsensusNorms Consensus(const ConsensusRule& rule) override;
   void ScaleOffsets(double factor) override;

@@ -1,0 +1,215 @@
+// CoCoA+ (src/algorithms/cocoa.cc): the dual coordinate step against its closed form and its optimality condition,
+// the optimum of the objective it solves against an independent Newton solver, the certificate's validity (weak
+// duality at every epoch, a dual that never falls), the model equal to w(beta) of the duals the workers keep, and
+// the same bits for every thread count.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstring>
+#include <vector>
+
+#include "pimopt/algorithms/duality_gap.h"
+#include "pimopt/algorithms/train.h"
+#include "pimopt/backends/cpu/cpu_backend.h"
+#include "pimopt/core/error.h"
+#include "pimopt/core/thread_pool.h"
+#include "pimopt/model/dual_coordinate.h"
+#include "pimopt/model/metrics.h"
+#include "pimopt/run/pipeline.h"
+#include "pimopt/run/run_config.h"
+#include "test_util.h"
+
+namespace pimopt {
+namespace {
+
+// psi(b) - (b - beta) m - (q/2)(b - beta)^2, the function a step maximizes.
+double StepObjective(LossKind loss, double b, double beta, double m, double q) {
+  double psi = b;
+  if (loss == LossKind::kLogistic) {
+    auto xlogx = [](double x) { return x > 0 ? x * std::log(x) : 0.0; };
+    psi = -xlogx(b) - xlogx(1 - b);
+  }
+  return psi - (b - beta) * m - 0.5 * q * (b - beta) * (b - beta);
+}
+
+TEST(DualCoordinateStep, HingeIsTheClippedClosedForm) {
+  EXPECT_DOUBLE_EQ(DualCoordinateStep(LossKind::kHinge, 0.2, 0.5, 2.0), 0.2 + 0.5 / 2.0);
+  EXPECT_EQ(DualCoordinateStep(LossKind::kHinge, 0.9, -3.0, 1.0), 1.0);  // clipped above
+  EXPECT_EQ(DualCoordinateStep(LossKind::kHinge, 0.1, 4.0, 1.0), 0.0);   // clipped below
+  EXPECT_EQ(DualCoordinateStep(LossKind::kHinge, 0.3, 0.5, 0.0), 1.0);   // q = 0: the linear function's end
+  EXPECT_EQ(DualCoordinateStep(LossKind::kHinge, 0.3, 1.5, 0.0), 0.0);
+}
+
+TEST(DualCoordinateStep, LogisticMaximizesItsSubproblemEverywhere) {
+  for (double beta : {0.0, 1e-9, 0.3, 0.5, 0.999, 1.0}) {
+    for (double m : {-40.0, -3.0, -0.1, 0.0, 0.7, 5.0, 40.0}) {
+      for (double q : {1e-6, 0.01, 1.0, 50.0, 1e6}) {
+        const double b = DualCoordinateStep(LossKind::kLogistic, beta, m, q);
+        ASSERT_TRUE(b >= 0 && b <= 1) << beta << " " << m << " " << q;
+        const double best = StepObjective(LossKind::kLogistic, b, beta, m, q);
+        // No nearby point does better (the function is concave, so this is the maximum).
+        for (double h : {1e-7, 1e-5, 1e-3}) {
+          for (double other : {b - h, b + h}) {
+            if (other <= 0 || other >= 1) continue;
+            EXPECT_LE(StepObjective(LossKind::kLogistic, other, beta, m, q), best + 1e-12)
+                << "beta " << beta << " m " << m << " q " << q << " b " << b;
+          }
+        }
+      }
+    }
+  }
+  // q = 0: the logistic loss's own dual of the margin, 1 / (1 + e^m).
+  EXPECT_NEAR(DualCoordinateStep(LossKind::kLogistic, 0.5, 1.0, 0.0), 1 / (1 + std::exp(1.0)), 1e-15);
+}
+
+TrainConfig CocoaConfig(LossKind loss, int workers, double tol = 1e-2) {
+  TrainConfig c;
+  c.algorithm = "cocoa";
+  c.objective.loss = loss;
+  c.objective.l2 = 1e-2;
+  c.workers = workers;
+  c.epochs = 400;
+  c.tol = tol;
+  c.seed = 5;
+  return c;
+}
+
+// The logistic optimum of F_b from Newton's method: CoCoA+ on 1 and 4 workers ends within its own certificate of it,
+// and its dual is below it (weak duality), at every epoch where the gap was computed.
+TEST(Cocoa, ReachesTheNewtonOptimumWithinItsOwnCertificate) {
+  const Dataset data = testing::SmallDense(600, 12, 9);
+  for (int workers : {1, 4}) {
+    TrainConfig config = CocoaConfig(LossKind::kLogistic, workers, 1e-4);
+    config.objective.positive_weight = 2;  // class weights enter the duals' boxes and the certificate
+    config.ResolveDefaults();
+    const double optimum = Evaluate(testing::NewtonLogisticOptimum(data, config.objective), data,
+                                    config.objective).objective;
+    const TrainResult r = testing::TrainCpu(data, config);
+    ASSERT_TRUE(r.stopped_on_gap) << workers << " workers";
+    const DualityGap& gap = r.epochs.back().gap;
+    const double f = r.epochs.back().train.objective;
+    EXPECT_GE(f, optimum * (1 - 1e-9));
+    EXPECT_LE((f - optimum) / f, gap.relative() + 1e-9) << workers << " workers";
+    EXPECT_LE(gap.relative(), 1e-4);
+    for (const EpochRecord& e : r.epochs) {
+      if (e.gap.available) EXPECT_LE(e.gap.dual, optimum * (1 + 1e-9)) << "epoch " << e.epoch;
+    }
+  }
+}
+
+// CoCoA+ with sigma' = K never lowers the dual (Ma et al. 2015): a wrong scaling (or averaging instead of adding)
+// would. Hinge and logistic, dense and sparse, 1 and 6 workers; the gap is computed after every epoch here.
+TEST(Cocoa, TheDualNeverFallsAndTheCertificateHolds) {
+  const Dataset dense = testing::SmallDense(900, 20, 4);
+  const Dataset sparse = testing::SmallSparse(1200, 1 << 9, 4);
+  for (const Dataset* data : {&dense, &sparse}) {
+    for (LossKind loss : {LossKind::kHinge, LossKind::kLogistic}) {
+      for (int workers : {1, 6}) {
+        TrainConfig config = CocoaConfig(loss, workers, 1e-9);
+        config.epochs = 12;
+        ThreadPool pool(2);
+        CpuBackend backend(pool);
+        TrainOptions options;
+        options.on_epoch = [](const EpochRecord&) {};
+        const TrainResult r = Train(*data, nullptr, config, backend, options);
+        double last_dual = -INFINITY;
+        int gaps = 0;
+        for (const EpochRecord& e : r.epochs) {
+          if (!e.gap.available) continue;
+          ++gaps;
+          EXPECT_GE(e.gap.dual, last_dual - 1e-6 * std::fabs(last_dual))
+              << LossName(loss) << ", " << workers << " workers, epoch " << e.epoch;
+          // Weak duality, up to the rounding of the float scores the primal is computed from.
+          EXPECT_LE(e.gap.dual, e.train.objective + 1e-6 * std::fabs(e.train.objective));
+          last_dual = e.gap.dual;
+        }
+        EXPECT_GE(gaps, 3) << "the gap is computed after the epochs that lower F by less than 1%";
+        if (loss == LossKind::kLogistic) continue;  // at the logistic optimum the margins give the optimal duals too
+        // For the hinge loss the certificate of the workers' own duals is tighter than the one built from the
+        // margins (whose duals are 0 or 1).
+        const std::vector<float> duals = backend.RowDuals();
+        ASSERT_EQ(duals.size(), data->num_rows());
+        const DualityGap from_margins = ComputeDualityGap(r.model, *data, r.config.objective,
+                                                          r.epochs.back().train.objective, &pool, SingleProcess());
+        EXPECT_LE(r.epochs.back().gap.gap(), from_margins.gap() + 1e-12) << LossName(loss) << " " << workers;
+      }
+    }
+  }
+}
+
+// The model the workers' updates built is w(beta) = (1/(lambda N)) sum_i c_i beta_i y_i a_i of the duals they keep.
+TEST(Cocoa, TheModelIsTheDualsImage) {
+  const Dataset data = testing::SmallDense(800, 15, 2);
+  TrainConfig config = CocoaConfig(LossKind::kHinge, 4, 0);
+  config.epochs = 5;
+  config.objective.negative_weight = 0.5;
+  ThreadPool pool(2);
+  CpuBackend backend(pool);
+  const TrainResult r = Train(data, nullptr, config, backend, {});
+  const std::vector<float> beta = backend.RowDuals();
+  std::vector<double> w(data.num_features() + 1, 0.0);
+  const double scale = 1.0 / (r.config.objective.l2 * static_cast<double>(data.num_rows()));
+  for (size_t i = 0; i < data.num_rows(); ++i) {
+    ASSERT_TRUE(beta[i] >= 0.0f && beta[i] <= 1.0f);
+    const float y = data.labels()[i];
+    const double q = r.config.objective.ClassWeight(y) * beta[i] * y * scale;
+    for (size_t j = 0; j < data.num_features(); ++j) w[j] += q * data.dense_row(i)[j];
+    w[data.num_features()] += q;
+  }
+  double largest = 0;
+  for (double v : w) largest = std::max(largest, std::fabs(v));
+  ASSERT_GT(largest, 0.01);
+  for (size_t j = 0; j < data.num_features(); ++j) EXPECT_NEAR(r.model.weights[j], w[j], 1e-5 * largest) << j;
+  EXPECT_NEAR(r.model.bias, w[data.num_features()], 1e-5 * largest);
+}
+
+TEST(Cocoa, NoBiasKeepsTheBiasAtZero) {
+  TrainConfig config = CocoaConfig(LossKind::kHinge, 2, 0);
+  config.epochs = 3;
+  config.objective.fit_bias = false;
+  const TrainResult r = testing::TrainCpu(testing::SmallDense(500, 10, 3), config);
+  EXPECT_EQ(r.model.bias, 0.0f);
+  EXPECT_FALSE(r.config.objective.regularize_bias);
+}
+
+// The same bits with 1, 2 and 5 threads (every split into processes: tests/run/pipeline_test.cc, tests/mpi).
+TEST(Cocoa, SameBitsForEveryThreadCount) {
+  const Dataset data = testing::SmallSparse(1500, 1 << 10, 8);
+  TrainConfig config = CocoaConfig(LossKind::kLogistic, 6, 0);
+  config.epochs = 3;
+  const TrainResult one = testing::TrainCpu(data, config, 1);
+  for (int threads : {2, 5}) {
+    const TrainResult many = testing::TrainCpu(data, config, threads);
+    EXPECT_EQ(one.model.weights, many.model.weights) << threads << " threads";
+    EXPECT_EQ(one.model.bias, many.model.bias);
+  }
+}
+
+TEST(Cocoa, RefusesWhatItCannotSolve) {
+  TrainConfig config = CocoaConfig(LossKind::kHinge, 2);
+  config.objective.l2 = 0;
+  try {
+    testing::TrainCpu(testing::SmallDense(200, 5, 1), config);
+    FAIL() << "no L2: no dual";
+  } catch (const ConfigError& e) {
+    EXPECT_NE(std::string(e.what()).find("--reg"), std::string::npos) << e.what();
+  }
+  config = CocoaConfig(LossKind::kHinge, 2);
+  config.batch = 4;
+  EXPECT_THROW(testing::TrainCpu(testing::SmallDense(200, 5, 1), config), ConfigError);
+  for (const auto& [name, value] : std::vector<std::pair<std::string, std::string>>{{"lr", "0.1"}, {"backend", "pim"}}) {
+    RunConfig run;
+    SetParam(run, "data", "dense:rows=100");
+    SetParam(run, "algo", "cocoa");
+    SetParam(run, name, value);
+    try {
+      ResolveRunConfig(run, 1);
+      FAIL() << "--" << name << " " << value << " accepted with cocoa";
+    } catch (const ConfigError& e) {
+      EXPECT_NE(std::string(e.what()).find(name == "lr" ? "--lr" : "--algo"), std::string::npos) << e.what();
+    }
+  }
+}
+
+}  // namespace
+}  // namespace pimopt

@@ -15,9 +15,16 @@ PIMOPT = os.environ.get("PIMOPT", os.path.join(ROOT, "build", "pimopt"))
 STUDY_SETTINGS = [("--scale", "none"), ("--reg", "1e-5"), ("--lr", "0.1"), ("--epochs", "10")]
 
 
+# The algorithms without a learning rate (pimopt refuses --lr for them).
+NO_LEARNING_RATE = {"cocoa", "cocoa+"}
+
+
 def with_study_settings(args):
-    """ARGS plus the STUDY_SETTINGS it does not set."""
-    return list(args) + [x for flag, value in STUDY_SETTINGS if flag not in args for x in (flag, value)]
+    """ARGS plus the STUDY_SETTINGS it does not set (no --lr for an algorithm that takes none)."""
+    args = list(args)
+    algo = args[args.index("--algo") + 1] if "--algo" in args else None
+    skip = {"--lr"} if algo in NO_LEARNING_RATE else set()
+    return args + [x for flag, value in STUDY_SETTINGS if flag not in args and flag not in skip for x in (flag, value)]
 
 
 def train(args, report, backend="pim"):

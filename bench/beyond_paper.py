@@ -6,7 +6,8 @@ Three workloads on which the algorithms differ in quality:
   yfcc     a dense YFCC-shaped set with overlapping classes (label noise, a weak planted direction);
   criteo   a sparse Criteo-shaped set (hashed categorical fields, 3% positives, PIM-Opt's 15:0.5 class weights);
   fashion  the real built-in fashion-mnist (60,000 rows x 784 features, min-max scaled; its test set).
-Every algorithm (GA-SGD, MA-SGD, ADMM and D-PSGD over a ring, a 2-D torus and the chip/rank hierarchy) runs on every
+Every algorithm (GA-SGD, MA-SGD, ADMM, D-PSGD over a ring, a 2-D torus and the chip/rank hierarchy, and CoCoA+, the
+dual method that, like ADMM, synchronizes once per epoch) runs on every
 profile: today's `pim-opt`, `host-x2`, `host-x4`, `links-rank`, `links-system` (the sums of GA-SGD, MA-SGD and ADMM
 as all-reduces, D-PSGD's gossip DPU to DPU) and, for the sparse workload, today's hardware with compacted
 synchronization (`--sync-format auto`: index/value pairs up) and with asynchronous transfers (`--transfers async`:
@@ -45,17 +46,22 @@ PROJECT_DPUS = 2048
 LINK_SWEEP = [0.63e9 / 64, 0.63e9 / 16, 0.63e9 / 4, 0.63e9, 4 * 0.63e9]
 
 
-def algorithms(ga_batch, local):
-    """Every algorithm of the study with its flags: GA-SGD's global batch, the others' local batch per DPU."""
-    batch = ["--batch", str(local)]
+def algorithms(ga_batch, local, lr, reg, quick=False):
+    """Every algorithm of the study with its flags: GA-SGD's global batch, the others' local batch per DPU, the SGD
+    methods' learning rate and L2; CoCoA (no learning rate, one pass of dual ascent per round) needs an L2: --reg auto
+    (1 / rows) where the workload has none."""
+    sgd = ["--lr", lr, "--reg", reg]
+    batch = ["--batch", str(local)] + sgd
     return {
-        "GA-SGD": ["--algo", "ga", "--batch", str(ga_batch)],
+        "GA-SGD": ["--algo", "ga", "--batch", str(ga_batch)] + sgd,
         "MA-SGD": ["--algo", "ma"] + batch,
         "ADMM": ["--algo", "admm", "--rho", "0.01"] + batch,
         "D-PSGD ring": ["--algo", "dsgd", "--topology", "ring"] + batch,
         "D-PSGD torus": ["--algo", "dsgd", "--topology", "torus"] + batch,
         "D-PSGD hierarchical": ["--algo", "dsgd", "--topology", "hierarchical"] + batch,
-    }
+        "CoCoA": ["--algo", "cocoa", "--reg", reg if float(reg) > 0 else "auto"],
+    } | ({} if quick else {  # more local work per round, as CoCoA's papers trade it against communication
+        "CoCoA x4": ["--algo", "cocoa", "--dual-passes", "4", "--reg", reg if float(reg) > 0 else "auto"]})
 
 
 def workloads(quick):
@@ -70,26 +76,26 @@ def workloads(quick):
             "data": f"dense:rows={yfcc_rows},features={features},separation=0.01,noise=0.1,seed=5,"
                     f"test-rows={yfcc_rows // 8}",
             "dpus": yfcc_dpus,
-            "common": ["--lr", "0.02", "--reg", "1e-5", "--scale", "none"],
+            "common": ["--scale", "none"],
             "profiles": PROFILES,
-            "algorithms": algorithms(16 * yfcc_dpus, local),
+            "algorithms": algorithms(16 * yfcc_dpus, local, "0.02", "1e-5", quick),
         },
         "criteo": {
             "data": f"sparse:rows={criteo_rows},features={criteo_features},vocabulary=10000,seed=5,"
                     f"test-rows={criteo_rows // 8}",
             "dpus": criteo_dpus,
             # No L2 (as PIM-Opt's Criteo LR runs), so MA-SGD's model deltas are sparse too.
-            "common": ["--lr", "0.05", "--reg", "0", "--scale", "none", "--class-weights", "15:0.5"],
+            "common": ["--scale", "none", "--class-weights", "15:0.5"],
             "profiles": PROFILES + [COMPACTED, ASYNC],
-            "algorithms": algorithms(sparse_local * criteo_dpus, sparse_local),
+            "algorithms": algorithms(sparse_local * criteo_dpus, sparse_local, "0.05", "0", quick),
         },
         "fashion": {
             # The real built-in set: 60,000 dense rows of 784 features (min-max scaled), 40% positives.
             "data": "fashion-mnist:train",
             "dpus": fashion_dpus,
-            "common": ["--test", "fashion-mnist:test", "--lr", "0.05", "--reg", "1e-5"],
+            "common": ["--test", "fashion-mnist:test"],
             "profiles": PROFILES,
-            "algorithms": algorithms(16 * fashion_dpus, local),
+            "algorithms": algorithms(16 * fashion_dpus, local, "0.05", "1e-5", quick),
         },
     }
 

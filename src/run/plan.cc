@@ -96,8 +96,11 @@ std::string FlagsOf(const RunConfig& c, const TrainConfig& resolved) {
   // The parameters that shape this algorithm's epochs (its own table's, and --local-steps where it applies), as
   // given: an auto value stays auto (the full run resolves it as the pilot did).
   for (const auto& e : TrainParams().entries()) {
-    bool algorithm_own = false;
-    for (const ParamCondition& cond : e.info.applies_when) algorithm_own = algorithm_own || cond.param == "algo";
+    // --local-steps and the algorithm's own table's (not --lr, which every SGD method shares).
+    bool algorithm_own = e.info.name == "local-steps";
+    for (const auto& [name, params] : RegisteredAlgorithmParams()) {
+      algorithm_own = algorithm_own || (name == resolved.algorithm && params->table.Find(e.info.name) != nullptr);
+    }
     if (!algorithm_own || !TrainParams().Applies(e, resolved)) continue;
     const bool automatic = e.info.IsAuto(e.get(c.train));
     s += StrCat(" --", e.info.name, " ", automatic ? "auto" : TrainParams().GetText(resolved, e.info.name));

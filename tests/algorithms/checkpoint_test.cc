@@ -96,7 +96,7 @@ TEST(Checkpoint, TheAdaptivePenaltyMovesWithinTheResumedEpochs) {
 
 TEST(Checkpoint, PimResumeIsBitIdentical) {
   const Dataset dense = testing::SmallDense(800, 30, 3);
-  for (std::string algo : {"ga", "ma", "admm", "admm-auto"}) {
+  for (std::string algo : {"ga", "ma", "admm", "admm-auto", "cocoa"}) {  // cocoa: the duals in MRAM
     ExpectResumeMatchesUninterrupted("pim", algo, dense);
   }
   ExpectResumeMatchesUninterrupted("pim", "admm", testing::SmallSparse(1200, 1 << 10, 3));

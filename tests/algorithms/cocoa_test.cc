@@ -197,17 +197,27 @@ TEST(Cocoa, RefusesWhatItCannotSolve) {
   config = CocoaConfig(LossKind::kHinge, 2);
   config.batch = 4;
   EXPECT_THROW(testing::TrainCpu(testing::SmallDense(200, 5, 1), config), ConfigError);
-  for (const auto& [name, value] : std::vector<std::pair<std::string, std::string>>{{"lr", "0.1"}, {"backend", "pim"}}) {
-    RunConfig run;
-    SetParam(run, "data", "dense:rows=100");
-    SetParam(run, "algo", "cocoa");
-    SetParam(run, name, value);
-    try {
-      ResolveRunConfig(run, 1);
-      FAIL() << "--" << name << " " << value << " accepted with cocoa";
-    } catch (const ConfigError& e) {
-      EXPECT_NE(std::string(e.what()).find(name == "lr" ? "--lr" : "--algo"), std::string::npos) << e.what();
-    }
+  RunConfig run;
+  SetParam(run, "data", "dense:rows=100");
+  SetParam(run, "algo", "cocoa");
+  SetParam(run, "lr", "0.1");
+  try {
+    ResolveRunConfig(run, 1);
+    FAIL() << "--lr accepted with cocoa";
+  } catch (const ConfigError& e) {
+    EXPECT_NE(std::string(e.what()).find("--lr"), std::string::npos) << e.what();
+  }
+  // PIM-Opt's kernel has no dual mode.
+  RunConfig pim;
+  for (const auto& [name, value] : std::vector<std::pair<std::string, std::string>>{
+           {"data", "dense:rows=100"}, {"algo", "cocoa"}, {"backend", "pim"}, {"kernel", "pim-opt"}, {"quiet", "true"}}) {
+    SetParam(pim, name, value);
+  }
+  try {
+    RunTraining(pim, SingleProcess(), "test");
+    FAIL() << "cocoa accepted on PIM-Opt's kernel";
+  } catch (const ConfigError& e) {
+    EXPECT_EQ(e.parameter(), "--kernel") << e.what();
   }
 }
 

@@ -141,6 +141,69 @@ TEST(PimBackend, SparseMaSgdRoundMatchesTheReferenceBitForBit) {
   ExpectMaRoundMatchesReference(testing::SmallSparse(500, 1000, 8), c, 5, 3);
 }
 
+// One CoCoA round (a pass of dual ascent on every DPU from the global model, then the add) equals the reference's
+// pass per shard, its duals read back from MRAM, and the average of the DPUs' models, bit for bit: dense rows
+// (shared by the tasklets) and sparse rows (tasklet 0's), uneven shards, class weights.
+void ExpectCocoaRoundMatchesReference(const Dataset& data, TrainConfig c) {
+  c.algorithm = "cocoa";
+  c.batch = 1;
+  c.objective.l2 = 0.02;
+  c.ResolveDefaults();
+  ThreadPool pool(2);
+  PimBackend backend(pool, PimBackendOptions{});
+  backend.Setup(data, c);
+  const ShardPlan plan(MakeShards(data.num_rows(), c.workers), 1, 5, 0, true);
+  LocalSolveRequest req;
+  req.plan = &plan;
+  req.num_steps = plan.max_batches();
+  req.solver = LocalSolver::kDualCoordinateAscent;
+  req.sigma = c.workers;
+  req.start_from_global = true;
+  backend.LocalSolve(req);
+  const std::vector<float> duals = backend.RowDuals();
+  backend.AverageLocalModels();
+  const LinearModel got = backend.ExportModel();
+
+  const auto shards = Quantize(data, c.workers);
+  const uint32_t n_pad = shards[0].n_pad;
+  std::vector<int64_t> sum(n_pad + 1, 0);
+  for (int k = 0; k < c.workers; ++k) {
+    pimbackend::LinearKernelArgs a = ReferenceArgs(c, n_pad);
+    std::vector<uint32_t> rows;
+    for (uint64_t s = 0; s < req.num_steps; ++s) rows.push_back(plan.LocalBatch(k, s)[0] - plan.shards()[k].begin);
+    std::vector<pimbackend::DualRowParams> params;
+    for (uint32_t i = 0; i < shards[k].rows(); ++i) {
+      const float y = data.labels()[plan.shards()[k].begin + i];
+      params.push_back(pimbackend::MakeDualRowParams(pimbackend::QuantizedSquaredNorm(shards[k], i, true),
+                                                     c.objective.ClassWeight(y), c.workers,
+                                                     c.objective.l2 * static_cast<double>(data.num_rows())));
+    }
+    std::vector<int32_t> model(n_pad + 1, 0), beta(shards[k].rows(), 0);
+    fixed::Saturation sat;
+    pimbackend::ReferenceDualPass(shards[k], model, beta, params, rows, a, sat);
+    for (uint32_t j = 0; j <= n_pad; ++j) sum[j] += model[j];
+    for (uint32_t i = 0; i < shards[k].rows(); ++i) {
+      ASSERT_EQ(duals[plan.shards()[k].begin + i], static_cast<float>(fixed::FromModel(beta[i]))) << k << " " << i;
+    }
+  }
+  size_t nonzero = 0;
+  for (size_t j = 0; j < data.num_features(); ++j) {
+    ASSERT_EQ(got.weights[j], static_cast<float>(fixed::FromModel(sum[j] / c.workers))) << j;
+    nonzero += got.weights[j] != 0;
+  }
+  EXPECT_EQ(got.bias, static_cast<float>(fixed::FromModel(sum[n_pad] / c.workers)));
+  EXPECT_GT(nonzero, 20u);
+}
+
+TEST(PimBackend, CocoaRoundMatchesTheReferenceBitForBit) {
+  for (LossKind loss : {LossKind::kLogistic, LossKind::kHinge}) {
+    TrainConfig c = SmallConfig("cocoa", loss);
+    c.objective.positive_weight = 3;
+    ExpectCocoaRoundMatchesReference(testing::SmallDense(301, 150, 4), c);
+    ExpectCocoaRoundMatchesReference(testing::SmallSparse(500, 1000, 8), c);
+  }
+}
+
 // Without L2 on sparse rows the kernel updates only the coordinates each step touches (LinearKernelArgs::
 // sparse_update): the same model as the reference's dense update, bit for bit, for a fraction of the kernel time.
 TEST(PimBackend, SparseLocalStepsWithoutDecayUpdateOnlyTheTouchedCoordinates) {

@@ -409,3 +409,80 @@ TEST(PimLinearKernel, ArtifactKernelCostsSeveralTimesPimoptsKernel) {
 
 }  // namespace
 }  // namespace pimopt::pimbackend
+
+namespace pimopt::pimbackend {
+namespace {
+
+// Dual ascent (mode 3, CoCoA's local solver): the kernel, its dense rows shared by 16 tasklets, gives the host
+// reference's model and duals bit for bit, for both losses, with and without a bias, with the rows' costs (class
+// weights) in their step parameters, duals starting anywhere in [0, 1] (both ends included) and rows visited twice.
+TEST(PimLinearKernel, DualAscentModeIsBitIdenticalToTheReference) {
+  for (uint32_t loss : {0u, 1u}) {
+    for (uint32_t fit_bias : {0u, 1u}) {
+      const uint32_t rows = 48;
+      const Fixture f = Make(rows, 300, 40 + loss * 2 + fit_bias, 2 * 70);
+      const uint64_t dual_offset = (f.layout.end + 7) / 8 * 8;
+      const uint64_t param_offset = dual_offset + (uint64_t{rows} * 4 + 7) / 8 * 8;
+      Rng rng(90 + loss);
+      std::vector<int32_t> duals(rows);
+      std::vector<DualRowParams> params(rows);
+      for (uint32_t r = 0; r < rows; ++r) {
+        duals[r] = r % 7 == 0 ? 0 : r % 7 == 1 ? (1 << 24) : static_cast<int32_t>(rng.Below(1 << 24));
+        const double cost = r % 3 == 0 ? 15 : r % 3 == 1 ? 0.5 : 1;
+        params[r] = MakeDualRowParams(QuantizedSquaredNorm(f.shard, r, fit_bias != 0), cost, 4, 3.0);
+      }
+      std::vector<uint32_t> order, list;
+      for (uint32_t s = 0; s < 70; ++s) order.push_back(static_cast<uint32_t>(rng.Below(rows)));
+      for (uint32_t r : order) list.insert(list.end(), {r, kNoRow});
+      LinearKernelArgs a = ArgsFor(f, 3, loss);
+      a.fit_bias = fit_bias;
+      a.steps = static_cast<uint32_t>(order.size());
+      a.slots_per_step = 2;
+      a.v_offset = dual_offset;
+      a.g_offset = param_offset;
+      pim::PimSystem system(pim::MakeProfile("pim-opt"), 1);
+      pim::DpuSet set = Upload(system, f, a, list);
+      set.CopyTo(0, pim::kMramHeapSymbol, dual_offset, duals.data(), 4 * duals.size());
+      set.CopyTo(0, pim::kMramHeapSymbol, param_offset, params.data(), sizeof(DualRowParams) * params.size());
+      set.Launch();
+      std::vector<int32_t> model(f.shard.n_pad + 8), got_duals(rows);
+      set.CopyFrom(0, pim::kMramHeapSymbol, f.layout.w_offset, model.data(), 4 * model.size());
+      set.CopyFrom(0, pim::kMramHeapSymbol, dual_offset, got_duals.data(), 4 * got_duals.size());
+      std::vector<int32_t> expected = f.model, expected_duals = duals;
+      fixed::Saturation sat;
+      ReferenceDualPass(f.shard, expected, expected_duals, params, order, a, sat);
+      const std::string where = StrCat("loss ", loss, " bias ", fit_bias);
+      for (uint32_t j = 0; j <= f.shard.n_pad; ++j) ASSERT_EQ(model[j], expected[j]) << where << " j " << j;
+      EXPECT_EQ(got_duals, expected_duals) << where;
+      EXPECT_NE(expected_duals, duals) << where;  // the steps moved the duals
+      EXPECT_NE(std::memcmp(expected.data(), f.model.data(), 4 * f.shard.n_pad), 0) << where;
+      for (int32_t d : expected_duals) ASSERT_TRUE(d >= 0 && d <= (1 << 24)) << where;
+    }
+  }
+}
+
+// The logistic step's bisection lands on the fixed point b = sigma(-(m + q (b - beta))) of the table's sigma, and
+// the hinge step is the clipped closed form.
+TEST(PimLinearKernel, DualStepSolvesItsSubproblemInFixedPoint) {
+  const auto mul = [](int64_t v, uint64_t s) { return fixed::MulScale(v, s); };
+  const auto sigmoid = [](int64_t z) { return int64_t{fixed::Sigmoid(z)}; };
+  const int64_t one = int64_t{1} << 24;
+  const DualRowParams p = MakeDualRowParams(2.0, 1.0, 1.0, 4.0);  // q = 0.5
+  const int64_t m = one * 9 / 10;
+  EXPECT_EQ(DualStep(LossKind::kHinge, one / 4, m, p, mul, sigmoid), one / 4 + 2 * (one - m));  // + (1 - m) / 0.5
+  EXPECT_EQ(DualStep(LossKind::kHinge, one / 4, int64_t{3} * one, p, mul, sigmoid), 0);
+  EXPECT_EQ(DualStep(LossKind::kHinge, one / 4, -one, p, mul, sigmoid), one);
+  for (int64_t m : {-3 * one, -one / 3, int64_t{0}, one, 5 * one}) {
+    for (int64_t beta : {int64_t{0}, one / 3, one}) {
+      const int64_t b = DualStep(LossKind::kLogistic, beta, m, p, mul, sigmoid);
+      ASSERT_GE(b, 0);
+      ASSERT_LE(b, one);
+      // h(b) = b - sigma(-(m + q (b - beta))) changes sign within one table step of b.
+      const int64_t h = b - sigmoid(-m - mul(b - beta, p.q_q32));
+      EXPECT_LE(std::llabs(h), one / 40) << "m " << m << " beta " << beta;
+    }
+  }
+}
+
+}  // namespace
+}  // namespace pimopt::pimbackend

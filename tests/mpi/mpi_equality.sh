@@ -62,11 +62,9 @@ check "admm lr dense, adaptive penalty (--rho auto: residual balancing on residu
   --data dense.bin --algo admm --batch 32 --epochs 5 --lr 0.2
 check "dsgd lr dense over a torus (every process gathers the models for the gossip)" --data dense.bin --algo dsgd \
   --topology torus --batch 32 --epochs 2 --lr 0.2
-if [[ $backend == cpu ]]; then  # the backends that keep per-row duals
-  check "cocoa svm dense (the rows' duals stay with their ranks; the certificate sums over them)" --data dense.bin \
-    --test dense_test.bin --scale minmax --algo cocoa --model svm --epochs 6 --tol 1e-9
-  check "cocoa lr sparse, two passes per round" --data sparse.bin --algo cocoa --dual-passes 2 --epochs 3
-fi
+check "cocoa svm dense (the rows' duals stay with their ranks; the certificate sums over them)" --data dense.bin \
+  --test dense_test.bin --scale minmax --algo cocoa --model svm --epochs 6 --tol 1e-9
+check "cocoa lr sparse, two passes per round" --data sparse.bin --algo cocoa --dual-passes 2 --epochs 3
 # Wide enough that one process and one rank take different code paths (parallel vs inline reductions): the
 # results must not depend on it (this caught fused multiply-adds contracted in one path only).
 check "ga lr sparse wide (70,000 features)" --data wide.bin --algo ga --batch 64 --epochs 2 --lr 0.5

@@ -98,7 +98,8 @@ INSTANTIATE_TEST_SUITE_P(
                       Case{"pim", "ga", "dense:rows=600,features=12,separation=0.2,seed=3", true},
                       // CoCoA: its rows' duals stay with their ranks; the certificate that stops it sums over them.
                       Case{"cpu", "cocoa", "dense:rows=600,features=12,separation=0.2,seed=3", true},
-                      Case{"cpu", "cocoa", "sparse:rows=1200,features=2000,seed=3", true}),
+                      Case{"cpu", "cocoa", "sparse:rows=1200,features=2000,seed=3", true},
+                      Case{"pim", "cocoa", "dense:rows=600,features=12,separation=0.2,seed=3", true}),
     [](const auto& info) {
       return info.param.backend + "_" + info.param.algo + "_" + info.param.data.substr(0, 5) +
              (info.param.defaults ? "_defaults" : "");

@@ -26,7 +26,7 @@
 namespace pimopt {
 
 struct PlanOptions {
-  std::vector<std::string> algorithms = {"mbsgd", "ga", "ma", "dsgd", "admm"};
+  std::vector<std::string> algorithms = {"mbsgd", "ga", "ma", "dsgd", "admm", "cocoa"};
   int pilot_epochs = 20;         // convergence pilot: at most this many epochs (and at most --epochs)
   // The convergence pilot's backend (a registered name): "cpu" (float, fast) or a backend that projects its epochs,
   // "pim" (the emulator: the full run's own epochs, which then also time it: no separate timing pilot).

@@ -3,154 +3,15 @@
 #include <algorithm>
 #include <cmath>
 
+#include "linear_kernel_ops.h"
+
 namespace pimopt::pimbackend {
 
-using fixed::kModelFracBits;
-using pim::Cast;
-using pim::i32;
-using pim::i64;
-using pim::i8;
-using pim::Load;
-using pim::Tasklet;
-using pim::u32;
-using pim::u64;
-using pim::WramPtr;
+using namespace kernel_ops;  // NOLINT: the kernel's building blocks and their operand types (linear_kernel_ops.h)
 
 namespace {
 
 uint64_t Align8(uint64_t v) { return (v + 7) / 8 * 8; }
-
-// The kernel is written with the emulator's operand types (pim/dpu_types.h): every add, load, compare-and-branch,
-// multiply and division it does is counted as the DPU executes it, by the same accounting that the validation
-// against PrIM's hardware times checks (docs/pim-emulator.md). Conventions, as the DPU compiler would have them:
-//  - the launch's arguments are read from WRAM once into registers (Config); its configuration (mode, loss,
-//    layout flags) is decided once per launch, as if the kernel were built for it (branches on it are not
-//    counted); the number of tasklets is NR_TASKLETS, a compile-time constant;
-//  - MRAM addresses are 32-bit (an MRAM bank is 64 MB): the row's address is a 32-bit multiply (__mulsi3, costed
-//    by its operands);
-//  - loops over run-time counts and over a block's 128 features are not unrolled: each iteration adds and
-//    compares its index, and each indexed WRAM access computes its address.
-struct Config {
-  KernelMode mode = KernelMode::kGradient;
-  KernelLoss loss = KernelLoss::kLogistic;
-  bool artifact = false, sparse = false, fit_bias = false, float_sigmoid = false, feature_split = false,
-       sparse_update = false;
-  u32 n_pad, blocks, steps, slots_per_step;
-  u32 x, y, w, v, g, list, sigmoid, col, val;  // MRAM offsets
-  u64 lr_weight_q32, decay_q32;
-  i32 positive_weight_q24, negative_weight_q24;
-};
-
-Config LoadConfig(Tasklet& t, const LinearKernelArgs* a) {
-  Config c;
-  c.mode = a->mode;
-  c.loss = a->loss;
-  c.artifact = a->artifact != 0;
-  c.sparse = a->sparse != 0;
-  c.fit_bias = a->fit_bias != 0;
-  c.float_sigmoid = a->sigmoid_float != 0;
-  c.feature_split = a->feature_split != 0;
-  c.sparse_update = a->sparse_update != 0;
-  for (uint64_t offset : {a->x_offset, a->y_offset, a->w_offset, a->v_offset, a->g_offset, a->list_offset,
-                          a->sigmoid_offset, a->col_offset, a->val_offset}) {
-    if (offset > 0xFFFFFFFFu) t.Fail("an MRAM offset beyond 4 GiB: the kernel's addresses are 32-bit");
-  }
-  c.n_pad = Load(&a->n_pad);
-  c.blocks = c.n_pad / kFeatureBlock;
-  c.steps = Load(&a->steps);
-  c.slots_per_step = Load(&a->slots_per_step);
-  c.x = Cast<uint32_t>(Load(&a->x_offset));
-  c.y = Cast<uint32_t>(Load(&a->y_offset));
-  c.w = Cast<uint32_t>(Load(&a->w_offset));
-  c.v = Cast<uint32_t>(Load(&a->v_offset));
-  c.g = Cast<uint32_t>(Load(&a->g_offset));
-  c.list = Cast<uint32_t>(Load(&a->list_offset));
-  c.sigmoid = Cast<uint32_t>(Load(&a->sigmoid_offset));
-  c.col = Cast<uint32_t>(Load(&a->col_offset));
-  c.val = Cast<uint32_t>(Load(&a->val_offset));
-  c.lr_weight_q32 = Load(&a->lr_weight_q32);
-  c.decay_q32 = Load(&a->decay_q32);
-  c.positive_weight_q24 = Load(&a->positive_weight_q24);
-  c.negative_weight_q24 = Load(&a->negative_weight_q24);
-  return c;
-}
-
-// Per-tasklet WRAM buffers.
-struct Buffers {
-  WramPtr<int8_t> x;     // a block of a dense row, or a window of sparse values
-  WramPtr<int32_t> w;    // a model block
-  WramPtr<int32_t> v;    // a proximal-target block
-  WramPtr<int64_t> acc;  // a block of gradient sums
-  WramPtr<uint8_t> col;  // a window of sparse column numbers (bytes: a window may start mid-word)
-  WramPtr<int64_t> word;  // 16 bytes for small DMAs
-};
-
-// Products of int8 features and int32 weights with the DPU's one multiplier, 8 x 8 bits ([PIM-ML] builds its int8
-// products from it): a weight's four bytes, each multiplied on its own. ByteLanes sums the products of a dot
-// product byte by byte (each sum exact in 32 bits for up to 128 products: |x b| < 2^15) and shifts them into place
-// once; Times forms one product x d with d's bytes taken apart beforehand (ByteSplit).
-struct ByteLanes {
-  i32 l0 = 0, l1 = 0, l2 = 0, l3 = 0;
-  [[gnu::always_inline]] void Add(i8 x, i32 w) {
-    l0 += x * Cast<uint8_t>(w);
-    l1 += x * Cast<uint8_t>(w >> 8);
-    l2 += x * Cast<uint8_t>(w >> 16);
-    l3 += x * Cast<int8_t>(w >> 24);
-  }
-  i64 Sum() const {
-    return (Cast<int64_t>(l3) << 24) + (Cast<int64_t>(l2) << 16) + (Cast<int64_t>(l1) << 8) + Cast<int64_t>(l0);
-  }
-};
-struct ByteSplit {
-  pim::u8 b0, b1, b2;
-  i8 b3;
-  explicit ByteSplit(i32 d)
-      : b0(Cast<uint8_t>(d)), b1(Cast<uint8_t>(d >> 8)), b2(Cast<uint8_t>(d >> 16)), b3(Cast<int8_t>(d >> 24)) {}
-};
-// x d = (x b3 2^8 + x b2) 2^16 + (x b1 2^8 + x b0); both halves exact in 32 bits.
-[[gnu::always_inline]] inline i64 Times(i8 x, const ByteSplit& d) {
-  const i32 low = ((x * d.b1) << 8) + x * d.b0;
-  const i32 high = ((x * d.b3) << 8) + x * d.b2;
-  return (Cast<int64_t>(high) << 16) + Cast<int64_t>(low);
-}
-
-// (v s) / 2^32 toward zero, the bits of fixed::MulScale's 128-bit product, from 32 x 32 -> 64-bit multiplies (the
-// DPU has no wider one): v = vh 2^32 + vl, s = sh 2^32 + sl; the products with sh only when sh is not 0.
-[[gnu::always_inline]] inline i64 MulScale(i64 v, u64 s) {
-  const u64 vl = Cast<uint64_t>(Cast<uint32_t>(v));
-  const i64 vh = v >> 32;
-  const u64 sl = Cast<uint64_t>(Cast<uint32_t>(s));
-  const u64 sh = s >> 32;
-  const u64 ll = vl * sl;
-  i64 p = Cast<int64_t>(ll >> 32) + vh * Cast<int64_t>(sl);
-  if (sh != 0u) p += Cast<int64_t>(vl * sh) + ((vh * Cast<int64_t>(sh)) << 32);
-  // Toward zero: a negative product with a fraction is rounded up.
-  if (v < 0 && (ll & 0xFFFFFFFFu) != 0u) p += 1;
-  return p;
-}
-
-// Multiplying by a Q0.32 factor, decided once per step: zero, a shift when the factor is 2^-k (k <= 32: equal to
-// fixed::MulScale's product then), else MulScale.
-class Scaler {
- public:
-  explicit Scaler(u64 scale) : scale_(scale) {
-    zero_ = scale == 0u;
-    // 2^m has 63 - m leading zeros: the shift 32 - m is their count less 31.
-    if (!zero_ && (scale & (scale - 1u)) == 0u && scale <= (uint64_t{1} << fixed::kScaleFracBits)) {
-      shift_ = static_cast<int>((pim::CountLeadingZeros(scale) - 31u).value());
-    }
-  }
-  [[gnu::always_inline]] i64 operator()(i64 v) const {
-    if (zero_) return 0;
-    if (shift_ >= 0) return fixed::ShiftTowardZero(v, shift_);
-    return MulScale(v, scale_);
-  }
-
- private:
-  u64 scale_;
-  bool zero_ = false;
-  int shift_ = -1;
-};
 
 class LinearKernel final : public pim::Kernel {
  public:
@@ -189,6 +50,12 @@ class LinearKernel final : public pim::Kernel {
     buf.col = buf.acc.As<uint8_t>();
     buf.word = t.Alloc<int64_t>(2);
     fixed::Saturation saturation;
+    if (c.mode == KernelMode::kDualAscent) {
+      if (c.artifact || c.feature_split) t.Fail("dual ascent (mode 3) runs pimopt's kernel without feature_split");
+      DualAscentPass(t, c, buf, rows, count, t.WramVar<int64_t>(kPartialsSymbol), d.As<int64_t>(), saturation);
+      t.WramVar<uint64_t>(kSaturationsSymbol)[me] += u64(saturation.events);
+      return;
+    }
     if (c.artifact && !c.sparse && !c.feature_split) t.Fail("PIM-Opt's kernel (artifact = 1) needs feature_split = 1");
     if (c.sparse_update && (!c.sparse || c.artifact || c.mode != KernelMode::kLocalSgd || args->decay_q32 != 0)) {
       t.Fail("sparse_update = 1 needs sparse rows, pimopt's kernel, local SGD (mode 1) and no decay");
@@ -283,107 +150,6 @@ class LinearKernel final : public pim::Kernel {
     i64 sum = 0;
     for (u32 i = 0; i < n; ++i) sum += Cast<int64_t>(d[i].load());
     return sum;
-  }
-
-  static void LoadRowList(Tasklet& t, const Config& c, u32 step, u32 chunk, WramPtr<uint32_t> rows,
-                          WramPtr<uint32_t> count) {
-    const u32 first = chunk * kMaxRowsPerStep;
-    if (first >= c.slots_per_step) {
-      count[0] = 0;
-      return;
-    }
-    const u32 left = c.slots_per_step - first;
-    const u32 entries = left < kMaxRowsPerStep ? left : u32(kMaxRowsPerStep);
-    const u32 base = c.list + (step * c.slots_per_step + first) * 4;
-    const u32 bytes = (entries * 4 + 7u) & ~7u;
-    const WramPtr<uint8_t> to = rows.As<uint8_t>();
-    for (u32 done = 0; done < bytes; done += 2048) {
-      const u32 rest = bytes - done;
-      t.MramRead(base + done, to + done, rest < 2048u ? rest : u32(2048));
-    }
-    u32 n = 0;
-    while (n < entries && rows[n] != kNoRow) ++n;
-    count[0] = n;
-  }
-
-  // x_r . w over feature block b: the row's block and the model's by DMA, then the products.
-  static i64 DenseDotBlock(Tasklet& t, const Config& c, Buffers& buf, u32 r, u32 b) {
-    if (c.artifact) return ArtifactDotBlock(t, c, buf, r, b);
-    t.MramRead(c.x + r * c.n_pad + b * kFeatureBlock, buf.x, kFeatureBlock);
-    t.MramRead(c.w + b * (kFeatureBlock * 4), buf.w, 4 * kFeatureBlock);
-    ByteLanes z;
-    for (u32 j = 0; j < kFeatureBlock; ++j) z.Add(buf.x[j], buf.w[j]);
-    return z.Sum();
-  }
-
-  // PIM-Opt's kernel: 128 int32 Q0.31 features (into the V buffer, free while scoring) times the model block, each
-  // product 32 x 32 -> 64 bits (a software 64-bit multiply on the DPU) shifted right by 31 on its own: Q.24.
-  static i64 ArtifactDotBlock(Tasklet& t, const Config& c, Buffers& buf, u32 r, u32 b) {
-    const WramPtr<int32_t> x = buf.v;
-    t.MramRead(c.x + (r * c.n_pad + b * kFeatureBlock) * 4, x, 4 * kFeatureBlock);
-    t.MramRead(c.w + b * (kFeatureBlock * 4), buf.w, 4 * kFeatureBlock);
-    i64 z = 0;
-    for (u32 j = 0; j < kFeatureBlock; ++j) z += ArtifactProduct(x[j].load(), buf.w[j].load());
-    return z;
-  }
-
-  static i64 DenseDot(Tasklet& t, const Config& c, Buffers& buf, u32 r) {
-    i64 z = 0;
-    for (u32 b = 0; b < c.blocks; ++b) z += DenseDotBlock(t, c, buf, r, b);
-    return z;
-  }
-
-  // The row's [begin, end) non-zeros.
-  static std::pair<u32, u32> RowRange(Tasklet& t, const Config& c, Buffers& buf, u32 r) {
-    t.MramRead(c.x + (r & ~1u) * 4, buf.word, 16);
-    const WramPtr<uint32_t> p = buf.word.As<uint32_t>();
-    const u32 odd = r & 1u;
-    return {p[odd], p[odd + 1u]};
-  }
-
-  // Loads non-zeros [k, k + count) (count <= kSparseWindow) into WRAM; returns their column numbers and values.
-  static std::pair<WramPtr<uint32_t>, WramPtr<int8_t>> LoadWindow(Tasklet& t, const Config& c, Buffers& buf, u32 k,
-                                                                   u32 count) {
-    const u32 col_start = c.col + k * 4, col_aligned = col_start & ~7u;
-    t.MramRead(col_aligned, buf.col, (col_start + count * 4 - col_aligned + 7u) & ~7u);
-    const u32 val_start = c.val + k, val_aligned = val_start & ~7u;
-    t.MramRead(val_aligned, buf.x, (val_start + count - val_aligned + 7u) & ~7u);
-    return {(buf.col + (col_start - col_aligned)).As<uint32_t>(), buf.x + (val_start - val_aligned)};
-  }
-
-  static i64 SparseDot(Tasklet& t, const Config& c, Buffers& buf, u32 r) {
-    const auto [begin, end] = RowRange(t, c, buf, r);
-    return SparseDotRange(t, c, buf, begin, end);
-  }
-
-  // The model's weight of column `col` (one 8-byte aligned DMA per non-zero, as PIM-Opt's Criteo kernels).
-  static i32 Weight(Tasklet& t, const Config& c, Buffers& buf, u32 col) {
-    const WramPtr<int64_t> word = buf.word + 1;
-    t.MramRead(c.w + (col & ~1u) * 4, word, 8);
-    return word.As<int32_t>()[col & 1u];
-  }
-
-  // Walks non-zeros [begin, end) window by window (LoadWindow, at most kSparseWindow at a time):
-  // visit(cols, vals, count) for each window.
-  template <typename Visit>
-  static void ForEachWindowIn(Tasklet& t, const Config& c, Buffers& buf, u32 begin, u32 end, Visit&& visit) {
-    for (u32 k = begin; k < end; k += kSparseWindow) {
-      const u32 rest = end - k;
-      const u32 count = rest < kSparseWindow ? rest : u32(kSparseWindow);
-      const auto [cols, vals] = LoadWindow(t, c, buf, k, count);
-      visit(cols, vals, count);
-    }
-  }
-
-  // sum over non-zeros [begin, end) of x_k w[col_k].
-  static i64 SparseDotRange(Tasklet& t, const Config& c, Buffers& buf, u32 begin, u32 end) {
-    i64 z = 0;
-    ForEachWindowIn(t, c, buf, begin, end, [&](WramPtr<uint32_t> cols, WramPtr<int8_t> vals, u32 count) {
-      ByteLanes window;
-      for (u32 i = 0; i < count; ++i) window.Add(vals[i], Weight(t, c, buf, cols[i]));
-      z += window.Sum();
-    });
-    return z;
   }
 
   // sigma(z) as PIM-Opt computes it ([PIM-Opt] lut_exp.h, docs/sources.md): z in float, expf(-z) by range reduction
@@ -793,6 +559,66 @@ void ReferenceLocalSteps(const QuantizedShard& shard, std::vector<int32_t>& mode
       model[j] = fixed::SaturateModel(fixed::SgdUpdate(model[j], g[j], scale, base, args.decay_q32), saturation);
     }
     if (!args.fit_bias) model[shard.n_pad] = 0;
+  }
+}
+
+DualRowParams MakeDualRowParams(double squared_norm, double cost, double sigma, double lambda_n) {
+  DualRowParams p;
+  const double scale = sigma * cost / lambda_n, q = scale * squared_norm;
+  p.scale_q32 = fixed::ToScale(scale, "--reg");
+  p.q_q32 = fixed::ToScale(q, "--reg");
+  p.inv_q_q32 = q > 0 ? std::min(kDualMaxInverse, fixed::ToScale(std::min(1.0 / q, 256.0), "--reg")) : kDualMaxInverse;
+  return p;
+}
+
+double QuantizedSquaredNorm(const QuantizedShard& shard, uint32_t r, bool fit_bias) {
+  int64_t sum = 0;  // of the int8 values' squares (Q0.14)
+  if (shard.sparse) {
+    for (uint32_t k = shard.row_ptr[r]; k < shard.row_ptr[r + 1]; ++k) sum += int64_t{shard.val[k]} * shard.val[k];
+  } else {
+    const int8_t* x = shard.x.data() + uint64_t{r} * shard.n_pad;
+    for (uint32_t j = 0; j < shard.n_pad; ++j) sum += int64_t{x[j]} * x[j];
+  }
+  return std::ldexp(static_cast<double>(sum), -2 * fixed::kFeatureFracBits) + (fit_bias ? 1.0 : 0.0);
+}
+
+void ReferenceDualPass(const QuantizedShard& shard, std::vector<int32_t>& model, std::vector<int32_t>& duals,
+                       std::span<const DualRowParams> params, std::span<const uint32_t> rows,
+                       const LinearKernelArgs& args, fixed::Saturation& saturation) {
+  const uint32_t n_pad = shard.n_pad;
+  const auto mul = [](int64_t v, uint64_t scale) { return fixed::MulScale(v, scale); };
+  const auto sigmoid = [](int64_t z) { return int64_t{fixed::Sigmoid(z)}; };
+  const auto add_scaled = [&](int32_t w, int8_t x, int64_t coef) {
+    return fixed::SaturateModel(int64_t{w} + fixed::ShiftTowardZero(int64_t{x} * coef, fixed::kFeatureFracBits),
+                                saturation);
+  };
+  for (const uint32_t r : rows) {
+    int64_t z = 0;
+    if (shard.sparse) {
+      for (uint32_t k = shard.row_ptr[r]; k < shard.row_ptr[r + 1]; ++k) z += int64_t{shard.val[k]} * model[shard.col[k]];
+    } else {
+      const int8_t* x = shard.x.data() + uint64_t{r} * n_pad;
+      for (uint32_t j = 0; j < n_pad; ++j) z += int64_t{x[j]} * model[j];
+    }
+    if (args.fit_bias) z += int64_t{model[n_pad]} << fixed::kFeatureFracBits;
+    const int64_t z24 = fixed::ShiftTowardZero(z, fixed::kFeatureFracBits);
+    const int y = shard.y[r];
+    const int64_t margin = y > 0 ? z24 : -z24;
+    const int64_t beta = duals[r];
+    const int64_t next = DualStep(FromKernelLoss(args.loss), beta, margin, params[r], mul, sigmoid);
+    duals[r] = static_cast<int32_t>(next);
+    const int64_t delta = next - beta;
+    const int64_t coef = fixed::SaturateModel(fixed::MulScale(y > 0 ? delta : -delta, params[r].scale_q32), saturation);
+    if (args.fit_bias) model[n_pad] = fixed::SaturateModel(int64_t{model[n_pad]} + coef, saturation);
+    if (coef == 0) continue;
+    if (shard.sparse) {
+      for (uint32_t k = shard.row_ptr[r]; k < shard.row_ptr[r + 1]; ++k) {
+        model[shard.col[k]] = add_scaled(model[shard.col[k]], shard.val[k], coef);
+      }
+    } else {
+      const int8_t* x = shard.x.data() + uint64_t{r} * n_pad;
+      for (uint32_t j = 0; j < n_pad; ++j) model[j] = add_scaled(model[j], x[j], coef);
+    }
   }
 }
 

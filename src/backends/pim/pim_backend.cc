@@ -246,23 +246,36 @@ void PimBackend::GradientStep(std::span<const std::span<const uint32_t>> worker_
       t0, comm_s0);
 }
 
-void PimBackend::LocalSolve(const LocalSolveRequest& req) {
-  const bool proximal = req.solver == LocalSolver::kProximalSgd;
-  PIMOPT_CHECK(!proximal || !offset_.empty(), "proximal steps need worker offsets (AlgorithmTraits)");
-  CheckBeforeStep();
+std::vector<std::vector<uint32_t>> PimBackend::StepRowLists(const LocalSolveRequest& req, uint32_t slots) const {
   PIMOPT_CHECK(req.plan && req.plan->num_workers() == static_cast<int>(num_dpus_));
-  const uint32_t slots = static_cast<uint32_t>((config_.batch + 1) / 2 * 2);
   const uint64_t entries = req.num_steps * slots;
   if (entries > max_list_entries_) {
     throw InternalError(StrCat("row list of ", entries, " entries exceeds the MRAM region of ", max_list_entries_));
   }
   std::vector<std::vector<uint32_t>> lists(num_dpus_, std::vector<uint32_t>(entries + 2, kNoRow));
-  std::vector<LinearKernelArgs> args(num_dpus_, BaseArgs());
   for (uint32_t k = 0; k < num_dpus_; ++k) {
     for (uint64_t s = 0; s < req.num_steps; ++s) {
       const auto rows = req.plan->LocalBatch(static_cast<int>(k), req.first_step + s);
+      PIMOPT_CHECK(rows.size() <= slots, "a step's rows exceed its slots");
       for (size_t i = 0; i < rows.size(); ++i) lists[k][s * slots + i] = LocalRow(k, rows[i]);
     }
+  }
+  return lists;
+}
+
+void PimBackend::LocalSolve(const LocalSolveRequest& req) {
+  const bool proximal = req.solver == LocalSolver::kProximalSgd;
+  PIMOPT_CHECK(!proximal || !offset_.empty(), "proximal steps need worker offsets (AlgorithmTraits)");
+  CheckBeforeStep();
+  if (req.solver == LocalSolver::kDualCoordinateAscent) {
+    DualAscent(req);
+    return;
+  }
+  const uint32_t slots = static_cast<uint32_t>((config_.batch + 1) / 2 * 2);
+  const std::vector<std::vector<uint32_t>> lists = StepRowLists(req, slots);
+  const uint64_t entries = req.num_steps * slots;
+  std::vector<LinearKernelArgs> args(num_dpus_, BaseArgs());
+  for (uint32_t k = 0; k < num_dpus_; ++k) {
     args[k].mode = proximal ? pimbackend::KernelMode::kProximalSgd : pimbackend::KernelMode::kLocalSgd;
     args[k].steps = static_cast<uint32_t>(req.num_steps);
     args[k].slots_per_step = slots;

@@ -42,11 +42,16 @@ BackendState PimBackend::SaveState() {
     if (!offset_.empty()) vectors.push_back(words(offset_[k].data(), offset_[k].size()));
     if (!delta_error_.empty()) vectors.push_back(words(delta_error_[k].data(), delta_error_[k].size()));
   }
+  if (dual_offset_ > 0) {  // the rows' duals, from MRAM
+    const std::vector<std::vector<int32_t>> duals = PullDuals(Activity::kCheckpoint);
+    for (uint32_t k = 0; k < num_dpus_; ++k) state.per_worker[k].push_back(words(duals[k].data(), duals[k].size()));
+  }
   return state;
 }
 
 void PimBackend::RestoreState(const BackendState& state) {
-  const size_t per_worker = 1 + (offset_.empty() ? 0 : 1) + (delta_error_.empty() ? 0 : 1);
+  const size_t per_worker =
+      1 + (offset_.empty() ? 0 : 1) + (delta_error_.empty() ? 0 : 1) + (dual_offset_ > 0 ? 1 : 0);
   bool fits = state.shared.size() == 1 && state.per_worker.size() == num_dpus_;
   for (const auto& vectors : state.per_worker) fits = fits && vectors.size() == per_worker;
   if (!fits) throw InputError("checkpoint: it holds the state of a different number of DPUs or algorithm");
@@ -54,8 +59,17 @@ void PimBackend::RestoreState(const BackendState& state) {
     if (v.size() != layout_.n_pad + 1) throw InputError("checkpoint: a model of the wrong size");
   };
   check(state.shared[0]);
-  for (const auto& vectors : state.per_worker) {
-    for (const auto& v : vectors) check(v);
+  for (uint32_t k = 0; k < num_dpus_; ++k) {
+    const auto& vectors = state.per_worker[k];
+    for (size_t i = 0; i < per_worker - (dual_offset_ > 0 ? 1 : 0); ++i) check(vectors[i]);
+    if (dual_offset_ > 0) {
+      if (vectors.back().size() != shard_rows_[k]) throw InputError("checkpoint: a DPU's duals of the wrong count");
+      for (uint32_t v : vectors.back()) {
+        if (static_cast<int32_t>(v) < 0 || static_cast<int32_t>(v) > (1 << fixed::kModelFracBits)) {
+          throw InputError("checkpoint: a row's dual is outside [0, 1]");
+        }
+      }
+    }
   }
   global_.assign(state.shared[0].begin(), state.shared[0].end());
   std::vector<std::vector<int32_t>> buffers(num_dpus_, std::vector<int32_t>(layout_.n_pad + 8, 0));
@@ -66,10 +80,19 @@ void PimBackend::RestoreState(const BackendState& state) {
     machine_->PrepareXfer(k, buffers[k].data(), layout_.model_bytes());
     if (!offset_.empty()) offset_[k].assign(state.per_worker[k][1].begin(), state.per_worker[k][1].end());
     if (!delta_error_.empty()) {
-      delta_error_[k].assign(state.per_worker[k].back().begin(), state.per_worker[k].back().end());
+      delta_error_[k].assign(state.per_worker[k][per_worker - 1].begin(), state.per_worker[k][per_worker - 1].end());
     }
   }
   Push(Activity::kCheckpoint, TransferKind::kData, pim::kMramHeapSymbol, layout_.w_offset, layout_.model_bytes());
+  if (dual_offset_ > 0) {
+    const uint32_t max_rows = *std::max_element(shard_rows_.begin(), shard_rows_.end());
+    std::vector<std::vector<int32_t>> duals(num_dpus_, std::vector<int32_t>((uint64_t{max_rows} + 1) / 2 * 2, 0));
+    for (uint32_t k = 0; k < num_dpus_; ++k) {
+      std::copy(state.per_worker[k].back().begin(), state.per_worker[k].back().end(), duals[k].begin());
+      machine_->PrepareXfer(k, duals[k].data(), duals[k].size() * 4);
+    }
+    Push(Activity::kCheckpoint, TransferKind::kDuals, pim::kMramHeapSymbol, dual_offset_, duals[0].size() * 4);
+  }
 }
 
 }  // namespace pimopt

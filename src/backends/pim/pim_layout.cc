@@ -18,10 +18,6 @@ using pimbackend::LinearKernelArgs;
 void PimBackend::Setup(const Dataset& train, const TrainConfig& config, const Partition& part, Communicator& comm) {
   PIMOPT_CHECK(part.local_rows == train.num_rows() && part.total_workers == config.workers,
                "the training rows do not match the partition");
-  if (config.traits().row_duals) {
-    throw ConfigError("--algo", StrCat(config.algorithm, " keeps a dual per row, which the pim backend does not yet: "
-                                       "run it on the cpu backend"));
-  }
   profile_ = options_.ResolveProfile();
   if (part.local_workers > static_cast<int>(profile_.num_dpus)) {
     throw ConfigError("--dpus", StrCat(part.local_workers, " DPUs requested", part.distributed() ? " per process" : "",
@@ -68,6 +64,14 @@ void PimBackend::Setup(const Dataset& train, const TrainConfig& config, const Pa
   }
   const bool artifact = options_.artifact_kernel;
   layout_ = pimbackend::MakeLinearLayout(features_, max_rows, max_list_entries_, max_nonzeros, artifact);
+  dual_offset_ = row_param_offset_ = 0;
+  dual_sigma_ = 0;
+  if (config.traits().row_duals) {
+    if (artifact) throw ConfigError("--kernel", StrCat(config.algorithm, " runs on pimopt's kernel (--kernel pimopt)"));
+    dual_offset_ = layout_.end;  // the duals start at zero: a fresh DPU's MRAM is zero
+    row_param_offset_ = dual_offset_ + (uint64_t{max_rows} * 4 + 7) / 8 * 8;
+    layout_.end = row_param_offset_ + uint64_t{max_rows} * sizeof(pimbackend::DualRowParams);
+  }
   if (layout_.end > profile_.mram_bytes) {
     throw ConfigError(
         "--dpus", StrCat("each DPU would need ", layout_.end, " bytes (", ByteSizeText(layout_.end),

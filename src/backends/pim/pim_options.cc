@@ -183,6 +183,7 @@ BackendRegistration PimRegistration() {
   r.traits.param_group = kPimParamGroup;
   r.traits.workers_are_devices = true;
   r.traits.projects_epochs = true;
+  r.traits.keeps_row_duals = true;  // in MRAM, beside the rows (the kernel's dual ascent mode)
   r.params = EraseParamTable(PimParams());
   r.default_options = [] { return std::any(PimBackendOptions()); };
   r.resolve = [](std::any& options, int host_threads) {

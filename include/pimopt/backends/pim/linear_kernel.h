@@ -1,9 +1,11 @@
 // The DPU kernel that trains linear models on the emulated UPMEM system, and its host-side fixed-point reference.
 //
-// One kernel, three modes (LinearKernelArgs::mode, a KernelMode):
+// One kernel, four modes (LinearKernelArgs::mode, a KernelMode):
 //   gradient: G = sum over the listed rows of d_i x_i (and G_b = sum d_i), at the model in MRAM (GA-SGD, MB-SGD)
 //   local SGD: `steps` mini-batch steps x <- x - lr_w/|beta| G - lr*l2 x  (MA-SGD, SGD)
 //   proximal local SGD: x <- x - lr_w/|beta| G - lr*rho (x - v)          (ADMM's x-update; v = z - u_k)
+//   dual ascent: per listed row, one dual coordinate step (DualStep below) on the row's dual in MRAM and
+//     x <- x + coef a_i                                                   (CoCoA's local solver)
 // with d_i = c_i * dl/dz(z_i, y_i) in Q.24 (fixed_point.h), features int8 Q0.7, model int32 Q8.24, sums int64.
 //
 // Tasklet work split (differs from PIM-Opt, which splits each sample's features over the tasklets and pays two
@@ -75,7 +77,8 @@ inline constexpr std::string_view kPartialsSymbol = "partials";      // per-task
 enum class KernelMode : uint32_t {
   kGradient = PIMOPT_KERNEL_GRADIENT,
   kLocalSgd = PIMOPT_KERNEL_LOCAL_SGD,
-  kProximalSgd = PIMOPT_KERNEL_PROXIMAL_SGD
+  kProximalSgd = PIMOPT_KERNEL_PROXIMAL_SGD,
+  kDualAscent = PIMOPT_KERNEL_DUAL_ASCENT
 };
 enum class KernelLoss : uint32_t { kLogistic = PIMOPT_KERNEL_LOGISTIC, kHinge = PIMOPT_KERNEL_HINGE };
 KernelLoss ToKernelLoss(LossKind loss);
@@ -100,6 +103,8 @@ struct LinearKernelArgs {
   // whole model (the same model: an untouched coordinate's update is zero); the host sets it where that is cheaper.
   uint32_t sparse_update = 0;
   uint32_t reserved = 0;  // keeps the 64-bit fields below 8-byte aligned
+  // Dual ascent (mode 3): v_offset locates the rows' duals, g_offset their DualRowParams (the mode has no proximal
+  // target and no gradient sums).
   uint64_t x_offset = 0, y_offset = 0, w_offset = 0, v_offset = 0, g_offset = 0, list_offset = 0, sigmoid_offset = 0;
   uint64_t col_offset = 0, val_offset = 0;  // sparse: x_offset holds the row pointers
 };
@@ -196,6 +201,48 @@ auto ArtifactGradientTerm(X x31, D d) {
   return term == -1 ? T(0) : term;
 }
 
+// ---- dual ascent (CoCoA's local solver in fixed point; algorithms/backend.h, LocalSolver::kDualCoordinateAscent)
+// Each row's dual beta_i lives in MRAM as int32 Q.24 (0 .. 2^24 for beta in [0, 1]); the row's step parameters, fixed
+// for the run, beside it. With s_i = sigma' c_i / (lambda N) and q_i = s_i ||a_i||^2 (a_i the row's quantized
+// features and the bias's 1), all Q.32 (fixed::ToScale; 1/q_i at most 2^8):
+struct DualRowParams {
+  uint64_t inv_q_q32 = 0;  // 1 / q_i (hinge's step); kDualMaxInverse for a row without values or bias
+  uint64_t q_q32 = 0;      // q_i (the logistic step's curvature)
+  uint64_t scale_q32 = 0;  // s_i: a dual change delta moves the model by delta y_i s_i a_i
+};
+static_assert(sizeof(DualRowParams) == 24);
+inline constexpr uint64_t kDualMaxInverse = uint64_t{1} << 40;  // 1 / q_i capped at 2^8
+inline constexpr int kDualBisections = 26;                      // the logistic step's bisection steps, at most
+// One row's step in Q.24: beta, margin m = y x.a (both 64-bit values), beta' = argmax psi(b) - (b - beta) m -
+// (q/2)(b - beta)^2 over [0, 2^24]: hinge clip(beta + (1 - m)/q), logistic by bisection on b - sigma(-(m + q (b -
+// beta))), which increases in b, inside [min(beta, s0), max(beta, s0)], s0 = sigma(-m) (the table's sigma, as the
+// SGD modes use). `mul(v, scale_q32)` multiplies by a Q.32 scale toward zero and `sigmoid(z)` looks sigma up: the
+// host reference passes fixed::MulScale and fixed::Sigmoid, the kernel its emulated versions, so both give the same
+// bits.
+template <class V, class Mul, class Sigmoid>
+V DualStep(LossKind loss, V beta, V margin, const DualRowParams& p, const Mul& mul, const Sigmoid& sigmoid) {
+  const V one = V(int64_t{1} << fixed::kModelFracBits);
+  if (loss == LossKind::kHinge) {
+    const V b = beta + mul(one - margin, p.inv_q_q32);
+    return b < 0 ? V(0) : b > one ? one : b;
+  }
+  const V s0 = sigmoid(V(0) - margin);
+  V lo = beta < s0 ? beta : s0, hi = beta < s0 ? s0 : beta;
+  for (int it = 0; it < kDualBisections && hi - lo > 1; ++it) {
+    const V mid = (lo + hi) >> 1;
+    const V h = mid - sigmoid(V(0) - margin - mul(mid - beta, p.q_q32));
+    if (h < 0) {
+      lo = mid;
+    } else {
+      hi = mid;
+    }
+  }
+  return (lo + hi) >> 1;
+}
+// A row's dual step parameters from its quantized squared norm (Q0.14 sum of int8 squares, bias's 1 included) and
+// its cost c_i (ConfigError naming --reg when a scale is out of Q.32's range).
+DualRowParams MakeDualRowParams(double squared_norm, double cost, double sigma, double lambda_n);
+
 // The name the kernel is registered under (pim::RegisterKernel): what a PIM machine loads.
 inline constexpr const char* kLinearKernelName = "pimopt_linear";
 std::unique_ptr<pim::Kernel> MakeLinearKernel();  // registered under kLinearKernelName (pim_options.cc)
@@ -215,6 +262,13 @@ struct QuantizedShard {
 // Mode 0: G (n_pad + 1 entries, bias last) over `rows` (local row numbers).
 std::vector<int64_t> ReferenceGradient(const QuantizedShard& shard, std::span<const int32_t> model,
                                        std::span<const uint32_t> rows, const LinearKernelArgs& args);
+// Mode 3: one dual step per row of `rows` (local row numbers, in order) on `model` (n_pad + 1 entries) and `duals`
+// (Q.24, one per shard row) in place.
+void ReferenceDualPass(const QuantizedShard& shard, std::vector<int32_t>& model, std::vector<int32_t>& duals,
+                       std::span<const DualRowParams> params, std::span<const uint32_t> rows,
+                       const LinearKernelArgs& args, fixed::Saturation& saturation);
+// The quantized squared norm of shard row r (features / 2^7 squared, plus 1 with a bias).
+double QuantizedSquaredNorm(const QuantizedShard& shard, uint32_t r, bool fit_bias);
 // Modes 1, 2: runs the steps (each a list of local rows) on `model` (n_pad + 1 entries) in place.
 void ReferenceLocalSteps(const QuantizedShard& shard, std::vector<int32_t>& model, std::span<const int32_t> v,
                          const std::vector<std::vector<uint32_t>>& steps, const LinearKernelArgs& args,

@@ -18,7 +18,8 @@ extern "C" {
 enum pimopt_kernel_mode {
   PIMOPT_KERNEL_GRADIENT = 0,     /* G = sum of d_i x_i over the listed rows (GA-SGD, MB-SGD) */
   PIMOPT_KERNEL_LOCAL_SGD = 1,    /* `steps` local mini-batch steps with L2 decay (MA-SGD, SGD) */
-  PIMOPT_KERNEL_PROXIMAL_SGD = 2  /* local steps pulled towards V (ADMM's x-update) */
+  PIMOPT_KERNEL_PROXIMAL_SGD = 2, /* local steps pulled towards V (ADMM's x-update) */
+  PIMOPT_KERNEL_DUAL_ASCENT = 3   /* one dual coordinate step per listed row (CoCoA's local solver) */
 };
 
 /* The loss (the field `loss`). */
@@ -44,6 +45,8 @@ typedef struct pimopt_linear_kernel_args {
   /* MRAM offsets of the kernel's regions (sparse: x_offset holds the row pointers) */
   uint64_t x_offset, y_offset, w_offset, v_offset, g_offset, list_offset, sigmoid_offset;
   uint64_t col_offset, val_offset;
+  /* Dual ascent (mode 3) has no proximal target and no gradient sums: there v_offset locates the rows' duals (int32
+   * Q.24 each) and g_offset their step parameters (3 x uint64 Q.32 per row). */
 } pimopt_linear_kernel_args;
 
 #ifdef __cplusplus

@@ -97,6 +97,8 @@ class PimBackend final : public IBackend, public EpochProjector {
   std::map<std::string, double> PhaseSeconds() const override;
   TrafficCounters Traffic() const override;
   std::map<std::string, double> Counters() override;  // reads the DPUs' saturation counters (diagnostics)
+  // The rows' duals, read from the DPUs' MRAM (a diagnostic transfer, not training time).
+  std::vector<float> RowDuals() override;
   BackendState SaveState() override;  // pulls the local models from the DPUs (not counted in the phase times)
   void RestoreState(const BackendState& state) override;
   const EpochProjector* projector() const override { return this; }
@@ -112,7 +114,7 @@ class PimBackend final : public IBackend, public EpochProjector {
   enum class Activity { kSetup, kTraining, kCheckpoint, kDiagnostics, kLinkExchange, kEncodedCarrier };
   static constexpr size_t kNumActivities = 6;
   enum class TransferKind { kData, kPushArgs, kPushRows, kBroadcastModel, kPushModels, kPushTargets, kPullModels, kPullGradients,
-                            kCounters };
+                            kCounters, kDuals };
   // Everything this backend accounts, in one place: each transfer, launch and host reduction is recorded once, when
   // it happens, under what it served; reports read these totals (never differences of the emulator's counters).
   struct Ledger {
@@ -224,6 +226,16 @@ class PimBackend final : public IBackend, public EpochProjector {
   std::vector<pim::PullShape> round_pulls_;
   pimbackend::LinearLayout layout_;
   uint64_t max_list_entries_ = 0;
+  // Dual ascent (AlgorithmTraits::row_duals): the MRAM regions of the duals (int32 Q.24 per row) and of the rows'
+  // step parameters (DualRowParams), after the linear layout; the sigma' the parameters were pushed for (0: not yet).
+  uint64_t dual_offset_ = 0, row_param_offset_ = 0;
+  double dual_sigma_ = 0;
+  void PushDualRowParams(double sigma);
+  void DualAscent(const LocalSolveRequest& request);
+  // Each DPU's row list for the request's steps, `slots` entries per step (kNoRow after a step's rows).
+  std::vector<std::vector<uint32_t>> StepRowLists(const LocalSolveRequest& request, uint32_t slots) const;
+  // This process's DPUs' duals (Q.24), each DPU's shard in order, pulled under `activity`.
+  std::vector<std::vector<int32_t>> PullDuals(Activity activity);
   std::vector<uint32_t> shard_begin_, shard_rows_;
   std::vector<int32_t> global_;              // Q8.24, n_pad + 1 (bias last): the host's model (a consensus: z)
   std::vector<std::vector<int32_t>> local_;  // x_k as last pulled

@@ -49,7 +49,7 @@ void SetClassWeights(TrainConfig& c, const ParamValue& value) {
 ParamTable<TrainConfig> MakeTrainParams() {
   ParamTable<TrainConfig> t;
   const std::string algorithm = kAlgorithmParamGroup;
-  t.AddCustom("algo", ParamType::kChoice, std::string("mbsgd"),
+  t.AddCustom("algo", ParamType::kChoice, std::string("cocoa"),
               [](const TrainConfig& c) -> ParamValue { return c.algorithm; },
               [](TrainConfig& c, const ParamValue& v) { c.algorithm = std::get<std::string>(v); })
       .ListChoices(AlgorithmChoices)

@@ -83,7 +83,7 @@ def plan(data, *, algos=None, pilot_epochs=20, pilot_backend="cpu", timing_dpus=
     timed epoch on the emulator; returns a dict with each candidate's modeled seconds and bytes per epoch, epochs
     and modeled seconds to the target, and the recommended algorithm and flags. `options` are train's (dpus,
     profile, model, target_accuracy or target_auc, lr, ...; underscores for dashes); `algos` a list (default
-    mbsgd, ga, ma, dsgd, admm)."""
+    mbsgd, ga, ma, dsgd, admm, cocoa)."""
     opts = _options_text(options)
     opts["data"] = _option_text(data, "data")
     plan_options = _options_text({"pilot_epochs": pilot_epochs, "pilot_backend": pilot_backend,
@@ -240,7 +240,7 @@ class _LinearClassifier(ClassifierMixin, BaseEstimator):
 
     _model = None  # "lr" or "svm"
 
-    def __init__(self, *, algo="mbsgd", backend="cpu", epochs=100, batch="auto", lr="auto", lr_schedule="auto",
+    def __init__(self, *, algo="cocoa", backend="cpu", epochs=None, batch="auto", lr="auto", lr_schedule="auto",
                  lr_decay=0.0, reg="auto", tol="auto", l1=0.0, rho="auto", local_epochs=1, local_steps=1,
                  ga_batches="random", topology=None, workers=None, dpus=None, tasklets=None, profile=None, profile_set=None,
                  kernel=None, sigmoid=None, tasklet_split=None, host_time=None, sync_path=None, sync_format=None,
@@ -283,7 +283,8 @@ class _LinearClassifier(ClassifierMixin, BaseEstimator):
 
     # Parameters that `pimopt train` takes only in some settings (e.g. --rho with ADMM): passed when they differ
     # from their defaults (__init__'s), so that the defaults never trip its "only meaningful with" check.
-    _PASSED_WHEN_CHANGED = ("lr_decay", "l1", "rho", "local_epochs", "local_steps", "ga_batches")
+    # The learning rate too: the default algorithm (cocoa) takes none. epochs=None is the algorithm's own default.
+    _PASSED_WHEN_CHANGED = ("lr", "lr_decay", "l1", "rho", "local_epochs", "local_steps", "ga_batches")
     # Parameters that are not train's options as they are: translated below.
     _TRANSLATED = ("profile_set", "class_weight", "fit_intercept", "shuffle", "random_state")
 

@@ -18,41 +18,48 @@ void ExpectConfigError(TrainConfig c, const std::string& flag, uint64_t rows = 1
   }
 }
 
-TEST(TrainConfigValidation, EveryRuleNamesItsFlag) {
+// Configurations of the SGD methods' rules (the default algorithm, cocoa, takes no learning rate).
+TrainConfig Sgd() {
   TrainConfig c;
+  c.algorithm = "mbsgd";
+  return c;
+}
+
+TEST(TrainConfigValidation, EveryRuleNamesItsFlag) {
+  TrainConfig c = Sgd();
   c.epochs = -1;
   ExpectConfigError(c, "--epochs");
-  c = {};
+  c = Sgd();
   c.lr = -1;
   ExpectConfigError(c, "--lr");
-  c = {};
+  c = Sgd();
   c.lr = std::nan("");
   ExpectConfigError(c, "--lr");
-  c = {};
+  c = Sgd();
   c.lr = 0.1;
   c.objective.l2 = 20;  // lr * reg >= 1
   ExpectConfigError(c, "--lr");
-  c = {};
+  c = Sgd();
   c.objective.l2 = -2;
   ExpectConfigError(c, "--reg");
-  c = {};
+  c = Sgd();
   c.workers = 3;  // mbsgd is single-worker
   ExpectConfigError(c, "--workers");
-  c = {};
+  c = Sgd();
   c.algorithm = "sgd";
   c.batch = 8;
   ExpectConfigError(c, "--batch");
-  c = {};
+  c = Sgd();
   c.algorithm = "ga";
   c.workers = 8;
   c.batch = 4;
   ExpectConfigError(c, "--batch");
-  c = {};
+  c = Sgd();
   c.algorithm = "ma";
   c.workers = 10;
   c.batch = 200;  // shard of 100 rows
   ExpectConfigError(c, "--batch");
-  c = {};
+  c = Sgd();
   c.algorithm = "admm";
   c.workers = 2;
   c.algorithm_options.As<AdmmOptions>("admm").rho = -1;
@@ -60,11 +67,11 @@ TEST(TrainConfigValidation, EveryRuleNamesItsFlag) {
   c.lr = 0.1;
   c.algorithm_options.As<AdmmOptions>("admm").rho = 20;  // lr * rho >= 1
   ExpectConfigError(c, "--rho");
-  c = {};
+  c = Sgd();
   c.algorithm = "ga";
   c.workers = 5000;
   ExpectConfigError(c, "--workers");
-  c = {};
+  c = Sgd();
   c.objective.positive_weight = 0;
   ExpectConfigError(c, "--class-weights");
 }
@@ -83,7 +90,7 @@ TEST(LearningRate, Schedules) {
 
 TEST(LearningRate, AnyPositiveValueWorks) {
   const Dataset data = testing::SmallDense(500, 5);
-  TrainConfig c;
+  TrainConfig c = Sgd();
   c.lr = 0.37;  // not a power of two
   c.epochs = 10;
   const TrainResult r = testing::TrainCpu(data, c);

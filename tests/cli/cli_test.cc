@@ -174,7 +174,7 @@ TEST_F(Cli, TuneCrossValidatesTheGridThenTrainsTheBest) {
   const std::string model = dir.Path("tuned.model");
   const std::string report = dir.Path("tune.json");
   const RunResult r =
-      RunPimopt("tune --data " + train + " --test " + test + " --grid 'reg=1e-5,0.5;lr=0.1' --cv 3 --epochs 3 --out " +
+      RunPimopt("tune --data " + train + " --test " + test + " --algo mbsgd --grid 'reg=1e-5,0.5;lr=0.1' --cv 3 --epochs 3 --out " +
                 model + " --report " + report);
   ASSERT_EQ(r.exit_code, 0) << r.output;
   const auto j = nlohmann::json::parse(testing::ReadText(report));
@@ -283,7 +283,7 @@ TEST_F(Cli, OutputsNeverReplaceInputsDevicesOrEachOther) {
                  "/dev/full: write failed");
   EXPECT_FALSE(std::filesystem::exists(dir.Path("r.json")));
   // A diverging learning rate: a clear error naming the remedy, never a NaN model.
-  ExpectBadInput("train --data " + train + " --epochs 3 --lr 3e38 --reg 0 --out " + dir.Path("nan.model"),
+  ExpectBadInput("train --data " + train + " --algo mbsgd --epochs 3 --lr 3e38 --reg 0 --out " + dir.Path("nan.model"),
                  "training diverged in epoch 1 (non-finite weights): lower --lr or raise --reg");
   EXPECT_FALSE(std::filesystem::exists(dir.Path("nan.model")));
   ExpectBadInput("train --data " + train + " --epochs 1 --threads 100000", "--threads: 100000 is out of range");
@@ -465,7 +465,8 @@ TEST_F(Cli, SignalsAtRandomMomentsLeaveEachOutputOldOrCompleteNeverHalfWritten) 
 // ended before the signal once).
 TEST_F(Cli, IgnoredHangupStaysIgnored) {
   const std::string model = dir.Path("m.model");
-  const std::string args = "train --data dense:rows=20000,features=1000,seed=5 --epochs 40 --lr 0.01 -q --out " + model;
+  const std::string args =
+      "train --data dense:rows=20000,features=1000,seed=5 --algo mbsgd --epochs 40 --lr 0.01 -q --out " + model;
   const auto start = std::chrono::steady_clock::now();
   const int status = RunAndSignal(args, 0.2, SIGHUP, /*ignore_sig=*/true);
   ASSERT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << "status " << status;

@@ -101,7 +101,9 @@ TEST(RunParams, DefaultsAreTheDeclaredOnesEverywhere) {
     EXPECT_EQ(FormatParamValue(e.get(c)), FormatParamValue(e.info.default_value)) << e.info.name;
   }
   // The structs that the modules use on their own have the same defaults (rho once defaulted to 1.0 here).
-  const TrainConfig train;
+  TrainConfig train;
+  EXPECT_EQ(train.algorithm, "cocoa");  // the default: certified within --tol of the optimum (docs/algorithms.md)
+  train.algorithm = "mbsgd";            // the SGD methods' defaults below
   EXPECT_TRUE(train.algorithm_options.As<AdmmOptions>("admm").rho_is_auto());
   EXPECT_TRUE(train.lr_is_auto());
   EXPECT_TRUE(train.reg_is_auto());
@@ -166,7 +168,8 @@ TEST(ResolveRunConfig, EveryFlagIsCheckedBeforeAnyDataIsRead) {
   ExpectRefused({{"algo", "sgd"}, {"batch", "8"}}, "--batch");
   ExpectRefused({{"algo", "ga"}, {"workers", "8"}, {"batch", "4"}}, "--batch");
   ExpectRefused({{"algo", "admm"}, {"lr", "0.1"}, {"rho", "20"}}, "--rho", "lr * rho");
-  ExpectRefused({{"lr", "0.1"}, {"reg", "20"}}, "--lr", "lr * reg");
+  ExpectRefused({{"algo", "mbsgd"}, {"lr", "0.1"}, {"reg", "20"}}, "--lr", "lr * reg");
+  ExpectRefused({{"lr", "0.1"}}, "--lr", "only meaningful with --algo");  // the default, cocoa, takes none
   ExpectRefused({{"test", "fashion-mnist:test"}, {"test-fraction", "0.2"}}, "--test-fraction");
   ExpectRefused({{"resume", "true"}}, "--resume", "needs --checkpoint");
   ExpectRefused({{"out", "/tmp/same"}, {"report", "/tmp/same"}}, "--report", "also the file of --out");

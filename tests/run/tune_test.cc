@@ -43,6 +43,7 @@ TEST(TuneGrid, ParsesAxesAndNamesWhatIsWrong) {
 TEST(Tune, CrossValidatesEveryCombinationInOrderAndPicksTheBest) {
   RunConfig base;
   SetParam(base, "data", "dense:rows=600,features=12,separation=0.3,seed=2");
+  SetParam(base, "algo", "mbsgd");  // a learning rate to tune
   SetParam(base, "epochs", "3");
   SetParam(base, "cv", "3");
   SetParam(base, "threads", "2");
@@ -76,6 +77,7 @@ TEST(Tune, CrossValidatesEveryCombinationInOrderAndPicksTheBest) {
 TEST(Tune, AFlagForSomeSettingsAppliesWhereItMeansSomething) {
   RunConfig base;
   SetParam(base, "data", "dense:rows=300,features=6,seed=2");
+  SetParam(base, "algo", "mbsgd");
   SetParam(base, "epochs", "2");
   SetParam(base, "cv", "3");
   SetParam(base, "rho", "0.05");  // ADMM's only
@@ -99,6 +101,7 @@ TEST(Tune, AFlagForSomeSettingsAppliesWhereItMeansSomething) {
 TEST(Tune, WarmStartsFromThePreviousSettingsFoldsWhenTheyFit) {
   RunConfig base;
   SetParam(base, "data", "dense:rows=1600,features=16,seed=4");
+  SetParam(base, "algo", "mbsgd");
   SetParam(base, "cv", "3");
   SetParam(base, "threads", "2");
   ThreadPool pool(2);

@@ -25,7 +25,8 @@ the model (tested), so each algorithm's test AUC per epoch is the same everywher
 
 Usage: /usr/bin/python3 bench/beyond_paper.py [--quick] [--workloads yfcc,criteo,fashion] [--out bench/out] [--check]
   --quick: yfcc 64 DPUs x 8,192 rows x 1,024 features, criteo 16 DPUs x 4,096 rows x 16,384 features (fashion
-  only when named: 64 DPUs);
+  only when named: 64 DPUs), the profiles its checks need (pim-opt, host-x4, links-system; criteo also compacted and
+  async), CoCoA with one pass only, no link sweep;
   default: yfcc 256 DPUs x 32,768 rows x 4,096 features, criteo 64 DPUs x 65,536 rows x 65,536 features, fashion
   256 DPUs. 4 epochs each; local batches of 8 (yfcc, fashion) and 128 (criteo) rows per DPU.
 Writes OUT/beyond_paper.json, OUT/beyond_paper.md and OUT/beyond_time_to_auc.png (with python3-matplotlib).
@@ -69,6 +70,8 @@ def workloads(quick):
     yfcc_dpus, yfcc_rows, features = (64, 8192, 1024) if quick else (256, 32768, 4096)
     criteo_dpus, criteo_rows, criteo_features = (16, 4096, 16384) if quick else (64, 65536, 65536)
     fashion_dpus = 64 if quick else 256
+    # --quick (the test suite's run): the profiles its checks need, no link sweep (collect).
+    profiles = ["pim-opt", "host-x4", "links-system"] if quick else PROFILES
     local = 8  # rows per DPU per step (YFCC, as PIM-Opt)
     sparse_local = 128  # Criteo: PIM-Opt's 2,048 per DPU would leave one step per epoch at these rows per DPU
     return {
@@ -76,25 +79,28 @@ def workloads(quick):
             "data": f"dense:rows={yfcc_rows},features={features},separation=0.01,noise=0.1,seed=5,"
                     f"test-rows={yfcc_rows // 8}",
             "dpus": yfcc_dpus,
+            "link_sweep": not quick,
             "common": ["--scale", "none"],
-            "profiles": PROFILES,
+            "profiles": profiles,
             "algorithms": algorithms(16 * yfcc_dpus, local, "0.02", "1e-5", quick),
         },
         "criteo": {
             "data": f"sparse:rows={criteo_rows},features={criteo_features},vocabulary=10000,seed=5,"
                     f"test-rows={criteo_rows // 8}",
             "dpus": criteo_dpus,
+            "link_sweep": not quick,
             # No L2 (as PIM-Opt's Criteo LR runs), so MA-SGD's model deltas are sparse too.
             "common": ["--scale", "none", "--class-weights", "15:0.5"],
-            "profiles": PROFILES + [COMPACTED, ASYNC],
+            "profiles": profiles + [COMPACTED, ASYNC],
             "algorithms": algorithms(sparse_local * criteo_dpus, sparse_local, "0.05", "0", quick),
         },
         "fashion": {
             # The real built-in set: 60,000 dense rows of 784 features (min-max scaled), 40% positives.
             "data": "fashion-mnist:train",
             "dpus": fashion_dpus,
+            "link_sweep": not quick,
             "common": ["--test", "fashion-mnist:test"],
-            "profiles": PROFILES,
+            "profiles": profiles,
             "algorithms": algorithms(16 * fashion_dpus, local, "0.05", "1e-5", quick),
         },
     }
@@ -165,7 +171,7 @@ def collect(key, w, tmp, epochs):
             print(f"{key} {profile:18s} {name:20s} {r['s_per_epoch']:.4f} s/epoch ({projected} at {PROJECT_DPUS}), "
                   f"AUC {r['epochs'][-1]['auc']:.4f}", flush=True)
     sweep = []
-    for bw in LINK_SWEEP:
+    for bw in LINK_SWEEP if w["link_sweep"] else []:
         for name in ("D-PSGD torus", "ADMM"):
             r = run(name, w["algorithms"][name], "links-system", common, tmp, f"link_bytes_per_s={bw:g}")
             r["link_bytes_per_s"] = bw

@@ -5,10 +5,18 @@
 
 #include "pimopt/core/error.h"
 #include "pimopt/core/rng.h"
+#include "pimopt/algorithms/algorithm.h"
 #include "pimopt/run/pipeline.h"
 
 namespace pimopt {
+
 namespace {
+
+// The same training objective (a dual method's state belongs to one).
+bool SameObjective(const Objective& a, const Objective& b) {
+  return a.loss == b.loss && a.l2 == b.l2 && a.l1 == b.l1 && a.positive_weight == b.positive_weight &&
+         a.negative_weight == b.negative_weight && a.fit_bias == b.fit_bias && a.regularize_bias == b.regularize_bias;
+}
 
 constexpr uint64_t kFoldStream = 0xC5F01D;  // the folds' own random stream (independent of shuffles and splits)
 
@@ -81,7 +89,8 @@ CrossValidation CrossValidate(const RunConfig& config, const Dataset& train, Thr
     options.eval_pool = &pool;
     options.evaluate_train = false;
     const bool warm_fits = warm && warm->backend == config.backend && warm->algorithm == config.train.algorithm &&
-                           warm->workers == config.train.workers && warm->per_fold.size() == k;
+                           warm->workers == config.train.workers && warm->per_fold.size() == k &&
+                           (!config.train.traits().row_duals || SameObjective(warm->objective, config.train.objective));
     if (warm_fits) options.warm_start = &warm->per_fold[f];
     options.keep_final_state = warm != nullptr;
     TrainResult result = Train(fit, &held, config.train, *backend, options);
@@ -89,7 +98,10 @@ CrossValidation CrossValidate(const RunConfig& config, const Dataset& train, Thr
     cv.per_fold.push_back(*result.epochs.back().test);
     if (on_fold) on_fold(f, cv.per_fold.back());
   }
-  if (warm) *warm = FoldStates{config.backend, config.train.algorithm, config.train.workers, std::move(next_states)};
+  if (warm) {
+    *warm = FoldStates{config.backend, config.train.algorithm, config.train.workers, std::move(next_states),
+                       config.train.objective};
+  }
   Summarize(cv);
   cv.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   return cv;

@@ -134,6 +134,27 @@ TEST(Tune, WarmStartsFromThePreviousSettingsFoldsWhenTheyFit) {
   EXPECT_EQ(foreign.algorithm, "mbsgd");  // and it now holds this run's states
 }
 
+// A dual method's state belongs to its objective (its model is w(beta) for one L2 strength): CoCoA warm-starts from
+// the previous setting's folds only when the objective is the same; across L2 strengths it starts from zero.
+TEST(Tune, CocoaWarmStartsOnlyFromTheSameObjective) {
+  RunConfig base;
+  SetParam(base, "data", "dense:rows=900,features=10,seed=4");
+  SetParam(base, "algo", "cocoa");
+  SetParam(base, "cv", "3");
+  SetParam(base, "threads", "2");
+  ThreadPool pool(2);
+  const Dataset train = testing::SmallDense(900, 10, 4);
+  const std::vector<GridAxis> grid = {{"reg", {"1e-2", "1e-3", "1e-3"}}};
+  const TuneResult warm = Tune(GridSettings(base, grid), TuneMetric::kAccuracy, train, pool, {}, true);
+  const TuneResult cold = Tune(GridSettings(base, grid), TuneMetric::kAccuracy, train, pool, {}, false);
+  ASSERT_EQ(warm.trials.size(), 3u);
+  // 1e-2 then 1e-3: another objective, a cold start (the same bits as without warm starts).
+  EXPECT_EQ(warm.trials[1].cv.mean.objective, cold.trials[1].cv.mean.objective);
+  // 1e-3 again: the same objective, started from the previous folds' duals and models (another path).
+  EXPECT_NE(warm.trials[2].cv.mean.objective, cold.trials[2].cv.mean.objective);
+  EXPECT_NEAR(warm.trials[2].cv.mean.accuracy, cold.trials[2].cv.mean.accuracy, 0.01);
+}
+
 // Train with a warm start begins where the other run ended: its first epoch's objective is already near that run's
 // last, and the plateau schedule stops it no later than a start from zero.
 TEST(Tune, AWarmStartBeginsWhereTheOtherRunEnded) {

@@ -30,11 +30,14 @@ struct CrossValidation {
 };
 
 // Warm starts between cross-validations of one training set with the same folds (pimopt tune): each fold's final
-// backend state, and what it belongs to. A run of another backend, algorithm or worker count starts from zero.
+// backend state, and what it belongs to. A run of another backend, algorithm or worker count starts from zero, and
+// so does a run of a dual method (AlgorithmTraits::row_duals) with another objective: its model is w(beta) of its
+// duals for one objective (L2 strength, loss, costs), and a state of another would start it off that invariant.
 struct FoldStates {
   std::string backend, algorithm;
   int workers = 0;
   std::vector<BackendState> per_fold;
+  Objective objective;  // as configured (an auto L2 stays auto: each fold resolves it from its rows)
 };
 
 // Runs the K trainings (config.cv_folds folds of `train`, which must be the whole training set of one process).

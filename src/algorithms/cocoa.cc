@@ -20,7 +20,9 @@
 //
 // Differences from the papers: the local solver is exactly one or more passes of randomized coordinate ascent (no
 // Theta-approximation is targeted), the passes visit each row once in a seeded permutation (as LIBLINEAR does)
-// instead of sampling with replacement, and the logistic step is a safeguarded Newton solve to 1e-12.
+// instead of sampling with replacement (a shard one row shorter than the longest visits its first row twice in a
+// pass), the logistic step is a safeguarded Newton solve to 1e-12 (on the PIM backend, in fixed point, a bisection
+// on the kernel's sigma table: linear_kernel.h, DualStep), and the bias is regularized.
 #include <algorithm>
 
 #include "pimopt/algorithms/algorithm.h"

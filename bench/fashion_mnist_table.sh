@@ -2,7 +2,7 @@
 # Trains every algorithm on fashion-mnist with the documented hyper-parameters (the same as
 # tests/accuracy/fashion_mnist_test.cc) and prints one table row per run.
 # Usage: bench/fashion_mnist_table.sh [lr|svm|both] [--liblinear] [--pim DPUS] [extra pimopt train flags...]
-# --pim DPUS adds GA-SGD, MA-SGD and ADMM on the emulated UPMEM system with DPUS DPUs (fixed point), with the
+# --pim DPUS adds GA-SGD, MA-SGD, ADMM and CoCoA on the emulated UPMEM system with DPUS DPUs (fixed point), with the
 # modeled seconds per epoch of the PIM machine.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -22,12 +22,14 @@ declare -A flags=(
   [ga]="--algo ga --workers 8 --batch 64 --lr 0.1"
   [ma]="--algo ma --workers 8 --batch 16 --lr 0.05"
   [admm]="--algo admm --workers 8 --batch 16 --lr 0.05 --rho 0.01"
+  [cocoa]="--algo cocoa"
 )
 # On many DPUs GA-SGD needs a global batch of at least one row per DPU.
 declare -A pim_flags=(
   [ga]="--algo ga --batch 4096 --lr 0.1"
   [ma]="--algo ma --batch 16 --lr 0.05"
   [admm]="--algo admm --batch 16 --lr 0.05 --rho 0.01"
+  [cocoa]="--algo cocoa"
 )
 if [[ $pim_dpus != 0 ]]; then
   echo "Rows with ${pim_dpus} workers: each pim row and the cpu row above it train with the same settings (workers,"
@@ -36,7 +38,7 @@ fi
 printf "%-6s %-6s %-8s %-8s %9s %9s %9s %10s %16s\n" model algo backend workers train_acc test_acc test_auc "s/epoch" \
   "modeled_s/epoch"
 for model in $models; do
-  for algo in sgd mbsgd ga ma admm; do
+  for algo in sgd mbsgd ga ma admm cocoa; do
     # shellcheck disable=SC2086
     line=$("$bin" train "${common[@]}" --model "$model" ${flags[$algo]} "$@" | tail -n 1)
     workers=$(grep -o -- '--workers [0-9]*' <<<"${flags[$algo]}" | awk '{print $2}' || true)
@@ -46,7 +48,7 @@ for model in $models; do
   if [[ $pim_dpus != 0 ]]; then
     # Each PIM run next to a CPU run with the same workers and flags: the rows above use 8 workers and their own
     # batches, so only these pairs show what the PIM system's fixed point changes.
-    for algo in ga ma admm; do
+    for algo in ga ma admm cocoa; do
       # shellcheck disable=SC2086
       line=$("$bin" train "${common[@]}" --model "$model" ${pim_flags[$algo]} --workers "$pim_dpus" "$@" | tail -n 1)
       awk -v m="$model" -v a="$algo" -v k="$pim_dpus" \

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Installs dependencies (Debian 12), builds pimopt, and runs the main job: every algorithm (SGD, MB-SGD,
-# GA-SGD, MA-SGD, ADMM) trains logistic regression on the built-in fashion-mnist dataset on the CPU backend, and
-# GA-SGD, MA-SGD and ADMM again on an emulated 256-DPU UPMEM system; a short result table is printed (with the
+# GA-SGD, MA-SGD, ADMM, CoCoA) trains logistic regression on the built-in fashion-mnist dataset on the CPU backend,
+# and GA-SGD, MA-SGD, ADMM and CoCoA again on an emulated 256-DPU UPMEM system; a short result table is printed (with the
 # modeled seconds per epoch of the PIM machine). Extra arguments are passed to every `pimopt train` call.
 set -euo pipefail
 cd "$(dirname "$0")/.."

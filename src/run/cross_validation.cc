@@ -3,20 +3,13 @@
 #include <chrono>
 #include <cmath>
 
+#include "pimopt/algorithms/algorithm.h"
 #include "pimopt/core/error.h"
 #include "pimopt/core/rng.h"
-#include "pimopt/algorithms/algorithm.h"
 #include "pimopt/run/pipeline.h"
 
 namespace pimopt {
-
 namespace {
-
-// The same training objective (a dual method's state belongs to one).
-bool SameObjective(const Objective& a, const Objective& b) {
-  return a.loss == b.loss && a.l2 == b.l2 && a.l1 == b.l1 && a.positive_weight == b.positive_weight &&
-         a.negative_weight == b.negative_weight && a.fit_bias == b.fit_bias && a.regularize_bias == b.regularize_bias;
-}
 
 constexpr uint64_t kFoldStream = 0xC5F01D;  // the folds' own random stream (independent of shuffles and splits)
 
@@ -90,7 +83,7 @@ CrossValidation CrossValidate(const RunConfig& config, const Dataset& train, Thr
     options.evaluate_train = false;
     const bool warm_fits = warm && warm->backend == config.backend && warm->algorithm == config.train.algorithm &&
                            warm->workers == config.train.workers && warm->per_fold.size() == k &&
-                           (!config.train.traits().row_duals || SameObjective(warm->objective, config.train.objective));
+                           (!config.train.traits().row_duals || warm->objective == config.train.objective);
     if (warm_fits) options.warm_start = &warm->per_fold[f];
     options.keep_final_state = warm != nullptr;
     TrainResult result = Train(fit, &held, config.train, *backend, options);

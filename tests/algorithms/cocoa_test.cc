@@ -92,7 +92,9 @@ TEST(Cocoa, ReachesTheNewtonOptimumWithinItsOwnCertificate) {
     EXPECT_LE((f - optimum) / f, gap.relative() + 1e-9) << workers << " workers";
     EXPECT_LE(gap.relative(), 1e-4);
     for (const EpochRecord& e : r.epochs) {
-      if (e.gap.available) EXPECT_LE(e.gap.dual, optimum * (1 + 1e-9)) << "epoch " << e.epoch;
+      if (e.gap.available) {
+        EXPECT_LE(e.gap.dual, optimum * (1 + 1e-9)) << "epoch " << e.epoch;
+      }
     }
   }
 }

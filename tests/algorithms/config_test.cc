@@ -126,7 +126,9 @@ TEST(AlgorithmRegistry, EveryAlgorithmRegistersItselfWithItsTraits) {
     for (const std::string& alias : t->aliases) EXPECT_EQ(&FindAlgorithm(alias), t) << alias;
     EXPECT_NE(MakeAlgorithm(t->name), nullptr);
     EXPECT_GE(t->default_batch, 1u);
-    if (!t->distributed) EXPECT_EQ(t->default_workers, 1) << t->name;
+    if (!t->distributed) {
+      EXPECT_EQ(t->default_workers, 1) << t->name;
+    }
     EXPECT_EQ(t->row_duals, !t->uses_learning_rate) << t->name;
     EXPECT_FALSE(t->title.empty());
   }

@@ -43,6 +43,7 @@ struct Objective {
   bool regularize_bias = false;
 
   float ClassWeight(float y) const { return static_cast<float>(y > 0 ? positive_weight : negative_weight); }
+  bool operator==(const Objective&) const = default;
 };
 
 }  // namespace pimopt

@@ -571,15 +571,20 @@ DualRowParams MakeDualRowParams(double squared_norm, double cost, double sigma, 
   return p;
 }
 
-double QuantizedSquaredNorm(const QuantizedShard& shard, uint32_t r, bool fit_bias) {
+double QuantizedSquaredNorm(std::span<const int8_t> values, bool fit_bias) {
   int64_t sum = 0;  // of the int8 values' squares (Q0.14)
-  if (shard.sparse) {
-    for (uint32_t k = shard.row_ptr[r]; k < shard.row_ptr[r + 1]; ++k) sum += int64_t{shard.val[k]} * shard.val[k];
-  } else {
-    const int8_t* x = shard.x.data() + uint64_t{r} * shard.n_pad;
-    for (uint32_t j = 0; j < shard.n_pad; ++j) sum += int64_t{x[j]} * x[j];
-  }
+  for (const int8_t x : values) sum += int64_t{x} * x;
   return std::ldexp(static_cast<double>(sum), -2 * fixed::kFeatureFracBits) + (fit_bias ? 1.0 : 0.0);
+}
+
+double QuantizedSquaredNorm(const QuantizedShard& shard, uint32_t r, bool fit_bias) {
+  if (shard.sparse) {
+    return QuantizedSquaredNorm(
+        std::span<const int8_t>(shard.val.data() + shard.row_ptr[r], shard.row_ptr[r + 1] - shard.row_ptr[r]),
+        fit_bias);
+  }
+  return QuantizedSquaredNorm(std::span<const int8_t>(shard.x.data() + uint64_t{r} * shard.n_pad, shard.n_pad),
+                              fit_bias);
 }
 
 void ReferenceDualPass(const QuantizedShard& shard, std::vector<int32_t>& model, std::vector<int32_t>& duals,

@@ -85,13 +85,11 @@ void PimBackend::RestoreState(const BackendState& state) {
   }
   Push(Activity::kCheckpoint, TransferKind::kData, pim::kMramHeapSymbol, layout_.w_offset, layout_.model_bytes());
   if (dual_offset_ > 0) {
-    const uint32_t max_rows = *std::max_element(shard_rows_.begin(), shard_rows_.end());
-    std::vector<std::vector<int32_t>> duals(num_dpus_, std::vector<int32_t>((uint64_t{max_rows} + 1) / 2 * 2, 0));
+    std::vector<std::vector<int32_t>> duals(num_dpus_);
     for (uint32_t k = 0; k < num_dpus_; ++k) {
-      std::copy(state.per_worker[k].back().begin(), state.per_worker[k].back().end(), duals[k].begin());
-      machine_->PrepareXfer(k, duals[k].data(), duals[k].size() * 4);
+      duals[k].assign(state.per_worker[k].back().begin(), state.per_worker[k].back().end());
     }
-    Push(Activity::kCheckpoint, TransferKind::kDuals, pim::kMramHeapSymbol, dual_offset_, duals[0].size() * 4);
+    PushDuals(Activity::kCheckpoint, duals);
   }
 }
 

@@ -11,43 +11,25 @@ namespace pimopt {
 
 using pimbackend::LinearKernelArgs;
 
-namespace {
-uint64_t DualBytes(uint32_t rows) { return (uint64_t{rows} * 4 + 7) / 8 * 8; }
-}  // namespace
+uint32_t PimBackend::MaxShardRows() const { return *std::max_element(shard_rows_.begin(), shard_rows_.end()); }
+
+uint64_t PimBackend::DualBytes() const { return (uint64_t{MaxShardRows()} * 4 + 7) / 8 * 8; }
 
 void PimBackend::PushDualRowParams(double sigma) {
-  // Each row's squared norm as the DPU sees it (its quantized values, the bias's 1), its cost, sigma' / (lambda N).
+  // Each row's squared norm as the DPU sees it (Setup took it from the quantized values), its cost, sigma' / (lambda N).
   const Dataset& data = *data_;
   const Objective& obj = config_.objective;
   const double lambda_n = obj.l2 * static_cast<double>(part_.total_rows);
-  const uint32_t max_rows = *std::max_element(shard_rows_.begin(), shard_rows_.end());
+  const uint32_t max_rows = MaxShardRows();
   std::vector<std::vector<pimbackend::DualRowParams>> params(num_dpus_,
                                                              std::vector<pimbackend::DualRowParams>(max_rows));
   std::vector<std::string> errors(num_dpus_);
   pool_.ParallelFor(num_dpus_, [&](size_t k) {
-    fixed::Saturation ignored;  // counted when the rows were pushed
     try {
       for (uint32_t i = 0; i < shard_rows_[k]; ++i) {
         const uint64_t row = shard_begin_[k] + i;
-        int64_t squares = 0;  // of the int8 values (Q0.14)
-        if (data.is_sparse()) {
-          const CsrMatrix& m = data.csr();
-          for (uint64_t e = m.row_ptr[row]; e < m.row_ptr[row + 1]; ++e) {
-            const int64_t q = fixed::QuantizeFeature(m.val[e], ignored);
-            squares += q * q;
-          }
-        } else {
-          const float* x = data.dense_row(row);
-          for (uint32_t j = 0; j < features_; ++j) {
-            const int64_t q = fixed::QuantizeFeature(x[j], ignored);
-            squares += q * q;
-          }
-        }
-        const double norm = std::ldexp(static_cast<double>(squares), -2 * fixed::kFeatureFracBits) +
-                            (obj.fit_bias ? 1.0 : 0.0);
-        const float y = data.labels()[row];
-        params[k][i] = pimbackend::MakeDualRowParams(norm, static_cast<double>(data.weight(row)) * obj.ClassWeight(y),
-                                                     sigma, lambda_n);
+        const double cost = static_cast<double>(data.weight(row)) * obj.ClassWeight(data.labels()[row]);
+        params[k][i] = pimbackend::MakeDualRowParams(dual_row_norms_[k][i], cost, sigma, lambda_n);
       }
     } catch (const ConfigError& e) {
       errors[k] = e.what();
@@ -85,12 +67,21 @@ void PimBackend::DualAscent(const LocalSolveRequest& req) {
 }
 
 std::vector<std::vector<int32_t>> PimBackend::PullDuals(Activity activity) {
-  const uint32_t max_rows = *std::max_element(shard_rows_.begin(), shard_rows_.end());
-  std::vector<std::vector<int32_t>> duals(num_dpus_, std::vector<int32_t>(DualBytes(max_rows) / 4));
-  for (uint32_t k = 0; k < num_dpus_; ++k) machine_->PrepareXfer(k, duals[k].data(), DualBytes(max_rows));
-  Pull(activity, TransferKind::kDuals, pim::kMramHeapSymbol, dual_offset_, DualBytes(max_rows));
+  std::vector<std::vector<int32_t>> duals(num_dpus_, std::vector<int32_t>(DualBytes() / 4));
+  for (uint32_t k = 0; k < num_dpus_; ++k) machine_->PrepareXfer(k, duals[k].data(), DualBytes());
+  Pull(activity, TransferKind::kDuals, pim::kMramHeapSymbol, dual_offset_, DualBytes());
   for (uint32_t k = 0; k < num_dpus_; ++k) duals[k].resize(shard_rows_[k]);
   return duals;
+}
+
+void PimBackend::PushDuals(Activity activity, const std::vector<std::vector<int32_t>>& duals) {
+  std::vector<std::vector<int32_t>> padded(num_dpus_, std::vector<int32_t>(DualBytes() / 4, 0));
+  for (uint32_t k = 0; k < num_dpus_; ++k) {
+    PIMOPT_CHECK(duals[k].size() == shard_rows_[k], "a DPU's duals of the wrong count");
+    std::copy(duals[k].begin(), duals[k].end(), padded[k].begin());
+    machine_->PrepareXfer(k, padded[k].data(), DualBytes());
+  }
+  Push(activity, TransferKind::kDuals, pim::kMramHeapSymbol, dual_offset_, DualBytes());
 }
 
 std::vector<float> PimBackend::RowDuals() {

@@ -92,8 +92,12 @@ void PimBackend::Setup(const Dataset& train, const TrainConfig& config, const Pa
   const uint64_t data_bytes = layout_.w_offset;
   std::vector<std::vector<int8_t>> buffers(num_dpus_, std::vector<int8_t>(data_bytes, 0));
   std::vector<fixed::Saturation> sat(num_dpus_);
+  // Dual ascent: each row's squared norm as the DPU sees it (its quantized values), for its step parameters.
+  const bool row_norms = config.traits().row_duals;
+  dual_row_norms_.assign(row_norms ? num_dpus_ : 0, {});
   pool_.ParallelFor(num_dpus_, [&](size_t k) {
     int8_t* buffer = buffers[k].data();
+    if (row_norms) dual_row_norms_[k].resize(shard_rows_[k]);
     if (train.is_sparse()) {
       const CsrMatrix& m = train.csr();
       const uint64_t first = m.row_ptr[shard_begin_[k]];
@@ -106,6 +110,10 @@ void PimBackend::Setup(const Dataset& train, const TrainConfig& config, const Pa
       for (uint64_t e = first; e < m.row_ptr[shard_begin_[k] + shard_rows_[k]]; ++e) {
         cols[e - first] = m.col[e];
         vals[e - first] = fixed::QuantizeFeature(m.val[e], sat[k]);
+      }
+      for (uint32_t r = 0; r < shard_rows_[k] && row_norms; ++r) {
+        dual_row_norms_[k][r] = pimbackend::QuantizedSquaredNorm(
+            std::span<const int8_t>(vals + row_ptr[r], row_ptr[r + 1] - row_ptr[r]), config.objective.fit_bias);
       }
     } else {
       const float* values = train.dense_values().data();
@@ -120,6 +128,10 @@ void PimBackend::Setup(const Dataset& train, const TrainConfig& config, const Pa
         }
         int8_t* out = buffer + layout_.x_offset + uint64_t{r} * layout_.n_pad;
         for (uint32_t j = 0; j < features_; ++j) out[j] = fixed::QuantizeFeature(values[row * features_ + j], sat[k]);
+        if (row_norms) {
+          dual_row_norms_[k][r] =
+              pimbackend::QuantizedSquaredNorm(std::span<const int8_t>(out, features_), config.objective.fit_bias);
+        }
       }
     }
     for (uint32_t r = 0; r < shard_rows_[k]; ++r) {

@@ -267,7 +267,9 @@ std::vector<int64_t> ReferenceGradient(const QuantizedShard& shard, std::span<co
 void ReferenceDualPass(const QuantizedShard& shard, std::vector<int32_t>& model, std::vector<int32_t>& duals,
                        std::span<const DualRowParams> params, std::span<const uint32_t> rows,
                        const LinearKernelArgs& args, fixed::Saturation& saturation);
-// The quantized squared norm of shard row r (features / 2^7 squared, plus 1 with a bias).
+// The squared norm of a quantized row as the dual step sees it: its int8 values / 2^7 squared, plus 1 with a bias.
+double QuantizedSquaredNorm(std::span<const int8_t> values, bool fit_bias);
+// The same of shard row r.
 double QuantizedSquaredNorm(const QuantizedShard& shard, uint32_t r, bool fit_bias);
 // Modes 1, 2: runs the steps (each a list of local rows) on `model` (n_pad + 1 entries) in place.
 void ReferenceLocalSteps(const QuantizedShard& shard, std::vector<int32_t>& model, std::span<const int32_t> v,

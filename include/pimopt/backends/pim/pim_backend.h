@@ -234,8 +234,12 @@ class PimBackend final : public IBackend, public EpochProjector {
   void DualAscent(const LocalSolveRequest& request);
   // Each DPU's row list for the request's steps, `slots` entries per step (kNoRow after a step's rows).
   std::vector<std::vector<uint32_t>> StepRowLists(const LocalSolveRequest& request, uint32_t slots) const;
-  // This process's DPUs' duals (Q.24), each DPU's shard in order, pulled under `activity`.
+  std::vector<std::vector<double>> dual_row_norms_;  // per DPU, each row's QuantizedSquaredNorm (set up with the rows)
+  uint32_t MaxShardRows() const;
+  uint64_t DualBytes() const;  // the duals region's bytes per DPU (the longest shard's, 8-aligned)
+  // This process's DPUs' duals (Q.24), each DPU's shard in order, pulled or pushed under `activity`.
   std::vector<std::vector<int32_t>> PullDuals(Activity activity);
+  void PushDuals(Activity activity, const std::vector<std::vector<int32_t>>& duals);
   std::vector<uint32_t> shard_begin_, shard_rows_;
   std::vector<int32_t> global_;              // Q8.24, n_pad + 1 (bias last): the host's model (a consensus: z)
   std::vector<std::vector<int32_t>> local_;  // x_k as last pulled

@@ -37,6 +37,7 @@ import os
 import sys
 import tempfile
 
+import bench_util as bu  # noqa: E402
 from bench_util import train  # noqa: E402
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -315,27 +316,30 @@ def check(key, w, result):
             sys.exit(f"FAIL: {key}: asynchronous transfers do not shorten GA-SGD's epoch at {PROJECT_DPUS} DPUs")
 
 
-def main():
+WORKLOADS = ["yfcc", "criteo", "fashion"]  # workloads()'s keys
+
+
+def build_parser():
+    """The command line; every value is checked as it is parsed (bench_util's types: exit 2 naming the flag)."""
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--quick", action="store_true")
-    ap.add_argument("--workloads", default=None,
+    ap.add_argument("--workloads", type=bu.NameList(WORKLOADS, "workload"), default=None,
                     help="comma-separated: yfcc, criteo, fashion (default: all three; with --quick yfcc,criteo)")
-    ap.add_argument("--out", default=os.path.join(ROOT, "bench", "out"))
-    ap.add_argument("--from-json", metavar="FILE",
+    ap.add_argument("--out", type=bu.output_dir, default=os.path.join(ROOT, "bench", "out"))
+    ap.add_argument("--from-json", metavar="FILE", type=bu.input_file,
                     help="render the tables from an earlier run's beyond_paper.json instead of running pimopt")
     ap.add_argument("--check", action="store_true",
                     help="exit 1 unless every algorithm's test AUC per epoch is the same on every profile (a profile "
                          "changes modeled time only), links between all DPUs make the talking algorithms' epochs "
                          "cheaper and take less energy (MA-SGD, GA-SGD), compaction makes GA-SGD's and MA-SGD's sparse epochs "
                          "cheaper, and asynchronous transfers never make an epoch dearer and shorten GA-SGD's at 2,048 DPUs")
-    args = ap.parse_args()
+    return ap
+
+
+def main():
+    args = build_parser().parse_args()
     all_workloads = workloads(args.quick)
-    if args.workloads is None:
-        args.workloads = "yfcc,criteo" if args.quick else "yfcc,criteo,fashion"
-    keys = [k for k in args.workloads.split(",") if k]
-    for k in keys:
-        if k not in all_workloads:
-            sys.exit(f"--workloads: unknown workload '{k}' (use {', '.join(all_workloads)})")
+    keys = args.workloads or (["yfcc", "criteo"] if args.quick else ["yfcc", "criteo", "fashion"])
     epochs = 4
     results = {}
     earlier = None
@@ -355,9 +359,9 @@ def main():
                 check(k, all_workloads[k], results[k])
     md = "\n".join(results[k]["markdown"] for k in keys)
     os.makedirs(args.out, exist_ok=True)
-    with open(os.path.join(args.out, "beyond_paper.json"), "w") as f:
+    with bu.atomic_open(os.path.join(args.out, "beyond_paper.json")) as f:
         json.dump(results, f, indent=1)
-    with open(os.path.join(args.out, "beyond_paper.md"), "w") as f:
+    with bu.atomic_open(os.path.join(args.out, "beyond_paper.md")) as f:
         f.write(md)
     print(md)
     try:
@@ -385,7 +389,8 @@ def main():
         row[0].set_ylabel("test AUC")
     axes[0][len(all_workloads[keys[0]]["profiles"]) - 1].legend(fontsize=6)
     fig.tight_layout()
-    fig.savefig(os.path.join(args.out, "beyond_time_to_auc.png"), dpi=100)
+    with bu.atomic_path(os.path.join(args.out, "beyond_time_to_auc.png")) as png:
+        fig.savefig(png, dpi=100)
 
 
 if __name__ == "__main__":

@@ -38,10 +38,12 @@ import tempfile
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import bench_util as bu  # noqa: E402
 from bench_util import PIMOPT, ROOT, run  # noqa: E402
 
 MEMBW = os.environ.get("PIMOPT_MEMBW", os.path.join(ROOT, "build", "bench", "pimopt_membw"))
 SELF = os.path.abspath(__file__)
+CASES = ["dense", "sparse", "emulator"]
 PHASE_COST = {}  # thread count -> the report's host_threads (the pool's measured fork-join cost)
 
 
@@ -238,39 +240,32 @@ def markdown(results, bandwidth, threads, args):
     return "\n".join(out) + "\n"
 
 
+def build_parser():
+    """The command line; every value is checked as it is parsed (bench_util's types: exit 2 naming the flag)."""
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--threads", type=bu.IntList(1, bu.MAX_THREADS, sort=True), default=None,
+                    help="comma-separated thread counts (default 1, 2, 4, ... up to nproc)")
+    ap.add_argument("--cases", type=bu.NameList(CASES, "case"), default=CASES)
+    ap.add_argument("--rounds", type=bu.positive_int, default=1)
+    ap.add_argument("--dense-rows", type=bu.positive_int, default=200000)
+    ap.add_argument("--sparse-rows", type=bu.positive_int, default=1000000)
+    ap.add_argument("--epochs", type=bu.positive_int, default=2)
+    ap.add_argument("--no-torch", dest="torch", action="store_false")
+    ap.add_argument("--quick", action="store_true")
+    ap.add_argument("--out", type=bu.output_dir, default=os.path.join(ROOT, "bench", "out"))
+    return ap
+
+
 def main():
     if len(sys.argv) > 1 and sys.argv[1] == "--torch-worker":
         torch_worker(sys.argv[2:])
         return
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--threads", default=None, help="comma-separated thread counts (default 1, 2, 4, ... up to nproc)")
-    ap.add_argument("--cases", default="dense,sparse,emulator")
-    ap.add_argument("--rounds", type=int, default=1)
-    ap.add_argument("--dense-rows", type=int, default=200000)
-    ap.add_argument("--sparse-rows", type=int, default=1000000)
-    ap.add_argument("--epochs", type=int, default=2)
-    ap.add_argument("--no-torch", dest="torch", action="store_false")
-    ap.add_argument("--quick", action="store_true")
-    ap.add_argument("--out", default=os.path.join(ROOT, "bench", "out"))
-    args = ap.parse_args()
+    args = build_parser().parse_args()
     cpus = len(os.sched_getaffinity(0))
-    if args.threads:
-        try:
-            args.threads = sorted({int(t) for t in args.threads.split(",")})
-        except ValueError:
-            sys.exit(f"--threads: expected comma-separated integers, got {args.threads!r}")
-        if args.threads[0] < 1:
-            sys.exit("--threads: every count must be at least 1")
-    elif args.quick:
-        args.threads = [1, 2, 3]
-    else:
-        args.threads = sorted({min(2 ** i, cpus) for i in range(0, 11) if 2 ** i <= 2 * cpus})
-    cases = [c for c in args.cases.split(",") if c]
-    for c in cases:
-        if c not in ("dense", "sparse", "emulator"):
-            sys.exit(f"--cases: unknown case {c!r} (dense, sparse, emulator)")
-    if args.rounds < 1 or args.epochs < 1:
-        sys.exit("--rounds and --epochs must be at least 1")
+    if args.threads is None:  # given: sorted, each once
+        args.threads = [1, 2, 3] if args.quick else \
+            sorted({min(2 ** i, cpus) for i in range(0, 11) if 2 ** i <= 2 * cpus})
+    cases = args.cases
     if args.quick:
         args.torch, args.epochs = False, 1
     elif args.torch and not torch_available():
@@ -288,10 +283,8 @@ def main():
             "failures": failures,
             "command": " ".join(sys.argv)}
     for name, text in (("cpu_scaling.json", json.dumps(meta, indent=1)), ("cpu_scaling.md", table)):
-        path = os.path.join(args.out, name)
-        with open(path + ".tmp.w", "w") as f:
+        with bu.atomic_open(os.path.join(args.out, name)) as f:
             f.write(text)
-        os.replace(path + ".tmp.w", path)
     print(table)
     if failures:
         sys.exit("FAILED: " + "; ".join(failures))

@@ -25,6 +25,9 @@ import sys
 import tempfile
 import time
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import bench_util as bu  # noqa: E402
+
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 PIMOPT = os.environ.get("PIMOPT", os.path.join(ROOT, "build", "pimopt"))
 SETS = ["breast_cancer", "digits", "wine"]
@@ -150,13 +153,17 @@ def compare(args):
         sys.exit(1)
 
 
-def main():
+def build_parser():
+    """The command line; every value is checked as it is parsed (bench_util's types: exit 2 naming the flag)."""
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--data", default=os.path.join(ROOT, "tests", "data", "real"))
+    ap.add_argument("--data", type=bu.input_dir, default=os.path.join(ROOT, "tests", "data", "real"))
     ap.add_argument("--check", action="store_true", help="exit 1 when a check fails")
-    ap.add_argument("--time", metavar="FILE", help="also time both tools on this LIBSVM file")
-    compare(ap.parse_args())
+    ap.add_argument("--time", metavar="FILE", type=bu.input_file, help="also time both tools on this LIBSVM file")
+    return ap
 
+
+def main():
+    compare(build_parser().parse_args())
 
 if __name__ == "__main__":
     main()

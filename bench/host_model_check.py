@@ -21,6 +21,7 @@ import subprocess
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import bench_util as bu  # noqa: E402
 from bench_util import with_study_settings  # noqa: E402
 import tempfile
 
@@ -46,12 +47,17 @@ def run(cmd):
     return res.stdout
 
 
-def main():
+def build_parser():
+    """The command line; every value is checked as it is parsed (bench_util's types: exit 2 naming the flag)."""
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--pimopt", default=os.path.join(ROOT, "build", "pimopt"))
-    ap.add_argument("--threads", type=int, default=2)
-    ap.add_argument("--out", default=os.path.join(ROOT, "bench", "out"))
-    args = ap.parse_args()
+    ap.add_argument("--pimopt", type=bu.path, default=os.path.join(ROOT, "build", "pimopt"))
+    ap.add_argument("--threads", type=bu.thread_count, default=2)
+    ap.add_argument("--out", type=bu.output_dir, default=os.path.join(ROOT, "bench", "out"))
+    return ap
+
+
+def main():
+    args = build_parser().parse_args()
     os.makedirs(args.out, exist_ok=True)
     calib = run([args.pimopt, "profile", "--calibrate-host", "--budget", "3"])
     overrides = re.search(r"--profile-set (\S+)", calib).group(1)
@@ -79,7 +85,7 @@ def main():
     geo = math.exp(sum(logs) / len(logs))
     worst = max(max(r["ratio"], 1 / r["ratio"]) for r in rows)
     print(f"modeled/measured: geometric mean {geo:.2f}, worst factor {worst:.2f} over {len(rows)} configurations")
-    with open(os.path.join(args.out, "host_model_check.json"), "w") as f:
+    with bu.atomic_open(os.path.join(args.out, "host_model_check.json")) as f:
         json.dump({"calibration": fields, "rows": rows, "geometric_mean_ratio": geo, "worst_factor": worst}, f,
                   indent=1)
 

@@ -29,6 +29,7 @@ import subprocess
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import bench_util as bu  # noqa: E402
 from bench_util import with_study_settings  # noqa: E402
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -55,17 +56,26 @@ def run(cmd, env=None):
     return result.stdout
 
 
-def main():
-    parser = argparse.ArgumentParser()
-    parser.add_argument("--pimopt", default=os.path.join(ROOT, "build", "pimopt"))
-    parser.add_argument("--ranks", type=int, nargs="+", default=[1, 2, 4])
-    parser.add_argument("--workers", type=int, default=4)
-    parser.add_argument("--epochs", type=int, default=3)
-    parser.add_argument("--backend", default="cpu")
+def build_parser():
+    """The command line; every value is checked as it is parsed (bench_util's types: exit 2 naming the flag)."""
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--pimopt", type=bu.path, default=os.path.join(ROOT, "build", "pimopt"))
+    parser.add_argument("--ranks", type=bu.positive_int, nargs="+", default=[1, 2, 4])
+    parser.add_argument("--workers", type=bu.positive_int, default=4)
+    parser.add_argument("--epochs", type=bu.positive_int, default=3)
+    parser.add_argument("--backend", choices=bu.PIMOPT_BACKENDS, default="cpu")
     parser.add_argument("--project-only", action="store_true")
-    args = parser.parse_args()
+    return parser
+
+
+def main():
+    args = build_parser().parse_args()
     if args.project_only:
-        project(json.load(open(os.path.join(OUT, "mpi_scaling.json"))))
+        saved = os.path.join(OUT, "mpi_scaling.json")
+        if not os.path.isfile(saved):
+            sys.exit(f"--project-only: no {saved}: run the bench without it first")
+        with open(saved) as f:
+            project(json.load(f))
         return
     mpirun = shutil.which("mpirun")
     if not mpirun:
@@ -118,11 +128,12 @@ def main():
                 print(f"{data:6s} {algo:4s} ranks {ranks}: {x['s_per_epoch']:8.3f} s/epoch, mpi {x['mpi_comm_s_per_epoch']:7.3f} s, "
                       f"{x['mpi_bytes_per_epoch'] / 1e6:9.2f} MB/epoch over {x['syncs_per_epoch']:.0f} syncs, "
                       f"compute(rank 0) {x['rank0_compute_s_per_epoch']:.3f} s, test acc {acc:.4f} loss {loss:.5f}", flush=True)
-    with open(os.path.join(OUT, "mpi_scaling.csv"), "w", newline="") as f:
+    with bu.atomic_open(os.path.join(OUT, "mpi_scaling.csv"), newline="") as f:
         w = csv.DictWriter(f, fieldnames=list(rows[0].keys()))
         w.writeheader()
         w.writerows(rows)
-    json.dump(rows, open(os.path.join(OUT, "mpi_scaling.json"), "w"), indent=1)
+    with bu.atomic_open(os.path.join(OUT, "mpi_scaling.json")) as f:
+        json.dump(rows, f, indent=1)
     print(f"wrote {OUT}/mpi_scaling.csv and .json")
     project(rows)
 

@@ -41,6 +41,7 @@ import tempfile
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import bench_util as bu  # noqa: E402
 from bench_util import PIMOPT, ROOT, read_binary_dataset, run  # noqa: E402
 
 MEMBW = os.path.join(ROOT, "build", "bench", "pimopt_membw")
@@ -140,15 +141,20 @@ def worker_sklearn(a):
     return {"epoch_s": epoch_s, "test_acc": test_acc, "test_auc": test_auc, "load_s": load_s}
 
 
-def worker_main(argv):
-    ap = argparse.ArgumentParser()
+def build_worker_parser():
+    """The child's command line (`peers.py worker ...`, which python_contender builds)."""
+    ap = argparse.ArgumentParser(prog="peers.py worker")
     ap.add_argument("kind", choices=["torch", "sklearn"])
-    ap.add_argument("--data", required=True)
-    ap.add_argument("--test", required=True)
-    for flag, kind in (("--batch", int), ("--epochs", int), ("--seed", int), ("--threads", int), ("--lr", float),
-                       ("--reg", float)):
+    ap.add_argument("--data", type=bu.input_file, required=True)
+    ap.add_argument("--test", type=bu.input_file, required=True)
+    for flag, kind in (("--batch", bu.positive_int), ("--epochs", bu.positive_int), ("--seed", bu.nonnegative_int),
+                       ("--threads", bu.thread_count), ("--lr", bu.positive_float), ("--reg", bu.nonnegative_float)):
         ap.add_argument(flag, type=kind, required=True)
-    a = ap.parse_args(argv)
+    return ap
+
+
+def worker_main(argv):
+    a = build_worker_parser().parse_args(argv)
     print(json.dumps(worker_torch(a) if a.kind == "torch" else worker_sklearn(a)))
 
 
@@ -455,6 +461,23 @@ CASES = {"fashion-mnist": case_fashion_mnist, "dense": case_dense, "criteo": cas
          "emulator": case_emulator}
 
 
+def build_parser():
+    """The command line; every value is checked as it is parsed (bench_util's types: exit 2 naming the flag)."""
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--cases", type=bu.NameList(CASES, "case"), default=list(CASES))
+    ap.add_argument("--rounds", type=bu.positive_int, default=3)
+    ap.add_argument("--threads", type=bu.thread_count, default=min(os.cpu_count() or 1, bu.MAX_THREADS))
+    ap.add_argument("--epochs", type=bu.positive_int, default=5, help="epochs per fashion-mnist run")
+    ap.add_argument("--dense-rows", type=bu.positive_int, default=200000)
+    ap.add_argument("--dense-epochs", type=bu.positive_int, default=3)
+    ap.add_argument("--criteo-rows", type=bu.positive_int, default=1000000)
+    ap.add_argument("--criteo-epochs", type=bu.positive_int, default=2)
+    ap.add_argument("--out", type=bu.output_dir, default=os.path.join(ROOT, "bench", "out"))
+    ap.add_argument("--work", type=bu.output_dir, default=None,
+                    help="scratch folder for the data files (default: a temporary one)")
+    return ap
+
+
 def main():
     if len(sys.argv) > 1 and sys.argv[1] == "worker":
         return worker_main(sys.argv[2:])
@@ -464,34 +487,20 @@ def main():
         t0 = time.perf_counter()
         run(sys.argv[2:])
         return print(time.perf_counter() - t0)
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--cases", default=",".join(CASES))
-    ap.add_argument("--rounds", type=int, default=3)
-    ap.add_argument("--threads", type=int, default=os.cpu_count())
-    ap.add_argument("--epochs", type=int, default=5, help="epochs per fashion-mnist run")
-    ap.add_argument("--dense-rows", type=int, default=200000)
-    ap.add_argument("--dense-epochs", type=int, default=3)
-    ap.add_argument("--criteo-rows", type=int, default=1000000)
-    ap.add_argument("--criteo-epochs", type=int, default=2)
-    ap.add_argument("--out", default=os.path.join(ROOT, "bench", "out"))
-    ap.add_argument("--work", default=None, help="scratch folder for the data files (default: a temporary one)")
-    args = ap.parse_args()
-    unknown = [c for c in args.cases.split(",") if c not in CASES]
-    if unknown:
-        sys.exit(f"--cases: unknown {', '.join(unknown)} (known: {', '.join(CASES)})")
+    args = build_parser().parse_args()
     os.makedirs(args.out, exist_ok=True)
     work = args.work or tempfile.mkdtemp(prefix="pimopt_peers_")
     os.makedirs(work, exist_ok=True)
     everything = {"threads": args.threads, "rounds": args.rounds, "cpus": os.cpu_count()}
     tables = []
-    for case in args.cases.split(","):
+    for case in args.cases:
         print(f"case {case}", flush=True)
         everything[case], table = CASES[case](args, work)
         tables.append(table)
         print(table, flush=True)
-    with open(os.path.join(args.out, "peers.json"), "w") as f:
+    with bu.atomic_open(os.path.join(args.out, "peers.json")) as f:
         json.dump(everything, f, indent=2)
-    with open(os.path.join(args.out, "peers.md"), "w") as f:
+    with bu.atomic_open(os.path.join(args.out, "peers.md")) as f:
         f.write("\n".join(tables))
     print("\n".join(tables))
 

@@ -33,7 +33,11 @@ import argparse
 import json
 import math
 import os
+import sys
 import time
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import bench_util as bu  # noqa: E402
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 DEFAULT_CALIBRATION = os.path.join(ROOT, "bench", "baseline_calibration.json")
@@ -363,10 +367,9 @@ def _sparse_step_fn(torch, features, batch):
 def calibrate(args):
     cal = _calibration()
     out = args.out or DEFAULT_CALIBRATION
-    os.makedirs(os.path.dirname(out), exist_ok=True)
-    with open(out + ".tmp", "w") as f:
+    os.makedirs(os.path.dirname(out) or ".", exist_ok=True)
+    with bu.atomic_open(out) as f:
         json.dump(cal, f, indent=1)
-    os.replace(out + ".tmp", out)
     print(json.dumps(cal, indent=1))
     print(f"wrote {out}")
 
@@ -562,7 +565,7 @@ def validate(args):
         res = _run_cpu_loops(processes, args.rows_per_process)
         rows += _loop_records(cal, processes, res, os.cpu_count())
     if args.out:
-        with open(args.out, "w") as f:
+        with bu.atomic_open(args.out) as f:
             json.dump(rows, f, indent=1)
 
 
@@ -662,9 +665,8 @@ def loops(args):
                   f"({loop['modeled_here_bound']}-bound), resident {loop['resident_modeled_s']:.4f} s", flush=True)
     else:
         print("no GPU: the GPU loops were not run", flush=True)
-    with open(args.out + ".tmp", "w") as f:
+    with bu.atomic_open(args.out) as f:
         json.dump(report, f, indent=1)
-    os.replace(args.out + ".tmp", args.out)
     print(f"wrote {args.out}")
 
 
@@ -681,38 +683,59 @@ def predict(args):
     print(json.dumps(r, indent=1))
 
 
-def main():
+def build_parser():
+    """The command line; every value is checked as it is parsed (bench_util's types: exit 2 naming the flag)."""
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     sub = ap.add_subparsers(dest="cmd", required=True)
     c = sub.add_parser("calibrate")
-    c.add_argument("--out")
-    def counts(text):
-        values = [int(x) for x in text.split(",")]
-        if any(v < 1 for v in values) or len(set(values)) != len(values):
-            raise argparse.ArgumentTypeError(f"'{text}': process counts >= 1, each once")
-        return values
+    c.add_argument("--out", type=bu.output_file, help=f"default {os.path.relpath(DEFAULT_CALIBRATION, ROOT)}")
+    counts = bu.IntList(1, distinct=True)  # process counts >= 1, each once
     v = sub.add_parser("validate")
-    v.add_argument("--calibration", default=DEFAULT_CALIBRATION)
+    v.add_argument("--calibration", type=bu.input_file, default=DEFAULT_CALIBRATION)
     v.add_argument("--processes", type=counts, default=[2], help="comma list of process counts (default 2)")
-    v.add_argument("--rows-per-process", type=int, default=4096)
-    v.add_argument("--out")
+    v.add_argument("--rows-per-process", type=bu.int_range(32), default=4096,
+                   help="at least 32: one step of the largest batch (GA-SGD's 32 per process)")
+    v.add_argument("--out", type=bu.output_file)
     lp = sub.add_parser("loops")
     lp.add_argument("--processes", type=counts, default=[2, 8, 16])
-    lp.add_argument("--rows-per-process", type=int, default=2048)
-    lp.add_argument("--gpu-rows", type=int, default=262144)
-    lp.add_argument("--gpu-device", help="default: cuda when there is a GPU, else none (cpu: a smoke test)")
+    lp.add_argument("--rows-per-process", type=bu.int_range(32), default=2048,
+                   help="at least 32: one step of the largest batch (GA-SGD's 32 per process)")
+    lp.add_argument("--gpu-rows", type=bu.int_range(4096), default=262144,
+                    help="rows of the GPU loops (at least one batch of 4,096)")
+    lp.add_argument("--gpu-device", type=bu.text_arg(r"cpu|cuda(:[0-9]+)?", "cpu, cuda or cuda:N"),
+                    help="default: cuda when there is a GPU, else none (cpu: a smoke test)")
     lp.add_argument("--gpu", choices=sorted(GPU_SYSTEMS), default="h200",
                     help="the GPU profile whose HBM bandwidth the models use (the host rates are measured)")
-    lp.add_argument("--out", default="baseline-loops.json")
+    lp.add_argument("--out", type=bu.output_file, default="baseline-loops.json")
     p = sub.add_parser("predict")
-    p.add_argument("--calibration", default=DEFAULT_CALIBRATION)
+    p.add_argument("--calibration", type=bu.input_file, default=DEFAULT_CALIBRATION)
     p.add_argument("--system", choices=["cpu", "gpu", "gpu-resident"], required=True)
     p.add_argument("--gpu", choices=sorted(GPU_SYSTEMS), default="a100")
     p.add_argument("--data", choices=["yfcc", "criteo"], required=True)
     p.add_argument("--algo", choices=["ma", "ga", "admm"], default="ma")
-    p.add_argument("--rows", type=int, required=True)
-    p.add_argument("--batch", type=int, required=True)
-    args = ap.parse_args()
+    p.add_argument("--rows", type=bu.positive_int, required=True,
+                   help="training rows in all (cpu: at least one batch per process on 128 processes)")
+    p.add_argument("--batch", type=bu.positive_int, required=True, help="rows per step (cpu: per process)")
+    ap.subcommands = sub.choices  # parse_args reports a relation of two flags in that subcommand's usage
+    return ap
+
+
+def parse_args(argv=None):
+    """build_parser's arguments, and what relates two of them: predict's --rows must give an epoch one step at
+    least (fewer rows would model an epoch of 0 s)."""
+    ap = build_parser()
+    args = ap.parse_args(argv)
+    if args.cmd == "predict":
+        per_step = args.batch * (CPU_SYSTEM["processes"] if args.system == "cpu" else 1)
+        if args.rows < per_step:
+            where = f" on {CPU_SYSTEM['processes']} processes" if args.system == "cpu" else ""
+            ap.subcommands["predict"].error(f"argument --rows: must be at least one step of --batch {args.batch}{where} "
+                                            f"({per_step} rows) for an epoch to model, got {args.rows}")
+    return args
+
+
+def main():
+    args = parse_args()
     {"calibrate": calibrate, "validate": validate, "predict": predict, "loops": loops}[args.cmd](args)
 
 

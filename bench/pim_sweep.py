@@ -18,21 +18,26 @@ import csv
 import json
 import os
 
+import bench_util as bu  # noqa: E402
 from bench_util import timed_projection, train  # noqa: E402
-import matplotlib
-
-matplotlib.use("Agg")
-import matplotlib.pyplot as plt  # noqa: E402
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 ALGOS = {"ga": "GA-SGD", "ma": "MA-SGD", "admm": "ADMM"}
 
 
-def main():
+def build_parser():
+    """The command line; every value is checked as it is parsed (bench_util's types: exit 2 naming the flag)."""
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--out", default=os.path.join(ROOT, "bench", "out"))
-    ap.add_argument("--epochs", type=int, default=3)
-    args = ap.parse_args()
+    ap.add_argument("--out", type=bu.output_dir, default=os.path.join(ROOT, "bench", "out"))
+    ap.add_argument("--epochs", type=bu.positive_int, default=3)
+    return ap
+
+
+def main():
+    args = build_parser().parse_args()
+    import matplotlib  # after the arguments: a bad one is refused without it
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
     os.makedirs(args.out, exist_ok=True)
     tmp = os.path.join(args.out, "report.json")
     rows = []
@@ -103,10 +108,10 @@ def main():
                          "bytes": p["cpu_to_dpu_bytes"] + p["dpu_to_cpu_bytes"]})
             print(f"yfcc {algo:5s} {k:5d} DPUs: {p['modeled_epoch_s']:.2f} s/epoch", flush=True)
 
-    with open(os.path.join(args.out, "pim_sweep.json"), "w") as f:
+    with bu.atomic_open(os.path.join(args.out, "pim_sweep.json")) as f:
         json.dump(rows, f, indent=1)
     keys = sorted({k for r in rows for k in r})
-    with open(os.path.join(args.out, "pim_sweep.csv"), "w", newline="") as f:
+    with bu.atomic_open(os.path.join(args.out, "pim_sweep.csv"), newline="") as f:
         w = csv.DictWriter(f, fieldnames=keys)
         w.writeheader()
         w.writerows(rows)
@@ -127,7 +132,8 @@ def main():
         a.legend()
         a.grid(alpha=0.3)
     fig.tight_layout()
-    fig.savefig(os.path.join(args.out, "pim_fashion_mnist.png"), dpi=110)
+    with bu.atomic_path(os.path.join(args.out, "pim_fashion_mnist.png")) as png:
+        fig.savefig(png, dpi=110)
 
     fig, ax = plt.subplots(1, 3, figsize=(15, 4))
     parts = [("cpu_to_dpu_s", "CPU->DPU"), ("dpu_to_cpu_s", "DPU->CPU"), ("host_reduction_s", "host reduction"),
@@ -157,7 +163,8 @@ def main():
     ax[2].set_xticks(dpu_counts, [str(k) for k in dpu_counts])
     ax[2].legend(fontsize=7)
     fig.tight_layout()
-    fig.savefig(os.path.join(args.out, "pim_breakdown_scaling.png"), dpi=110)
+    with bu.atomic_path(os.path.join(args.out, "pim_breakdown_scaling.png")) as png:
+        fig.savefig(png, dpi=110)
     print(f"wrote {args.out}/pim_sweep.json, pim_sweep.csv, pim_fashion_mnist.png, pim_breakdown_scaling.png")
 
 

@@ -15,17 +15,27 @@ import tempfile
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import bench_util as bu  # noqa: E402
 from bench_util import PIMOPT, read_binary_dataset, run  # noqa: E402
 
-import pimopt  # noqa: E402
+
+def build_parser():
+    """The command line; every value is checked as it is parsed (bench_util's types: exit 2 naming the flag)."""
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--rounds", type=bu.positive_int, default=5)
+    ap.add_argument("--epochs", type=bu.positive_int, default=5)
+    return ap
 
 
 def main():
-    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--rounds", type=int, default=5)
-    ap.add_argument("--epochs", type=int, default=5)
-    args = ap.parse_args()
-    work = tempfile.mkdtemp(prefix="pimopt_pyoverhead_")
+    args = build_parser().parse_args()
+    import pimopt  # the binding (PYTHONPATH=build/python), after the arguments: a bad one is refused without it
+    with tempfile.TemporaryDirectory(prefix="pimopt_pyoverhead_") as work:
+        measure(args, pimopt, work)
+
+
+def measure(args, pimopt, work):
+    """The interleaved rounds; the converted set and the reports in the folder WORK."""
     data, report = os.path.join(work, "fm.bin"), os.path.join(work, "r.json")
     run([PIMOPT, "convert", "fashion-mnist", data])
     X, y = read_binary_dataset(data)

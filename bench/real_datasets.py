@@ -30,6 +30,9 @@ import sys
 import tempfile
 import time
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import bench_util as bu  # noqa: E402
+
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 PIMOPT = os.environ.get("PIMOPT", os.path.join(ROOT, "build", "pimopt"))
 DATASETS = ["breast_cancer", "digits", "wine"]
@@ -51,11 +54,10 @@ def convert(args):
                                                             stratify=y)
         for part, xs, ys in (("train", x_train, y_train), ("test", x_test, y_test)):
             path = os.path.join(args.out, f"{name}_{part}.svm")
-            with open(path + ".tmp", "w") as f:
+            with bu.atomic_open(path) as f:
                 for row, label in zip(xs, ys):
                     feats = " ".join(f"{j + 1}:{v:.6g}" for j, v in enumerate(row) if v != 0)
                     f.write(f"{'+1' if label > 0 else '-1'} {feats}\n")
-            os.replace(path + ".tmp", path)
             print(f"wrote {path}: {len(ys)} rows x {xs.shape[1]} features, {sum(1 for v in ys if v > 0)} positive")
 
 
@@ -126,12 +128,10 @@ def liblinear_cv(solver, train):
 
 
 def compare(args):
-    algos = args.algos.split(",")
+    algos = args.algos
     sets = [(n, os.path.join(args.data, f"{n}_train.svm"), os.path.join(args.data, f"{n}_test.svm"), True)
             for n in DATASETS]
-    for extra in args.extra:
-        name, files = extra.split("=", 1)
-        train, test = files.split(",")
+    for name, train, test in args.extra:
         sets.append((name, train, test, False))
     head = "| dataset | rows (train / test) | model | LIBLINEAR | " + " | ".join(f"pimopt {a}" for a in algos) + " |"
     rule = "|---" * (4 + len(algos)) + "|"
@@ -192,21 +192,39 @@ def compare(args):
         sys.exit(f"FAIL: tuned pimopt is {100 * worst_tuned:.2f} points behind LIBLINEAR (allowed {args.check_tuned})")
 
 
-def main():
+def extra_dataset(text):
+    """--extra NAME=TRAIN,TEST: (NAME, TRAIN, TEST), both files existing."""
+    name, _, files = text.partition("=")
+    parts = files.split(",")
+    if not name or len(parts) != 2 or not all(parts):
+        raise argparse.ArgumentTypeError(f"must be NAME=TRAIN,TEST, got {text!r}")
+    for f in parts:
+        bu.input_file(f)  # names the file that is missing
+    return name, parts[0], parts[1]
+
+
+extra_dataset.kind = "text"
+
+
+def build_parser():
+    """The command line; every value is checked as it is parsed (bench_util's types: exit 2 naming the flag)."""
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     sub = ap.add_subparsers(dest="cmd", required=True)
     c = sub.add_parser("convert")
-    c.add_argument("--out", default=os.path.join(ROOT, "tests", "data", "real"))
+    c.add_argument("--out", type=bu.output_dir, default=os.path.join(ROOT, "tests", "data", "real"))
     m = sub.add_parser("compare")
-    m.add_argument("--data", default=os.path.join(ROOT, "tests", "data", "real"))
-    m.add_argument("--check", type=float)
-    m.add_argument("--check-tuned", type=float)
-    m.add_argument("--extra", action="append", default=[])
-    m.add_argument("--algos", default=",".join(ALGOS))
+    m.add_argument("--data", type=bu.input_dir, default=os.path.join(ROOT, "tests", "data", "real"))
+    m.add_argument("--check", type=bu.percentage_points, metavar="POINTS")
+    m.add_argument("--check-tuned", type=bu.percentage_points, metavar="POINTS")
+    m.add_argument("--extra", type=extra_dataset, action="append", default=[], metavar="NAME=TRAIN,TEST")
+    m.add_argument("--algos", type=bu.NameList(bu.PIMOPT_ALGORITHMS, "algorithm"), default=list(ALGOS))
     m.add_argument("--optimum", action="store_true", help="also the objective gap to scikit-learn's optimum")
-    args = ap.parse_args()
-    {"convert": convert, "compare": compare}[args.cmd](args)
+    return ap
 
+
+def main():
+    args = build_parser().parse_args()
+    {"convert": convert, "compare": compare}[args.cmd](args)
 
 if __name__ == "__main__":
     main()

@@ -24,6 +24,7 @@ import sys
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.join(ROOT, "bench"))
 import pim_opt_baselines as baselines  # noqa: E402
+import bench_util as bu  # noqa: E402
 from bench_util import timed_projection, train  # noqa: E402
 
 TARGET_DPUS = 2048
@@ -102,12 +103,17 @@ def cpu_backend_epoch(shape, algo, tmp):
             "command": "pimopt train --backend cpu " + " ".join(flags)}
 
 
-def main():
+def build_parser():
+    """The command line; every value is checked as it is parsed (bench_util's types: exit 2 naming the flag)."""
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--out", default=os.path.join(ROOT, "bench", "out"))
-    ap.add_argument("--calibration", default=baselines.DEFAULT_CALIBRATION)
+    ap.add_argument("--out", type=bu.output_dir, default=os.path.join(ROOT, "bench", "out"))
+    ap.add_argument("--calibration", type=bu.input_file, default=baselines.DEFAULT_CALIBRATION)
     ap.add_argument("--quick", action="store_true", help="YFCC only (about a minute)")
-    args = ap.parse_args()
+    return ap
+
+
+def main():
+    args = build_parser().parse_args()
     os.makedirs(args.out, exist_ok=True)
     with open(args.calibration) as f:
         cal = json.load(f)
@@ -139,7 +145,7 @@ def main():
                 print(f"{shape:6s} {algo:5s} {kernel:7s}: PIM {row[kernel]['modeled_epoch_s']:9.2f} s/epoch, "
                       f"CPU {cpu['epoch_s']:9.2f}" + (f", GPU {gpu['epoch_s']:7.2f}" if gpu else ""), flush=True)
             rows.append(row)
-    with open(os.path.join(args.out, "reproduce_pim_opt.json"), "w") as f:
+    with bu.atomic_open(os.path.join(args.out, "reproduce_pim_opt.json")) as f:
         json.dump(rows, f, indent=1)
 
     # The table, and the headline ratios: the best PIM configuration against the best CPU / GPU one.
@@ -221,7 +227,7 @@ def main():
     if not args.quick:
         lines += studies(args.out, cal, rows, tmp)
     table = "\n".join(lines)
-    with open(os.path.join(args.out, "reproduce_pim_opt.md"), "w") as f:
+    with bu.atomic_open(os.path.join(args.out, "reproduce_pim_opt.md")) as f:
         f.write(table + "\n")
     print(table)
 
@@ -284,7 +290,8 @@ def studies(out, cal, rows, tmp):
         ax.set(ylabel="share of the modeled epoch (%)", ylim=(0, 112), title=f"{shape}, 2,048 DPUs")
         ax.legend(fontsize=6, loc="lower right")
     fig.tight_layout()
-    fig.savefig(os.path.join(out, "fig_breakdown.png"), dpi=110)
+    with bu.atomic_path(os.path.join(out, "fig_breakdown.png")) as png:
+        fig.savefig(png, dpi=110)
     plt.close(fig)
 
     # Fig. 2: throughput and data movement per algorithm (Criteo when run, else YFCC).
@@ -315,7 +322,8 @@ def studies(out, cal, rows, tmp):
         a.set_xticks(list(x), names)
         a.legend()
     fig.tight_layout()
-    fig.savefig(os.path.join(out, "fig_throughput.png"), dpi=110)
+    with bu.atomic_path(os.path.join(out, "fig_throughput.png")) as png:
+        fig.savefig(png, dpi=110)
     plt.close(fig)
 
     # Fig. 5 / 10: quality against training time (10 epochs).
@@ -340,7 +348,8 @@ def studies(out, cal, rows, tmp):
                ylabel="test accuracy (%)" if shape == "yfcc" else "test AUC (%)", title=shape)
         ax.legend(fontsize=6)
     fig.tight_layout()
-    fig.savefig(os.path.join(out, "fig_quality_time.png"), dpi=110)
+    with bu.atomic_path(os.path.join(out, "fig_quality_time.png")) as png:
+        fig.savefig(png, dpi=110)
     plt.close(fig)
 
     # Fig. 6 / 11: batch sizes, PIM (PIM-Opt's kernel) against the CPU baseline.
@@ -369,7 +378,8 @@ def studies(out, cal, rows, tmp):
                    ylabel="s per epoch", title=f"{shape} {model.upper()} {ALGOS[algo]}")
             ax.legend(fontsize=7)
     fig.tight_layout()
-    fig.savefig(os.path.join(out, "fig_batch.png"), dpi=110)
+    with bu.atomic_path(os.path.join(out, "fig_batch.png")) as png:
+        fig.savefig(png, dpi=110)
     plt.close(fig)
 
     # Fig. 7, 8, 12, 13: weak and strong scaling, LR.
@@ -397,7 +407,8 @@ def studies(out, cal, rows, tmp):
             ax.xaxis.set_minor_locator(matplotlib.ticker.NullLocator())
             ax.legend(fontsize=7)
     fig.tight_layout()
-    fig.savefig(os.path.join(out, "fig_scaling.png"), dpi=110)
+    with bu.atomic_path(os.path.join(out, "fig_scaling.png")) as png:
+        fig.savefig(png, dpi=110)
     plt.close(fig)
     return md
 

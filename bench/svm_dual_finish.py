@@ -25,12 +25,13 @@ import subprocess
 import sys
 import tempfile
 
-import numpy as np
-
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.join(ROOT, "bench"))
+import bench_util as bu  # noqa: E402
 from bench_util import PIMOPT  # noqa: E402
 import real_datasets  # noqa: E402
+
+np = None  # numpy: main() imports it once the arguments are parsed (a bad argument is refused without it)
 
 
 def load(path):
@@ -121,13 +122,21 @@ def bias_feature_dca(x, y, passes, rng):
     return history
 
 
-def main():
+def build_parser():
+    """The command line; every value is checked as it is parsed (bench_util's types: exit 2 naming the flag)."""
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--data", default=os.path.join(ROOT, "tests", "data", "real", "digits_train.svm"))
-    ap.add_argument("--algo", default="ma")
-    ap.add_argument("--passes", type=int, default=50)
-    ap.add_argument("--seed", type=int, default=0)
-    args = ap.parse_args()
+    ap.add_argument("--data", type=bu.input_file,
+                    default=os.path.join(ROOT, "tests", "data", "real", "digits_train.svm"))
+    ap.add_argument("--algo", choices=bu.PIMOPT_ALGORITHMS, default="ma")
+    ap.add_argument("--passes", type=bu.positive_int, default=50)
+    ap.add_argument("--seed", type=bu.nonnegative_int, default=0)
+    return ap
+
+
+def main():
+    global np
+    args = build_parser().parse_args()
+    import numpy as np
     _, x, y, low, span = load(args.data)
     best = real_datasets.optimum(args.data, "svm")
     w0, b0 = pimopt_model(args.data, args.algo, low, span, x.shape[1])

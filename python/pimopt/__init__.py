@@ -234,71 +234,127 @@ def _epochs_frame(epochs):
     return pandas.json_normalize(epochs)
 
 
+# The estimators' keywords are generated from `pimopt train`'s parameter table (param_infos()["train"]), so that
+# every parameter the library declares is one, with its declared default, and none outlives its parameter. The
+# parameters below are the exceptions: those the table has but an estimator cannot take, and those it takes under
+# scikit-learn's names. A parameter the library adds later becomes a keyword; tests/python/test_estimators.py checks
+# these lists against what each parameter affects (`pimopt params`), so that an output or a data file never does.
+
+# train's parameters that are no keyword of the estimators, and why (pimopt.train takes the outputs).
+_NOT_ESTIMATOR_KEYWORDS = {
+    "data": "the training data are fit's X and y",
+    "test": "a data file: the estimators score arrays (score, decision_function)",
+    "test-fraction": "a data file's split: split the arrays (train_test_split)",
+    "input-format": "how data files are read",
+    "positive-classes": "how IDX files are labelled: fit takes any two labels",
+    "model": "the estimator's class: lr for LogisticRegression, svm for LinearSVC",
+    "cv": "cross-validation is scikit-learn's (cross_val_score)",
+    "scheduler": "how the emulator schedules tasklets: the same model and modeled times either way",
+    "project-dpus": "a report-only extrapolation of the modeled epoch time",
+    "project-rows-per-dpu": "a report-only extrapolation of the modeled epoch time",
+    "out": "an output file", "liblinear-out": "an output file", "report": "an output file (report_ holds it)",
+    "checkpoint": "an output file", "checkpoint-every": "an output file's period", "resume": "reads a checkpoint",
+    "no-train-metrics": "what is evaluated and printed, never the model",
+    "quiet": "what is printed",
+    "target-accuracy": "a report-only milestone", "target-auc": "a report-only milestone",
+}
+
+# train's parameters that the estimators take under scikit-learn's names: parameter -> (keyword, default).
+_SKLEARN_KEYWORDS = {
+    "class-weights": ("class_weight", None),  # a dict {label: weight} or "balanced"
+    "no-bias": ("fit_intercept", True),
+    "no-shuffle": ("shuffle", True),
+    "seed": ("random_state", 1),  # an int as it is; None or a RandomState draws a seed
+}
+
+
+def _keyword_default(info):
+    """A train parameter's declared default as a keyword's default: its value (numbers as int or float, "auto", a
+    choice's name, a flag as a bool); None where the table states the default as a note that depends on other
+    parameters (epochs: "the algorithm's", dpus: "= --workers") or as empty text. A note "VALUE = meaning"
+    (threads: "0 = all CPUs") gives VALUE."""
+    text = info["default"]
+    if info["type"] == "flag":
+        return text == "on"
+    if info.get("auto") and text == "auto":
+        return "auto"
+    if info["type"] == "choice":
+        return text if text in info["choices"] else None
+    if info["type"] == "text":
+        return None if text == "-" else text
+    parse = int if info["type"] in ("integer", "count") else float
+    for candidate in (text, text.split(" = ")[0]):
+        try:
+            return parse(candidate)
+        except ValueError:
+            pass
+    return None
+
+
+def _estimator_keywords():
+    """keyword -> (train parameter, default), in the table's order: every train parameter but
+    _NOT_ESTIMATOR_KEYWORDS, under its name with '-' written '_' (or its scikit-learn name)."""
+    keywords = {}
+    for info in param_infos()["train"]:
+        name = info["name"]
+        if name in _NOT_ESTIMATOR_KEYWORDS:
+            continue
+        keyword, default = _SKLEARN_KEYWORDS.get(name, (name.replace("-", "_"), _keyword_default(info)))
+        keywords[keyword] = (name, default)
+    return keywords
+
+
+_ESTIMATOR_KEYWORDS = _estimator_keywords()
+# The estimators' __init__ signature: self, then every keyword (keyword-only) with its default.
+_INIT_SIGNATURE = inspect.Signature(
+    [inspect.Parameter("self", inspect.Parameter.POSITIONAL_OR_KEYWORD)] +
+    [inspect.Parameter(keyword, inspect.Parameter.KEYWORD_ONLY, default=default)
+     for keyword, (_, default) in _ESTIMATOR_KEYWORDS.items()])
+
+
+def _is_default(value, default):
+    """Whether a keyword's VALUE is its DEFAULT (1 == 1.0; True is not 1; an array or a list never is)."""
+    if isinstance(value, bool) != isinstance(default, bool) or isinstance(value, (list, tuple, dict, np.ndarray)):
+        return False
+    try:
+        return bool(value == default)
+    except (TypeError, ValueError):
+        return False
+
+
 class _LinearClassifier(ClassifierMixin, BaseEstimator):
     """What both estimators share: binary labels mapped as scikit-learn does (classes_[1] is the positive class),
-    training by `train`, prediction from coef_ and intercept_."""
+    training by `train`, prediction from coef_ and intercept_. The keywords are `pimopt train`'s parameters
+    (_ESTIMATOR_KEYWORDS; `pimopt params` explains them), all keyword-only."""
 
     _model = None  # "lr" or "svm"
 
-    def __init__(self, *, algo="cocoa", backend="cpu", epochs=None, batch="auto", lr="auto", lr_schedule="auto",
-                 lr_decay=0.0, reg="auto", tol="auto", l1=0.0, rho="auto", local_epochs=1, local_steps=1,
-                 ga_batches="random", topology=None, workers=None, dpus=None, tasklets=None, profile=None, profile_set=None,
-                 kernel=None, sigmoid=None, tasklet_split=None, host_time=None, sync_path=None, sync_format=None,
-                 transfers=None, class_weight=None,
-                 fit_intercept=True, shuffle=True, scale="minmax", storage="auto", random_state=1, threads=0):
-        self.algo = algo
-        self.backend = backend
-        self.epochs = epochs
-        self.batch = batch
-        self.lr = lr
-        self.lr_schedule = lr_schedule
-        self.lr_decay = lr_decay
-        self.reg = reg
-        self.tol = tol
-        self.l1 = l1
-        self.rho = rho
-        self.local_epochs = local_epochs
-        self.local_steps = local_steps
-        self.ga_batches = ga_batches
-        self.topology = topology
-        self.workers = workers
-        self.dpus = dpus
-        self.tasklets = tasklets
-        self.profile = profile
-        self.profile_set = profile_set
-        self.kernel = kernel
-        self.sigmoid = sigmoid
-        self.tasklet_split = tasklet_split
-        self.host_time = host_time
-        self.sync_path = sync_path
-        self.sync_format = sync_format
-        self.transfers = transfers
-        self.class_weight = class_weight
-        self.fit_intercept = fit_intercept
-        self.shuffle = shuffle
-        self.scale = scale
-        self.storage = storage
-        self.random_state = random_state
-        self.threads = threads
+    def __init__(self, **params):
+        # The signature, _INIT_SIGNATURE, is generated from the parameter table: scikit-learn reads the keywords
+        # and their defaults from it (get_params, clone, repr), and binding to it refuses an unknown keyword as a
+        # written-out __init__ would. scikit-learn's rule: __init__ only stores the values; fit checks them.
+        try:
+            bound = _INIT_SIGNATURE.bind(self, **params)
+        except TypeError as e:
+            raise TypeError(f"{type(self).__name__}: {e}") from None
+        bound.apply_defaults()
+        for keyword, value in bound.arguments.items():
+            if keyword != "self":
+                setattr(self, keyword, value)
 
-    # Parameters that `pimopt train` takes only in some settings (e.g. --rho with ADMM): passed when they differ
-    # from their defaults (__init__'s), so that the defaults never trip its "only meaningful with" check.
-    # The learning rate too: the default algorithm (cocoa) takes none. epochs=None is the algorithm's own default.
-    _PASSED_WHEN_CHANGED = ("lr", "lr_decay", "l1", "rho", "local_epochs", "local_steps", "ga_batches")
-    # Parameters that are not train's options as they are: translated below.
-    _TRANSLATED = ("profile_set", "class_weight", "fit_intercept", "shuffle", "random_state")
+    __init__.__signature__ = _INIT_SIGNATURE
 
     def _options(self, classes, y):
+        """The keywords as train's options. A keyword is passed only when it is set and differs from its default,
+        so that a default never trips the library's "only meaningful with" check (--lr with cocoa, --rho without
+        admm, the PIM options on the CPU backend), while a value the user set where it does nothing is refused,
+        naming it. None is the library's default."""
         options = {"model": self._model}
-        defaults = inspect.signature(_LinearClassifier.__init__).parameters
-        for name, value in self.get_params().items():
-            if name in self._TRANSLATED or value is None:
+        for keyword, (name, default) in _ESTIMATOR_KEYWORDS.items():
+            value = getattr(self, keyword)
+            if name in _SKLEARN_KEYWORDS or value is None or _is_default(value, default):
                 continue
-            if name in self._PASSED_WHEN_CHANGED and value == defaults[name].default:
-                continue
-            options[name] = value
-        if self.profile_set is not None:
-            options["profile_set"] = _overrides_text(self.profile_set, "profile_set")
+            options[keyword] = _overrides_text(value, keyword) if keyword == "profile_set" else value
         if not self.fit_intercept:
             options["no_bias"] = True
         if not self.shuffle:
@@ -375,9 +431,10 @@ class _LinearClassifier(ClassifierMixin, BaseEstimator):
 
 
 class LogisticRegression(_LinearClassifier):
-    """L2-regularized logistic regression trained by pimopt (SGD, MB-SGD, GA-SGD, MA-SGD or ADMM; CPU or emulated
-    PIM backend). The defaults are `pimopt train`'s with no flags: LIBLINEAR's C = 1 objective, scaled features,
-    automatic batch and learning rate."""
+    """L2-regularized logistic regression trained by pimopt (CoCoA+ by default, or SGD, MB-SGD, GA-SGD, MA-SGD,
+    D-PSGD or ADMM; CPU or emulated PIM backend). The keywords are `pimopt train`'s parameters with '-' written '_'
+    (docs/python.md lists them; `pimopt params` explains them), with its defaults: LIBLINEAR's C = 1 objective,
+    scaled features, automatic batch and learning rate."""
 
     _model = "lr"
 

@@ -14,7 +14,7 @@ namespace pimopt {
 namespace {
 
 constexpr char kMagic[8] = {'P', 'I', 'M', 'O', 'P', 'T', 'C', 'K'};
-constexpr uint32_t kVersion = 6;
+constexpr uint32_t kVersion = 7;
 
 template <typename T>
 void Put(std::string& out, T v) {
@@ -200,6 +200,9 @@ std::string SerializeCheckpoint(const Checkpoint& c) {
   Put<double>(body, c.progress.last_objective);
   Put<double>(body, c.progress.best_objective);
   Put<int32_t>(body, c.progress.stale_epochs);
+  Put<double>(body, c.progress.certified_gap);
+  Put<double>(body, c.progress.stall_reference_gap);
+  Put<int32_t>(body, c.progress.stall_epochs);
   Put<uint32_t>(body, static_cast<uint32_t>(c.progress.algorithm.size()));
   for (double v : c.progress.algorithm) Put<double>(body, v);
   PutString(body, c.backend);
@@ -252,6 +255,13 @@ Checkpoint ParseCheckpoint(const std::string& bytes, const std::string& name) {
   c.progress.last_objective = in.Get<double>();
   c.progress.best_objective = in.Get<double>();
   c.progress.stale_epochs = in.Get<int32_t>();
+  c.progress.certified_gap = in.Get<double>();
+  c.progress.stall_reference_gap = in.Get<double>();
+  c.progress.stall_epochs = in.Get<int32_t>();
+  if (std::isinf(c.progress.certified_gap) || std::isinf(c.progress.stall_reference_gap) ||
+      c.progress.stall_epochs < 0) {
+    throw ParseError(name, "corrupt training progress (an infinite gap or a negative stall count)");
+  }
   const auto algorithm_values = in.Get<uint32_t>();
   in.Need(uint64_t{algorithm_values} * 8);
   for (uint32_t i = 0; i < algorithm_values; ++i) c.progress.algorithm.push_back(in.Get<double>());

@@ -169,6 +169,22 @@ Resumed ResumeFromCheckpoint(const TrainOptions& options, const RunIdentity& ide
                                          TrainConfig::kPlateauStops, "th plateau (epoch ", checkpoint->epochs_done,
                                          "); start afresh without --resume to train with other settings"));
   }
+  if (config.tol > 0 && config.traits().row_duals && checkpoint->progress.stall_epochs >= TrainConfig::kStallEpochs) {
+    throw ConfigError("--resume", StrCat(options.checkpoint_path, ": the checkpoint's run already stopped on a stalled "
+                                         "certificate (epoch ", checkpoint->epochs_done, ", relative duality gap ",
+                                         FormatDouble(checkpoint->progress.certified_gap), "); raise --tol, or start "
+                                         "afresh without --resume with other settings"));
+  }
+  // A run that stopped on its certificate has nothing left to do under the same --tol (as one stopped at its last
+  // plateau): resuming it would train past its own stopping rule and replace its outputs.
+  if (config.tol > 0 && std::isfinite(checkpoint->progress.certified_gap) &&
+      checkpoint->progress.certified_gap <= config.tol) {
+    throw ConfigError("--resume", StrCat(options.checkpoint_path, ": the checkpoint's run already stopped on its "
+                                         "certificate (epoch ", checkpoint->epochs_done, ", relative duality gap ",
+                                         FormatDouble(checkpoint->progress.certified_gap), " <= --tol ",
+                                         FormatDouble(config.tol), "); lower --tol to train further, or start afresh "
+                                         "without --resume"));
+  }
   if (checkpoint->state.per_worker.size() != static_cast<size_t>(config.workers)) {
     throw InputError(StrCat(options.checkpoint_path, ": the checkpoint holds ", checkpoint->state.per_worker.size(),
                             " workers' state, the run has ", config.workers));
@@ -217,11 +233,19 @@ class EpochMeter {
   CommStats comm_stats_;
 };
 
-void CheckFinite(const LinearModel& model, int epoch) {
-  for (float w : model.weights) {
-    if (!std::isfinite(w)) {
-      throw InputError(StrCat("training diverged in epoch ", epoch, " (non-finite weights): lower --lr or raise --reg"));
-    }
+// What a user can change when the numbers of a run stop being finite: the flags the algorithm has.
+std::string DivergenceAdvice(const TrainConfig& config) {
+  return config.traits().uses_learning_rate ? "lower --lr or raise --reg"
+                                            : "raise --reg, or lower --class-weights or the sample weights";
+}
+
+// The model after an epoch: every weight and the bias finite (numbers change hands here).
+void CheckFinite(const LinearModel& model, int epoch, const TrainConfig& config) {
+  bool finite = std::isfinite(model.bias);
+  for (float w : model.weights) finite &= std::isfinite(w);
+  if (!finite) {
+    throw InputError(StrCat("training diverged in epoch ", epoch, " (non-finite weights or bias): ",
+                            DivergenceAdvice(config)));
   }
 }
 
@@ -235,6 +259,14 @@ TrainResult Train(const Dataset& train, const Dataset* test, const TrainConfig& 
   config.ResolveDefaults();
   const uint64_t total_rows = options.partition ? options.partition->total_rows : comm.SumU64(train.num_rows());
   if (total_rows == 0) throw InputError("training set is empty");
+  if (train.has_weights() || comm.size() > 1) {  // collective: every rank counts
+    uint64_t weighted = 0;
+    for (size_t i = 0; i < train.num_rows(); ++i) weighted += train.weight(i) > 0 ? 1 : 0;
+    if (comm.SumU64(weighted) == 0) {
+      throw ConfigError("sample_weight", "every training row has weight 0: there is nothing to fit (the objective "
+                                         "is 0 for every model)");
+    }
+  }
   config.CheckWorkers(total_rows);
   config.CheckProcesses(comm.size());
   const Partition part = PartOfRun(train, config, total_rows, options, comm);
@@ -262,6 +294,14 @@ TrainResult Train(const Dataset& train, const Dataset* test, const TrainConfig& 
   }
   const std::vector<Shard> shards = LocalShards(part);
   std::optional<DualityGapScales> gap_scales;  // at the first gap
+  // The certificate of the backend's current state, whose training objective is `primal`. Collective.
+  auto certificate = [&](double primal) {
+    // A dual method's own duals (AlgorithmTraits::row_duals) give the tight certificate.
+    const std::vector<float> duals = config.traits().row_duals ? backend.RowDuals() : std::vector<float>();
+    if (!gap_scales) gap_scales = ComputeDualityGapScales(train, config.objective, comm);
+    return ComputeDualityGap(result.model, train, config.objective, primal, options.eval_pool, comm, shards, duals,
+                             &*gap_scales);
+  };
   for (int epoch = result.resumed_from_epoch; epoch < config.epochs; ++epoch) {
     const int done = epoch + 1;
     config.lr_factor = progress.lr_factor;
@@ -275,12 +315,12 @@ TrainResult Train(const Dataset& train, const Dataset* test, const TrainConfig& 
     const auto t1 = Clock::now();
     meter.Record(record);
     backend.ExportModelInto(result.model);
-    CheckFinite(result.model, done);
+    CheckFinite(result.model, done, config);
     if (options.evaluate_train || done == config.epochs || config.watches_objective()) {
       record.train = EvaluateAcross(result.model, train, config.objective, options.eval_pool, comm);
       if (!std::isfinite(record.train.objective)) {
         throw InputError(StrCat("training diverged in epoch ", done,
-                                " (the training objective is not finite): lower --lr or raise --reg"));
+                                " (the training objective is not finite): ", DivergenceAdvice(config)));
       }
     }
     if (test) record.test = EvaluateAcross(result.model, *test, config.objective, options.eval_pool, comm);
@@ -321,25 +361,43 @@ TrainResult Train(const Dataset& train, const Dataset* test, const TrainConfig& 
       // rows, so it is computed where it can matter: after an epoch that lowered F by less than 1% (relative; an
       // epoch that still lowers F by more is far from the optimum in practice), and at the run's last epoch.
       const double gain = std::isfinite(before) ? (before - now) / std::max(std::fabs(now), 1e-300) : INFINITY;
-      if (gain < kGapCheckGain || result.converged || done == config.epochs) {
-        // A dual method's own duals (AlgorithmTraits::row_duals) give the tight certificate.
-        const std::vector<float> duals = config.traits().row_duals ? backend.RowDuals() : std::vector<float>();
-        if (!gap_scales) gap_scales = ComputeDualityGapScales(train, config.objective, comm);
-        record.gap = ComputeDualityGap(result.model, train, config.objective, now, options.eval_pool, comm, shards,
-                                       duals, &*gap_scales);
-      }
+      if (gain < kGapCheckGain || result.converged || done == config.epochs) record.gap = certificate(now);
       if (config.tol > 0 && record.gap.available && record.gap.relative() <= config.tol) {
         result.converged = true;
         result.stopped_on_gap = true;
       }
+      progress.certified_gap = record.gap.available ? record.gap.relative() : NAN;
+      // A dual method's gap falls to 0 in exact arithmetic; one that stops falling for kStallEpochs epochs is held
+      // up by the backend's arithmetic (or the rows): the run stops and says so instead of running out its epochs.
+      if (!result.converged && config.tol > 0 && config.traits().row_duals && record.gap.available) {
+        const double g = record.gap.relative();
+        if (!(g < progress.stall_reference_gap * (1 - TrainConfig::kStallGain))) {
+          if (std::isfinite(progress.stall_reference_gap)) ++progress.stall_epochs;
+          if (!std::isfinite(progress.stall_reference_gap)) progress.stall_reference_gap = g;
+        } else {
+          progress.stall_reference_gap = g;
+          progress.stall_epochs = 0;
+        }
+        if (progress.stall_epochs >= TrainConfig::kStallEpochs) {
+          const std::string limits = backend.PrecisionLimits();
+          result.stalled = StrCat("the relative duality gap has stayed above ",
+                                  FormatDouble(progress.stall_reference_gap * (1 - TrainConfig::kStallGain)), " for ",
+                                  TrainConfig::kStallEpochs, " epochs (at ", FormatDouble(g), ", --tol ",
+                                  FormatDouble(config.tol), ")",
+                                  limits.empty() ? "" : StrCat(": on the ", backend.name(), " backend ", limits));
+        }
+      }
       progress.last_objective = now;
       progress.best_objective = std::isfinite(progress.best_objective) ? std::min(progress.best_objective, now) : now;
+    } else if (done == config.epochs) {
+      record.gap = certificate(record.train.objective);  // --tol 0: the last epoch's gap is still reported
     }
     result.plateaus = progress.plateaus;
     if (options.on_epoch) options.on_epoch(record);
     result.epochs.push_back(std::move(record));
     if (!options.checkpoint_path.empty() && options.checkpoint_every > 0 &&
-        (done % options.checkpoint_every == 0 || done == config.epochs || result.converged)) {
+        (done % options.checkpoint_every == 0 || done == config.epochs || result.converged ||
+         !result.stalled.empty())) {
       BackendState state = GatherState(backend.SaveState(), comm, config.workers);
       if (comm.rank() == 0) {
         WriteCheckpoint({identity, done, progress, backend.name(), std::move(state)}, options.checkpoint_path);
@@ -347,7 +405,7 @@ TrainResult Train(const Dataset& train, const Dataset* test, const TrainConfig& 
       comm.Barrier();  // every rank returns after the checkpoint exists
     }
     if (options.after_epoch) options.after_epoch(done);
-    if (result.converged) break;
+    if (result.converged || !result.stalled.empty()) break;
   }
   if (options.keep_final_state) result.final_state = backend.SaveState();
   result.model.positive_label_value = train.positive_label_value;

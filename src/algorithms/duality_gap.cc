@@ -216,7 +216,8 @@ DualityGap ComputeDualityGap(const LinearModel& model, const Dataset& local, con
       for (int step = 0; step <= 10; ++step) best = std::max(best, dual_at(a, b, step / 10.0));
     }
   }
-  result.available = true;
+  // A certificate is only ever computed from finite numbers (a non-finite primal or dual certifies nothing).
+  result.available = std::isfinite(primal) && std::isfinite(best);
   result.primal = primal;
   result.dual = best;
   return result;

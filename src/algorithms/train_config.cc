@@ -117,10 +117,12 @@ ParamTable<TrainConfig> MakeTrainParams() {
                   {{"inverse", "lr / (1 + decay e) in epoch e", {}}, LrSchedule::kInverse},
                   {{"inverse-sqrt", "lr / sqrt(1 + decay e) in epoch e", {}}, LrSchedule::kInverseSqrt}})
       .Noun("schedule")
+      .AppliesWhen("algo", AlgorithmNameListWith([](const AlgorithmTraits& a) { return a.uses_learning_rate; }))
       .Group(algorithm)
       .Help("learning-rate schedule over epochs e = 0, 1, ...");
   t.Add("lr-decay", &TrainConfig::lr_decay, 0.0)
       .Min(0)
+      .AppliesWhen("algo", AlgorithmNameListWith([](const AlgorithmTraits& a) { return a.uses_learning_rate; }))
       .AppliesWhen("lr-schedule", {"inverse", "inverse-sqrt"})
       .Group(algorithm)
       .Help("decay rate of the inverse schedules");
@@ -256,6 +258,11 @@ void TrainConfig::ValidateWithoutData() const {
   TrainParams().CheckValues(*this);
   if (!lr_is_auto() && !reg_is_auto() && lr * objective.l2 >= 1) {
     throw ConfigError("--lr", StrCat("lr * reg = ", lr * objective.l2, " must be < 1 (the L2 step would flip w)"));
+  }
+  if ((schedule == LrSchedule::kInverse || schedule == LrSchedule::kInverseSqrt) && !(lr_decay > 0)) {
+    throw ConfigError("--lr-decay", StrCat("the inverse schedules need a decay rate > 0 (with ", lr_decay,
+                                           " --lr-schedule ", schedule == LrSchedule::kInverse ? "inverse" : "inverse-sqrt",
+                                           " is the constant schedule): give --lr-decay, e.g. 1"));
   }
   if (!(std::isfinite(objective.positive_weight) && objective.positive_weight > 0 &&
         std::isfinite(objective.negative_weight) && objective.negative_weight > 0)) {

@@ -66,10 +66,11 @@ const ParamTable<ParamsFlags>& ParamsParams() {
         .Effect(ParamEffect::kNone)
         .Group("Output")
         .Help("how to print them");
-    t.Add("command", &ParamsFlags::command, "train")
+    t.Add("command", &ParamsFlags::command, "")
         .Effect(ParamEffect::kNone)
+        .DefaultNote("train (text, markdown); every command (json)")
         .Group("Output")
-        .Help("the command whose parameters text and markdown show (json shows every command's)");
+        .Help("the command whose parameters to show");
     return t;
   }();
   return table;

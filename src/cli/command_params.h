@@ -35,7 +35,7 @@ using CommandInfos = std::vector<std::pair<std::string, std::vector<const ParamI
 
 struct ParamsFlags {
   std::string format = "text";
-  std::string command = "train";
+  std::string command;  // empty: train (text, markdown), every command (json); ParamsParams() declares it
 };
 
 struct ProfileFlags {

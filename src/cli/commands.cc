@@ -257,9 +257,18 @@ int RunInfoCommand(const std::string& spec, const SourceOptions& source) {
 
 // ---------------------------------------------------------------- params
 int RunParamsCommand(const ParamsFlags& f, const CommandInfos& commands) {
+  // --command is checked for every format (json with it shows that command only, without it every command).
+  const std::string command = f.command.empty() && f.format != "json" ? "train" : f.command;
+  const auto it = std::find_if(commands.begin(), commands.end(), [&](const auto& c) { return c.first == command; });
+  if (!command.empty() && it == commands.end()) {
+    std::vector<std::string> names;
+    for (const auto& c : commands) names.push_back(c.first);
+    throw ConfigError("--command", StrCat("unknown command '", command, "' (commands: ", JoinNames(names), ")"));
+  }
   if (f.format == "json") {
     nlohmann::json out = nlohmann::json::object();
     for (const auto& [name, infos] : commands) {
+      if (!command.empty() && name != command) continue;
       nlohmann::json list = nlohmann::json::array();
       for (const ParamInfo* info : infos) list.push_back(ParamInfoJson(*info));
       out[name] = list;
@@ -267,16 +276,10 @@ int RunParamsCommand(const ParamsFlags& f, const CommandInfos& commands) {
     std::cout << out.dump(1) << "\n";
     return 0;
   }
-  const auto it = std::find_if(commands.begin(), commands.end(), [&](const auto& c) { return c.first == f.command; });
-  if (it == commands.end()) {
-    std::vector<std::string> names;
-    for (const auto& c : commands) names.push_back(c.first);
-    throw ConfigError("--command", StrCat("unknown command '", f.command, "' (commands: ", JoinNames(names), ")"));
-  }
   if (f.format == "markdown") {
     std::cout << ParamsAsMarkdown(it->second);
   } else {
-    std::cout << "The parameters of 'pimopt " << f.command
+    std::cout << "The parameters of 'pimopt " << command
               << "' (declared once in the library; 'affects' says whether a checkpoint records them):\n\n"
               << ParamsAsText(it->second);
   }
@@ -368,7 +371,13 @@ int RunProfileCommand(const ProfileFlags& f) {
 int RunTune(const RunConfig& base, const std::string& grid_text, const std::string& metric_name, bool warm_start,
             const std::string& command_line) {
   std::vector<GridSetting> settings = GridSettings(base, ParseGrid(grid_text, base));
-  // The data is loaded once, with the first setting (the base alone may not resolve: --rho with algo=ma,admm).
+  // Every setting's flags are checked before the data is read (a value one setting refuses is found before the
+  // others are cross-validated); the data is loaded once, with the first setting (the base alone may not resolve:
+  // --rho with algo=ma,admm), and no setting varies a data parameter (ParseGrid).
+  for (const GridSetting& s : settings) {
+    GridSetting probe = s;
+    ResolveGridSetting(probe);
+  }
   RunConfig resolved = settings.front().config;
   ResolveRunConfig(resolved, 1);
   const TuneMetric metric = metric_name == "auc" ? TuneMetric::kAuc : TuneMetric::kAccuracy;
@@ -381,10 +390,9 @@ int RunTune(const RunConfig& base, const std::string& grid_text, const std::stri
             << metric_name << std::endl;
   // "reg=1e-5 lr=0.1" for the trials, "--reg 1e-5 --lr 0.1" for the best.
   auto setting_text = [](const TuneTrial& t, bool as_flags) {
+    if (!as_flags) return SettingText(t.setting);
     std::string s;
-    for (const auto& [name, value] : t.setting) {
-      s += StrCat(s.empty() ? "" : " ", as_flags ? "--" : "", name, as_flags ? " " : "=", value);
-    }
+    for (const auto& [name, value] : t.setting) s += StrCat(s.empty() ? "" : " ", "--", name, " ", value);
     return s;
   };
   const TuneResult result = Tune(

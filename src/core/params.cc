@@ -91,8 +91,9 @@ std::string ParamInfo::AppliesText() const {
   std::string text;
   for (const ParamCondition& c : applies_when) {
     // A flag's condition ("true") reads as the flag itself.
-    const bool flag = c.values == std::vector<std::string>{"true"};
-    text += StrCat(text.empty() ? "" : " and ", "--", c.param, flag ? "" : " ", flag ? "" : JoinNames(c.values, " or "));
+    const std::vector<std::string> values = c.Values();
+    const bool flag = values == std::vector<std::string>{"true"};
+    text += StrCat(text.empty() ? "" : " and ", "--", c.param, flag ? "" : " ", flag ? "" : JoinNames(values, " or "));
   }
   return text;
 }

@@ -31,7 +31,7 @@ nlohmann::json ParamInfoJson(const ParamInfo& info) {
     j["choices"] = choices;
   }
   nlohmann::json applies = nlohmann::json::object();
-  for (const ParamCondition& c : info.applies_when) applies[c.param] = c.values;
+  for (const ParamCondition& c : info.applies_when) applies[c.param] = c.Values();
   j["applies_when"] = applies;
   return j;
 }

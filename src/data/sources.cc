@@ -43,7 +43,7 @@ ParamTable<SourceOptions> MakeSourceParams() {
                    InputFormat::kCriteoText}})
       .Noun("input format")
       .Effect(ParamEffect::kNone)  // what it reads is fingerprinted
-      .Group("Data")
+      .Group(kDataParamGroup)
       .Help("how data files are read (docs/formats.md)");
   t.AddCustom("positive-classes", ParamType::kText, std::string("0,2,4,6"),
               [](const SourceOptions& o) -> ParamValue {
@@ -52,7 +52,7 @@ ParamTable<SourceOptions> MakeSourceParams() {
                 return text;
               },
               [](SourceOptions& o, const ParamValue& v) { o.positive_classes = ParseClassList(std::get<std::string>(v)); })
-      .Group("Data")
+      .Group(kDataParamGroup)
       .Help("IDX data: the classes labelled +1, a comma list (one class = one-vs-rest)");
   t.AddChoice("storage", &SourceOptions::storage, StorageChoice::kAuto,
               std::vector<std::pair<ParamChoice, StorageChoice>>{
@@ -61,7 +61,7 @@ ParamTable<SourceOptions> MakeSourceParams() {
                   {{"dense", "row-major floats", {}}, StorageChoice::kDense},
                   {{"sparse", "CSR", {}}, StorageChoice::kSparse}})
       .Noun("storage")
-      .Group("Data")
+      .Group(kDataParamGroup)
       .Help("how the features are stored (dense and sparse paths round differently)");
   return t;
 }

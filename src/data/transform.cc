@@ -4,6 +4,7 @@
 #include <cmath>
 
 #include "pimopt/core/error.h"
+#include "pimopt/core/file_util.h"
 #include "pimopt/core/rng.h"
 
 namespace pimopt {
@@ -48,12 +49,34 @@ FeatureScaler FeatureScaler::FromRanges(const FeatureRanges& r) {
   FeatureScaler s;
   const size_t n = r.hi.size();
   s.scale_.resize(n);
+  // The scale of a feature must be a finite float: a range narrower than 1 / FLT_MAX (a few subnormal values) has
+  // none, and scaling it to [0, 1] would need one (the folded model's weight would overflow too).
+  auto refuse_narrow = [&](size_t j, double range) {
+    throw ConfigError("--scale", StrCat("feature ", j + 1, "'s training range (", FormatDouble(range),
+                                        ") is too narrow to scale to [0, 1] in single precision (its scale 1 / range "
+                                        "exceeds float's largest value); use --scale none, or rescale the feature"));
+  };
   if (r.sparse) {
     s.offset_.assign(n, 0.0f);
-    for (size_t j = 0; j < n; ++j) s.scale_[j] = r.hi[j] > 0 ? 1.0f / r.hi[j] : 1.0f;
+    for (size_t j = 0; j < n; ++j) {
+      s.scale_[j] = r.hi[j] > 0 ? 1.0f / r.hi[j] : 1.0f;
+      if (!std::isfinite(s.scale_[j])) refuse_narrow(j, r.hi[j]);
+    }
   } else {
     s.offset_ = r.lo;
-    for (size_t j = 0; j < n; ++j) s.scale_[j] = r.hi[j] > r.lo[j] ? 1.0f / (r.hi[j] - r.lo[j]) : 0.0f;
+    for (size_t j = 0; j < n; ++j) {
+      if (!(r.hi[j] > r.lo[j])) {
+        s.scale_[j] = 0.0f;
+        continue;
+      }
+      const float range = r.hi[j] - r.lo[j];
+      // A range wider than float's largest value (features near +-FLT_MAX) is taken in double; its scale is a
+      // finite float.
+      s.scale_[j] = std::isfinite(range)
+                        ? 1.0f / range
+                        : static_cast<float>(1.0 / (static_cast<double>(r.hi[j]) - static_cast<double>(r.lo[j])));
+      if (!std::isfinite(s.scale_[j])) refuse_narrow(j, static_cast<double>(r.hi[j]) - r.lo[j]);
+    }
   }
   return s;
 }
@@ -70,7 +93,38 @@ void FeatureScaler::Apply(Dataset& data) const {
     const size_t stride = data.num_features();
     for (size_t i = 0; i < data.num_rows(); ++i) {
       float* x = values.data() + i * stride;
-      for (size_t j = 0; j < n; ++j) x[j] = (x[j] - offset_[j]) * scale_[j];
+      for (size_t j = 0; j < n; ++j) {
+        const float shifted = x[j] - offset_[j];
+        // x - min overflows float only for a range wider than float's largest value: then in double.
+        x[j] = std::isfinite(shifted) ? shifted * scale_[j]
+                                      : static_cast<float>((static_cast<double>(x[j]) - offset_[j]) * scale_[j]);
+      }
+    }
+  }
+}
+
+void CheckFiniteValues(const Dataset& data, std::string_view what) {
+  auto refuse = [&](uint64_t row, uint64_t feature, float value) {
+    throw InputError(StrCat(what, ": row ", row + 1, ", feature ", feature + 1, " is ", value,
+                            " after preprocessing (a value beyond float's range once scaled by the training set's "
+                            "range); use --scale none, or rescale the feature"));
+  };
+  if (data.is_sparse()) {
+    const CsrMatrix& m = data.csr();
+    for (uint64_t i = 0; i < data.num_rows(); ++i) {
+      for (uint64_t k = m.row_ptr[i]; k < m.row_ptr[i + 1]; ++k) {
+        if (!std::isfinite(m.val[k])) refuse(i, m.col[k], m.val[k]);
+      }
+    }
+  } else {
+    for (uint64_t i = 0; i < data.num_rows(); ++i) {
+      const float* x = data.dense_row(i);
+      bool finite = true;
+      for (size_t j = 0; j < data.num_features(); ++j) finite &= std::isfinite(x[j]);
+      if (finite) continue;
+      for (size_t j = 0; j < data.num_features(); ++j) {
+        if (!std::isfinite(x[j])) refuse(i, j, x[j]);
+      }
     }
   }
 }

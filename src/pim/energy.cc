@@ -7,7 +7,7 @@ namespace pimopt::pim {
 double DpuEnergyJoules(const HardwareProfile& p, double dpu_busy_s) { return dpu_busy_s * p.dpu_active_power_w; }
 
 double TransferEnergyJoules(const HardwareProfile& p, uint32_t dpus, double bytes, double seconds) {
-  const uint32_t ranks = (dpus + p.dpus_per_rank - 1) / p.dpus_per_rank;
+  const uint32_t ranks = p.RanksFor(dpus);
   const uint32_t cores = std::max<uint32_t>(1, std::min(ranks, p.host_cores));
   return bytes * p.channel_energy_j_per_byte + seconds * cores * p.host_core_power_w;
 }

@@ -25,7 +25,7 @@ std::optional<LinkExchangeTime> ModelNeighbourExchange(const HardwareProfile& pr
                                                        uint64_t bytes) {
   // No links, or one DPU: no exchange between DPUs (one DPU's synchronization is the host's round trip).
   if (profile.link_scope == LinkScope::kNone || dpus <= 1) return std::nullopt;
-  const uint32_t ranks = (dpus + profile.dpus_per_rank - 1) / profile.dpus_per_rank;
+  const uint32_t ranks = profile.RanksFor(dpus);
   // Busy seconds of each port: DPU out / in, rank out / in.
   std::vector<double> dpu_out(dpus, 0.0), dpu_in(dpus, 0.0), rank_out(ranks, 0.0), rank_in(ranks, 0.0);
   const double message_s = profile.link_latency_s + static_cast<double>(bytes) / profile.link_bytes_per_s;
@@ -101,7 +101,7 @@ std::optional<LinkExchangeTime> FlatRingHalf(const HardwareProfile& profile, uin
   const double chunk = static_cast<double>(bytes) / dpus;
   t = RingSteps(profile, dpus - 1, chunk, dpus, 1, ring.crosses_ranks);
   if (ring.crosses_ranks) {
-    const uint32_t ranks = (dpus + profile.dpus_per_rank - 1) / profile.dpus_per_rank;
+    const uint32_t ranks = profile.RanksFor(dpus);
     t.cross_rank_bytes = static_cast<uint64_t>(static_cast<double>(dpus - 1) * chunk * ranks);
   }
   return t;

@@ -11,10 +11,6 @@
 
 namespace pimopt::pim {
 
-namespace {
-uint32_t RanksFor(const HardwareProfile& p, uint32_t dpus) { return (dpus + p.dpus_per_rank - 1) / p.dpus_per_rank; }
-}  // namespace
-
 const char* SchedulerName(Scheduler scheduler) {
   return scheduler == Scheduler::kBatched ? "batched" : "reference";
 }
@@ -30,7 +26,7 @@ DpuSet::DpuSet(DpuSet&&) noexcept = default;
 DpuSet& DpuSet::operator=(DpuSet&&) noexcept = default;
 
 uint32_t DpuSet::size() const { return static_cast<uint32_t>(dpus_.size()); }
-uint32_t DpuSet::num_ranks() const { return RanksFor(*profile_, size()); }
+uint32_t DpuSet::num_ranks() const { return profile_->RanksFor(size()); }
 
 void DpuSet::Load(std::shared_ptr<Kernel> kernel, uint32_t tasklets) {
   if (!kernel) throw PimError("Load: null kernel");

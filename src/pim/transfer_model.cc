@@ -10,8 +10,6 @@ namespace pimopt::pim {
 
 namespace {
 
-uint32_t RanksFor(const HardwareProfile& p, uint32_t dpus) { return (dpus + p.dpus_per_rank - 1) / p.dpus_per_rank; }
-
 // Aggregate bandwidth of a parallel push over `dpus` DPUs: within one rank it grows from the single-DPU rate to
 // the full-rank rate geometrically in the number of DPUs ([PrIM]: 0.33 GB/s for 1 DPU, 6.68 GB/s for 64;
 // interpolation inferred); ranks add up to the host's cap ([sdk-light]). Sources: docs/sources.md.
@@ -19,7 +17,7 @@ uint32_t RanksFor(const HardwareProfile& p, uint32_t dpus) { return (dpus + p.dp
 // ranks in parallel, the DPUs of a rank one after another).
 double TransferOverheadSeconds(double call_s, double per_rank_s, double per_dpu_s, const HardwareProfile& p,
                                uint32_t dpus) {
-  return call_s + per_rank_s * (RanksFor(p, dpus) - 1) + per_dpu_s * std::min(dpus, p.dpus_per_rank);
+  return call_s + per_rank_s * (p.RanksFor(dpus) - 1) + per_dpu_s * std::min(dpus, p.dpus_per_rank);
 }
 
 // A push's bandwidth falls as the bytes one rank's worker reads outgrow the host's caches: the factor is
@@ -46,7 +44,7 @@ struct RankTransferRates {
 RankTransferRates ModelRankTransferRates(const HardwareProfile& p, TransferShape shape, uint32_t dpus,
                                          uint64_t bytes_per_dpu, uint32_t sources_per_rank) {
   RankTransferRates r;
-  r.ranks = RanksFor(p, dpus);
+  r.ranks = p.RanksFor(dpus);
   const uint32_t in_rank = std::min(dpus, p.dpus_per_rank);
   switch (shape) {
     case TransferShape::kParallelPush: {
@@ -122,7 +120,7 @@ double ModelSerialTransferSeconds(const HardwareProfile& p, XferDirection direct
 }
 
 double ModelLaunchOverheadSeconds(const HardwareProfile& p, uint32_t dpus) {
-  return p.launch_overhead_s + p.launch_overhead_per_rank_s * RanksFor(p, dpus);
+  return p.launch_overhead_s + p.launch_overhead_per_rank_s * p.RanksFor(dpus);
 }
 
 }  // namespace pimopt::pim

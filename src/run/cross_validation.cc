@@ -49,10 +49,7 @@ std::vector<uint32_t> StratifiedFolds(std::span<const float> labels, uint32_t k,
   return fold;
 }
 
-CrossValidation CrossValidate(const RunConfig& config, const Dataset& train, ThreadPool& pool,
-                              const std::function<void(uint32_t fold, const Metrics& metrics)>& on_fold,
-                              FoldStates* warm) {
-  const auto start = std::chrono::steady_clock::now();
+std::vector<uint32_t> CheckCrossValidation(const RunConfig& config, const Dataset& train) {
   const uint32_t k = config.cv_folds;
   PIMOPT_CHECK(k >= 2);
   uint64_t positives = 0;
@@ -62,7 +59,28 @@ CrossValidation CrossValidate(const RunConfig& config, const Dataset& train, Thr
     throw ConfigError("--cv", StrCat(k, " folds need at least ", k, " rows of each class; the training set has ",
                                      positives, " positive and ", negatives, " negative rows"));
   }
-  const std::vector<uint32_t> fold = StratifiedFolds(train.labels(), k, config.train.seed);
+  std::vector<uint32_t> fold = StratifiedFolds(train.labels(), k, config.train.seed);
+  std::vector<uint64_t> held(k, 0);
+  for (uint32_t f : fold) ++held[f];
+  // A fold's training part must still hold what the algorithm needs (e.g. GA-SGD's global batch).
+  for (uint32_t f = 0; f < k; ++f) {
+    const uint64_t fit_rows = train.num_rows() - held[f];
+    try {
+      config.train.Validate(fit_rows);
+    } catch (const ConfigError& e) {
+      throw ConfigError("--cv", StrCat("with ", k, " folds each training part has about ", fit_rows,
+                                       " rows: ", e.what()));
+    }
+  }
+  return fold;
+}
+
+CrossValidation CrossValidate(const RunConfig& config, const Dataset& train, ThreadPool& pool,
+                              const std::function<void(uint32_t fold, const Metrics& metrics)>& on_fold,
+                              FoldStates* warm) {
+  const auto start = std::chrono::steady_clock::now();
+  const uint32_t k = config.cv_folds;
+  const std::vector<uint32_t> fold = CheckCrossValidation(config, train);
   CrossValidation cv;
   cv.folds = k;
   std::vector<BackendState> next_states;
@@ -70,18 +88,13 @@ CrossValidation CrossValidate(const RunConfig& config, const Dataset& train, Thr
     std::vector<uint32_t> fit_rows, held_rows;
     for (uint32_t r = 0; r < train.num_rows(); ++r) (fold[r] == f ? held_rows : fit_rows).push_back(r);
     const Dataset fit = train.SelectRows(fit_rows), held = train.SelectRows(held_rows);
-    // A fold's training part must still hold what the algorithm needs (e.g. GA-SGD's global batch).
-    try {
-      config.train.Validate(fit.num_rows());
-    } catch (const ConfigError& e) {
-      throw ConfigError("--cv", StrCat("with ", k, " folds each training part has about ", fit.num_rows(),
-                                       " rows: ", e.what()));
-    }
     std::unique_ptr<IBackend> backend = MakeBackend(config, pool);
     TrainOptions options;  // no checkpoints, no training-set metrics: only the held-out fold is scored
     options.eval_pool = &pool;
     options.evaluate_train = false;
-    const bool warm_fits = warm && warm->backend == config.backend && warm->algorithm == config.train.algorithm &&
+    // A warm start must come from the same fold of the same rows: a state trained on rows that are this fold's
+    // held-out rows (another --seed deals other folds) would score them as seen data.
+    const bool warm_fits = warm && warm->folds == fold && warm->backend == config.backend && warm->algorithm == config.train.algorithm &&
                            warm->workers == config.train.workers && warm->per_fold.size() == k &&
                            (!config.train.traits().row_duals || warm->objective == config.train.objective);
     if (warm_fits) options.warm_start = &warm->per_fold[f];
@@ -93,7 +106,7 @@ CrossValidation CrossValidate(const RunConfig& config, const Dataset& train, Thr
   }
   if (warm) {
     *warm = FoldStates{config.backend, config.train.algorithm, config.train.workers, std::move(next_states),
-                       config.train.objective};
+                       config.train.objective, fold};
   }
   Summarize(cv);
   cv.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cmath>
 
 #include "pimopt/algorithms/algorithm.h"
 #include "pimopt/backends/registry.h"
@@ -125,6 +126,9 @@ void FitScalerAndCount(const RunConfig& c, Communicator& comm, RunData& d) {
     d.scaler->Apply(d.train);
     if (d.test) d.scaler->Apply(*d.test);
   }
+  // Numbers change hands here: the algorithms and the metrics assume finite features.
+  CheckFiniteValues(d.train, "the training set");
+  if (d.test) CheckFiniteValues(*d.test, "the test set");
   d.total_test_rows = comm.SumU64(d.test ? d.test->num_rows() : 0);
 }
 
@@ -186,6 +190,7 @@ RunOutcome TrainAndEvaluate(const RunConfig& c, const RunData& data, IBackend& b
                               ? c.project_rows_per_dpu
                               : (data.train.num_rows() + c.train.workers - 1) / c.train.workers;
     outcome.projection = projector->Project(dpus, rows, static_cast<int>(outcome.result.epochs.size()));
+    outcome.projection->CheckFinite();
   }
   ReportInputs inputs;
   inputs.config = &c;
@@ -213,6 +218,13 @@ LinearModel FoldScalerIntoModel(const LinearModel& model, const FeatureScaler& s
   }
   raw.bias = static_cast<float>(bias);
   if (shifted) raw.fit_bias = true;  // the offsets become a bias even when training fit none
+  bool finite = std::isfinite(raw.bias);
+  for (float w : raw.weights) finite &= std::isfinite(w);
+  if (!finite) {
+    throw ConfigError("--scale", "the model trained on scaled features has no finite form on the raw features "
+                                 "(a weight or the bias folded back through the scaling exceeds float's range); use "
+                                 "--scale none");
+  }
   return raw;
 }
 

@@ -83,6 +83,7 @@ TrainResult RunPilot(const TrainConfig& config, const Dataset& train, const Data
 }
 
 std::string StopText(const TrainResult& r) {
+  if (!r.stalled.empty()) return "stalled certificate";
   if (!r.converged) return "epoch bound";
   return r.stopped_on_gap ? "duality gap at --tol" : "plateau schedule's last plateau";
 }
@@ -260,6 +261,7 @@ Plan MakePlan(const RunConfig& base, const PlanOptions& options,
         pilot_projector != nullptr || (timing_dpus == workers && timing_rows_per_dpu == rows_per_dpu);
     if (pilot_projector != nullptr) {
       cand.epoch = pilot_projector->Project(static_cast<uint32_t>(workers), rows_per_dpu, cand.pilot_epochs);
+      cand.epoch.CheckFinite();
     } else {
       TrainConfig timing = pilot.config;
       timing.epochs = 1;
@@ -284,6 +286,7 @@ Plan MakePlan(const RunConfig& base, const PlanOptions& options,
         RunPilot(timing, timing_rows, nullptr, *timed, pool, false);
       }
       cand.epoch = timed->projector()->Project(static_cast<uint32_t>(workers), rows_per_dpu, 1);
+      cand.epoch.CheckFinite();
     }
     cand.pilot_wall_s = Since(t0);
     pilots.push_back(std::move(pilot));

@@ -140,7 +140,8 @@ json BuildReport(const ReportInputs& in) {
   report["resumed_from_epoch"] = result.resumed_from_epoch;
   const int last_epoch = result.epochs.empty() ? result.resumed_from_epoch : result.epochs.back().epoch;
   const bool plateau = result.config.schedule == LrSchedule::kPlateau;
-  report["stopped"] = {{"reason", !result.converged       ? "epochs"
+  report["stopped"] = {{"reason", !result.stalled.empty() ? "stalled"
+                                  : !result.converged     ? "epochs"
                                   : result.stopped_on_gap ? "gap"
                                   : plateau               ? "plateau"
                                                           : "tolerance"},
@@ -151,8 +152,10 @@ json BuildReport(const ReportInputs& in) {
                        {"tol", result.config.tol},
                        {"plateaus", result.plateaus},
                        {"relative_objective_change", Number(result.last_relative_change)}};
+  if (!result.stalled.empty()) report["stopped"]["stalled_because"] = result.stalled;
   // What --lr auto and --reg auto became (the values the run trained with).
-  report["resolved"] = {{"lr", result.config.lr},
+  // An algorithm without a learning rate (cocoa) gets none (null), not the unused default.
+  report["resolved"] = {{"lr", result.config.traits().uses_learning_rate ? json(result.config.lr) : json(nullptr)},
                         {"reg", result.config.objective.l2},
                         {"workers", result.config.workers},
                         {"batch", result.config.batch}};
@@ -437,6 +440,10 @@ std::string FormatStop(const RunConfig& config, const TrainResult& result) {
     s += StrCat(s.empty() ? "" : "\n", "objective solved ", number(train.objective),
                 " (the bias regularized as LIBLINEAR's -B 1 does: + l2/2 b^2 = ", number(train.bias_penalty),
                 "); without that term ", number(train.objective - train.bias_penalty));
+  }
+  if (!result.stalled.empty()) {
+    return s + StrCat(s.empty() ? "" : "\n", "stopped after epoch ", result.epochs.back().epoch, " of ",
+                      config.train.epochs, ", not converged: ", result.stalled);
   }
   if (!result.converged) return s + (certificate.empty() ? "" : StrCat(s.empty() ? "" : "\n", certificate.substr(2)));
   if (!s.empty()) s += "\n";

@@ -12,7 +12,7 @@ namespace {
 
 ParamTable<RunConfig> MakeRunParams() {
   ParamTable<RunConfig> t;
-  const std::string data = "Data", run = "Run", output = "Output";
+  const std::string data = kDataParamGroup, run = "Run", output = "Output";
   t.Add("data", &RunConfig::data, "")
       .Required()
       .Effect(ParamEffect::kNone)  // what it holds is fingerprinted, not where it lies

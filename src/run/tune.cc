@@ -23,6 +23,14 @@ std::vector<GridAxis> ParseGrid(std::string_view text, const RunConfig& base) {
       throw ConfigError("--grid", StrCat("--", a.name, " does not change the trained model: nothing to select"));
     }
     if (a.name == "cv") throw ConfigError("--grid", "--cv is the tuning's own fold count");
+    // The data are read and preprocessed once, and every setting is scored on the same folds of them: a parameter
+    // of how they are read, split or scaled cannot vary between settings (each setting would be scored on the
+    // first setting's data, and the final model trained on it).
+    if (entry->info.group == kDataParamGroup) {
+      throw ConfigError("--grid", StrCat("--", a.name, " is a data parameter: tune reads, splits and scales the data "
+                                         "once for every setting; give it as --", a.name,
+                                         " and run tune once per value to compare them"));
+    }
     std::vector<std::string> canonical;  // the values as the parameter reads them: 1, 1.0 and 1e0 are one
     for (const std::string& v : SplitText(std::string_view(axis).substr(eq + 1), ',')) {
       const std::string value = TrimSpaces(v);
@@ -44,6 +52,20 @@ std::vector<GridAxis> ParseGrid(std::string_view text, const RunConfig& base) {
   }
   if (grid.empty()) throw ConfigError("--grid", "names no parameter (e.g. --grid 'reg=1e-6,1e-4;lr=0.05,0.1')");
   return grid;
+}
+
+std::string SettingText(const std::vector<std::pair<std::string, std::string>>& setting) {
+  std::string text;
+  for (const auto& [name, value] : setting) text += StrCat(text.empty() ? "" : " ", name, "=", value);
+  return text;
+}
+
+void ResolveGridSetting(GridSetting& s) {
+  try {
+    ResolveRunConfig(s.config, 1);
+  } catch (const ConfigError& e) {
+    throw ConfigError(e.parameter(), StrCat(e.detail(), " (grid setting ", SettingText(s.setting), ")"));
+  }
 }
 
 std::vector<GridSetting> GridSettings(const RunConfig& base, const std::vector<GridAxis>& grid) {
@@ -86,11 +108,20 @@ double TuneScore(const CrossValidation& cv, TuneMetric metric) {
 TuneResult Tune(std::vector<GridSetting> settings, TuneMetric metric, const Dataset& train, ThreadPool& pool,
                 const std::function<void(const TuneTrial& trial)>& on_trial, bool warm_start) {
   PIMOPT_CHECK(!settings.empty());
+  // Every setting is resolved and checked against the folds before the first is cross-validated: a value the
+  // algorithm refuses is reported before any time is spent.
+  for (GridSetting& s : settings) {
+    ResolveGridSetting(s);  // the rules between parameters, for this combination
+    try {
+      CheckCrossValidation(s.config, train);
+    } catch (const ConfigError& e) {
+      throw ConfigError(e.parameter(), StrCat(e.detail(), " (grid setting ", SettingText(s.setting), ")"));
+    }
+  }
   TuneResult result;
   FoldStates states;
   for (size_t i = 0; i < settings.size(); ++i) {
     RunConfig& config = settings[i].config;
-    ResolveRunConfig(config, 1);  // the rules between parameters, for this combination
     TuneTrial trial;
     trial.setting = settings[i].setting;
     trial.cv = CrossValidate(config, train, pool, {}, warm_start ? &states : nullptr);

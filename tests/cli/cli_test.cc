@@ -284,7 +284,7 @@ TEST_F(Cli, OutputsNeverReplaceInputsDevicesOrEachOther) {
   EXPECT_FALSE(std::filesystem::exists(dir.Path("r.json")));
   // A diverging learning rate: a clear error naming the remedy, never a NaN model.
   ExpectBadInput("train --data " + train + " --algo mbsgd --epochs 3 --lr 3e38 --reg 0 --out " + dir.Path("nan.model"),
-                 "training diverged in epoch 1 (non-finite weights): lower --lr or raise --reg");
+                 "training diverged in epoch 1 (non-finite weights or bias): lower --lr or raise --reg");
   EXPECT_FALSE(std::filesystem::exists(dir.Path("nan.model")));
   ExpectBadInput("train --data " + train + " --epochs 1 --threads 100000", "--threads: 100000 is out of range");
   ExpectBadInput("predict --model " + model + " --data " + test + " --threads 5000", "--threads");
@@ -619,6 +619,21 @@ TEST_F(Cli, BadFlagsNameTheFlag) {
 // pimopt prim's numbers: a negative, an overflowing, a fractional or an empty value is refused naming the flag (it
 // once wrapped to 2^64 - 1 and crashed), and a size whose input cannot fit the DPUs' MRAM is refused before any
 // allocation, naming the largest that fits.
+// --command names one command for every format: json printed every command whatever it named (an unknown name too).
+TEST_F(Cli, ParamsCommandIsCheckedForEveryFormat) {
+  for (const std::string format : {"text", "markdown", "json"}) {
+    const RunResult r = RunPimopt("params --format " + format + " --command nope");
+    EXPECT_EQ(r.exit_code, 2) << format << "\n" << r.output;
+    EXPECT_NE(r.output.find("--command: unknown command 'nope'"), std::string::npos) << format << "\n" << r.output;
+  }
+  const RunResult one = RunPimopt("params --format json --command tune");
+  ASSERT_EQ(one.exit_code, 0) << one.output;
+  const nlohmann::json only = nlohmann::json::parse(one.output);
+  EXPECT_EQ(only.size(), 1u);
+  EXPECT_TRUE(only.contains("tune"));
+  EXPECT_GT(nlohmann::json::parse(RunPimopt("params --format json").output).size(), 10u);  // every command
+}
+
 TEST_F(Cli, PrimRefusesNumbersItCannotHoldNamingTheFlag) {
   ExpectBadInput("prim VA --param -1", "--param");
   ExpectBadInput("prim VA --param 18446744073709551616", "--param: 18446744073709551616 is out of range");

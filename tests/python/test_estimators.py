@@ -1,7 +1,9 @@
 """The Python package: scikit-learn's own estimator checks, the same model as the CLI, NumPy and SciPy inputs, the
 CLI's error messages. Run by CTest (python_package) with PYTHONPATH=build/python and PIMOPT_BINARY=build/pimopt."""
+import inspect
 import json
 import os
+import re
 import signal
 import subprocess
 import threading
@@ -51,6 +53,7 @@ def test_passes_scikit_learns_estimator_checks(estimator):
     {"algo": "ma", "workers": 4, "lr": 0.05, "lr_schedule": "constant", "epochs": 3},
     {"algo": "admm", "workers": 4, "backend": "pim", "epochs": 2, "rho": 0.02},
     {"algo": "ga", "workers": 8, "model": "svm", "scale": "none", "epochs": 4, "seed": 7},
+    {"algo": "cocoa", "workers": 2, "dual_passes": 2, "epochs": 5},
 ], ids=lambda s: s["algo"])
 def test_gives_the_clis_model_bit_for_bit(tmp_path, data, settings):
     X, y = data
@@ -76,6 +79,113 @@ def test_the_estimator_takes_d_psgds_topology_as_the_functional_api_does(data):
     assert not np.array_equal(ring.coef_, complete.coef_)
     np.testing.assert_array_equal(complete.coef_.ravel(), functional["coef"])
     assert pimopt.LogisticRegression(topology="torus").get_params()["topology"] == "torus"
+
+
+# `pimopt train`'s parameters that describe data files, with a value of each: fit's arrays replace them (an
+# in-memory run refuses them).
+DATA_FILE_PARAMETERS = {"data": "fashion-mnist", "test": "fashion-mnist:test", "test-fraction": 0.5,
+                        "input-format": "libsvm", "positive-classes": "0,1"}
+# The estimators' keywords that have scikit-learn's names (docs/python.md), and the train parameter of each.
+SKLEARN_KEYWORDS = {"class_weight": "class-weights", "fit_intercept": "no-bias", "shuffle": "no-shuffle",
+                    "random_state": "seed"}
+
+
+def train_parameters_affects():
+    """What each of `pimopt train`'s parameters affects ("result", "modeled time" or "-"), as
+    `pimopt params --format markdown` prints it: the library's declarations, read by the CLI."""
+    out = subprocess.run([PIMOPT, "params", "--format", "markdown"], check=True, capture_output=True,
+                         text=True).stdout
+    affects = {}
+    for line in out.splitlines():
+        if line.startswith("| `--"):
+            cells = [cell.strip() for cell in re.split(r"(?<!\\)\|", line)[1:-1]]  # "\|" is a | in a cell
+            assert len(cells) == 6, line  # flag, default, values, only with, affects, meaning
+            affects[cells[0].strip("`").split(",")[0][2:]] = cells[4]
+    return affects
+
+
+def is_a_value_of(info, text):
+    """Whether TEXT, a parameter's default as the table states it, is a value of the parameter (not a note)."""
+    if text == "auto" or text in info.get("choices", []) or info["type"] in ("flag", "text"):
+        return info["type"] != "text" or text != "-"
+    try:
+        float(text)
+        return True
+    except ValueError:
+        return False
+
+
+@pytest.mark.parametrize("estimator", [pimopt.LogisticRegression, pimopt.LinearSVC], ids=lambda e: e.__name__)
+def test_the_estimators_keywords_are_train_s_parameters(estimator):
+    # Every parameter of `pimopt train` that changes the model or the modeled times, and the threads, is a keyword
+    # with the table's default; no keyword is anything else. Not keywords: the data files and the model (the class).
+    affects = train_parameters_affects()
+    infos = {info["name"]: info for info in pimopt.param_infos()["train"]}
+    assert set(affects) == set(infos)
+    wanted = {name for name, effect in affects.items() if effect in ("result", "modeled time")} | {"threads"}
+    wanted -= set(DATA_FILE_PARAMETERS) | {"model"}
+    X, y = np.random.RandomState(0).rand(20, 3).astype(np.float32), np.tile([1, -1], 10)
+    for name, value in DATA_FILE_PARAMETERS.items():  # the arrays replace them: the in-memory run refuses each
+        with pytest.raises(ValueError, match=f"--{name}: does not apply"):
+            pimopt.train(X, y, **{name.replace("-", "_"): value})
+
+    signature = inspect.signature(estimator)
+    assert set(signature.parameters) == set(estimator().get_params(deep=False))
+    keywords = {keyword: SKLEARN_KEYWORDS.get(keyword, keyword.replace("_", "-")) for keyword in signature.parameters}
+    assert sorted(set(keywords.values()) - set(infos)) == [], "keywords that are no parameter of pimopt train"
+    assert sorted(wanted - set(keywords.values())) == [], "parameters of pimopt train that are no keyword"
+    assert sorted(set(keywords.values()) - wanted) == [], "keywords that change neither the model nor modeled times"
+    assert set(pimopt._NOT_ESTIMATOR_KEYWORDS) == set(infos) - wanted, "a stale or missing reason in the package"
+    for keyword, name in keywords.items():
+        parameter = signature.parameters[keyword]
+        assert parameter.kind == parameter.KEYWORD_ONLY
+        default, text = parameter.default, infos[name]["default"]
+        if keyword in SKLEARN_KEYWORDS:
+            continue
+        if default is None:  # the library's default: the table states it as a note ("the algorithm's"), no value
+            assert not is_a_value_of(infos[name], text), (keyword, text)
+        elif isinstance(default, bool):
+            assert default == (text == "on"), (keyword, text)
+        else:  # the value itself; a note "0 = all CPUs" names it
+            assert text == pimopt._option_text(default) or text.startswith(pimopt._option_text(default) + " = "), \
+                (keyword, default, text)
+    with pytest.raises(TypeError, match="dual_pass"):
+        estimator(dual_pass=2)
+
+
+def test_cocoa_s_dual_passes_is_a_keyword_and_unused_keywords_are_refused(data):
+    X, y = data
+    two = pimopt.LogisticRegression(dual_passes=2, epochs=5).fit(X, y)
+    functional = pimopt.train(X, y, dual_passes=2, epochs=5)
+    np.testing.assert_array_equal(two.coef_.ravel(), functional["coef"])
+    assert two.intercept_[0] == functional["intercept"]
+    assert not np.array_equal(pimopt.LogisticRegression(epochs=5).fit(X, y).coef_, two.coef_)
+    # A keyword the user sets where it does nothing is refused, naming it (one at its default is not passed).
+    with pytest.raises(ValueError, match="--lr-decay: only meaningful with"):
+        pimopt.LogisticRegression(algo="cocoa", lr_decay=0.5).fit(X, y)
+    with pytest.raises(ValueError, match="--dual-passes: only meaningful with"):
+        pimopt.LinearSVC(algo="admm", dual_passes=2).fit(X, y)
+    with pytest.raises(ValueError, match="--tasklets: only meaningful with"):
+        pimopt.LinearSVC(tasklets=8).fit(X, y)
+
+
+@pytest.mark.parametrize("backend", ["cpu", "pim"])
+def test_the_estimators_defaults_are_train_s_for_every_algorithm(backend):
+    # With every keyword at its default, each algorithm trains the model pimopt.train trains with no such option
+    # (no default trips an "only meaningful with" check), or both refuse with one message.
+    X = np.random.RandomState(1).rand(256, 6).astype(np.float32)
+    y = np.where(X[:, 0] + X[:, 1] > 1, 1, -1)
+    algos = next(info for info in pimopt.param_infos()["train"] if info["name"] == "algo")["choices"]
+    for estimator, model in ((pimopt.LogisticRegression, "lr"), (pimopt.LinearSVC, "svm")):
+        for algo in algos:
+            options = {"algo": algo, "backend": backend, "epochs": 1}
+            try:
+                expected = pimopt.train(X, y, model=model, **options)
+            except ValueError as refusal:
+                with pytest.raises(ValueError, match=re.escape(str(refusal))):
+                    estimator(**options).fit(X, y)
+                continue
+            np.testing.assert_array_equal(estimator(**options).fit(X, y).coef_.ravel(), expected["coef"])
 
 
 def test_numpy_layouts_and_scipy_formats_give_one_model(data):

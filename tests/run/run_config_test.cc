@@ -47,7 +47,7 @@ TEST(RunParams, EveryParameterIsDeclaredCompletely) {
     for (const ParamCondition& cond : e.info.applies_when) {
       const auto* other = table.Find(cond.param);
       ASSERT_NE(other, nullptr) << e.info.name << " depends on unknown " << cond.param;
-      for (const std::string& v : cond.values) EXPECT_NO_THROW(ParseParamValue(other->info, v)) << v;
+      for (const std::string& v : cond.Values()) EXPECT_NO_THROW(ParseParamValue(other->info, v)) << v;
     }
   }
   for (const char* expected : {"data",
@@ -153,8 +153,14 @@ TEST(ResolveRunConfig, EveryFlagIsCheckedBeforeAnyDataIsRead) {
   ExpectRefused({{"rho", "1"}, {"algo", "ga"}}, "--rho", "only meaningful with --algo admm");
   ExpectRefused({{"l1", "0.1"}, {"algo", "ma"}}, "--l1", "only meaningful with --algo admm");
   ExpectRefused({{"local-steps", "3"}, {"algo", "admm"}}, "--local-steps", "only meaningful with --algo ma");
-  ExpectRefused({{"lr-decay", "1"}}, "--lr-decay", "only meaningful with --lr-schedule inverse or inverse-sqrt");
+  ExpectRefused({{"lr-decay", "1"}}, "--lr-decay", "and --lr-schedule inverse or inverse-sqrt");
   ExpectRefused({{"dpus", "4"}}, "--dpus", "only meaningful with --backend pim");
+  // CoCoA has no learning rate: its schedule, decay and the PIM sigmoid's exp, and the SGD kernels' tasklet split,
+  // were accepted and ignored.
+  ExpectRefused({{"lr-schedule", "constant"}}, "--lr-schedule", "only meaningful with --algo sgd");
+  ExpectRefused({{"backend", "pim"}, {"sigmoid", "float"}}, "--sigmoid", "--algo sgd, mbsgd, ga, ma, dsgd or admm");
+  ExpectRefused({{"backend", "pim"}, {"tasklet-split", "features"}}, "--tasklet-split", "--algo sgd");
+  ExpectRefused({{"algo", "ma"}, {"lr-schedule", "inverse"}}, "--lr-decay", "need a decay rate > 0");
   ExpectRefused({{"sigmoid", "float"}}, "--sigmoid", "only meaningful with --backend pim and --model lr");
   ExpectRefused({{"backend", "pim"}, {"model", "svm"}, {"sigmoid", "float"}}, "--sigmoid");
   ExpectRefused({{"backend", "pim"}, {"algo", "sgd"}, {"dpus", "4"}}, "--dpus", "sgd runs on one DPU");

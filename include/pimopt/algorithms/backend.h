@@ -162,6 +162,10 @@ class IBackend {
   // Backend-specific measurements for the report (e.g. modeled energy, fixed-point saturation events). May read
   // diagnostics from the workers; that is never counted as training traffic or time.
   virtual std::map<std::string, double> Counters() { return {}; }
+  // Why this backend's arithmetic may keep a certificate from falling below some gap (a fixed-point format's
+  // resolution and range, with what it measured, e.g. saturation events); "" when its arithmetic is float. Asked
+  // when a run's certificate stalls, to say why. May read diagnostics, as Counters().
+  virtual std::string PrecisionLimits() { return ""; }
 
   // The duals beta_i of this process's rows, in local row order (with AlgorithmTraits::row_duals; else empty), for
   // the duality-gap certificate. A diagnostic read, never counted as training traffic or time.

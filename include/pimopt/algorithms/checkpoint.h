@@ -60,6 +60,13 @@ struct TrainProgress {
   double last_objective = std::numeric_limits<double>::quiet_NaN();  // F after the last epoch; NaN if not computed
   double best_objective = std::numeric_limits<double>::quiet_NaN();  // the lowest F so far
   int stale_epochs = 0;  // epochs in a row that did not lower best_objective by tol
+  // The relative duality gap computed after the last epoch (NaN when none was): a resume under a --tol it meets
+  // is refused, since the run stopped there.
+  double certified_gap = std::numeric_limits<double>::quiet_NaN();
+  // A stalled certificate (a dual method's): the gap the next computed gaps must beat by TrainConfig::kStallGain
+  // (NaN before the first), and the epochs since one did.
+  double stall_reference_gap = std::numeric_limits<double>::quiet_NaN();
+  int stall_epochs = 0;
   std::vector<double> algorithm;  // the algorithm's own progress (Algorithm::SaveProgress: ADMM's next penalty)
 };
 

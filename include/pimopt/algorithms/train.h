@@ -52,6 +52,8 @@ struct TrainResult {
   double last_relative_change = std::numeric_limits<double>::quiet_NaN();
   int plateaus = 0;
   bool stopped_on_gap = false;  // converged because the relative duality gap fell to --tol
+  // Not empty: the run stopped (not converged) because its certificate stalled (TrainConfig::kStallEpochs), and why.
+  std::string stalled;
   // The backend's state after the last epoch (this process's workers), with TrainOptions::keep_final_state: a
   // warm start for another run.
   BackendState final_state;

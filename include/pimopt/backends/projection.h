@@ -2,9 +2,12 @@
 // (IBackend::projector()), never found by a cast; the PIM backend offers it from its ledger of modeled work.
 #pragma once
 
+#include <cmath>
 #include <cstdint>
 #include <string>
+#include <utility>
 
+#include "pimopt/core/error.h"
 #include "pimopt/pim/energy.h"
 
 namespace pimopt {
@@ -33,6 +36,23 @@ struct EpochProjection {
   // them); the kernel, its MRAM-WRAM bytes and the DPUs' energy stay.
   std::string note;
   bool Timed() const { return note.empty(); }
+  // Every figure of a timed projection is finite (an untimed one's synchronization figures are NaN by design).
+  // Throws InternalError naming the first that is not: no report shows a time computed from a non-finite value.
+  void CheckFinite() const {
+    if (!Timed()) return;
+    const std::pair<const char*, double> figures[] = {
+        {"epoch", epoch_s},         {"CPU->DPU", cpu_to_dpu_s},       {"kernel", kernel_s},
+        {"launch", launch_overhead_s}, {"DPU->CPU", dpu_to_cpu_s},    {"host reduction", host_reduction_s},
+        {"CPU->DPU bytes", cpu_to_dpu_bytes}, {"DPU->CPU bytes", dpu_to_cpu_bytes},
+        {"MRAM-WRAM bytes", mram_wram_bytes}, {"link", link_s},       {"link bytes", link_bytes},
+        {"overlap", overlap_saved_s}, {"energy", energy.total_j()}};
+    for (const auto& [name, value] : figures) {
+      if (!std::isfinite(value)) {
+        throw InternalError(StrCat("the projection to ", dpus, " DPUs x ", rows_per_dpu, " rows has a non-finite ",
+                                   name, " figure (", value, ")"));
+      }
+    }
+  }
 };
 
 class EpochProjector {

@@ -53,9 +53,13 @@ struct ParamChoice {
 };
 
 // The parameter applies only while `param` has one of `values` (canonical text).
+// `list_values`, when set, gives the values when asked (a registry's names, known only once every registration ran:
+// a table built during static registration must not read them then).
 struct ParamCondition {
   std::string param;
   std::vector<std::string> values;
+  std::function<std::vector<std::string>()> list_values;
+  std::vector<std::string> Values() const { return list_values ? list_values() : values; }
 };
 
 struct ParamInfo {
@@ -135,7 +139,11 @@ class ParamTable {
     }
     Builder& Positive() { return Min(0, true); }
     Builder& AppliesWhen(std::string param, std::vector<std::string> values) {
-      info_.applies_when.push_back({std::move(param), std::move(values)});
+      info_.applies_when.push_back({std::move(param), std::move(values), {}});
+      return *this;
+    }
+    Builder& AppliesWhen(std::string param, std::function<std::vector<std::string>()> list_values) {
+      info_.applies_when.push_back({std::move(param), {}, std::move(list_values)});
       return *this;
     }
     Builder& Effect(ParamEffect effect) { return Set(info_.effect, effect); }
@@ -322,7 +330,8 @@ class ParamTable {
   bool Applies(const Entry& e, const Config& c) const {
     for (const ParamCondition& cond : e.info.applies_when) {
       const std::string value = GetText(c, cond.param);
-      if (std::find(cond.values.begin(), cond.values.end(), value) == cond.values.end()) return false;
+      const std::vector<std::string> values = cond.Values();
+      if (std::find(values.begin(), values.end(), value) == values.end()) return false;
     }
     return true;
   }

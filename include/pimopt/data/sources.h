@@ -23,6 +23,9 @@ namespace pimopt {
 
 class ThreadPool;
 
+// The group of the parameters that say how data are read, split and preprocessed (--data, --scale, --storage, ...).
+inline constexpr const char* kDataParamGroup = "Data";
+
 enum class StorageChoice { kAuto, kDense, kSparse };
 // How a data file is read: by its content (binary cache and IDX by their headers, else LIBSVM), or as one of
 // PIM-Opt's text formats (artifact_text.h), which cannot be told from LIBSVM by content alone.

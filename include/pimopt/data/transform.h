@@ -2,6 +2,7 @@
 #pragma once
 
 #include <cstdint>
+#include <string_view>
 #include <vector>
 
 #include "pimopt/data/dataset.h"
@@ -27,6 +28,8 @@ struct FeatureRanges {
   static FeatureRanges Of(const Dataset& data);
 };
 
+// Scales each feature to [0, 1] by its training range (FeatureRanges), in float; a range wider than float's largest
+// value is taken in double. A range too narrow to have a finite float scale is refused (ConfigError naming --scale).
 class FeatureScaler {
  public:
   static FeatureScaler Fit(const Dataset& data) { return FromRanges(FeatureRanges::Of(data)); }
@@ -39,5 +42,9 @@ class FeatureScaler {
   std::vector<float> offset_;  // subtracted (dense only)
   std::vector<float> scale_;   // multiplied after subtracting
 };
+
+// Throws InputError naming `what` (e.g. "the training set"), the row and the feature of the first value that is not
+// finite (after scaling: a test value far outside the training range).
+void CheckFiniteValues(const Dataset& data, std::string_view what);
 
 }  // namespace pimopt

@@ -145,7 +145,11 @@ struct HardwareProfile {
   double host_memory_bytes_per_s;         // the host's memory, every thread streaming
   double host_thread_start_s;             // create and join one reduction thread
 
-  uint32_t num_ranks() const { return (num_dpus + dpus_per_rank - 1) / dpus_per_rank; }
+  // The ranks that hold `dpus` DPUs (counted in 64 bits: no wrap near 2^32 DPUs).
+  uint32_t RanksFor(uint32_t dpus) const {
+    return static_cast<uint32_t>((uint64_t{dpus} + dpus_per_rank - 1) / dpus_per_rank);
+  }
+  uint32_t num_ranks() const { return RanksFor(num_dpus); }
   double slots(Op op) const { return op_slots[static_cast<size_t>(op)]; }
   // Every field within its declared bounds and the rules between fields; ConfigError naming "profile.FIELD".
   void Validate() const;

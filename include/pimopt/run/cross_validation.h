@@ -30,7 +30,7 @@ struct CrossValidation {
 };
 
 // Warm starts between cross-validations of one training set with the same folds (pimopt tune): each fold's final
-// backend state, and what it belongs to. A run of another backend, algorithm or worker count starts from zero, and
+// backend state, and what it belongs to. A run with other folds (another --seed or --cv), of another backend, algorithm or worker count starts from zero, and
 // so does a run of a dual method (AlgorithmTraits::row_duals) with another objective: its model is w(beta) of its
 // duals for one objective (L2 strength, loss, costs), and a state of another would start it off that invariant.
 struct FoldStates {
@@ -38,7 +38,12 @@ struct FoldStates {
   int workers = 0;
   std::vector<BackendState> per_fold;
   Objective objective;  // as configured (an auto L2 stays auto: each fold resolves it from its rows)
+  std::vector<uint32_t> folds;  // the fold of every row: a state warm-starts only the same fold of the same rows
 };
+
+// The folds of config.cv_folds-fold cross-validation of `train` (StratifiedFolds with --seed), after checking that
+// every fold holds rows of both classes and every training part what the run needs (ConfigError naming --cv).
+std::vector<uint32_t> CheckCrossValidation(const RunConfig& config, const Dataset& train);
 
 // Runs the K trainings (config.cv_folds folds of `train`, which must be the whole training set of one process).
 // `on_fold(f, metrics)` is called after each fold. With `warm`, fold f starts from warm->per_fold[f] when it belongs

@@ -32,6 +32,12 @@ struct GridSetting {
   std::vector<std::pair<std::string, std::string>> setting;  // (name, value) per axis
 };
 
+// "reg=1e-5 lr=0.1": the setting's values, as a message names them.
+std::string SettingText(const std::vector<std::pair<std::string, std::string>>& setting);
+
+// Resolves `s.config` (ResolveRunConfig in one process); a refusal names the flag and the grid setting.
+void ResolveGridSetting(GridSetting& s);
+
 // Every combination, in grid order (the last axis varies fastest). Throws ConfigError naming a flag given to `base`
 // that applies to no combination.
 std::vector<GridSetting> GridSettings(const RunConfig& base, const std::vector<GridAxis>& grid);

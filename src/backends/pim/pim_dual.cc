@@ -36,7 +36,13 @@ void PimBackend::PushDualRowParams(double sigma) {
     }
   });
   for (const std::string& e : errors) {
-    if (!e.empty()) throw ConfigError("--reg", StrCat("a row's dual step does not fit the kernel's fixed point: ", e));
+    if (!e.empty()) {
+      // The step's scale is sigma' c_i / (lambda N): a row's cost c_i (its class weight times its sample weight) and
+      // the L2 strength both set it.
+      throw ConfigError("--class-weights",
+                        StrCat("a row's dual step (sigma' x cost / (lambda N)) does not fit the kernel's fixed point: ", e,
+                               "; lower --class-weights (or the sample weights) or raise --reg, or use --backend cpu"));
+    }
   }
   for (uint32_t k = 0; k < num_dpus_; ++k) {
     machine_->PrepareXfer(k, params[k].data(), params[k].size() * sizeof(pimbackend::DualRowParams));

@@ -8,6 +8,7 @@
 
 #include "pimopt/algorithms/algorithm.h"
 #include "pimopt/core/error.h"
+#include "pimopt/core/file_util.h"
 #include "pimopt/core/thread_pool.h"
 #include "pimopt/pim/encoding_cost.h"
 #include "pimopt/pim/host_model.h"
@@ -199,6 +200,22 @@ std::map<std::string, double> PimBackend::Counters() {
   const auto checkpoint_from = ledger_.from_dpu[static_cast<size_t>(Activity::kCheckpoint)];
   c["checkpoint_transfer_bytes"] = static_cast<double>(checkpoint_to.bytes + checkpoint_from.bytes);
   return c;
+}
+
+std::string PimBackend::PrecisionLimits() {
+  const std::map<std::string, double> c = Counters();
+  auto count = [&](const char* key) {
+    const auto it = c.find(key);
+    return it == c.end() ? 0.0 : it->second;
+  };
+  const double saturations = count("dpu_saturations") + count("host_saturations");
+  return StrCat("the DPUs compute in fixed point (features quantized to int8, ",
+                FormatDouble(count("quantization_saturations")), " of them clipped; a Q8.24 model, |w| < 128; ",
+                FormatDouble(saturations), " saturation events in the model's and the steps' arithmetic)",
+                saturations > 0 ? ": the model the objective needs does not fit the format (lower --class-weights or "
+                                  "the sample weights, raise --reg, or use --backend cpu)"
+                                : ": the rounding of the int8 features and Q8.24 steps limits how close the "
+                                  "certificate can get (raise --tol, or use --backend cpu)");
 }
 
 }  // namespace pimopt

@@ -1,6 +1,7 @@
 // The PIM backend's parameters (PimParams), its options' checks, and its registration with the backend registry.
 #include <any>
 
+#include "pimopt/algorithms/algorithm.h"
 #include "pimopt/backends/pim/pim_backend.h"
 #include "pimopt/backends/registry.h"
 #include "pimopt/core/error.h"
@@ -61,6 +62,10 @@ ParamTable<PimBackendOptions> MakePimParams() {
       .Noun("sigmoid")
       .AppliesWhen("backend", {"pim"})
       .AppliesWhen("model", {"lr"})
+      // The dual ascent mode (cocoa) inverts the sigmoid by bisection on the kernel's table: no exp to choose.
+      .AppliesWhen("algo", std::function<std::vector<std::string>()>([] {
+        return AlgorithmNameListWith([](const AlgorithmTraits& a) { return a.uses_learning_rate; });
+      }))
       .Group(group)
       .Help("how DPUs compute the logistic sigmoid");
   t.AddChoice("tasklet-split", &PimBackendOptions::feature_split, false,
@@ -70,6 +75,11 @@ ParamTable<PimBackendOptions> MakePimParams() {
       .Noun("split")
       .Effect(ParamEffect::kModeledTime)
       .AppliesWhen("backend", {"pim"})
+      // The dual ascent mode (a dual method's: cocoa) has its own split: a dense row's feature blocks are shared by
+      // the tasklets, a sparse row is one tasklet's (docs/pim-backend.md).
+      .AppliesWhen("algo", std::function<std::vector<std::string>()>([] {
+        return AlgorithmNameListWith([](const AlgorithmTraits& a) { return !a.row_duals; });
+      }))
       .Group(group)
       .Help("how a DPU's tasklets share the work on dense data (docs/pim-backend.md compares them)");
   t.AddChoice("sync-path", &PimBackendOptions::sync_path, PimBackendOptions::SyncPath::kAuto,

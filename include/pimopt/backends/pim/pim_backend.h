@@ -97,6 +97,7 @@ class PimBackend final : public IBackend, public EpochProjector {
   std::map<std::string, double> PhaseSeconds() const override;
   TrafficCounters Traffic() const override;
   std::map<std::string, double> Counters() override;  // reads the DPUs' saturation counters (diagnostics)
+  std::string PrecisionLimits() override;              // the kernel's formats and the saturations (Counters)
   // The rows' duals, read from the DPUs' MRAM (a diagnostic transfer, not training time).
   std::vector<float> RowDuals() override;
   BackendState SaveState() override;  // pulls the local models from the DPUs (not counted in the phase times)

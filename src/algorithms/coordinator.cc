@@ -1,6 +1,7 @@
 #include <chrono>
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 #include <cstring>
 #include <exception>
 #include <optional>
@@ -380,9 +381,14 @@ TrainResult Train(const Dataset& train, const Dataset* test, const TrainConfig& 
         }
         if (progress.stall_epochs >= TrainConfig::kStallEpochs) {
           const std::string limits = backend.PrecisionLimits();
+          auto short_number = [](double v) {
+            char buf[32];
+            std::snprintf(buf, sizeof(buf), "%.3g", v);
+            return std::string(buf);
+          };
           result.stalled = StrCat("the relative duality gap has stayed above ",
-                                  FormatDouble(progress.stall_reference_gap * (1 - TrainConfig::kStallGain)), " for ",
-                                  TrainConfig::kStallEpochs, " epochs (at ", FormatDouble(g), ", --tol ",
+                                  short_number(progress.stall_reference_gap * (1 - TrainConfig::kStallGain)), " for ",
+                                  TrainConfig::kStallEpochs, " epochs (at ", short_number(g), ", --tol ",
                                   FormatDouble(config.tol), ")",
                                   limits.empty() ? "" : StrCat(": on the ", backend.name(), " backend ", limits));
         }

@@ -8,6 +8,7 @@
 #include "pimopt/backends/registry.h"
 #include "pimopt/core/atomic_file.h"
 #include "pimopt/core/error.h"
+#include "pimopt/core/stopwatch.h"
 #include "pimopt/core/file_util.h"
 #include "pimopt/data/binary_format.h"
 #include "pimopt/data/sources.h"
@@ -20,7 +21,6 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
-double Since(Clock::time_point t) { return std::chrono::duration<double>(Clock::now() - t).count(); }
 
 // Rows [begin, end) of a whole dataset, as a Dataset of their own.
 Dataset SliceRows(const Dataset& whole, uint64_t begin, uint64_t end) {
@@ -143,7 +143,7 @@ RunData LoadRunData(const RunConfig& c, Communicator& comm, ThreadPool& pool) {
     LoadPart(c, comm, pool, d);
   }
   FitScalerAndCount(c, comm, d);
-  d.load_seconds = Since(start);
+  d.load_seconds = SecondsSince(start);
   return d;
 }
 
@@ -154,7 +154,7 @@ RunData PrepareRunData(const RunConfig& c, Dataset train, std::optional<Dataset>
   if (test) d.test = ApplyStorageChoice(std::move(*test), c.source);
   d.partition = Partition::Whole(d.train.num_rows(), c.train.workers);
   FitScalerAndCount(c, SingleProcess(), d);
-  d.load_seconds = Since(start);
+  d.load_seconds = SecondsSince(start);
   return d;
 }
 

@@ -10,6 +10,7 @@
 #include "pimopt/algorithms/train.h"
 #include "pimopt/backends/registry.h"
 #include "pimopt/core/error.h"
+#include "pimopt/core/stopwatch.h"
 #include "pimopt/core/file_util.h"
 #include "pimopt/core/thread_pool.h"
 #include "pimopt/run/pipeline.h"
@@ -20,7 +21,6 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
-double Since(Clock::time_point t0) { return std::chrono::duration<double>(Clock::now() - t0).count(); }
 
 // Train's flags that make no sense for a plan, and what to use instead.
 void RefuseFlags(const RunConfig& base) {
@@ -288,7 +288,7 @@ Plan MakePlan(const RunConfig& base, const PlanOptions& options,
       cand.epoch = timed->projector()->Project(static_cast<uint32_t>(workers), rows_per_dpu, 1);
       cand.epoch.CheckFinite();
     }
-    cand.pilot_wall_s = Since(t0);
+    cand.pilot_wall_s = SecondsSince(t0);
     pilots.push_back(std::move(pilot));
     plan.candidates.push_back(cand);
     if (on_candidate) on_candidate(plan.candidates.back());

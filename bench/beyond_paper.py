@@ -24,7 +24,7 @@ the model (tested), so each algorithm's test AUC per epoch is the same everywher
   4. which orderings hold across the error bars (a ranking holds when the intervals do not overlap).
 
 Usage: /usr/bin/python3 bench/beyond_paper.py [--quick] [--workloads yfcc,criteo,fashion] [--out bench/out] [--check]
-  --quick: yfcc 64 DPUs x 8,192 rows x 1,024 features, criteo 16 DPUs x 4,096 rows x 16,384 features (fashion
+  --quick: yfcc 32 DPUs x 4,096 rows x 512 features, criteo 16 DPUs x 4,096 rows x 16,384 features (fashion
   only when named: 64 DPUs), the profiles its checks need (pim-opt, host-x4, links-system; criteo also compacted and
   async), CoCoA with one pass only, no link sweep;
   default: yfcc 256 DPUs x 32,768 rows x 4,096 features, criteo 64 DPUs x 65,536 rows x 65,536 features, fashion
@@ -68,7 +68,7 @@ def algorithms(ga_batch, local, lr, reg, quick=False):
 
 def workloads(quick):
     """Per workload: data, DPUs, common flags, and each algorithm's flags."""
-    yfcc_dpus, yfcc_rows, features = (64, 8192, 1024) if quick else (256, 32768, 4096)
+    yfcc_dpus, yfcc_rows, features = (32, 4096, 512) if quick else (256, 32768, 4096)
     criteo_dpus, criteo_rows, criteo_features = (16, 4096, 16384) if quick else (64, 65536, 65536)
     fashion_dpus = 64 if quick else 256
     # --quick (the test suite's run): the profiles its checks need, no link sweep (collect).

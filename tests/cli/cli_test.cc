@@ -384,10 +384,10 @@ TEST_F(Cli, SignalsAtRandomMomentsLeaveEachOutputOldOrCompleteNeverHalfWritten) 
                     ckpt = dir.Path("run.ckpt"), gen = dir.Path("g.svm"), bin = dir.Path("g.bin"),
                     pred = dir.Path("p.txt");
   const std::string train_args =
-      "train --data sparse:rows=20000,features=262144,seed=3 --algo mbsgd --lr 0.1 -q "
+      "train --data sparse:rows=10000,features=131072,seed=3 --algo mbsgd --lr 0.1 -q "
       "--checkpoint-every 1 --checkpoint " +
       ckpt + " --out " + model + " --report " + report + " --liblinear-out " + ll + " --epochs ";
-  const std::string gen_args = "gen sparse --rows 100000 --features 100000 --out " + gen + " --seed ";
+  const std::string gen_args = "gen sparse --rows 50000 --features 100000 --out " + gen + " --seed ";
   const std::string convert_args = "convert " + gen + " " + bin;
   const std::string predict_args = "predict --model " + model + " --data " + gen + " --out " + pred;
   // The old outputs (another run's) and the new ones an uninterrupted run writes.
@@ -500,7 +500,7 @@ TEST_F(Cli, PimBackendReportsModeledPhasesAndCounters) {
 TEST_F(Cli, KilledRunResumesFromTheLastCheckpointToTheSameModel) {
   const std::string ckpt = dir.Path("run.ckpt"), resumed = dir.Path("resumed.model"), full = dir.Path("full.model");
   const std::string args =
-      "train --data dense:rows=40000,features=2000,seed=5 --algo sgd --lr 0.001 --epochs 40 -q "
+      "train --data dense:rows=20000,features=2000,seed=5 --algo sgd --lr 0.001 --epochs 40 -q "
       "--no-train-metrics";
   // SIGKILL the run once its first checkpoint exists (it is then a few epochs in, or writing another checkpoint).
   const std::string kill_script = "bash -c '" + std::string(PIMOPT_BINARY) + " " + args + " --checkpoint " + ckpt +

@@ -372,12 +372,12 @@ TrainResult Train(const Dataset& train, const Dataset* test, const TrainConfig& 
       // up by the backend's arithmetic (or the rows): the run stops and says so instead of running out its epochs.
       if (!result.converged && config.tol > 0 && config.traits().row_duals && record.gap.available) {
         const double g = record.gap.relative();
-        if (!(g < progress.stall_reference_gap * (1 - TrainConfig::kStallGain))) {
-          if (std::isfinite(progress.stall_reference_gap)) ++progress.stall_epochs;
-          if (!std::isfinite(progress.stall_reference_gap)) progress.stall_reference_gap = g;
-        } else {
-          progress.stall_reference_gap = g;
+        if (!std::isfinite(progress.stall_reference_gap) ||
+            g < progress.stall_reference_gap * (1 - TrainConfig::kStallGain)) {
+          progress.stall_reference_gap = g;  // the first gap, or one that fell enough: the count starts again
           progress.stall_epochs = 0;
+        } else {
+          ++progress.stall_epochs;
         }
         if (progress.stall_epochs >= TrainConfig::kStallEpochs) {
           const std::string limits = backend.PrecisionLimits();

@@ -2,8 +2,9 @@
 // file, the checkpoint, the hardware-profile override string, the hardware-measurement CSV (`validate --hw-data`) and
 // PIM-Opt's two text formats. Each reader must
 // either return or throw pimopt::Error (a ParseError, InputError or ConfigError naming what is wrong); any other
-// exception, a crash, a hang or a sanitizer report is a bug. Built once per target (PIMOPT_FUZZ_TARGET selects it)
-// with libFuzzer (scripts/fuzz.sh, clang) or with standalone_main.cc (g++, the test suite's short runs).
+// exception, a crash, a hang or a sanitizer report is a bug. Built once per target with libFuzzer (scripts/fuzz.sh,
+// clang; PIMOPT_FUZZ_TARGET selects it), or once for all with standalone_main.cc (g++, the test suite's short runs;
+// its --target selects it through PimoptFuzzSelectTarget).
 #include <unistd.h>
 
 #include <cmath>
@@ -27,6 +28,12 @@
 
 namespace {
 
+#ifdef PIMOPT_FUZZ_TARGET
+std::string target_name = PIMOPT_FUZZ_TARGET;
+#else
+std::string target_name;  // PimoptFuzzSelectTarget
+#endif
+
 // Readers that take a path get the input through a file of this process's own.
 std::string WriteInputFile(const uint8_t* data, size_t size) {
   static const std::string path = "/tmp/pimopt_fuzz_input." + std::to_string(::getpid());
@@ -37,7 +44,7 @@ std::string WriteInputFile(const uint8_t* data, size_t size) {
 
 void RunTarget(const uint8_t* data, size_t size) {
   const std::string_view text(reinterpret_cast<const char*>(data), size);
-  const std::string target = PIMOPT_FUZZ_TARGET;
+  const std::string& target = target_name;
   if (target == "libsvm") {
     pimopt::ParseLibsvm(text, "fuzz.svm");
   } else if (target == "idx") {
@@ -74,12 +81,24 @@ void RunTarget(const uint8_t* data, size_t size) {
   } else if (target == "criteo_text") {
     pimopt::ParseCriteoText(text, "fuzz.criteo");
   } else {
-    std::fprintf(stderr, "unknown fuzz target %s\n", PIMOPT_FUZZ_TARGET);
+    std::fprintf(stderr, "unknown fuzz target '%s'\n", target.c_str());
     __builtin_trap();
   }
 }
 
 }  // namespace
+
+extern "C" bool PimoptFuzzSelectTarget(const char* name) {
+  static const char* const kTargets[] = {"libsvm",      "idx",    "binary",    "model",      "checkpoint",
+                                         "profile_set", "hw_csv", "yfcc_text", "criteo_text"};
+  for (const char* t : kTargets) {
+    if (std::string_view(t) == name) {
+      target_name = name;
+      return true;
+    }
+  }
+  return false;
+}
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   try {

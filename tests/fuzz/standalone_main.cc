@@ -2,7 +2,7 @@
 // then --runs N mutations of them (bit flips, byte changes, truncations, duplications, insertions of interesting
 // numbers), drawn from a fixed seed, so a failure repeats. An input that crashes or throws anything but
 // pimopt::Error ends the run: the input is written to ./crash-standalone and the exception is printed.
-//   fuzz_TARGET [--runs N] [--seed S] CORPUS_DIR...
+//   fuzz_standalone --target TARGET [--runs N] [--seed S] CORPUS_DIR...
 #include <cstdint>
 #include <cstdio>
 #include <cstring>
@@ -15,6 +15,7 @@
 #include <vector>
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size);
+extern "C" bool PimoptFuzzSelectTarget(const char* name);
 
 namespace {
 
@@ -81,10 +82,17 @@ bool RunOne(const std::vector<uint8_t>& input) {
 
 int main(int argc, char** argv) {
   uint64_t runs = 1000, seed = 1;
+  bool target_given = false;
   std::vector<std::vector<uint8_t>> corpus;
   for (int i = 1; i < argc; ++i) {
     const std::string arg = argv[i];
-    if (arg == "--runs" && i + 1 < argc) {
+    if (arg == "--target" && i + 1 < argc) {
+      if (!PimoptFuzzSelectTarget(argv[++i])) {
+        std::fprintf(stderr, "--target: unknown fuzz target '%s'\n", argv[i]);
+        return 2;
+      }
+      target_given = true;
+    } else if (arg == "--runs" && i + 1 < argc) {
       runs = std::stoull(argv[++i]);
     } else if (arg == "--seed" && i + 1 < argc) {
       seed = std::stoull(argv[++i]);
@@ -93,6 +101,10 @@ int main(int argc, char** argv) {
         if (entry.is_regular_file()) corpus.push_back(ReadAll(entry.path()));
       }
     }
+  }
+  if (!target_given) {
+    std::fprintf(stderr, "usage: fuzz_standalone --target TARGET [--runs N] [--seed S] CORPUS_DIR...\n");
+    return 2;
   }
   if (corpus.empty()) corpus.emplace_back();
   for (const auto& input : corpus) {

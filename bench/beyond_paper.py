@@ -24,7 +24,7 @@ the model (tested), so each algorithm's test AUC per epoch is the same everywher
   4. which orderings hold across the error bars (a ranking holds when the intervals do not overlap).
 
 Usage: /usr/bin/python3 bench/beyond_paper.py [--quick] [--workloads yfcc,criteo,fashion] [--out bench/out] [--check]
-  --quick: yfcc 32 DPUs x 4,096 rows x 512 features, criteo 16 DPUs x 4,096 rows x 16,384 features (fashion
+  --quick: 2 epochs; yfcc 32 DPUs x 4,096 rows x 512 features, criteo 16 DPUs x 4,096 rows x 16,384 features (fashion
   only when named: 64 DPUs), the profiles its checks need (pim-opt, host-x4, links-system; criteo also compacted and
   async), CoCoA with one pass only, no link sweep;
   default: yfcc 256 DPUs x 32,768 rows x 4,096 features, criteo 64 DPUs x 65,536 rows x 65,536 features, fashion
@@ -340,7 +340,7 @@ def main():
     args = build_parser().parse_args()
     all_workloads = workloads(args.quick)
     keys = args.workloads or (["yfcc", "criteo"] if args.quick else ["yfcc", "criteo", "fashion"])
-    epochs = 4
+    epochs = 2 if args.quick else 4  # --quick: what its checks need (every check is per epoch)
     results = {}
     earlier = None
     if args.from_json:

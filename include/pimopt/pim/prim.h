@@ -92,5 +92,7 @@ RunResult Run(const std::string& name, const RunRequest& request, const Hardware
 PhaseTimes Retime(const RunResult& run, const HardwareProfile& profile);
 // Only the transfers (no kernel replay): the transfer columns of Retime.
 PhaseTimes RetimeTransfers(const RunResult& run, const HardwareProfile& profile);
+// One recorded transfer's seconds under `profile` (what RetimeTransfers adds per transfer).
+double TransferSeconds(const TransferRecord& x, const HardwareProfile& profile);
 
 }  // namespace pimopt::pim::prim

@@ -7,7 +7,9 @@
 #include "kernel_util.h"
 
 namespace pimopt::pim::prim {
-namespace {
+// The port's own names: a named namespace, so that the ports share unity batches (an anonymous one is one
+// namespace per batch).
+namespace bs_port {
 
 constexpr uint32_t kBlock = 256;
 constexpr uint32_t kPerBlock = kBlock / 8;
@@ -160,9 +162,10 @@ int64_t ReplaySearches(const std::vector<int64_t>& mram, uint64_t input_size, co
   return result;
 }
 
-}  // namespace
+}  // namespace bs_port
 
 RunResult RunBs(const RunRequest& r, const HardwareProfile& p) {
+  using namespace bs_port;
   Host host(r, p, "BS");
   host.Load(std::make_shared<BsKernel>());
   const uint32_t dpus = host.dpus(), n = host.tasklets();

@@ -10,7 +10,9 @@
 #include "kernel_util.h"
 
 namespace pimopt::pim::prim {
-namespace {
+// The port's own names: a named namespace, so that the ports share unity batches (an anonymous one is one
+// namespace per batch).
+namespace gemv_port {
 
 constexpr uint32_t kBlock = 1024;
 constexpr uint32_t kPerBlock = kBlock / 4;
@@ -144,9 +146,10 @@ Partition PartitionRows(uint32_t m_size, uint32_t dpus) {
   return part;
 }
 
-}  // namespace
+}  // namespace gemv_port
 
 RunResult RunGemv(const RunRequest& r, const HardwareProfile& p) {
+  using namespace gemv_port;
   Host host(r, p, "GEMV");
   host.Load(std::make_shared<GemvKernel>());
   const uint32_t dpus = host.dpus();
@@ -181,6 +184,7 @@ RunResult RunGemv(const RunRequest& r, const HardwareProfile& p) {
 }
 
 RunResult RunMlp(const RunRequest& r, const HardwareProfile& p) {
+  using namespace gemv_port;
   Host host(r, p, "MLP");
   host.Load(std::make_shared<GemvKernel>());
   const uint32_t dpus = host.dpus(), layers = 3;

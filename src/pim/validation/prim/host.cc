@@ -179,21 +179,22 @@ PhaseTimes Retime(const RunResult& run, const HardwareProfile& profile) {
   return t;
 }
 
+double TransferSeconds(const TransferRecord& x, const HardwareProfile& profile) {
+  switch (x.kind) {
+    case TransferRecord::kParallel:
+      return ModelParallelTransferSeconds(profile, x.direction, x.dpus, x.bytes, x.sources_per_rank);
+    case TransferRecord::kSerial:
+      return ModelSerialTransferSeconds(profile, x.direction, x.dpus, x.bytes);
+    case TransferRecord::kBroadcast:
+      return ModelBroadcastSeconds(profile, x.dpus, x.bytes);
+  }
+  return 0;
+}
+
 PhaseTimes RetimeTransfers(const RunResult& run, const HardwareProfile& profile) {
   PhaseTimes t;
   for (const TransferRecord& x : run.transfers) {
-    double s = 0;
-    switch (x.kind) {
-      case TransferRecord::kParallel:
-        s = ModelParallelTransferSeconds(profile, x.direction, x.dpus, x.bytes, x.sources_per_rank);
-        break;
-      case TransferRecord::kSerial:
-        s = ModelSerialTransferSeconds(profile, x.direction, x.dpus, x.bytes);
-        break;
-      case TransferRecord::kBroadcast:
-        s = ModelBroadcastSeconds(profile, x.dpus, x.bytes);
-        break;
-    }
+    const double s = TransferSeconds(x, profile);
     (x.column == kCpuToDpu ? t.cpu_to_dpu_s : x.column == kDpuToCpu ? t.dpu_to_cpu_s : t.dpu_to_dpu_s) += s;
   }
   return t;

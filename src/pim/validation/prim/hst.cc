@@ -9,7 +9,9 @@
 #include "kernel_util.h"
 
 namespace pimopt::pim::prim {
-namespace {
+// The port's own names: a named namespace, so that the ports share unity batches (an anonymous one is one
+// namespace per batch).
+namespace hst_port {
 
 constexpr uint32_t kBlock = 1024;
 constexpr uint32_t kDepth = 12;
@@ -183,9 +185,9 @@ RunResult RunHistogram(const RunRequest& r, const HardwareProfile& p, bool share
   return host.Finish(StrCat("the ", bins, "-bin histogram of ", input_size, " pixels"));
 }
 
-}  // namespace
+}  // namespace hst_port
 
-RunResult RunHstS(const RunRequest& r, const HardwareProfile& p) { return RunHistogram(r, p, false); }
-RunResult RunHstL(const RunRequest& r, const HardwareProfile& p) { return RunHistogram(r, p, true); }
+RunResult RunHstS(const RunRequest& r, const HardwareProfile& p) { return hst_port::RunHistogram(r, p, false); }
+RunResult RunHstL(const RunRequest& r, const HardwareProfile& p) { return hst_port::RunHistogram(r, p, true); }
 
 }  // namespace pimopt::pim::prim

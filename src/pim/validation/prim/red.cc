@@ -4,7 +4,9 @@
 #include "kernel_util.h"
 
 namespace pimopt::pim::prim {
-namespace {
+// The port's own names: a named namespace, so that the ports share unity batches (an anonymous one is one
+// namespace per batch).
+namespace red_port {
 
 constexpr uint32_t kBlock = 1024;
 
@@ -68,9 +70,10 @@ class RedKernel final : public Kernel {
   }
 };
 
-}  // namespace
+}  // namespace red_port
 
 RunResult RunRed(const RunRequest& r, const HardwareProfile& p) {
+  using namespace red_port;
   Host host(r, p, "RED");
   host.Load(std::make_shared<RedKernel>());
   const uint32_t dpus = host.dpus();

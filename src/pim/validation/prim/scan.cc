@@ -9,7 +9,9 @@
 #include "kernel_util.h"
 
 namespace pimopt::pim::prim {
-namespace {
+// The port's own names: a named namespace, so that the ports share unity batches (an anonymous one is one
+// namespace per batch).
+namespace scan_port {
 
 constexpr uint32_t kBlock = 1024;
 constexpr uint32_t kRegs = kBlock / 8;
@@ -177,9 +179,9 @@ RunResult RunScan(const RunRequest& r, const HardwareProfile& p, bool rss) {
   return host.Finish(StrCat("the prefix sums of ", input_size, " elements"));
 }
 
-}  // namespace
+}  // namespace scan_port
 
-RunResult RunScanSsa(const RunRequest& r, const HardwareProfile& p) { return RunScan(r, p, false); }
-RunResult RunScanRss(const RunRequest& r, const HardwareProfile& p) { return RunScan(r, p, true); }
+RunResult RunScanSsa(const RunRequest& r, const HardwareProfile& p) { return scan_port::RunScan(r, p, false); }
+RunResult RunScanRss(const RunRequest& r, const HardwareProfile& p) { return scan_port::RunScan(r, p, true); }
 
 }  // namespace pimopt::pim::prim

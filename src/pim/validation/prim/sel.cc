@@ -6,7 +6,9 @@
 #include "kernel_util.h"
 
 namespace pimopt::pim::prim {
-namespace {
+// The port's own names: a named namespace, so that the ports share unity batches (an anonymous one is one
+// namespace per batch).
+namespace sel_port {
 
 constexpr uint32_t kBlock = 1024;
 constexpr uint32_t kRegs = kBlock / 8;  // REGS
@@ -82,9 +84,10 @@ class SelKernel final : public Kernel {
   }
 };
 
-}  // namespace
+}  // namespace sel_port
 
 RunResult RunSel(const RunRequest& r, const HardwareProfile& p) {
+  using namespace sel_port;
   Host host(r, p, "SEL");
   host.Load(std::make_shared<SelKernel>());
   const uint32_t dpus = host.dpus(), n = host.tasklets();

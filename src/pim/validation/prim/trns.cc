@@ -11,7 +11,9 @@
 #include "kernel_util.h"
 
 namespace pimopt::pim::prim {
-namespace {
+// The port's own names: a named namespace, so that the ports share unity batches (an anonymous one is one
+// namespace per batch).
+namespace trns_port {
 
 constexpr uint32_t kM = 4, kN = 8, kColumnTiles = 64;
 
@@ -159,9 +161,10 @@ class TrnsKernel final : public Kernel {
   }
 };
 
-}  // namespace
+}  // namespace trns_port
 
 RunResult RunTrns(const RunRequest& r, const HardwareProfile& p) {
+  using namespace trns_port;
   Host host(r, p, "TRNS");
   host.Load(std::make_shared<TrnsKernel>());
   const uint32_t dpus = host.dpus();

@@ -10,7 +10,9 @@
 #include "kernel_util.h"
 
 namespace pimopt::pim::prim {
-namespace {
+// The port's own names: a named namespace, so that the ports share unity batches (an anonymous one is one
+// namespace per batch).
+namespace ts_port {
 
 constexpr uint32_t kBlock = 256;          // BLOCK_SIZE (BL undefined: 1 << 8)
 constexpr uint32_t kDotPip = kBlock / 4;  // DOTPIP
@@ -120,9 +122,10 @@ class TsKernel final : public Kernel {
   }
 };
 
-}  // namespace
+}  // namespace ts_port
 
 RunResult RunTs(const RunRequest& r, const HardwareProfile& p) {
+  using namespace ts_port;
   Host host(r, p, "TS");
   host.Load(std::make_shared<TsKernel>());
   const uint32_t dpus = host.dpus(), n = host.tasklets();

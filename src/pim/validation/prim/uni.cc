@@ -5,7 +5,9 @@
 #include "kernel_util.h"
 
 namespace pimopt::pim::prim {
-namespace {
+// The port's own names: a named namespace, so that the ports share unity batches (an anonymous one is one
+// namespace per batch).
+namespace uni_port {
 
 constexpr uint32_t kBlock = 1024;
 constexpr uint32_t kRegs = kBlock / 8;
@@ -133,9 +135,10 @@ class UniKernel final : public Kernel {
   }
 };
 
-}  // namespace
+}  // namespace uni_port
 
 RunResult RunUni(const RunRequest& r, const HardwareProfile& p) {
+  using namespace uni_port;
   Host host(r, p, "UNI");
   host.Load(std::make_shared<UniKernel>());
   const uint32_t dpus = host.dpus(), n = host.tasklets();

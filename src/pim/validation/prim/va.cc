@@ -5,7 +5,9 @@
 #include "kernel_util.h"
 
 namespace pimopt::pim::prim {
-namespace {
+// The port's own names: a named namespace, so that the ports share unity batches (an anonymous one is one
+// namespace per batch).
+namespace va_port {
 
 constexpr uint32_t kBlock = 1024;  // BLOCK_SIZE (BL = 10)
 
@@ -55,9 +57,10 @@ class VaKernel final : public Kernel {
   }
 };
 
-}  // namespace
+}  // namespace va_port
 
 RunResult RunVa(const RunRequest& r, const HardwareProfile& p) {
+  using namespace va_port;
   Host host(r, p, "VA");
   host.Load(std::make_shared<VaKernel>());
   const uint32_t dpus = host.dpus();

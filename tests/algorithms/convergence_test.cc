@@ -9,7 +9,7 @@
 #include "test_util.h"
 
 namespace pimopt {
-namespace {
+namespace convergence_test {  // named: its helpers share a unity batch with other files
 
 struct Case {
   std::string algo;
@@ -323,5 +323,5 @@ TEST(AutoDefaults, BatchShrinksOnSmallDataAndLrFollowsTheRowNorms) {
   EXPECT_DOUBLE_EQ(AutoLearningRate(c, facts), 0.5);  // lr * reg stays below 1
 }
 
-}  // namespace
+}  // namespace convergence_test
 }  // namespace pimopt

@@ -8,7 +8,7 @@
 #include "pimopt/core/error.h"
 
 namespace pimopt::pim::prim {
-namespace {
+namespace prim_test {  // named: its helpers share a unity batch with other files
 
 const HardwareProfile& Profile() {
   static const HardwareProfile p = MakeProfile("pim-opt");
@@ -178,5 +178,5 @@ TEST(PrimPorts, RetimingTheEventsReproducesTheRunAndFollowsTheProfile) {
   }
 }
 
-}  // namespace
+}  // namespace prim_test
 }  // namespace pimopt::pim::prim

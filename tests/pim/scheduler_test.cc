@@ -11,7 +11,7 @@
 #include "pimopt/pim/system.h"
 
 namespace pimopt::pim {
-namespace {
+namespace scheduler_test {  // named: its helpers share a unity batch with other files
 
 const HardwareProfile& Profile() {
   static const HardwareProfile p = MakeProfile("pim-opt");
@@ -212,5 +212,5 @@ TEST(Scheduler, AShuffledOrderExposesWhatPrimsSelAndScanLeaveToADmasLatency) {
   }
 }
 
-}  // namespace
+}  // namespace scheduler_test
 }  // namespace pimopt::pim

@@ -8,7 +8,7 @@
 #include <cmath>
 
 namespace pimopt::pim {
-namespace {
+namespace validation_test {  // named: its helpers share a unity batch with other files
 
 const HardwareProfile& Profile() {
   static const HardwareProfile p = MakeProfile("pim-opt");  // 350 MHz, as the published measurements
@@ -72,5 +72,5 @@ TEST(PimValidation, VectorAddAndReductionWithinFifteenPercent) {
             0.15);
 }
 
-}  // namespace
+}  // namespace validation_test
 }  // namespace pimopt::pim

@@ -10,7 +10,7 @@
 #include "test_util.h"
 
 namespace pimopt {
-namespace {
+namespace fashion_mnist_test {  // named: its helpers share a unity batch with other files
 
 constexpr double kLiblinearAccuracy = 0.952;
 
@@ -68,5 +68,5 @@ INSTANTIATE_TEST_SUITE_P(EveryAlgorithmAndModel, FashionMnist,
                                            Case{"admm_svm", "admm", LossKind::kHinge, 8, 16, 0.05}),
                          [](const auto& info) { return std::string(info.param.name); });
 
-}  // namespace
+}  // namespace fashion_mnist_test
 }  // namespace pimopt

@@ -12,7 +12,7 @@
 #include "test_util.h"
 
 namespace pimopt {
-namespace {
+namespace pim_parity_test {  // named: its helpers share a unity batch with other files
 
 struct Case {
   const char* name;
@@ -81,11 +81,11 @@ INSTANTIATE_TEST_SUITE_P(
                       Case{"admm_svm_2048", "admm", LossKind::kHinge, 2048, 8, 0.05}),
     [](const auto& info) { return std::string(info.param.name); });
 
-}  // namespace
+}  // namespace pim_parity_test
 }  // namespace pimopt
 
 namespace pimopt {
-namespace {
+namespace pim_parity_test {  // named: its helpers share a unity batch with other files
 
 // On the Criteo-shaped synthetic set (sparse, ~3% positives, class weights 15 : 0.5 as PIM-Opt), test AUC on the
 // PIM backend is within 0.01 of the CPU backend.
@@ -119,5 +119,5 @@ TEST(PimParitySparse, AucWithinOneHundredthOfTheCpuBackend) {
   }
 }
 
-}  // namespace
+}  // namespace pim_parity_test
 }  // namespace pimopt

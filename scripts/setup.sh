@@ -5,7 +5,8 @@ set -euo pipefail
 core_pkgs=(build-essential cmake ninja-build pkg-config git zlib1g-dev
   libgtest-dev libgmock-dev libcli11-dev nlohmann-json3-dev libboost-context-dev
   openmpi-bin libopenmpi-dev liblinear-tools dataset-fashion-mnist python3
-  pybind11-dev python3-dev python3-numpy python3-scipy python3-sklearn python3-pandas python3-pytest)
+  pybind11-dev python3-dev python3-numpy python3-scipy python3-sklearn python3-pandas python3-pytest
+  clang llvm-dev)
 bench_pkgs=(python3-torch python3-matplotlib)
 pkgs=("${core_pkgs[@]}")
 if [[ "${1:-}" == "--bench" ]]; then pkgs+=("${bench_pkgs[@]}"); fi

@@ -328,6 +328,10 @@ void Dpu::Load(const KernelSpec& spec, uint32_t tasklets) {
     if (!wram_symbols_.Add(s.name, {top, s.bytes})) {
       Fail(nullptr, StrCat("WRAM symbol '", s.name, "' declared twice"));
     }
+    if (s.initial.size() > s.bytes) Fail(nullptr, StrCat("WRAM symbol '", s.name, "': initial value too long"));
+    if (!s.initial.empty() && top + s.initial.size() <= wram_.size()) {
+      std::copy(s.initial.begin(), s.initial.end(), wram_.begin() + static_cast<std::ptrdiff_t>(top));
+    }
     top = AlignUp(top + s.bytes, 8);
   }
   const uint64_t stack = spec.stack_bytes ? spec.stack_bytes : profile_.default_stack_bytes;
@@ -345,9 +349,13 @@ void Dpu::Load(const KernelSpec& spec, uint32_t tasklets) {
     if (!mram_symbols_.Add(s.name, {mtop, s.bytes})) {
       Fail(nullptr, StrCat("MRAM symbol '", s.name, "' declared twice"));
     }
+    if (s.initial.size() > s.bytes) Fail(nullptr, StrCat("MRAM symbol '", s.name, "': initial value too long"));
     mtop = AlignUp(mtop + s.bytes, 8);
   }
   if (mtop > mram_.size()) Fail(nullptr, StrCat("MRAM variables need ", mtop, " bytes > ", mram_.size()));
+  for (const SymbolSpec& s : spec.mram_symbols) {
+    if (!s.initial.empty()) mram_.Write(mram_symbols_.Find(s.name)->offset, s.initial.data(), s.initial.size());
+  }
   mram_heap_start_ = mtop;
 }
 

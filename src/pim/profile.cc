@@ -5,16 +5,6 @@
 
 namespace pimopt::pim {
 
-const char* OpName(Op op) {
-  static constexpr const char* kNames[kNumOps] = {
-      "int32_add",  "int32_logic",   "int32_shift", "int64_add",  "int64_logic",   "int64_shift",
-      "mul8",       "int32_mul",     "int32_div",   "int64_mul",  "int64_div",     "float_add",
-      "float_sub",  "float_mul",     "float_div",   "double_add", "double_sub",    "double_mul",
-      "double_div", "float_convert", "wram_load",   "wram_store", "branch",        "mul32_setup",
-      "mul_step",   "div32_setup",   "div_step",    "div_signed", "int64_compare", "call"};
-  return kNames[static_cast<size_t>(op)];
-}
-
 namespace {
 
 // Issue slots per op class: PrIM's saturated throughput of one DPU at 350 MHz gives 350 / MOPS instructions per

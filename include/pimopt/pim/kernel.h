@@ -55,6 +55,8 @@ class PimError : public Error {
 struct SymbolSpec {
   std::string name;
   uint32_t bytes = 0;
+  // The variable's value when the program is loaded (a C initializer); empty: zero. At most `bytes` long.
+  std::vector<uint8_t> initial = {};
 };
 
 struct KernelSpec {

@@ -9,6 +9,8 @@
 
 #include <array>
 #include <cstdint>
+
+#include "pimopt/pim/op.h"
 #include <string>
 #include <utility>
 #include <vector>
@@ -20,41 +22,7 @@ namespace pimopt::pim {
 // The constructs a kernel's work is counted in: what the emulator's operand types (dpu_types.h) count
 // automatically, and what Tasklet::Charge counts by hand. Each costs the profile's issue slots ("slots.<name>");
 // docs/pim-emulator.md "What a construct costs" lists them with their sources.
-enum class Op : uint8_t {
-  kInt32Add,    // add/sub/negate/move of <= 32-bit values (also address arithmetic and array indexing)
-  kInt32Logic,  // and/or/xor/not
-  kInt32Shift,
-  kInt64Add,
-  kInt64Logic,
-  kInt64Shift,
-  kMul8,      // native 8x8 -> 16 bit multiply
-  kInt32Mul,  // __mulsi3 at PrIM's operands (Charge only; the operand types count kMul32Setup + kMulStep)
-  kInt32Div,  // __divsi3 at PrIM's operands (Charge only; the operand types count kDiv32Setup + kDivStep)
-  kInt64Mul,
-  kInt64Div,
-  kFloatAdd,
-  kFloatSub,
-  kFloatMul,
-  kFloatDiv,
-  kDoubleAdd,
-  kDoubleSub,
-  kDoubleMul,
-  kDoubleDiv,
-  kFloatConvert,  // int <-> float conversions and float compares
-  kWramLoad,
-  kWramStore,
-  kBranch,        // a compare-and-branch (the DPU fuses them)
-  kMul32Setup,    // __mulsi3's fixed part: call, operand swap, return
-  kMulStep,       // one mul_step: __mulsi3 runs one per bit of its smaller operand
-  kDiv32Setup,    // __udivsi3's fixed part
-  kDivStep,       // one div_step: one per quotient bit
-  kDivSigned,     // __divsi3's sign handling around __udivsi3
-  kInt64Compare,  // the extra instruction of a 64-bit compare before its branch
-  kCall,          // a call to a function that is not inlined: call, frame, return
-  kCount
-};
-inline constexpr size_t kNumOps = static_cast<size_t>(Op::kCount);
-const char* OpName(Op op);
+// The operation classes the DPU's issue slots are priced by (Op, kNumOps, OpName): pimopt/pim/op.h.
 
 // Which DPUs a what-if DPU <-> DPU link joins: none (today's hardware: every byte passes through the host), the DPUs of
 // a chip, of a rank, or every DPU (within a rank through the DPUs' ports, across ranks through the ranks' ports).

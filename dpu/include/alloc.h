@@ -1,0 +1,16 @@
+/* pimopt's DPU headers (see attributes.h). alloc.h: the WRAM heap shared by the tasklets (8-byte aligned blocks). */
+#ifndef PIMOPT_DPU_ALLOC_H
+#define PIMOPT_DPU_ALLOC_H
+
+#include <stddef.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+void* mem_alloc(size_t size);
+void mem_reset(void);
+#ifdef __cplusplus
+}
+#endif
+
+#endif

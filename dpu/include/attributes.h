@@ -1,0 +1,18 @@
+/* pimopt's DPU headers: the UPMEM SDK's documented DPU API, for DPU C programs compiled by pimopt-dpu-cc and run on
+ * pimopt's emulator (docs/pim-emulator.md "DPU C programs"). The names and meanings are the SDK's; the text is
+ * pimopt's. attributes.h: where a variable lives. */
+#ifndef PIMOPT_DPU_ATTRIBUTES_H
+#define PIMOPT_DPU_ATTRIBUTES_H
+
+/* A WRAM variable the host reads and writes by name (dpu_copy_to / dpu_copy_from). Every WRAM global is one. */
+#define __host
+/* MRAM variables: reached by DMA (mram_read, mram_write), placed from MRAM address 0. */
+#define __mram __attribute__((section(".mram"), aligned(8)))
+#define __mram_noinit __attribute__((section(".mram.noinit"), aligned(8)))
+/* A pointer into MRAM: its value is an MRAM address. */
+#define __mram_ptr
+#define __dma_aligned __attribute__((aligned(8)))
+#define __noinline __attribute__((noinline))
+#define __keep __attribute__((used))
+
+#endif

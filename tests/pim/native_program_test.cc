@@ -1,0 +1,136 @@
+// DPU C programs on the emulator (pimopt/pim/native_program.h): a program written for the UPMEM SDK, compiled by
+// build/pimopt-dpu-cc (clang with pimopt's DPU pass), runs on any number of DPUs with each DPU's own globals, its
+// initialized variables set at load, its barrier holding, its results right, and its time charged.
+#include "pimopt/pim/native_program.h"
+
+#include <gtest/gtest.h>
+
+#include <cstdint>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <string>
+#include <vector>
+
+#include "pimopt/core/error.h"
+#include "pimopt/pim/system.h"
+
+namespace pimopt::pim {
+namespace native_program_test {
+
+TEST(NativeProgram, VectorAddRunsOnEveryDpuWithItsOwnGlobals) {
+  PimSystem system(MakeProfile("pim-opt"));
+  const uint32_t dpus = 4, n = 4096;
+  DpuSet set = system.Allocate(dpus);
+  set.Load(LoadNativeProgram(std::string(PIMOPT_DPU_PROGRAMS) + "/vector_add.dpu"));
+  std::vector<std::vector<int32_t>> in(dpus, std::vector<int32_t>(2 * n));
+  for (uint32_t d = 0; d < dpus; ++d) {
+    for (uint32_t i = 0; i < n; ++i) {
+      in[d][i] = static_cast<int32_t>(d * 1000 + i);
+      in[d][n + i] = static_cast<int32_t>(3 * i);
+    }
+    set.PrepareXfer(d, in[d].data(), 8 * n);
+  }
+  set.PushXfer(XferDirection::kToDpu, kMramHeapSymbol, 0, 8 * n);
+  set.BroadcastTo("n", 0, &n, sizeof(n));
+  const LaunchStats first = set.Launch();
+  set.Launch();
+  std::vector<std::vector<int32_t>> out(dpus, std::vector<int32_t>(n));
+  for (uint32_t d = 0; d < dpus; ++d) set.PrepareXfer(d, out[d].data(), 4 * n);
+  set.PushXfer(XferDirection::kFromDpu, kMramHeapSymbol, 8 * n, 4 * n);
+  for (uint32_t d = 0; d < dpus; ++d) {
+    for (uint32_t i = 0; i < n; ++i) ASSERT_EQ(out[d][i], static_cast<int32_t>(d * 1000 + 4 * i)) << d << " " << i;
+    uint32_t launches = 0;
+    uint64_t cycles = 0;
+    set.CopyFrom(d, "launches", 0, &launches, sizeof(launches));
+    set.CopyFrom(d, "cycles", 0, &cycles, sizeof(cycles));
+    EXPECT_EQ(launches, 102u);  // initialized to 100 at load, one more per launch on each DPU
+    EXPECT_GT(cycles, 0u);
+  }
+  EXPECT_GT(first.slowest.total, 0.0);
+  std::printf("vector_add: %u DPUs x %u elements, %.0f cycles per launch, %llu issue slots\n", dpus, n,
+              first.slowest.total, static_cast<unsigned long long>(first.issue_slots));
+  for (size_t op = 0; op < kNumOps; ++op) {
+    if (first.op_counts[op]) std::printf("  %s %llu\n", OpName(static_cast<Op>(op)), static_cast<unsigned long long>(first.op_counts[op]));
+  }
+}
+
+std::string Program(const char* name) { return std::string(PIMOPT_DPU_PROGRAMS) + "/" + name + ".dpu"; }
+
+// A mutex the tasklets of each DPU share: every increment counts, on every DPU (one object per DPU's WRAM).
+TEST(NativeProgram, AMutexSerializesTheTaskletsOfEachDpu) {
+  PimSystem system(MakeProfile("pim-opt"));
+  DpuSet set = system.Allocate(3);
+  set.Load(LoadNativeProgram(Program("mutex_counter")));
+  const uint32_t rounds = 25;
+  set.BroadcastTo("rounds", 0, &rounds, sizeof(rounds));
+  const LaunchStats stats = set.Launch();
+  for (uint32_t d = 0; d < 3; ++d) {
+    uint32_t counter = 0;
+    set.CopyFrom(d, "counter", 0, &counter, sizeof(counter));
+    EXPECT_EQ(counter, 16 * rounds) << "DPU " << d;
+  }
+  EXPECT_GT(stats.lock_contentions, 0u);  // 16 tasklets on one mutex
+}
+
+// MRAM variables (an initialized table, buffers without initial values) and the DPU's software multiply and divide:
+// the results are C's, and the multiplies and divides are charged by their data-dependent steps.
+TEST(NativeProgram, MramVariablesAndSoftwareArithmetic) {
+  PimSystem system(MakeProfile("pim-opt"));
+  DpuSet set = system.Allocate(2);
+  set.Load(LoadNativeProgram(Program("mram_arith")));
+  const int32_t divisors[8] = {1, 2, 3, 5, 7, 11, 13, -17};
+  std::vector<std::vector<int32_t>> values(2, std::vector<int32_t>(64));
+  for (uint32_t d = 0; d < 2; ++d) {
+    for (int i = 0; i < 64; ++i) values[d][i] = (i - 20) * 1237 + static_cast<int>(d) * 99991;
+    set.CopyTo(d, "values", 0, values[d].data(), 4 * 64);
+  }
+  const LaunchStats stats = set.Launch();
+  for (uint32_t d = 0; d < 2; ++d) {
+    std::vector<int32_t> products(64), quotients(64);
+    set.CopyFrom(d, "products", 0, products.data(), 4 * 64);
+    set.CopyFrom(d, "quotients", 0, quotients.data(), 4 * 64);
+    for (int i = 0; i < 64; ++i) {
+      EXPECT_EQ(products[i], values[d][i] * divisors[i % 8]) << d << " " << i;
+      EXPECT_EQ(quotients[i], values[d][i] / divisors[i % 8]) << d << " " << i;
+    }
+  }
+  EXPECT_GT(stats.op_counts[static_cast<size_t>(Op::kMulStep)], 0u);
+  EXPECT_GT(stats.op_counts[static_cast<size_t>(Op::kDivStep)], 0u);
+}
+
+// A DMA the DPU refuses fails the launch with the emulator's error, naming the program, the DPU and the tasklet.
+TEST(NativeProgram, ABrokenDpuRuleIsTheEmulatorsError) {
+  PimSystem system(MakeProfile("pim-opt"));
+  DpuSet set = system.Allocate(1);
+  set.Load(LoadNativeProgram(Program("bad_dma")));
+  try {
+    set.Launch();
+    ADD_FAILURE() << "a 12-byte DMA was accepted";
+  } catch (const PimError& e) {
+    const std::string what = e.what();
+    EXPECT_NE(what.find("bad_dma.dpu"), std::string::npos) << what;
+    EXPECT_NE(what.find("12"), std::string::npos) << what;
+  }
+}
+
+// What is not a program of pimopt-dpu-cc is refused naming the file.
+TEST(NativeProgram, AFileThatIsNotAProgramIsRefusedNamingIt) {
+  const std::string text = (std::filesystem::temp_directory_path() / "pimopt_not_a_program.dpu").string();
+  std::ofstream(text) << "not a shared object";
+  try {
+    LoadNativeProgram(text);
+    ADD_FAILURE() << "a text file loaded";
+  } catch (const InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("pimopt_not_a_program.dpu"), std::string::npos) << e.what();
+  }
+  try {
+    LoadNativeProgram("/nonexistent/x.dpu");
+    ADD_FAILURE() << "a missing file loaded";
+  } catch (const InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("/nonexistent/x.dpu"), std::string::npos) << e.what();
+  }
+}
+
+}  // namespace native_program_test
+}  // namespace pimopt::pim

@@ -6,11 +6,13 @@
 
 /* A WRAM variable the host reads and writes by name (dpu_copy_to / dpu_copy_from). Every WRAM global is one. */
 #define __host
-/* MRAM variables: reached by DMA (mram_read, mram_write), placed from MRAM address 0. */
-#define __mram __attribute__((section(".mram"), aligned(8)))
-#define __mram_noinit __attribute__((section(".mram.noinit"), aligned(8)))
-/* A pointer into MRAM: its value is an MRAM address. */
-#define __mram_ptr
+/* A pointer into MRAM: its value is an MRAM address. Loads and stores through it are DMAs of the 8 aligned bytes
+ * around the access, as the SDK's compiler makes them. */
+#define __mram_ptr __attribute__((address_space(255)))
+/* MRAM variables: reached by DMA (mram_read, mram_write) or through their address (a __mram_ptr), placed from MRAM
+ * address 0. */
+#define __mram __mram_ptr __attribute__((section(".mram"), aligned(8)))
+#define __mram_noinit __mram_ptr __attribute__((section(".mram.noinit"), aligned(8)))
 #define __dma_aligned __attribute__((aligned(8)))
 #define __noinline __attribute__((noinline))
 #define __keep __attribute__((used))

@@ -5,9 +5,13 @@
 
 #include <stdint.h>
 
+/* The SDK's layout (some programs set up barriers field by field): the emulator uses initial_count, the number of
+ * tasklets that meet there. */
 typedef struct barrier_t {
-  uint32_t count;
-  uint32_t id; /* set on first use: the emulator's barrier number */
+  uint8_t wait_queue;
+  uint8_t count;
+  uint8_t initial_count;
+  uint8_t lock;
 } barrier_t;
 
 #ifdef __cplusplus
@@ -18,6 +22,6 @@ void barrier_wait(barrier_t* barrier);
 }
 #endif
 
-#define BARRIER_INIT(name, counter) barrier_t name = {(counter), 0}
+#define BARRIER_INIT(name, counter) barrier_t name = {0xff, (counter), (counter), 0}
 
 #endif

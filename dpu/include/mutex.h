@@ -6,7 +6,7 @@
 #include <stdint.h>
 
 typedef struct mutex_t {
-  uint32_t id; /* set on first use: the emulator's mutex number */
+  uint32_t holder; /* the holding tasklet + 1, 0 when free: the runtime checks mutex_unlock against it */
 } * mutex_id_t;
 
 #ifdef __cplusplus

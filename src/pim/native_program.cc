@@ -8,6 +8,10 @@
 
 #include <dlfcn.h>
 
+#include <cerrno>
+#include <cstdarg>
+#include <cstdio>
+
 #include <algorithm>
 #include <atomic>
 #include <cstring>
@@ -24,7 +28,7 @@ namespace {
 
 struct SymbolRecord {  // the pass's __pimopt_dpu_symbols
   const char* name;
-  uint64_t kind;  // 0 WRAM, 1 MRAM, 2 MRAM without initial value
+  uint64_t kind;  // 0 WRAM, 1 MRAM, 2 MRAM without initial value, 3 a WRAM semaphore
   uint64_t offset;
   uint64_t bytes;
   const uint8_t* initial;
@@ -36,10 +40,11 @@ struct Running {
   Tasklet* tasklet = nullptr;
   uint8_t* wram = nullptr;
   NativeProgram* program = nullptr;
+  const char* location = nullptr;  // "task.c:LINE" of the SDK call being made (the pass's __pimopt_dpu_at)
 };
 thread_local Running t_running;
 
-class NativeProgram final : public Kernel {
+class NativeProgram final : public DpuProgram {
  public:
   NativeProgram(const std::string& path, void* handle) : path_(path), handle_(handle) {
     auto symbol = [&](const char* name) {
@@ -64,13 +69,44 @@ class NativeProgram final : public Kernel {
       const SymbolRecord& r = records[i];
       SymbolSpec s{r.name, static_cast<uint32_t>(r.bytes), {}};
       if (r.initial) s.initial.assign(r.initial, r.initial + r.bytes);
-      (r.kind == 0 ? spec_.wram_symbols : spec_.mram_symbols).push_back(std::move(s));
-      (r.kind == 0 ? wram_offsets_ : mram_offsets_).push_back(r.offset);
+      const bool wram = r.kind == 0 || r.kind == 3;
+      if (r.kind == 3) {  // SEMAPHORE_INIT: its initial count, for every launch
+        int32_t initial = 0;
+        if (r.initial) std::memcpy(&initial, r.initial, sizeof(initial));
+        semaphores_[r.offset] = static_cast<uint32_t>(spec_.semaphores.size());
+        spec_.semaphores.push_back(initial);
+      }
+      (wram ? spec_.wram_symbols : spec_.mram_symbols).push_back(std::move(s));
+      (wram ? wram_offsets_ : mram_offsets_).push_back(r.offset);
     }
   }
   ~NativeProgram() override { dlclose(handle_); }
 
   KernelSpec Spec() const override { return spec_; }
+  const std::string& path() const override { return path_; }
+
+  std::string Log(uint32_t dpu) const override {
+    std::lock_guard<std::mutex> lock(mutex_);
+    const auto it = logs_.find(dpu);
+    return it == logs_.end() ? std::string() : it->second;
+  }
+  void ClearLogs() override {
+    std::lock_guard<std::mutex> lock(mutex_);
+    logs_.clear();
+  }
+  void AppendLog(uint32_t dpu, std::string_view text) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    logs_[dpu].append(text);
+  }
+
+  // The emulator's number for the SEMAPHORE_INIT object at `p`.
+  uint32_t Semaphore(const void* p) const {
+    const uint8_t* at = static_cast<const uint8_t*>(p);
+    const uint8_t* wram = t_running.wram;
+    const auto it = at >= wram ? semaphores_.find(static_cast<uint64_t>(at - wram)) : semaphores_.end();
+    if (it == semaphores_.end()) t_running.tasklet->Fail("sem_take / sem_give on an object not made by SEMAPHORE_INIT");
+    return it->second;
+  }
 
   void Main(Tasklet& t) override {
     if (!checked_layout_.load(std::memory_order_acquire)) CheckLayout(t);
@@ -132,28 +168,80 @@ class NativeProgram final : public Kernel {
   KernelSpec spec_;
   std::vector<uint64_t> wram_offsets_, mram_offsets_;
   std::atomic<bool> checked_layout_{false};
-  std::mutex mutex_;
+  mutable std::mutex mutex_;
   std::map<std::pair<bool, uintptr_t>, uint32_t> barriers_, mutexes_;
+  std::map<uint64_t, uint32_t> semaphores_;  // WRAM offset -> the emulator's semaphore number
+  std::map<uint32_t, std::string> logs_;     // per DPU: what its printf wrote since the last ClearLogs
   std::map<uint32_t, uint64_t> counter_reset_;  // per DPU: the cycle of the last reset
 };
 
 // Restores the running tasklet after a call that may switch fibers.
 class Resume {
  public:
-  Resume() : saved_(t_running) {}
-  ~Resume() { t_running = saved_; }
+  Resume() : saved_(t_running) { t_running.location = nullptr; }
+  ~Resume() {
+    t_running = saved_;
+    t_running.location = nullptr;
+  }
   Tasklet& tasklet() const { return *saved_.tasklet; }
   NativeProgram& program() const { return *saved_.program; }
+  // Runs an SDK call's work; a rule it breaks is reported at the call's source line.
+  template <typename F>
+  auto Checked(F&& work) const {
+    try {
+      return work();
+    } catch (const PimError& e) {
+      if (saved_.location == nullptr) throw;
+      throw PimError(StrCat(saved_.location, ": ", e.what()));
+    }
+  }
 
  private:
   Running saved_;
 };
 
+// A __mram_ptr access of `bytes` at `address`: the DMA of the aligned 8-byte words around it, into a stack buffer
+// of the tasklet (as the SDK's compiler does it; a store is a read, a change and a write).
+constexpr uint32_t kMramWord = 8;
+uint64_t WordsAround(uint64_t address, uint64_t bytes) {
+  return (address + bytes + kMramWord - 1) / kMramWord - address / kMramWord;
+}
+void MramLoad(Tasklet& t, uint64_t address, uint8_t* to, uint64_t bytes) {
+  while (bytes > 0) {
+    alignas(8) uint8_t words[2048];
+    const uint64_t first = address / kMramWord * kMramWord;
+    const uint64_t words_bytes = std::min<uint64_t>(WordsAround(address, bytes) * kMramWord, sizeof(words));
+    t.MramRead(first, words, static_cast<uint32_t>(words_bytes));
+    const uint64_t n = std::min(bytes, first + words_bytes - address);
+    std::memcpy(to, words + (address - first), n);
+    address += n, to += n, bytes -= n;
+  }
+}
+void MramStore(Tasklet& t, const uint8_t* from, uint64_t address, uint64_t bytes) {
+  while (bytes > 0) {
+    alignas(8) uint8_t words[2048];
+    const uint64_t first = address / kMramWord * kMramWord;
+    const uint64_t words_bytes = std::min<uint64_t>(WordsAround(address, bytes) * kMramWord, sizeof(words));
+    const uint64_t n = std::min(bytes, first + words_bytes - address);
+    if (address != first || n != words_bytes) t.MramRead(first, words, static_cast<uint32_t>(words_bytes));
+    std::memcpy(words + (address - first), from, n);
+    t.MramWrite(words, first, static_cast<uint32_t>(words_bytes));
+    address += n, from += n, bytes -= n;
+  }
+}
+
 }  // namespace
 
-std::shared_ptr<Kernel> LoadNativeProgram(const std::string& path) {
-  void* handle = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
-  if (handle == nullptr) throw InputError(StrCat(path, ": cannot load the DPU program: ", dlerror()));
+std::shared_ptr<DpuProgram> LoadNativeProgram(const std::string& path) {
+  if (FILE* f = std::fopen(path.c_str(), "rb")) {
+    std::fclose(f);
+  } else {
+    throw InputError(StrCat(path, ": cannot open the DPU program: ", std::strerror(errno)));
+  }
+  // dlopen searches the library path for a name without a slash: a program's path is a file's, so make it one.
+  const std::string file = path.find('/') == std::string::npos ? "./" + path : path;
+  void* handle = dlopen(file.c_str(), RTLD_NOW | RTLD_LOCAL);
+  if (handle == nullptr) throw InputError(StrCat(path, ": not a DPU program built by pimopt-dpu-cc: ", dlerror()));
   return std::make_shared<NativeProgram>(path, handle);
 }
 
@@ -166,9 +254,7 @@ extern "C" {
 
 // --- the pass's hooks
 uint8_t* __pimopt_dpu_wram_base() { return t_running.wram; }
-void __pimopt_dpu_count(uint32_t op, uint64_t n) { pimopt::pim::Count(static_cast<Op>(op), n); }
-int32_t __pimopt_dpu_mul32(int32_t a, int32_t b) { return (pimopt::pim::i32(a) * pimopt::pim::i32(b)).value(); }
-int64_t __pimopt_dpu_mul64(int64_t a, int64_t b) { return (pimopt::pim::i64(a) * pimopt::pim::i64(b)).value(); }
+void __pimopt_dpu_at(const char* location) { t_running.location = location; }
 uint32_t __pimopt_dpu_udiv32(uint32_t a, uint32_t b) { return (pimopt::pim::u32(a) / pimopt::pim::u32(b)).value(); }
 int32_t __pimopt_dpu_sdiv32(int32_t a, int32_t b) { return (pimopt::pim::i32(a) / pimopt::pim::i32(b)).value(); }
 uint32_t __pimopt_dpu_urem32(uint32_t a, uint32_t b) { return (pimopt::pim::u32(a) % pimopt::pim::u32(b)).value(); }
@@ -179,32 +265,137 @@ uint32_t __pimopt_dpu_me() { return t_running.tasklet->me(); }
 uintptr_t __pimopt_dpu_mram_heap() { return t_running.tasklet->MramHeap(); }
 void mram_read(const void* from, void* to, unsigned int bytes) {
   const pimopt::pim::Resume r;
-  r.tasklet().MramRead(reinterpret_cast<uintptr_t>(from), to, bytes);
+  r.Checked([&] { r.tasklet().MramRead(reinterpret_cast<uintptr_t>(from), to, bytes); });
 }
 void mram_write(const void* from, void* to, unsigned int bytes) {
   const pimopt::pim::Resume r;
-  r.tasklet().MramWrite(from, reinterpret_cast<uintptr_t>(to), bytes);
+  r.Checked([&] { r.tasklet().MramWrite(from, reinterpret_cast<uintptr_t>(to), bytes); });
 }
-void* mem_alloc(size_t bytes) { return t_running.tasklet->MemAlloc(static_cast<uint32_t>(bytes)); }
+void* mem_alloc(size_t bytes) {
+  const pimopt::pim::Resume r;
+  if (bytes > UINT32_MAX) r.Checked([&]() -> void { r.tasklet().Fail(pimopt::StrCat("mem_alloc(", bytes, ")")); });
+  return r.Checked([&] { return r.tasklet().MemAlloc(static_cast<uint32_t>(bytes)); });
+}
+
+// --- __mram_ptr loads, stores, copies and fills (the pass's lowering)
+void __pimopt_dpu_mram_load(uint64_t address, uint8_t* to, uint32_t bytes) {
+  const pimopt::pim::Resume r;
+  r.Checked([&] { pimopt::pim::MramLoad(r.tasklet(), address, to, bytes); });
+}
+void __pimopt_dpu_mram_store(const uint8_t* from, uint64_t address, uint32_t bytes) {
+  const pimopt::pim::Resume r;
+  r.Checked([&] { pimopt::pim::MramStore(r.tasklet(), from, address, bytes); });
+}
+void __pimopt_dpu_mram_copy_from(uint8_t* to, uint64_t address, uint64_t bytes) {
+  const pimopt::pim::Resume r;
+  r.Checked([&] { pimopt::pim::MramLoad(r.tasklet(), address, to, bytes); });
+}
+void __pimopt_dpu_mram_copy_to(uint64_t address, const uint8_t* from, uint64_t bytes) {
+  const pimopt::pim::Resume r;
+  r.Checked([&] { pimopt::pim::MramStore(r.tasklet(), from, address, bytes); });
+}
+void __pimopt_dpu_mram_copy(uint64_t to, uint64_t from, uint64_t bytes) {
+  const pimopt::pim::Resume r;
+  r.Checked([&] {
+    std::vector<uint8_t> staging(bytes);
+    pimopt::pim::MramLoad(r.tasklet(), from, staging.data(), bytes);
+    pimopt::pim::MramStore(r.tasklet(), staging.data(), to, bytes);
+  });
+}
+void __pimopt_dpu_mram_set(uint64_t address, uint8_t value, uint64_t bytes) {
+  const pimopt::pim::Resume r;
+  r.Checked([&] {
+    const std::vector<uint8_t> filled(bytes, value);
+    pimopt::pim::MramStore(r.tasklet(), filled.data(), address, bytes);
+  });
+}
+
+// --- printf: the DPU's log, read by the host with dpu_log_read
+int __pimopt_dpu_printf(const char* format, ...) {
+  va_list args;
+  va_start(args, format);
+  va_list again;
+  va_copy(again, args);
+  const int n = std::vsnprintf(nullptr, 0, format, args);
+  va_end(args);
+  std::string text(n > 0 ? static_cast<size_t>(n) : 0, '\0');
+  if (n > 0) std::vsnprintf(text.data(), text.size() + 1, format, again);
+  va_end(again);
+  t_running.program->AppendLog(t_running.tasklet->dpu_index(), text);
+  return n;
+}
+int __pimopt_dpu_puts(const char* s) {
+  t_running.program->AppendLog(t_running.tasklet->dpu_index(), pimopt::StrCat(s, "\n"));
+  return 1;
+}
+int __pimopt_dpu_putchar(int c) {
+  const char ch = static_cast<char>(c);
+  t_running.program->AppendLog(t_running.tasklet->dpu_index(), std::string_view(&ch, 1));
+  return c;
+}
 void mem_reset() { t_running.tasklet->MemReset(); }
 
 // --- barrier.h, mutex.h, perfcounter.h
-struct barrier_t {
-  uint32_t count;
-  uint32_t id;
+struct barrier_t {  // dpu/include/barrier.h
+  uint8_t wait_queue;
+  uint8_t count;
+  uint8_t initial_count;
+  uint8_t lock;
 };
 void barrier_wait(barrier_t* barrier) {
   const pimopt::pim::Resume r;
   const uint32_t id = r.program().SyncObject(barrier, true);
-  r.tasklet().BarrierWait(id, barrier->count);
+  r.Checked([&] { r.tasklet().BarrierWait(id, barrier->initial_count); });
+}
+// A MUTEX_INIT mutex (in WRAM) records its holder, so that an unlock by another tasklet is reported at its line;
+// a mutex the program made otherwise is checked by the emulator when its clock reaches the unlock.
+struct mutex_t {  // dpu/include/mutex.h
+  uint32_t holder;
+};
+static mutex_t* MutexInWram(void* mutex) {
+  const uint8_t* at = static_cast<const uint8_t*>(mutex);
+  const bool in_wram = at >= t_running.wram && at + sizeof(mutex_t) <= t_running.wram + (1u << 16);
+  return in_wram ? static_cast<mutex_t*>(mutex) : nullptr;
 }
 void mutex_lock(void* mutex) {
   const pimopt::pim::Resume r;
-  r.tasklet().MutexLock(r.program().SyncObject(mutex, false));
+  mutex_t* m = MutexInWram(mutex);
+  r.Checked([&] { r.tasklet().MutexLock(r.program().SyncObject(mutex, false)); });
+  if (m) m->holder = r.tasklet().me() + 1;
 }
 void mutex_unlock(void* mutex) {
   const pimopt::pim::Resume r;
-  r.tasklet().MutexUnlock(r.program().SyncObject(mutex, false));
+  mutex_t* m = MutexInWram(mutex);
+  r.Checked([&] {
+    if (m && m->holder != r.tasklet().me() + 1) {
+      r.tasklet().Fail(m->holder == 0 ? std::string("mutex_unlock of a mutex no tasklet holds")
+                                      : pimopt::StrCat("mutex_unlock of a mutex tasklet ", m->holder - 1, " holds"));
+    }
+    if (m) m->holder = 0;
+    r.tasklet().MutexUnlock(r.program().SyncObject(mutex, false));
+  });
+}
+void sem_take(void* semaphore) {
+  const pimopt::pim::Resume r;
+  r.Checked([&] { r.tasklet().SemTake(r.program().Semaphore(semaphore)); });
+}
+void sem_give(void* semaphore) {
+  const pimopt::pim::Resume r;
+  r.Checked([&] { r.tasklet().SemGive(r.program().Semaphore(semaphore)); });
+}
+void handshake_notify() {
+  const pimopt::pim::Resume r;
+  r.Checked([&] { r.tasklet().HandshakeNotify(); });
+}
+int handshake_wait_for(uint32_t notifier) {
+  const pimopt::pim::Resume r;
+  return r.Checked([&] {
+    if (notifier >= r.tasklet().nr_tasklets()) {
+      r.tasklet().Fail(pimopt::StrCat("handshake_wait_for(", notifier, "): there are ", r.tasklet().nr_tasklets(),
+                                      " tasklets"));
+    }
+    return r.tasklet().HandshakeWaitFor(notifier);
+  });
 }
 // One counter per DPU: a reset (perfcounter_config(..., true)) makes perfcounter_get count from there.
 uint64_t perfcounter_config(int, bool reset) {

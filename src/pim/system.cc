@@ -4,6 +4,7 @@
 #include <atomic>
 #include <chrono>
 #include <cmath>
+#include <exception>
 
 #include "dpu.h"
 #include "pimopt/pim/energy.h"
@@ -52,7 +53,19 @@ LaunchStats DpuSet::Launch() {
   options.scheduler = scheduler_;
   options.launch_id = ++launches;
   options.share_clock = dpus_.size() > static_cast<size_t>(pool_->UsableThreads());
-  pool_->ParallelFor(dpus_.size(), [&](size_t i) { results[i] = dpus_[i]->Launch(*kernel_, options); });
+  // Every DPU runs; when several break a rule, the lowest-numbered one's error is reported (not whichever thread
+  // failed first), so a failing launch says the same thing every time.
+  std::vector<std::exception_ptr> errors(dpus_.size());
+  pool_->ParallelFor(dpus_.size(), [&](size_t i) {
+    try {
+      results[i] = dpus_[i]->Launch(*kernel_, options);
+    } catch (...) {
+      errors[i] = std::current_exception();
+    }
+  });
+  for (const std::exception_ptr& error : errors) {
+    if (error) std::rethrow_exception(error);
+  }
   LaunchStats s;
   s.kernel = kernel_name_;
   s.dpus = size();

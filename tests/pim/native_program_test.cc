@@ -115,6 +115,20 @@ TEST(NativeProgram, ABrokenDpuRuleIsTheEmulatorsError) {
 }
 
 // What is not a program of pimopt-dpu-cc is refused naming the file.
+TEST(NativeProgram, AProgramOfTwoFilesHasOneLayout) {
+  PimSystem system(MakeProfile("pim-opt"));
+  DpuSet set = system.Allocate(2);
+  set.Load(LoadNativeProgram(std::string(PIMOPT_DPU_PROGRAMS) + "/two_files.dpu"));
+  EXPECT_EQ(set.Launch().tasklets, 4u);
+  for (uint32_t d = 0; d < 2; ++d) {
+    uint32_t main_value = 0, helper_counter = 0;
+    set.CopyFrom(d, "main_value", 0, &main_value, 4);
+    set.CopyFrom(d, "helper_counter", 0, &helper_counter, 4);
+    EXPECT_EQ(main_value, 5u * 2 + 100) << "DPU " << d;
+    EXPECT_EQ(helper_counter, 100u) << "DPU " << d;
+  }
+}
+
 TEST(NativeProgram, AFileThatIsNotAProgramIsRefusedNamingIt) {
   const std::string text = (std::filesystem::temp_directory_path() / "pimopt_not_a_program.dpu").string();
   std::ofstream(text) << "not a shared object";

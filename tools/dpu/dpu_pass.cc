@@ -1,18 +1,21 @@
 // pimopt's DPU pass: an LLVM pass plugin (new pass manager, LLVM 14 or newer) that makes a DPU C program, compiled
 // natively by clang, run on pimopt's UPMEM emulator with the DPU's costs (docs/pim-emulator.md "DPU C programs").
 //
-// It does three things to the module:
+// What it does to the module:
 //  1. WRAM globals (every global the program defines that is not in MRAM) move into the running DPU's WRAM image:
 //     each use becomes the image's base (__pimopt_dpu_wram_base(), the DPU whose tasklet runs) plus the global's
 //     offset, so one compiled program serves any number of DPUs, each with its own globals. The layout is the
 //     emulator's (8-aligned, in definition order, from WRAM address 0).
 //  2. MRAM globals (section ".mram", the headers' __mram and __mram_noinit) get MRAM addresses from 0, 8-aligned;
 //     their uses become those addresses (MRAM is reached only through DMA, as on the DPU).
-//  3. Every basic block is charged its issue slots by operation class (the emulator's Op table, profile.h) at its
-//     start: __pimopt_dpu_count(op, n). A multiply or divide by a run-time operand becomes a call that counts its
-//     data-dependent steps (__pimopt_dpu_mul32, ...), as the DPU's software routines take them.
+//  3. Every basic block is charged its issue slots by operation class (the emulator's Op table, op.h) at its start,
+//     added inline to the emulator's per-thread counters (tls_op_counts, the ones the operand types add to). A
+//     multiply by a run-time operand stays the host's multiply and adds the DPU routine's data-dependent steps,
+//     computed from its operands; a divide becomes a call that counts its steps (__pimopt_dpu_udiv32, ...).
+//  4. Loads and stores through __mram_ptr become DMAs; printf writes the DPU's log; SDK calls get their source line.
 // A table of the symbols (name, WRAM or MRAM, offset, size, initial bytes) is emitted as __pimopt_dpu_symbols for
 // the loader (src/pim/native_program.cc).
+#include <algorithm>
 #include <cstdint>
 #include <map>
 #include <string>
@@ -22,11 +25,15 @@
 #include "pimopt/pim/op.h"
 #include "llvm/IR/DataLayout.h"
 #include "llvm/IR/IRBuilder.h"
+#include "llvm/IR/DebugInfoMetadata.h"
 #include "llvm/IR/Instructions.h"
+#include "llvm/IR/IntrinsicInst.h"
+#include "llvm/IR/Intrinsics.h"
 #include "llvm/IR/Module.h"
 #include "llvm/IR/PassManager.h"
 #include "llvm/Passes/PassBuilder.h"
 #include "llvm/Passes/PassPlugin.h"
+#include "llvm/Support/ErrorHandling.h"
 #include "llvm/Support/raw_ostream.h"
 
 using namespace llvm;
@@ -46,19 +53,59 @@ constexpr uint32_t kInt32Add = Code(Op::kInt32Add), kInt32Logic = Code(Op::kInt3
                    kDoubleSub = Code(Op::kDoubleSub), kDoubleMul = Code(Op::kDoubleMul),
                    kDoubleDiv = Code(Op::kDoubleDiv), kFloatConvert = Code(Op::kFloatConvert),
                    kWramLoad = Code(Op::kWramLoad), kWramStore = Code(Op::kWramStore), kBranch = Code(Op::kBranch),
-                   kInt64Compare = Code(Op::kInt64Compare), kCall = Code(Op::kCall);
+                   kInt64Compare = Code(Op::kInt64Compare), kCall = Code(Op::kCall),
+                   kInt64Mul = Code(Op::kInt64Mul), kMul32Setup = Code(Op::kMul32Setup),
+                   kMulStep = Code(Op::kMulStep);
+
+// The emulator's per-thread operation counters (pimopt::pim::tls_op_counts in dpu_types.h), by mangled name.
+constexpr const char* kCountersSymbol = "_ZN6pimopt3pim13tls_op_countsE";
 
 bool Wide(const Type* t) { return t->isIntegerTy() && t->getIntegerBitWidth() > 32; }
+
+// The address space of the SDK's __mram_ptr (dpu/include/attributes.h).
+constexpr unsigned kMramAddressSpace = 255;
+
+// printf and what clang makes of it (puts, putchar) write to the DPU's log buffer, which the host reads with
+// dpu_log_read: renamed to the runtime's __pimopt_dpu_printf, ... .
+bool IsLog(const Function* f) {
+  const StringRef n = f->getName();
+  return n == "__pimopt_dpu_printf" || n == "__pimopt_dpu_puts" || n == "__pimopt_dpu_putchar";
+}
+
+// The SDK calls whose rule violations the emulator reports: the pass tells the runtime their source line first.
+bool IsChecked(const Function* f) {
+  if (f == nullptr) return false;
+  static const char* const kChecked[] = {"mram_read", "mram_write", "mem_alloc", "barrier_wait", "mutex_lock",
+                                         "mutex_unlock", "sem_take", "sem_give", "handshake_notify",
+                                         "handshake_wait_for", "mutex_pool_lock", "mutex_pool_unlock"};
+  for (const char* name : kChecked) {
+    if (f->getName() == name) return true;
+  }
+  return f->getName().startswith("__pimopt_dpu_mram_");
+}
+
+// "file.c:LINE" of an instruction (pimopt-dpu-cc compiles with line tables), or "" without one.
+std::string Where(const Instruction& i) {
+  const DebugLoc& loc = i.getDebugLoc();
+  if (!loc) return "";
+  std::string file = loc->getFilename().str();
+  const size_t slash = file.find_last_of('/');
+  if (slash != std::string::npos) file = file.substr(slash + 1);
+  return file + ":" + std::to_string(loc->getLine());
+}
 
 // Calls that cost no call instruction: the pass's hooks, LLVM's intrinsics, and the SDK's API, whose DMA and
 // synchronization the emulator's events time (on the DPU they are inline code or a few instructions).
 bool IsRuntime(const Function* f) {
   if (f == nullptr) return false;
-  static const char* const kApi[] = {"mram_read", "mram_write", "mem_alloc", "mem_reset", "barrier_wait",
-                                     "mutex_lock", "mutex_unlock", "perfcounter_config", "perfcounter_get"};
+  static const char* const kApi[] = {"mram_read",    "mram_write",   "mem_alloc",          "mem_reset",
+                                     "barrier_wait", "mutex_lock",   "mutex_unlock",       "perfcounter_config",
+                                     "perfcounter_get", "sem_take",  "sem_give",           "handshake_notify",
+                                     "handshake_wait_for", "mutex_pool_lock", "mutex_pool_unlock"};
   for (const char* name : kApi) {
     if (f->getName() == name) return true;
   }
+  if (IsLog(f)) return false;  // printf is code on the DPU: a call
   return f->getName().startswith("__pimopt_dpu_") || f->isIntrinsic();
 }
 
@@ -170,12 +217,20 @@ class DpuPass : public PassInfoMixin<DpuPass> {
     Type* i64 = Type::getInt64Ty(ctx);
     PointerType* i8p = PointerType::getUnqual(i8);
 
+    // The DPU's printf writes to its log buffer.
+    for (const char* name : {"printf", "puts", "putchar"}) {
+      if (Function* f = m.getFunction(name); f != nullptr && f->isDeclaration()) {
+        f->setName(std::string("__pimopt_dpu_") + name);
+      }
+    }
+
     // 1, 2: placement.
     std::vector<Placed> placed;
     uint64_t wram = 0, mram = 0;
     for (GlobalVariable& g : m.globals()) {
       if (g.isDeclaration() || g.getName().startswith("llvm.") || g.isConstant()) continue;
-      const bool in_mram = g.getSection() == ".mram" || g.getSection() == ".mram.noinit";
+      const bool in_mram = g.getSection() == ".mram" || g.getSection() == ".mram.noinit" ||
+                           g.getAddressSpace() == kMramAddressSpace;
       const uint64_t bytes = layout.getTypeAllocSize(g.getValueType());
       uint64_t& cursor = in_mram ? mram : wram;
       cursor = AlignUp(cursor, 8);
@@ -184,50 +239,81 @@ class DpuPass : public PassInfoMixin<DpuPass> {
     }
     FunctionCallee base_fn = m.getOrInsertFunction("__pimopt_dpu_wram_base", i8p);
     for (const Placed& p : placed) Relocate(p, base_fn, i8, i64);
+    LowerMramAccesses(m);
+    MarkCheckedCalls(m);
+    WarnOnDataModel(m);
 
-    // 3: costs.
-    FunctionCallee count_fn = m.getOrInsertFunction("__pimopt_dpu_count", Type::getVoidTy(ctx), i32, i64);
-    FunctionCallee mul32 = m.getOrInsertFunction("__pimopt_dpu_mul32", i32, i32, i32);
-    FunctionCallee mul64 = m.getOrInsertFunction("__pimopt_dpu_mul64", i64, i64, i64);
+    // 3: costs, counted inline into the emulator's per-thread counters (pimopt::pim::tls_op_counts, dpu_types.h:
+    // the running tasklet's counts since its last event, harvested at every event), as the operand types count.
+    ArrayType* counts_type = ArrayType::get(i64, kNumOpCodes);
+    GlobalVariable* counters = m.getNamedGlobal(kCountersSymbol);
+    if (counters == nullptr) {
+      counters = new GlobalVariable(m, counts_type, false, GlobalValue::ExternalLinkage, nullptr, kCountersSymbol,
+                                    nullptr, GlobalValue::InitialExecTLSModel);
+    }
+    auto add_count = [&](IRBuilder<>& builder, uint32_t op, Value* n) {
+      Value* slot = builder.CreateConstInBoundsGEP2_32(counts_type, counters, 0, op);
+      builder.CreateStore(builder.CreateAdd(builder.CreateLoad(i64, slot), n), slot);
+    };
     FunctionCallee udiv32 = m.getOrInsertFunction("__pimopt_dpu_udiv32", i32, i32, i32);
     FunctionCallee sdiv32 = m.getOrInsertFunction("__pimopt_dpu_sdiv32", i32, i32, i32);
     FunctionCallee urem32 = m.getOrInsertFunction("__pimopt_dpu_urem32", i32, i32, i32);
     FunctionCallee srem32 = m.getOrInsertFunction("__pimopt_dpu_srem32", i32, i32, i32);
+    Function* ctlz32 = Intrinsic::getDeclaration(&m, Intrinsic::ctlz, {i32});
     for (Function& f : m) {
       if (f.isDeclaration() || IsRuntime(&f)) continue;
       for (BasicBlock& b : f) {
-        // Run-time multiplies and divides: the routines count their own steps.
-        std::vector<BinaryOperator*> calls;
+        std::vector<uint64_t> counts(kNumOpCodes, 0);
+        // Run-time multiplies: the host's multiply, and the DPU routine's steps counted from the operands
+        // (__mulsi3: one mul_step per bit of the smaller unsigned operand, at least one; its operands moved into
+        // place; a 64-bit multiply: the routine's fixed cost). Divides: a call that counts its steps.
+        std::vector<BinaryOperator*> divides, multiplies;
         for (Instruction& i : b) {
           auto* op = dyn_cast<BinaryOperator>(&i);
           if (op == nullptr || !op->getType()->isIntegerTy()) continue;
           const unsigned width = op->getType()->getIntegerBitWidth();
           const bool constant = isa<Constant>(op->getOperand(0)) || isa<Constant>(op->getOperand(1));
           const auto opcode = op->getOpcode();
-          if (opcode == Instruction::Mul && !constant && (width == 32 || width == 64)) calls.push_back(op);
+          if (opcode == Instruction::Mul && !constant && (width == 32 || width == 64)) multiplies.push_back(op);
           if ((opcode == Instruction::UDiv || opcode == Instruction::SDiv || opcode == Instruction::URem ||
                opcode == Instruction::SRem) &&
               width == 32 && !isa<Constant>(op->getOperand(1))) {
-            calls.push_back(op);
+            divides.push_back(op);
           }
         }
-        for (BinaryOperator* op : calls) {
+        for (BinaryOperator* op : divides) {
           IRBuilder<> builder(op);
-          FunctionCallee callee = op->getType()->getIntegerBitWidth() == 64 ? mul64
-                                  : op->getOpcode() == Instruction::Mul     ? mul32
-                                  : op->getOpcode() == Instruction::UDiv    ? udiv32
-                                  : op->getOpcode() == Instruction::SDiv    ? sdiv32
-                                  : op->getOpcode() == Instruction::URem    ? urem32
-                                                                            : srem32;
+          FunctionCallee callee = op->getOpcode() == Instruction::UDiv   ? udiv32
+                                  : op->getOpcode() == Instruction::SDiv ? sdiv32
+                                  : op->getOpcode() == Instruction::URem ? urem32
+                                                                         : srem32;
           op->replaceAllUsesWith(builder.CreateCall(callee, {op->getOperand(0), op->getOperand(1)}));
           op->eraseFromParent();
         }
-        std::vector<uint64_t> counts(kNumOpCodes, 0);
-        for (Instruction& i : b) CountInstruction(i, counts);
+        // The block's own instructions, before any counting code is added (a run-time multiply: below).
+        for (Instruction& i : b) {
+          if (std::find(multiplies.begin(), multiplies.end(), &i) == multiplies.end()) CountInstruction(i, counts);
+        }
+        for (BinaryOperator* op : multiplies) {
+          IRBuilder<> builder(op->getNextNode());
+          if (op->getType()->getIntegerBitWidth() == 64) {
+            ++counts[kInt64Mul];
+          } else {
+            ++counts[kInt32Add];
+            ++counts[kMul32Setup];
+            Value* a = op->getOperand(0);
+            Value* c = op->getOperand(1);
+            Value* smaller = builder.CreateSelect(builder.CreateICmpULT(a, c), a, c);
+            Value* bits = builder.CreateSub(ConstantInt::get(i32, 32),
+                                            builder.CreateCall(ctlz32, {smaller, builder.getFalse()}));
+            Value* steps = builder.CreateSelect(builder.CreateICmpEQ(bits, ConstantInt::get(i32, 0)),
+                                                ConstantInt::get(i32, 1), bits);
+            add_count(builder, kMulStep, builder.CreateZExt(steps, i64));
+          }
+        }
         IRBuilder<> builder(&*b.getFirstInsertionPt());
         for (uint32_t op = 0; op < kNumOpCodes; ++op) {
-          if (counts[op] == 0) continue;
-          builder.CreateCall(count_fn, {ConstantInt::get(i32, op), ConstantInt::get(i64, counts[op])});
+          if (counts[op] != 0) add_count(builder, op, ConstantInt::get(i64, counts[op]));
         }
       }
     }
@@ -236,6 +322,143 @@ class DpuPass : public PassInfoMixin<DpuPass> {
   }
 
  private:
+  // Loads and stores through a __mram_ptr (and copies and fills of MRAM) become the runtime's DMA-backed accesses
+  // (__pimopt_dpu_mram_load, ...): on the DPU they are a DMA of the aligned 8 bytes around the access.
+  static void LowerMramAccesses(Module& m) {
+    LLVMContext& ctx = m.getContext();
+    Type* void_ty = Type::getVoidTy(ctx);
+    Type* i8 = Type::getInt8Ty(ctx);
+    Type* i32 = Type::getInt32Ty(ctx);
+    Type* i64 = Type::getInt64Ty(ctx);
+    PointerType* i8p = PointerType::getUnqual(i8);
+    FunctionCallee load_fn = m.getOrInsertFunction("__pimopt_dpu_mram_load", void_ty, i64, i8p, i32);
+    FunctionCallee store_fn = m.getOrInsertFunction("__pimopt_dpu_mram_store", void_ty, i8p, i64, i32);
+    FunctionCallee copy_from_fn = m.getOrInsertFunction("__pimopt_dpu_mram_copy_from", void_ty, i8p, i64, i64);
+    FunctionCallee copy_to_fn = m.getOrInsertFunction("__pimopt_dpu_mram_copy_to", void_ty, i64, i8p, i64);
+    FunctionCallee copy_fn = m.getOrInsertFunction("__pimopt_dpu_mram_copy", void_ty, i64, i64, i64);
+    FunctionCallee set_fn = m.getOrInsertFunction("__pimopt_dpu_mram_set", void_ty, i64, i8, i64);
+    const DataLayout& layout = m.getDataLayout();
+    auto in_mram = [](const Value* v) {
+      return v->getType()->isPointerTy() && v->getType()->getPointerAddressSpace() == kMramAddressSpace;
+    };
+    for (Function& f : m) {
+      if (f.isDeclaration()) continue;
+      std::vector<Instruction*> work;
+      for (BasicBlock& b : f) {
+        for (Instruction& i : b) {
+          if (auto* l = dyn_cast<LoadInst>(&i); l && in_mram(l->getPointerOperand())) work.push_back(&i);
+          if (auto* s = dyn_cast<StoreInst>(&i); s && in_mram(s->getPointerOperand())) work.push_back(&i);
+          if (auto* t = dyn_cast<MemTransferInst>(&i); t && (in_mram(t->getRawDest()) || in_mram(t->getRawSource()))) {
+            work.push_back(&i);
+          }
+          if (auto* t = dyn_cast<MemSetInst>(&i); t && in_mram(t->getRawDest())) work.push_back(&i);
+        }
+      }
+      for (Instruction* i : work) {
+        IRBuilder<> at_entry(&*f.getEntryBlock().getFirstInsertionPt());
+        IRBuilder<> builder(i);
+        if (auto* l = dyn_cast<LoadInst>(i)) {
+          AllocaInst* slot = at_entry.CreateAlloca(l->getType());
+          const uint64_t bytes = layout.getTypeStoreSize(l->getType());
+          builder.CreateCall(load_fn, {builder.CreatePtrToInt(l->getPointerOperand(), i64),
+                                       builder.CreatePointerCast(slot, i8p), ConstantInt::get(i32, bytes)});
+          LoadInst* value = builder.CreateLoad(l->getType(), slot);
+          l->replaceAllUsesWith(value);
+        } else if (auto* s = dyn_cast<StoreInst>(i)) {
+          Type* t = s->getValueOperand()->getType();
+          AllocaInst* slot = at_entry.CreateAlloca(t);
+          builder.CreateStore(s->getValueOperand(), slot);
+          builder.CreateCall(store_fn, {builder.CreatePointerCast(slot, i8p),
+                                        builder.CreatePtrToInt(s->getPointerOperand(), i64),
+                                        ConstantInt::get(i32, layout.getTypeStoreSize(t))});
+        } else if (auto* t = dyn_cast<MemTransferInst>(i)) {
+          Value* n = builder.CreateZExtOrTrunc(t->getLength(), i64);
+          const bool to = in_mram(t->getRawDest()), from = in_mram(t->getRawSource());
+          if (to && from) {
+            builder.CreateCall(copy_fn, {builder.CreatePtrToInt(t->getRawDest(), i64),
+                                         builder.CreatePtrToInt(t->getRawSource(), i64), n});
+          } else if (to) {
+            builder.CreateCall(copy_to_fn, {builder.CreatePtrToInt(t->getRawDest(), i64),
+                                            builder.CreatePointerCast(t->getRawSource(), i8p), n});
+          } else {
+            builder.CreateCall(copy_from_fn, {builder.CreatePointerCast(t->getRawDest(), i8p),
+                                              builder.CreatePtrToInt(t->getRawSource(), i64), n});
+          }
+        } else if (auto* t = dyn_cast<MemSetInst>(i)) {
+          builder.CreateCall(set_fn, {builder.CreatePtrToInt(t->getRawDest(), i64), t->getValue(),
+                                      builder.CreateZExtOrTrunc(t->getLength(), i64)});
+        }
+        i->eraseFromParent();
+      }
+      // Anything else that reaches MRAM directly (an atomic, a call through an MRAM pointer) has no DPU meaning.
+      for (BasicBlock& b : f) {
+        for (Instruction& i : b) {
+          if (isa<AtomicRMWInst>(i) || isa<AtomicCmpXchgInst>(i)) {
+            for (const Value* op : i.operands()) {
+              if (in_mram(op)) {
+                report_fatal_error(Twine("pimopt-dpu-cc: ") + Where(i) + ": an atomic operation on MRAM");
+              }
+            }
+          }
+        }
+      }
+    }
+  }
+
+  // Before each SDK call whose rules the emulator checks: __pimopt_dpu_at("file.c:LINE"), so that an error names
+  // the line.
+  static void MarkCheckedCalls(Module& m) {
+    LLVMContext& ctx = m.getContext();
+    PointerType* i8p = PointerType::getUnqual(Type::getInt8Ty(ctx));
+    FunctionCallee at_fn = m.getOrInsertFunction("__pimopt_dpu_at", Type::getVoidTy(ctx), i8p);
+    std::map<std::string, Constant*> strings;
+    for (Function& f : m) {
+      if (f.isDeclaration()) continue;
+      std::vector<CallInst*> calls;
+      for (BasicBlock& b : f) {
+        for (Instruction& i : b) {
+          if (auto* c = dyn_cast<CallInst>(&i); c && IsChecked(c->getCalledFunction()) && !Where(i).empty()) {
+            calls.push_back(c);
+          }
+        }
+      }
+      for (CallInst* c : calls) {
+        const std::string where = Where(*c);
+        Constant*& text = strings[where];
+        if (text == nullptr) {
+          Constant* data = ConstantDataArray::getString(ctx, where);
+          auto* g = new GlobalVariable(m, data->getType(), true, GlobalValue::PrivateLinkage, data, "pimopt_at");
+          text = ConstantExpr::getPointerCast(g, i8p);
+        }
+        IRBuilder<> builder(c);
+        builder.CreateCall(at_fn, {text});
+      }
+    }
+  }
+
+  // The host's data model is not the DPU's: a WRAM pointer kept in 32 bits loses its high half here (WRAM is host
+  // memory), where on the DPU it is a 16-bit address. Warned, with the line.
+  static void WarnOnDataModel(Module& m) {
+    for (Function& f : m) {
+      if (f.isDeclaration()) continue;
+      for (BasicBlock& b : f) {
+        for (Instruction& i : b) {
+          auto* cast = dyn_cast<PtrToIntInst>(&i);
+          if (cast == nullptr || cast->getPointerAddressSpace() == kMramAddressSpace) continue;
+          bool narrow = cast->getType()->getIntegerBitWidth() < 64;
+          for (const User* u : cast->users()) {
+            if (isa<TruncInst>(u) && u->getType()->getIntegerBitWidth() < 64) narrow = true;
+          }
+          if (narrow) {
+            errs() << "pimopt-dpu-cc: warning: " << (Where(i).empty() ? f.getName().str() : Where(i))
+                   << ": a WRAM pointer converted to a 32-bit integer; on the host a pointer is 64 bits, so "
+                      "converting it back does not give the pointer (docs/pim-emulator.md, \"What differs\")\n";
+          }
+        }
+      }
+    }
+  }
+
   // Replaces every use of the global by base + offset (WRAM) or by its MRAM address, in instructions; constant
   // expressions over it become instructions first.
   static void Relocate(const Placed& p, FunctionCallee base_fn, Type* i8, Type* i64) {
@@ -284,7 +507,7 @@ class DpuPass : public PassInfoMixin<DpuPass> {
   }
 
   // __pimopt_dpu_symbols: one record per placed global, { name, kind (0 WRAM, 1 MRAM, 2 MRAM without initial
-  // value), offset, bytes, initial bytes or null }, then __pimopt_dpu_symbol_count and __pimopt_dpu_op_names.
+  // value, 3 a WRAM semaphore: SEMAPHORE_INIT), offset, bytes, initial bytes or null }, then __pimopt_dpu_symbol_count and __pimopt_dpu_op_names.
   static void EmitTable(Module& m, const std::vector<Placed>& placed, uint64_t wram, uint64_t mram) {
     LLVMContext& ctx = m.getContext();
     Type* i8 = Type::getInt8Ty(ctx);
@@ -306,7 +529,8 @@ class DpuPass : public PassInfoMixin<DpuPass> {
                                         g->getInitializer(), g->getName() + ".pimopt_init");
         init = ConstantExpr::getPointerCast(copy, i8p);
       }
-      const uint64_t kind = p.mram ? (noinit ? 2 : 1) : 0;
+      const bool semaphore = g->getSection() == ".pimopt.semaphore";
+      const uint64_t kind = p.mram ? (noinit ? 2 : 1) : semaphore ? 3 : 0;
       records.push_back(ConstantStruct::get(
           record, {string(g->getName(), g->getName() + ".pimopt_name"), ConstantInt::get(i64, kind),
                    ConstantInt::get(i64, p.offset), ConstantInt::get(i64, p.bytes), init}));
@@ -334,10 +558,16 @@ class DpuPass : public PassInfoMixin<DpuPass> {
 
 }  // namespace
 
+// opt -load-pass-plugin=pimopt_dpu_pass.so -passes=pimopt-dpu: pimopt-dpu-cc runs it on the linked program, after
+// clang's optimizations of each source file, so that the costs are those of the optimized code (as the DPU
+// compiler's) and the WRAM and MRAM layouts are the whole program's.
 extern "C" LLVM_ATTRIBUTE_WEAK PassPluginLibraryInfo llvmGetPassPluginInfo() {
-  return {LLVM_PLUGIN_API_VERSION, "PimoptDpu", "0.1", [](PassBuilder& builder) {
-            // After clang's optimizations, so that the costs are those of the optimized code, as the DPU compiler's.
-            builder.registerOptimizerLastEPCallback(
-                [](ModulePassManager& mpm, OptimizationLevel) { mpm.addPass(DpuPass()); });
+  return {LLVM_PLUGIN_API_VERSION, "PimoptDpu", "0.2", [](PassBuilder& builder) {
+            builder.registerPipelineParsingCallback(
+                [](StringRef name, ModulePassManager& mpm, ArrayRef<PassBuilder::PipelineElement>) {
+                  if (name != "pimopt-dpu") return false;
+                  mpm.addPass(DpuPass());
+                  return true;
+                });
           }};
 }

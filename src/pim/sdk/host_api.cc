@@ -1,0 +1,664 @@
+// The UPMEM SDK's host API (dpu/host/dpu.h) over pimopt's emulator: libpimopt_dpu, which a host program written
+// for the SDK links instead of the SDK's libdpu (docs/pim-emulator.md "Host programs").
+//
+// An allocation is a PimSystem (the profile and the host threads) and a DpuSet; a dpu_set_t names all of it, one of
+// its ranks or one DPU. Every call runs under one lock (the SDK's calls are not meant to race either), catches the
+// emulator's errors, prints pimopt's account of them to stderr and returns the SDK's status for them. Every call's
+// modeled seconds add to the process's modeled clock (pimopt_modeled_seconds; modeled_clock.c lets the program's
+// own clock read it).
+#include <algorithm>
+#include <atomic>
+#include <cstdarg>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <functional>
+#include <ctime>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "dpu.h"
+#include "dpu_log.h"
+#include "pimopt/core/error.h"
+#include "pimopt/pim/native_program.h"
+#include "pimopt/pim/system.h"
+
+struct dpu_t {
+  struct Allocation* allocation;
+  uint32_t index;  // in the allocation
+};
+struct dpu_rank_t {
+  struct Allocation* allocation;
+  uint32_t index;
+  uint32_t first_dpu, dpus;
+};
+struct dpu_program_t {
+  std::shared_ptr<pimopt::pim::DpuProgram> program;
+};
+
+struct Allocation {
+  std::unique_ptr<pimopt::pim::PimSystem> system;
+  std::optional<pimopt::pim::DpuSet> set;
+  std::vector<dpu_t> dpus;
+  std::vector<dpu_rank_t> ranks;
+  std::vector<dpu_rank_t*> rank_pointers;
+  std::vector<void*> prepared;  // per DPU: the buffer of the next push
+  std::unique_ptr<dpu_program_t> program;
+  // An asynchronous launch in flight (in modeled time): its kernel seconds and when (real time outside the API) it
+  // began.
+  bool running = false;
+  double running_s = 0, running_since_s = 0;
+};
+
+namespace {
+
+using pimopt::StrCat;
+
+constexpr uint32_t kMramSymbolBase = 0x08000000;  // dpu_symbol_t addresses of MRAM symbols
+
+std::recursive_mutex g_api;
+std::vector<std::unique_ptr<Allocation>> g_allocations;
+std::string g_profile_name;
+
+// The modeled clock: modeled seconds of the calls, real seconds spent inside them (which the modeled ones replace).
+struct ClockState {
+  double modeled_s = 0;
+  double real_in_api_s = 0;
+  double last_launch_s = 0;
+};
+ClockState g_clock;
+thread_local int t_api_depth = 0;
+
+extern "C" double __pimopt_real_seconds(void);  // modeled_clock.c: the real monotonic clock
+
+bool ModeledClockOn() {
+  static const bool on = [] {
+    const char* v = std::getenv("PIMOPT_MODELED_CLOCK");
+    return v != nullptr && std::strcmp(v, "1") == 0;
+  }();
+  return on;
+}
+thread_local bool t_main_thread = false;
+__attribute__((constructor)) void MarkMainThread() { t_main_thread = true; }
+std::atomic<double> g_clock_shift_s{0};  // modeled_s - real_in_api_s, for the program's clock
+
+// Real seconds spent outside the API so far.
+double RealOutsideSeconds() { return __pimopt_real_seconds() - g_clock.real_in_api_s; }
+
+// A status and pimopt's account of it.
+struct Failure {
+  dpu_error_t status;
+  std::string what;
+};
+
+// One API call: the lock, the real time it takes (replaced by modeled time), errors mapped to statuses.
+template <typename F>
+dpu_error_t Api(const char* call, F&& body) {
+  std::lock_guard<std::recursive_mutex> lock(g_api);
+  const bool outer = t_api_depth++ == 0;
+  const double t0 = outer ? __pimopt_real_seconds() : 0;
+  dpu_error_t status = DPU_OK;
+  try {
+    status = body();
+  } catch (const Failure& f) {
+    std::fprintf(stderr, "pimopt: %s: %s\n", call, f.what.c_str());
+    status = f.status;
+  } catch (const pimopt::pim::PimError& e) {
+    std::fprintf(stderr, "pimopt: %s: %s\n", call, e.what());
+    status = DPU_ERR_DPU_FAULT;
+  } catch (const pimopt::ConfigError& e) {
+    std::fprintf(stderr, "pimopt: %s: %s\n", call, e.what());
+    status = DPU_ERR_INVALID_PROFILE;
+  } catch (const pimopt::InputError& e) {
+    std::fprintf(stderr, "pimopt: %s: %s\n", call, e.what());
+    status = DPU_ERR_ELF_INVALID_FILE;
+  } catch (const std::bad_alloc&) {
+    std::fprintf(stderr, "pimopt: %s: out of host memory\n", call);
+    status = DPU_ERR_SYSTEM;
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "pimopt: %s: %s\n", call, e.what());
+    status = DPU_ERR_INTERNAL;
+  }
+  if (outer) {
+    g_clock.real_in_api_s += __pimopt_real_seconds() - t0;
+    g_clock_shift_s.store(g_clock.modeled_s - g_clock.real_in_api_s);
+  }
+  --t_api_depth;
+  return status;
+}
+
+[[noreturn]] void Refuse(dpu_error_t status, std::string what) { throw Failure{status, std::move(what)}; }
+
+// The DPUs a set names, in order (indices in their allocation).
+struct Members {
+  Allocation* allocation = nullptr;
+  uint32_t first = 0, count = 0;
+  bool whole() const { return first == 0 && count == allocation->dpus.size(); }
+};
+
+// Whether p points into [begin, end) (std::less: a total order on any pointers).
+template <typename T>
+bool Within(const T* p, const T* begin, const T* end) {
+  return !std::less<const T*>()(p, begin) && std::less<const T*>()(p, end);
+}
+
+// The live allocation a set belongs to, found without reading through the set's pointers (a freed set's point to
+// freed memory).
+Members Live(const dpu_set_t& set) {
+  if (set.kind == DPU_SET_DPU) {
+    for (const auto& a : g_allocations) {
+      if (Within<dpu_t>(set.dpu, a->dpus.data(), a->dpus.data() + a->dpus.size())) {
+        return {a.get(), set.dpu->index, 1};
+      }
+    }
+  } else if (set.kind == DPU_SET_RANKS) {
+    for (const auto& a : g_allocations) {
+      dpu_rank_t* const* begin = a->rank_pointers.data();
+      dpu_rank_t* const* end = begin + a->rank_pointers.size();
+      if (set.list.nr_ranks > 0 && Within<dpu_rank_t*>(set.list.ranks, begin, end) &&
+          set.list.nr_ranks <= static_cast<uint32_t>(end - set.list.ranks)) {
+        const dpu_rank_t* first = set.list.ranks[0];
+        const dpu_rank_t* last = set.list.ranks[set.list.nr_ranks - 1];
+        return {a.get(), first->first_dpu, last->first_dpu + last->dpus - first->first_dpu};
+      }
+    }
+  }
+  Refuse(DPU_ERR_INVALID_DPU_SET, "not a DPU set of a live allocation (dpu_alloc; not yet dpu_free)");
+}
+
+// An asynchronous launch ends (in modeled time) before anything else is done with its DPUs.
+void Settle(Allocation& a) {
+  if (!a.running) return;
+  const double overlapped_s = RealOutsideSeconds() - a.running_since_s;
+  g_clock.modeled_s += std::max(0.0, a.running_s - overlapped_s);
+  a.running = false;
+}
+
+pimopt::pim::DpuProgram& LoadedProgram(const Allocation& a, dpu_error_t status) {
+  if (!a.program) Refuse(status, "no program loaded on these DPUs (dpu_load)");
+  return *a.program->program;
+}
+
+// A symbol of the loaded program: known, and whether it is in MRAM (the heap symbol is).
+bool SymbolInMram(const Allocation& a, const std::string& name) {
+  const pimopt::pim::KernelSpec spec = LoadedProgram(a, DPU_ERR_UNKNOWN_SYMBOL).Spec();
+  if (name == pimopt::pim::kMramHeapSymbol) return true;
+  for (const auto& w : spec.wram_symbols) {
+    if (w.name == name) return false;
+  }
+  for (const auto& m : spec.mram_symbols) {
+    if (m.name == name) return true;
+  }
+  Refuse(DPU_ERR_UNKNOWN_SYMBOL, StrCat("the program ", a.program->program->path(), " has no symbol '", name, "'"));
+}
+
+// Runs a host access of the emulator; its rule violations become the SDK's access statuses.
+template <typename F>
+double Access(const Allocation& a, const std::string& symbol, F&& access) {
+  const bool mram = SymbolInMram(a, symbol);
+  try {
+    return access();
+  } catch (const pimopt::pim::PimError& e) {
+    Refuse(mram ? DPU_ERR_INVALID_MRAM_ACCESS : DPU_ERR_INVALID_WRAM_ACCESS, e.what());
+  }
+}
+
+std::string SymbolName(const Allocation& a, const dpu_symbol_t& symbol) {
+  const pimopt::pim::DpuProgram& program = LoadedProgram(a, DPU_ERR_UNKNOWN_SYMBOL);
+  const pimopt::pim::KernelSpec spec = program.Spec();
+  // dpu_get_symbol gave out the symbol's index in the table below, in the address's low bits.
+  std::vector<std::string> names;
+  for (const auto& w : spec.wram_symbols) names.push_back(w.name);
+  for (const auto& m : spec.mram_symbols) names.push_back(m.name);
+  names.emplace_back(pimopt::pim::kMramHeapSymbol);
+  const uint32_t index = symbol.address & ~kMramSymbolBase;
+  if (index >= names.size()) Refuse(DPU_ERR_UNKNOWN_SYMBOL, "a dpu_symbol_t not of the loaded program");
+  return names[index];
+}
+
+}  // namespace
+
+extern "C" {
+
+double __pimopt_clock_shift(int* active) {
+  *active = 0;
+  if (!ModeledClockOn() || !t_main_thread || t_api_depth > 0) return 0;
+  *active = 1;
+  return g_clock_shift_s.load();
+}
+
+const char* dpu_error_to_string(dpu_error_t status) {
+  switch (status) {
+    case DPU_OK: return "success";
+    case DPU_ERR_INTERNAL: return "internal error";
+    case DPU_ERR_SYSTEM: return "system error (host memory)";
+    case DPU_ERR_DRIVER: return "driver error";
+    case DPU_ERR_ALLOCATION: return "cannot allocate the DPUs asked for";
+    case DPU_ERR_INVALID_DPU_SET: return "invalid DPU set";
+    case DPU_ERR_INVALID_THREAD_ID: return "invalid tasklet id";
+    case DPU_ERR_INVALID_NOTIFY_ID: return "invalid notify id";
+    case DPU_ERR_INVALID_WRAM_ACCESS: return "invalid WRAM access";
+    case DPU_ERR_INVALID_IRAM_ACCESS: return "invalid IRAM access";
+    case DPU_ERR_INVALID_MRAM_ACCESS: return "invalid MRAM access";
+    case DPU_ERR_INVALID_SYMBOL_ACCESS: return "invalid symbol access";
+    case DPU_ERR_MRAM_BUSY: return "MRAM busy";
+    case DPU_ERR_TRANSFER_ALREADY_SET: return "transfer already prepared";
+    case DPU_ERR_DIFFERENT_DPU_PROGRAMS: return "different DPU programs";
+    case DPU_ERR_CORRUPTED_MEMORY: return "corrupted memory";
+    case DPU_ERR_DPU_DISABLED: return "DPU disabled";
+    case DPU_ERR_DPU_ALREADY_RUNNING: return "DPU already running";
+    case DPU_ERR_INVALID_MEMORY_TRANSFER: return "invalid memory transfer";
+    case DPU_ERR_INVALID_LAUNCH_POLICY: return "invalid launch policy";
+    case DPU_ERR_DPU_FAULT: return "DPU fault (a DPU program broke a rule; see the message above)";
+    case DPU_ERR_ELF_INVALID_FILE: return "invalid DPU program file";
+    case DPU_ERR_ELF_NO_SUCH_FILE: return "no such DPU program file";
+    case DPU_ERR_ELF_NO_SUCH_SECTION: return "no such section in the DPU program";
+    case DPU_ERR_TIMEOUT: return "timeout";
+    case DPU_ERR_INVALID_PROFILE: return "invalid profile";
+    case DPU_ERR_UNKNOWN_SYMBOL: return "unknown symbol";
+    case DPU_ERR_LOG_FORMAT: return "invalid log format";
+    case DPU_ERR_LOG_CONTEXT_MISSING: return "no log context";
+    case DPU_ERR_LOG_BUFFER_TOO_SMALL: return "log buffer too small";
+  }
+  return "unknown status";
+}
+
+static dpu_error_t Allocate(uint32_t nr_dpus, bool whole_ranks, const char* profile, dpu_set_t* dpu_set) {
+  if (dpu_set == nullptr) Refuse(DPU_ERR_INVALID_DPU_SET, "dpu_set is NULL");
+  // The SDK's profile text: "backend=..." is every backend here; nothing else changes the emulated system.
+  if (profile != nullptr) {
+    const std::string text(profile);
+    size_t start = 0;
+    while (start <= text.size()) {
+      const size_t comma = std::min(text.find(',', start), text.size());
+      const std::string item = text.substr(start, comma - start);
+      if (!item.empty() && item.rfind("backend=", 0) != 0) {
+        Refuse(DPU_ERR_INVALID_PROFILE,
+               StrCat("profile \"", text, "\": '", item, "' is not understood here (only backend=...; the emulated ",
+                      "system is PIMOPT_PROFILE and PIMOPT_PROFILE_SET)"));
+      }
+      start = comma + 1;
+    }
+  }
+  const char* name = std::getenv("PIMOPT_PROFILE");
+  const char* overrides = std::getenv("PIMOPT_PROFILE_SET");
+  pimopt::pim::HardwareProfile hw = pimopt::pim::MakeProfile(name && *name ? name : "prim-2556",
+                                                             overrides ? overrides : "");
+  g_profile_name = hw.name;
+  uint32_t n = nr_dpus;
+  if (whole_ranks) {
+    if (nr_dpus == DPU_ALLOCATE_ALL) {
+      n = hw.num_dpus;
+    } else if (static_cast<uint64_t>(nr_dpus) * hw.dpus_per_rank > hw.num_dpus) {
+      Refuse(DPU_ERR_ALLOCATION, StrCat(nr_dpus, " ranks asked for; system '", hw.name, "' has ",
+                                        hw.num_ranks(), " (PIMOPT_PROFILE)"));
+    } else {
+      n = nr_dpus * hw.dpus_per_rank;
+    }
+  } else if (nr_dpus == DPU_ALLOCATE_ALL) {
+    n = hw.num_dpus;
+  }
+  if (n == 0 || n > hw.num_dpus) {
+    Refuse(DPU_ERR_ALLOCATION, StrCat(n, " DPUs asked for; system '", hw.name, "' has ", hw.num_dpus,
+                                      " (PIMOPT_PROFILE picks another)"));
+  }
+  for (const auto& live : g_allocations) {
+    if (live->dpus.size() + n > hw.num_dpus) {
+      Refuse(DPU_ERR_ALLOCATION, StrCat(n, " more DPUs asked for while ", live->dpus.size(), " of the ",
+                                        hw.num_dpus, " are allocated"));
+    }
+  }
+  auto a = std::make_unique<Allocation>();
+  a->system = std::make_unique<pimopt::pim::PimSystem>(hw);
+  a->set.emplace(a->system->Allocate(n));
+  a->dpus.resize(n);
+  a->prepared.assign(n, nullptr);
+  for (uint32_t i = 0; i < n; ++i) a->dpus[i] = {a.get(), i};
+  const uint32_t per_rank = a->system->profile().dpus_per_rank;
+  for (uint32_t r = 0; r * per_rank < n; ++r) {
+    a->ranks.push_back({a.get(), r, r * per_rank, std::min(per_rank, n - r * per_rank)});
+  }
+  for (dpu_rank_t& r : a->ranks) a->rank_pointers.push_back(&r);
+  dpu_set->kind = DPU_SET_RANKS;
+  dpu_set->list.nr_ranks = static_cast<uint32_t>(a->ranks.size());
+  dpu_set->list.ranks = a->rank_pointers.data();
+  g_allocations.push_back(std::move(a));
+  return DPU_OK;
+}
+
+dpu_error_t dpu_alloc(uint32_t nr_dpus, const char* profile, dpu_set_t* dpu_set) {
+  return Api("dpu_alloc", [&] { return Allocate(nr_dpus, false, profile, dpu_set); });
+}
+dpu_error_t dpu_alloc_ranks(uint32_t nr_ranks, const char* profile, dpu_set_t* dpu_set) {
+  return Api("dpu_alloc_ranks", [&] { return Allocate(nr_ranks, true, profile, dpu_set); });
+}
+
+dpu_error_t dpu_free(dpu_set_t dpu_set) {
+  return Api("dpu_free", [&] {
+    const Members m = Live(dpu_set);
+    if (!m.whole() || dpu_set.kind != DPU_SET_RANKS) {
+      Refuse(DPU_ERR_INVALID_DPU_SET, "dpu_free takes the set dpu_alloc gave");
+    }
+    Settle(*m.allocation);
+    for (auto it = g_allocations.begin(); it != g_allocations.end(); ++it) {
+      if (it->get() == m.allocation) {
+        g_allocations.erase(it);
+        break;
+      }
+    }
+    return DPU_OK;
+  });
+}
+
+dpu_error_t dpu_get_nr_ranks(dpu_set_t dpu_set, uint32_t* nr_ranks) {
+  return Api("dpu_get_nr_ranks", [&] {
+    const Members m = Live(dpu_set);
+    const uint32_t per_rank = m.allocation->system->profile().dpus_per_rank;
+    *nr_ranks = dpu_set.kind == DPU_SET_DPU ? 1 : (m.first + m.count - 1) / per_rank - m.first / per_rank + 1;
+    return DPU_OK;
+  });
+}
+dpu_error_t dpu_get_nr_dpus(dpu_set_t dpu_set, uint32_t* nr_dpus) {
+  return Api("dpu_get_nr_dpus", [&] {
+    *nr_dpus = Live(dpu_set).count;
+    return DPU_OK;
+  });
+}
+
+// Iterators: plain structs over the set (no API call, no lock).
+dpu_set_rank_iterator_t dpu_set_rank_iterator_from(dpu_set_t* set) {
+  dpu_set_rank_iterator_t it{};
+  it.set = set;
+  it.count = 0;
+  it.next_idx = 0;
+  if (set->kind == DPU_SET_DPU) {
+    it.has_next = set->dpu != nullptr;
+    it.next = *set;
+  } else {
+    it.has_next = set->list.nr_ranks > 0;
+    if (it.has_next) {
+      it.next.kind = DPU_SET_RANKS;
+      it.next.list.nr_ranks = 1;
+      it.next.list.ranks = &set->list.ranks[0];
+    }
+  }
+  return it;
+}
+void dpu_set_rank_iterator_next(dpu_set_rank_iterator_t* it) {
+  ++it->count;
+  ++it->next_idx;
+  if (it->set->kind == DPU_SET_DPU || it->next_idx >= it->set->list.nr_ranks) {
+    it->has_next = false;
+    return;
+  }
+  it->next.list.ranks = &it->set->list.ranks[it->next_idx];
+}
+static void PointAtDpu(dpu_set_dpu_iterator_t* it) {
+  const dpu_set_t& rank = it->rank_iterator.next;
+  if (rank.kind == DPU_SET_DPU) {
+    it->next = rank;
+    return;
+  }
+  const dpu_rank_t* r = rank.list.ranks[0];
+  it->next.kind = DPU_SET_DPU;
+  it->next.dpu = &r->allocation->dpus[r->first_dpu + it->next_idx];
+}
+dpu_set_dpu_iterator_t dpu_set_dpu_iterator_from(dpu_set_t* set) {
+  dpu_set_dpu_iterator_t it{};
+  it.rank_iterator = dpu_set_rank_iterator_from(set);
+  it.count = 0;
+  it.next_idx = 0;
+  it.has_next = it.rank_iterator.has_next;
+  if (it.has_next) PointAtDpu(&it);
+  return it;
+}
+void dpu_set_dpu_iterator_next(dpu_set_dpu_iterator_t* it) {
+  ++it->count;
+  ++it->next_idx;
+  const dpu_set_t& rank = it->rank_iterator.next;
+  const uint32_t in_rank = rank.kind == DPU_SET_DPU ? 1 : rank.list.ranks[0]->dpus;
+  if (it->next_idx >= in_rank) {
+    dpu_set_rank_iterator_next(&it->rank_iterator);
+    it->next_idx = 0;
+    if (!it->rank_iterator.has_next) {
+      it->has_next = false;
+      return;
+    }
+  }
+  PointAtDpu(it);
+}
+
+dpu_error_t dpu_load(dpu_set_t dpu_set, const char* binary_path, dpu_program_t** program) {
+  return Api("dpu_load", [&] {
+    const Members m = Live(dpu_set);
+    if (!m.whole()) Refuse(DPU_ERR_INVALID_DPU_SET, "pimopt loads a program on a whole allocation only");
+    if (binary_path == nullptr) Refuse(DPU_ERR_ELF_NO_SUCH_FILE, "binary_path is NULL");
+    Settle(*m.allocation);
+    std::shared_ptr<pimopt::pim::DpuProgram> loaded;
+    try {
+      loaded = pimopt::pim::LoadNativeProgram(binary_path);
+    } catch (const pimopt::InputError& e) {
+      std::FILE* f = std::fopen(binary_path, "rb");
+      if (f == nullptr) Refuse(DPU_ERR_ELF_NO_SUCH_FILE, e.what());
+      std::fclose(f);
+      Refuse(DPU_ERR_ELF_INVALID_FILE, e.what());
+    }
+    m.allocation->set->Load(loaded);
+    m.allocation->program = std::make_unique<dpu_program_t>(dpu_program_t{loaded});
+    if (program != nullptr) *program = m.allocation->program.get();
+    return DPU_OK;
+  });
+}
+
+dpu_error_t dpu_get_symbol(dpu_program_t* program, const char* symbol_name, dpu_symbol_t* symbol) {
+  return Api("dpu_get_symbol", [&] {
+    if (program == nullptr || symbol_name == nullptr || symbol == nullptr) {
+      Refuse(DPU_ERR_INVALID_SYMBOL_ACCESS, "a NULL argument");
+    }
+    const pimopt::pim::KernelSpec spec = program->program->Spec();
+    uint32_t index = 0;
+    for (const auto& w : spec.wram_symbols) {
+      if (w.name == symbol_name) {
+        *symbol = {index, w.bytes};
+        return DPU_OK;
+      }
+      ++index;
+    }
+    for (const auto& m : spec.mram_symbols) {
+      if (m.name == symbol_name) {
+        *symbol = {kMramSymbolBase | index, m.bytes};
+        return DPU_OK;
+      }
+      ++index;
+    }
+    if (std::strcmp(symbol_name, DPU_MRAM_HEAP_POINTER_NAME) == 0) {
+      *symbol = {kMramSymbolBase | index, 0};
+      return DPU_OK;
+    }
+    Refuse(DPU_ERR_UNKNOWN_SYMBOL, StrCat("the program ", program->program->path(), " has no symbol '",
+                                          symbol_name, "'"));
+  });
+}
+
+dpu_error_t dpu_launch(dpu_set_t dpu_set, dpu_launch_policy_t policy) {
+  return Api("dpu_launch", [&] {
+    const Members m = Live(dpu_set);
+    if (policy != DPU_SYNCHRONOUS && policy != DPU_ASYNCHRONOUS) {
+      Refuse(DPU_ERR_INVALID_LAUNCH_POLICY, StrCat("launch policy ", static_cast<int>(policy)));
+    }
+    if (!m.whole()) Refuse(DPU_ERR_INVALID_DPU_SET, "pimopt launches a whole allocation only");
+    Allocation& a = *m.allocation;
+    Settle(a);
+    pimopt::pim::DpuProgram& program = LoadedProgram(a, DPU_ERR_INVALID_DPU_SET);
+    program.ClearLogs();
+    const pimopt::pim::LaunchStats stats = a.set->Launch();
+    const double s = stats.kernel_s + stats.overhead_s;
+    g_clock.last_launch_s = s;
+    if (policy == DPU_SYNCHRONOUS) {
+      g_clock.modeled_s += s;
+    } else {
+      a.running = true;
+      a.running_s = s;
+      a.running_since_s = RealOutsideSeconds();
+    }
+    return DPU_OK;
+  });
+}
+
+dpu_error_t dpu_status(dpu_set_t dpu_set, bool* done, bool* fault) {
+  return Api("dpu_status", [&] {
+    Settle(*Live(dpu_set).allocation);
+    if (done) *done = true;
+    if (fault) *fault = false;  // a fault is reported by dpu_launch itself
+    return DPU_OK;
+  });
+}
+dpu_error_t dpu_sync(dpu_set_t dpu_set) {
+  return Api("dpu_sync", [&] {
+    Settle(*Live(dpu_set).allocation);
+    return DPU_OK;
+  });
+}
+
+static dpu_error_t Copy(dpu_set_t dpu_set, const std::string& symbol, uint32_t offset, const void* src, void* dst,
+                        size_t length) {
+  const Members m = Live(dpu_set);
+  Allocation& a = *m.allocation;
+  Settle(a);
+  pimopt::pim::DpuSet& set = *a.set;
+  if (dst != nullptr) {  // from: one DPU
+    if (m.count != 1) Refuse(DPU_ERR_INVALID_DPU_SET, "dpu_copy_from reads one DPU");
+    g_clock.modeled_s += Access(a, symbol, [&] { return set.CopyFrom(m.first, symbol, offset, dst, length); });
+  } else if (m.whole() && m.count > 1) {
+    g_clock.modeled_s += Access(a, symbol, [&] { return set.BroadcastTo(symbol, offset, src, length); });
+  } else {
+    for (uint32_t i = m.first; i < m.first + m.count; ++i) {
+      g_clock.modeled_s += Access(a, symbol, [&] { return set.CopyTo(i, symbol, offset, src, length); });
+    }
+  }
+  return DPU_OK;
+}
+
+dpu_error_t dpu_copy_to(dpu_set_t dpu_set, const char* symbol_name, uint32_t symbol_offset, const void* src,
+                        size_t length) {
+  return Api("dpu_copy_to", [&] {
+    if (symbol_name == nullptr || src == nullptr) Refuse(DPU_ERR_INVALID_SYMBOL_ACCESS, "a NULL argument");
+    return Copy(dpu_set, symbol_name, symbol_offset, src, nullptr, length);
+  });
+}
+dpu_error_t dpu_copy_from(dpu_set_t dpu_set, const char* symbol_name, uint32_t symbol_offset, void* dst,
+                          size_t length) {
+  return Api("dpu_copy_from", [&] {
+    if (symbol_name == nullptr || dst == nullptr) Refuse(DPU_ERR_INVALID_SYMBOL_ACCESS, "a NULL argument");
+    return Copy(dpu_set, symbol_name, symbol_offset, nullptr, dst, length);
+  });
+}
+dpu_error_t dpu_copy_to_symbol(dpu_set_t dpu_set, dpu_symbol_t symbol, uint32_t symbol_offset, const void* src,
+                               size_t length) {
+  return Api("dpu_copy_to_symbol", [&] {
+    if (src == nullptr) Refuse(DPU_ERR_INVALID_SYMBOL_ACCESS, "src is NULL");
+    return Copy(dpu_set, SymbolName(*Live(dpu_set).allocation, symbol), symbol_offset, src, nullptr, length);
+  });
+}
+dpu_error_t dpu_copy_from_symbol(dpu_set_t dpu_set, dpu_symbol_t symbol, uint32_t symbol_offset, void* dst,
+                                 size_t length) {
+  return Api("dpu_copy_from_symbol", [&] {
+    if (dst == nullptr) Refuse(DPU_ERR_INVALID_SYMBOL_ACCESS, "dst is NULL");
+    return Copy(dpu_set, SymbolName(*Live(dpu_set).allocation, symbol), symbol_offset, nullptr, dst, length);
+  });
+}
+
+dpu_error_t dpu_broadcast_to(dpu_set_t dpu_set, const char* symbol_name, uint32_t symbol_offset, const void* src,
+                             size_t length, dpu_xfer_flags_t) {
+  return Api("dpu_broadcast_to", [&] {
+    if (symbol_name == nullptr || src == nullptr) Refuse(DPU_ERR_INVALID_SYMBOL_ACCESS, "a NULL argument");
+    return Copy(dpu_set, symbol_name, symbol_offset, src, nullptr, length);
+  });
+}
+
+dpu_error_t dpu_prepare_xfer(dpu_set_t dpu_set, void* buffer) {
+  return Api("dpu_prepare_xfer", [&] {
+    const Members m = Live(dpu_set);
+    for (uint32_t i = m.first; i < m.first + m.count; ++i) m.allocation->prepared[i] = buffer;
+    return DPU_OK;
+  });
+}
+
+static dpu_error_t Push(dpu_set_t dpu_set, dpu_xfer_t xfer, const std::string& symbol, uint32_t offset,
+                        size_t length, dpu_xfer_flags_t flags) {
+  if (xfer != DPU_XFER_TO_DPU && xfer != DPU_XFER_FROM_DPU) {
+    Refuse(DPU_ERR_INVALID_MEMORY_TRANSFER, StrCat("transfer direction ", static_cast<int>(xfer)));
+  }
+  const Members m = Live(dpu_set);
+  Allocation& a = *m.allocation;
+  Settle(a);
+  bool any = false;
+  for (uint32_t i = m.first; i < m.first + m.count; ++i) {
+    if (a.prepared[i] == nullptr) continue;
+    a.set->PrepareXfer(i, a.prepared[i], length);
+    any = true;
+  }
+  if (any) {
+    const auto direction =
+        xfer == DPU_XFER_TO_DPU ? pimopt::pim::XferDirection::kToDpu : pimopt::pim::XferDirection::kFromDpu;
+    g_clock.modeled_s += Access(a, symbol, [&] { return a.set->PushXfer(direction, symbol, offset, length); });
+  }
+  if ((flags & DPU_XFER_NO_RESET) == 0) {
+    for (uint32_t i = m.first; i < m.first + m.count; ++i) a.prepared[i] = nullptr;
+  }
+  return DPU_OK;
+}
+
+dpu_error_t dpu_push_xfer(dpu_set_t dpu_set, dpu_xfer_t xfer, const char* symbol_name, uint32_t symbol_offset,
+                          size_t length, dpu_xfer_flags_t flags) {
+  return Api("dpu_push_xfer", [&] {
+    if (symbol_name == nullptr) Refuse(DPU_ERR_INVALID_SYMBOL_ACCESS, "symbol_name is NULL");
+    return Push(dpu_set, xfer, symbol_name, symbol_offset, length, flags);
+  });
+}
+dpu_error_t dpu_push_xfer_symbol(dpu_set_t dpu_set, dpu_xfer_t xfer, dpu_symbol_t symbol, uint32_t symbol_offset,
+                                 size_t length, dpu_xfer_flags_t flags) {
+  return Api("dpu_push_xfer_symbol", [&] {
+    return Push(dpu_set, xfer, SymbolName(*Live(dpu_set).allocation, symbol), symbol_offset, length, flags);
+  });
+}
+
+dpu_error_t dpu_log_read(dpu_set_t dpu_set, FILE* stream) {
+  return Api("dpu_log_read", [&] {
+    if (stream == nullptr) Refuse(DPU_ERR_LOG_CONTEXT_MISSING, "stream is NULL");
+    const Members m = Live(dpu_set);
+    Settle(*m.allocation);
+    const pimopt::pim::DpuProgram& program = LoadedProgram(*m.allocation, DPU_ERR_LOG_CONTEXT_MISSING);
+    for (uint32_t i = m.first; i < m.first + m.count; ++i) {
+      if (m.count > 1) std::fprintf(stream, "DPU %u:\n", i);
+      const std::string log = program.Log(i);
+      std::fwrite(log.data(), 1, log.size(), stream);
+    }
+    return DPU_OK;
+  });
+}
+dpu_error_t dpulog_read_for_dpu(dpu_t* dpu, FILE* stream) {
+  dpu_set_t one{};
+  one.kind = DPU_SET_DPU;
+  one.dpu = dpu;
+  return dpu_log_read(one, stream);
+}
+
+double pimopt_modeled_seconds(void) {
+  std::lock_guard<std::recursive_mutex> lock(g_api);
+  return g_clock.modeled_s;
+}
+double pimopt_last_launch_seconds(void) {
+  std::lock_guard<std::recursive_mutex> lock(g_api);
+  return g_clock.last_launch_s;
+}
+const char* pimopt_profile_name(void) {
+  std::lock_guard<std::recursive_mutex> lock(g_api);
+  return g_profile_name.c_str();
+}
+
+}  // extern "C"

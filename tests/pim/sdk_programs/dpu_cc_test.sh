@@ -1,0 +1,34 @@
+#!/usr/bin/env bash
+# pimopt-dpu-cc's command line (tests/CMakeLists.txt): a program that does not compile gets clang's diagnostics,
+# exit 2 and no output file; a WRAM pointer kept in 32 bits is warned with its line; a program of two files, one
+# compiled with -c first, links into one program with one WRAM layout; the SDK's command names answer.
+#   dpu_cc_test.sh BUILD_DIR SOURCE_DIR
+set -uo pipefail
+build=$1 src=$2
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+fail() { echo "FAILED: $*" >&2; exit 1; }
+
+"$build/pimopt-dpu-cc" -o "$work/bad.dpu" "$src/does_not_compile.c" 2> "$work/bad.err"
+rc=$?
+[[ $rc -eq 2 ]] || fail "a program that does not compile: exit $rc, expected 2"
+[[ ! -e $work/bad.dpu ]] || fail "a program that does not compile left $work/bad.dpu"
+grep -q "does_not_compile.c:5:.*error" "$work/bad.err" || fail "no clang diagnostic: $(cat "$work/bad.err")"
+
+line=$(grep -n "DATA MODEL" "$src/data_model.c" | cut -d: -f1)
+"$build/pimopt-dpu-cc" -o "$work/data_model.dpu" "$src/data_model.c" 2> "$work/data_model.err" ||
+  fail "data_model.c did not compile: $(cat "$work/data_model.err")"
+grep -q "warning: data_model.c:$line: a WRAM pointer converted to a 32-bit integer" "$work/data_model.err" ||
+  fail "no data-model warning at data_model.c:$line: $(cat "$work/data_model.err")"
+
+(cd "$work" && "$build/sdk/bin/dpu-upmem-dpurte-clang" -DNR_TASKLETS=4 -c "$src/two_files_helper.c") ||
+  fail "-c did not compile"
+[[ -s $work/two_files_helper.o ]] || fail "-c wrote no two_files_helper.o"
+"$build/sdk/bin/dpu-upmem-dpurte-clang" -DNR_TASKLETS=4 -o "$work/two.dpu" "$src/two_files_main.c" \
+  "$work/two_files_helper.o" || fail "two files did not link"
+symbols=$(nm -D "$work/two.dpu")
+for s in __pimopt_dpu_symbols __pimopt_dpu_wram_bytes main; do
+  grep -q " $s\$" <<< "$symbols" || fail "two.dpu has no $s"
+done
+[[ $("$build/sdk/bin/dpu-pkg-config" --cflags --libs dpu) == *-lpimopt_dpu* ]] || fail "dpu-pkg-config --libs"
+echo "pimopt-dpu-cc: PASS"

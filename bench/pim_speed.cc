@@ -2,7 +2,9 @@
 // x 16 tasklets, against the same arithmetic as a plain native loop over the same data (the physical limit), both
 // on all host threads, under the batched scheduler and the reference one; plus the cost of an event (a DMA, a
 // barrier) under each, and the host memory the emulated DPUs occupy.
-// Usage: pimopt_pim_speed [--dpus 2048] [--kib-per-dpu 64] [--repeats 5]
+// With --program FILE (bench/dpu_programs/mac_dpu.c built by pimopt-dpu-cc; the build passes it), the same kernel
+// as a DPU C program runs too, against the same native loop.
+// Usage: pimopt_pim_speed [--dpus 2048] [--kib-per-dpu 64] [--repeats 5] [--program mac_dpu.dpu]
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
@@ -12,6 +14,7 @@
 #include <vector>
 
 #include "pimopt/core/thread_pool.h"
+#include "pimopt/pim/native_program.h"
 #include "pimopt/pim/system.h"
 
 using namespace pimopt;
@@ -84,7 +87,12 @@ double Seconds(std::chrono::steady_clock::time_point t0) {
 int main(int argc, char** argv) {
   uint32_t dpus = 2048, kib = 64;
   int repeats = 5;
+  std::string program;
+#ifdef PIMOPT_MAC_PROGRAM
+  program = PIMOPT_MAC_PROGRAM;
+#endif
   for (int i = 1; i + 1 < argc; i += 2) {
+    if (!std::strcmp(argv[i], "--program")) program = argv[i + 1];
     if (!std::strcmp(argv[i], "--dpus")) dpus = static_cast<uint32_t>(std::stoul(argv[i + 1]));
     if (!std::strcmp(argv[i], "--kib-per-dpu")) kib = static_cast<uint32_t>(std::stoul(argv[i + 1]));
     if (!std::strcmp(argv[i], "--repeats")) repeats = std::stoi(argv[i + 1]);
@@ -140,6 +148,30 @@ int main(int argc, char** argv) {
       return 1;
     }
   }
+  // The same kernel as a DPU C program (its costs come from the pass's IR table, not the operand types).
+  double program_wall = 0, program_kernel_s = 0;
+  if (!program.empty()) {
+    DpuSet cset = system.Allocate(dpus);
+    cset.Load(LoadNativeProgram(program));
+    for (uint32_t d = 0; d < dpus; ++d) cset.PrepareXfer(d, data.data() + d * n, 4 * n);
+    cset.PushXfer(XferDirection::kToDpu, kMramHeapSymbol, 0, 4 * n);
+    cset.BroadcastTo("n", 0, &n, 8);
+    cset.BroadcastTo("w", 0, w.data(), 4 * kBlock);
+    program_wall = 1e30;
+    for (int r = 0; r < repeats; ++r) {
+      const LaunchStats s = cset.Launch();
+      program_wall = std::min(program_wall, s.host_wall_s);
+      program_kernel_s = s.kernel_s;
+    }
+    for (uint32_t d = 0; d < dpus; ++d) {
+      int64_t v = 0;
+      cset.CopyFrom(d, "result", 0, &v, 8);
+      if (v != native_result[d]) {
+        std::fprintf(stderr, "the C program's result differs on DPU %u\n", d);
+        return 1;
+      }
+    }
+  }
   // The cost of one event (host ns per tasklet event) under each scheduler: 16 tasklets x E events on every DPU,
   // less an empty launch.
   DpuSet eset = system.Allocate(dpus);
@@ -165,6 +197,11 @@ int main(int argc, char** argv) {
               emulated_reference, emulated_reference / native);
   std::printf("  \"modeled_kernel_s\": %.6f, \"modeled_over_wall\": %.3f,\n", stats.kernel_s,
               stats.kernel_s / emulated);
+  if (!program.empty()) {
+    std::printf("  \"c_program_wall_s\": %.4f, \"c_program_slowdown_vs_native\": %.2f, "
+                "\"c_program_modeled_kernel_s\": %.6f,\n",
+                program_wall, program_wall / native, program_kernel_s);
+  }
   std::printf("  \"empty_launch_wall_s\": %.4f, \"ns_per_tasklet_launch\": %.1f,\n", empty_wall,
               1e9 * empty_wall / (dpus * 16.0));
   std::printf("  \"ns_per_dma_event\": %.1f, \"ns_per_dma_event_reference\": %.1f,\n",

@@ -80,22 +80,21 @@ def read_rows(args):
 
 
 def build(prim, name, dpus, scratch, sdk_bin, log):
-    """Copies the benchmark once and builds it for `dpus` (PrIM's host programs take NR_DPUS at compile time)."""
-    source = os.path.join(prim, name)
-    copy = os.path.join(scratch, name)
-    if not os.path.isdir(copy):
-        shutil.copytree(source, copy, symlinks=True)
-    build_dir = f"bin_{dpus}"
+    """Copies the benchmark (without any build output it has) and builds it for `dpus` there: PrIM's host programs
+    take NR_DPUS at compile time and some name their DPU binary ./bin/..., so each DPU count gets its own copy.
+    Returns (the copy, the host program in it) or (None, why)."""
+    copy = os.path.join(scratch, f"{name}_{dpus}")
+    shutil.copytree(os.path.join(prim, name), copy, symlinks=True, ignore=shutil.ignore_patterns("bin", "bin_*"))
     env = dict(os.environ, PATH=sdk_bin + os.pathsep + os.environ["PATH"])
-    r = subprocess.run(["make", f"NR_DPUS={dpus}", "NR_TASKLETS=16", f"BUILDDIR={build_dir}"], cwd=copy, env=env,
+    r = subprocess.run(["make", f"NR_DPUS={dpus}", "NR_TASKLETS=16"], cwd=copy, env=env,
                        stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
     log.write(r.stdout)
     if r.returncode != 0:
         return None, r.stdout[-2000:]
-    hosts = [f for f in os.listdir(os.path.join(copy, build_dir)) if "host" in f and not f.startswith(".")]
+    hosts = [f for f in os.listdir(os.path.join(copy, "bin")) if "host" in f and not f.startswith(".")]
     if not hosts:
         return None, "no host program built"
-    return os.path.join(build_dir, sorted(hosts)[0]), ""
+    return copy, os.path.join("bin", sorted(hosts)[0])
 
 
 def run_program(copy, host, row, timeout_s):
@@ -174,12 +173,12 @@ def main():
             key = (row["benchmark"], row["dpus"])
             if key not in built:
                 built[key] = build(args.prim, row["benchmark"], row["dpus"], scratch, sdk_bin, log)
-            host, why = built[key]
+            copy, host = built[key]
             out = dict(row)
-            if host is None:
-                out.update(ok=False, error=f"build failed: {why}")
+            if copy is None:
+                out.update(ok=False, error=f"build failed: {host}")
             else:
-                out.update(run_program(os.path.join(scratch, row["benchmark"]), host, row, args.timeout))
+                out.update(run_program(copy, host, row, args.timeout))
             out["port_ms"] = run_port(pimopt, row, args.profile)
             out["program_error_pct"] = error_pct(out.get("kernel_ms"), row["hw_ms"])
             out["port_error_pct"] = error_pct(out["port_ms"], row["hw_ms"])

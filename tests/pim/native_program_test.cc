@@ -129,6 +129,26 @@ TEST(NativeProgram, AProgramOfTwoFilesHasOneLayout) {
   }
 }
 
+TEST(NativeProgram, CopyingLoopsAreChargedPerWordAsTheDpuRunsThem) {
+  PimSystem system(MakeProfile("pim-opt"));
+  DpuSet set = system.Allocate(1);
+  set.Load(LoadNativeProgram(std::string(PIMOPT_DPU_PROGRAMS) + "/copy_loop.dpu"));
+  std::vector<uint32_t> words(257), cleared(256, 7);
+  for (uint32_t i = 0; i < 257; ++i) words[i] = i * 3;
+  set.CopyTo(0, "words", 0, words.data(), 4 * 257);
+  set.CopyTo(0, "cleared", 0, cleared.data(), 4 * 256);
+  const LaunchStats stats = set.Launch();
+  set.CopyFrom(0, "words", 0, words.data(), 4 * 257);
+  set.CopyFrom(0, "cleared", 0, cleared.data(), 4 * 256);
+  EXPECT_EQ(words[0], 3u);
+  EXPECT_EQ(words[255], 768u);
+  EXPECT_EQ(cleared[100], 0u);
+  // 256 words copied (a load and a store each) and 256 cleared (a store each), whatever clang made of the loops.
+  EXPECT_GE(stats.op_counts[static_cast<size_t>(Op::kWramLoad)], 256u);
+  EXPECT_GE(stats.op_counts[static_cast<size_t>(Op::kWramStore)], 512u);
+  EXPECT_GE(stats.op_counts[static_cast<size_t>(Op::kBranch)], 512u);
+}
+
 TEST(NativeProgram, AFileThatIsNotAProgramIsRefusedNamingIt) {
   const std::string text = (std::filesystem::temp_directory_path() / "pimopt_not_a_program.dpu").string();
   std::ofstream(text) << "not a shared object";

@@ -291,8 +291,28 @@ class DpuPass : public PassInfoMixin<DpuPass> {
           op->eraseFromParent();
         }
         // The block's own instructions, before any counting code is added (a run-time multiply: below).
+        std::vector<MemIntrinsic*> copies;
         for (Instruction& i : b) {
           if (std::find(multiplies.begin(), multiplies.end(), &i) == multiplies.end()) CountInstruction(i, counts);
+          if (auto* copy = dyn_cast<MemIntrinsic>(&i)) copies.push_back(copy);
+        }
+        // A WRAM copy or fill (what clang makes of a copying loop: llvm.memcpy / memmove / memset) is the loop the
+        // DPU runs, per 4-byte word: a load (not for a fill), a store, the index's add and the loop's branch.
+        for (MemIntrinsic* copy : copies) {
+          const bool fill = isa<MemSetInst>(copy);
+          if (const auto* length = dyn_cast<ConstantInt>(copy->getLength())) {
+            const uint64_t words = (length->getZExtValue() + 3) / 4;
+            if (!fill) counts[kWramLoad] += words;
+            counts[kWramStore] += words;
+            counts[kInt32Add] += words;
+            counts[kBranch] += words;
+          } else {
+            IRBuilder<> builder(copy);
+            Value* bytes = builder.CreateZExtOrTrunc(copy->getLength(), i64);
+            Value* words = builder.CreateLShr(builder.CreateAdd(bytes, ConstantInt::get(i64, 3)), 2);
+            if (!fill) add_count(builder, kWramLoad, words);
+            for (uint32_t op : {kWramStore, kInt32Add, kBranch}) add_count(builder, op, words);
+          }
         }
         for (BinaryOperator* op : multiplies) {
           IRBuilder<> builder(op->getNextNode());
@@ -459,31 +479,46 @@ class DpuPass : public PassInfoMixin<DpuPass> {
     }
   }
 
+  // Whether constant `c` is `g` or is built from it.
+  static bool References(const Constant* c, const GlobalVariable* g) {
+    if (c == g) return true;
+    for (const Use& op : c->operands()) {
+      if (const auto* inner = dyn_cast<Constant>(op.get()); inner && !isa<GlobalValue>(inner) && References(inner, g)) {
+        return true;
+      }
+      if (op.get() == g) return true;
+    }
+    return false;
+  }
+  // `ce` as instructions before `at` (its operands that are built from `g` too, first).
+  static Instruction* Expand(ConstantExpr* ce, const GlobalVariable* g, Instruction* at) {
+    Instruction* inst = ce->getAsInstruction();
+    inst->insertBefore(at);
+    for (unsigned k = 0; k < inst->getNumOperands(); ++k) {
+      auto* inner = dyn_cast<ConstantExpr>(inst->getOperand(k));
+      if (inner != nullptr && References(inner, g)) inst->setOperand(k, Expand(inner, g, inst));
+    }
+    return inst;
+  }
+
   // Replaces every use of the global by base + offset (WRAM) or by its MRAM address, in instructions; constant
   // expressions over it become instructions first.
   static void Relocate(const Placed& p, FunctionCallee base_fn, Type* i8, Type* i64) {
     GlobalVariable* g = p.global;
-    // Constant expressions that use it (a GEP into an array global, a cast): expand them where they are used.
-    for (bool again = true; again;) {
-      again = false;
-      for (User* u : std::vector<User*>(g->user_begin(), g->user_end())) {
-        auto* ce = dyn_cast<ConstantExpr>(u);
-        if (ce == nullptr) continue;
-        std::vector<Use*> ce_uses;
-        for (Use& x : ce->uses()) ce_uses.push_back(&x);
-        for (Use* cu : ce_uses) {
-          auto* user = dyn_cast<Instruction>(cu->getUser());
-          if (user == nullptr) continue;  // a constant of another global's initializer: left (EmitTable refuses)
-          Instruction* expanded = ce->getAsInstruction();
-          if (auto* phi = dyn_cast<PHINode>(user)) {
-            expanded->insertBefore(phi->getIncomingBlock(*cu)->getTerminator());
-          } else {
-            expanded->insertBefore(user);
+    // Constant expressions that use it, however nested (a cast of a GEP into an array global): expanded into
+    // instructions where instructions use them, so that every use is an instruction's operand.
+    Module& m = *g->getParent();
+    for (Function& f : m) {
+      for (BasicBlock& b : f) {
+        for (Instruction& i : b) {
+          for (unsigned k = 0; k < i.getNumOperands(); ++k) {
+            auto* ce = dyn_cast<ConstantExpr>(i.getOperand(k));
+            if (ce == nullptr || !References(ce, g)) continue;
+            Instruction* at = &i;
+            if (auto* phi = dyn_cast<PHINode>(&i)) at = phi->getIncomingBlock(k)->getTerminator();
+            i.setOperand(k, Expand(ce, g, at));
           }
-          cu->set(expanded);
-          again = true;
         }
-        if (ce->use_empty()) ce->destroyConstant();
       }
     }
     std::vector<Use*> direct;
@@ -551,6 +586,7 @@ class DpuPass : public PassInfoMixin<DpuPass> {
                        "__pimopt_dpu_op_names");
     // The globals themselves are no longer used: their storage is the DPU's.
     for (const Placed& p : placed) {
+      p.global->removeDeadConstantUsers();
       if (p.global->use_empty()) p.global->eraseFromParent();
     }
   }

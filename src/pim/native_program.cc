@@ -44,6 +44,14 @@ struct Running {
 };
 thread_local Running t_running;
 
+constexpr uintptr_t kWramBytes = uintptr_t{1} << 16;  // a DPU's WRAM image
+
+// The WRAM address of the `bytes` at `p` when they lie in the running DPU's WRAM; -1 otherwise.
+int64_t WramOffset(const void* p, size_t bytes) {
+  const uintptr_t at = reinterpret_cast<uintptr_t>(p), base = reinterpret_cast<uintptr_t>(t_running.wram);
+  return at >= base && at + bytes <= base + kWramBytes ? static_cast<int64_t>(at - base) : -1;
+}
+
 class NativeProgram final : public DpuProgram {
  public:
   NativeProgram(const std::string& path, void* handle) : path_(path), handle_(handle) {
@@ -101,9 +109,8 @@ class NativeProgram final : public DpuProgram {
 
   // The emulator's number for the SEMAPHORE_INIT object at `p`.
   uint32_t Semaphore(const void* p) const {
-    const uint8_t* at = static_cast<const uint8_t*>(p);
-    const uint8_t* wram = t_running.wram;
-    const auto it = at >= wram ? semaphores_.find(static_cast<uint64_t>(at - wram)) : semaphores_.end();
+    const int64_t offset = WramOffset(p, 1);
+    const auto it = offset >= 0 ? semaphores_.find(static_cast<uint64_t>(offset)) : semaphores_.end();
     if (it == semaphores_.end()) t_running.tasklet->Fail("sem_take / sem_give on an object not made by SEMAPHORE_INIT");
     return it->second;
   }
@@ -123,10 +130,9 @@ class NativeProgram final : public DpuProgram {
   // The emulator's number for the barrier or mutex object at `p` (a WRAM object: by its WRAM address, the same on
   // every DPU; any other: by its host address), given in the order objects are first used.
   uint32_t SyncObject(const void* p, bool barrier) {
-    const Running r = t_running;
-    const uint8_t* at = static_cast<const uint8_t*>(p);
-    const bool in_wram = at >= r.wram && at < r.wram + (1u << 16);
-    const uintptr_t key = in_wram ? static_cast<uintptr_t>(at - r.wram) : reinterpret_cast<uintptr_t>(p);
+    const int64_t offset = WramOffset(p, 1);
+    const bool in_wram = offset >= 0;
+    const uintptr_t key = in_wram ? static_cast<uintptr_t>(offset) : reinterpret_cast<uintptr_t>(p);
     std::lock_guard<std::mutex> lock(mutex_);
     auto& ids = barrier ? barriers_ : mutexes_;
     auto [it, added] = ids.try_emplace({in_wram, key}, static_cast<uint32_t>(ids.size()));
@@ -353,9 +359,7 @@ struct mutex_t {  // dpu/include/mutex.h
   uint32_t holder;
 };
 static mutex_t* MutexInWram(void* mutex) {
-  const uint8_t* at = static_cast<const uint8_t*>(mutex);
-  const bool in_wram = at >= t_running.wram && at + sizeof(mutex_t) <= t_running.wram + (1u << 16);
-  return in_wram ? static_cast<mutex_t*>(mutex) : nullptr;
+  return pimopt::pim::WramOffset(mutex, sizeof(mutex_t)) >= 0 ? static_cast<mutex_t*>(mutex) : nullptr;
 }
 void mutex_lock(void* mutex) {
   const pimopt::pim::Resume r;

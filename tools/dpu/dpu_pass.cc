@@ -72,16 +72,28 @@ bool IsLog(const Function* f) {
   return n == "__pimopt_dpu_printf" || n == "__pimopt_dpu_puts" || n == "__pimopt_dpu_putchar";
 }
 
-// The SDK calls whose rule violations the emulator reports: the pass tells the runtime their source line first.
-bool IsChecked(const Function* f) {
-  if (f == nullptr) return false;
-  static const char* const kChecked[] = {"mram_read", "mram_write", "mem_alloc", "barrier_wait", "mutex_lock",
-                                         "mutex_unlock", "sem_take", "sem_give", "handshake_notify",
-                                         "handshake_wait_for", "mutex_pool_lock", "mutex_pool_unlock"};
-  for (const char* name : kChecked) {
-    if (f->getName() == name) return true;
+// The SDK's DPU API that the runtime implements: its DMAs and synchronizations are the emulator's events (timed by its
+// clock; on the DPU they are inline code or a few instructions), and most have rules the emulator checks.
+struct SdkCall {
+  const char* name;
+  bool checked;  // its rule violations are reported: the pass tells the runtime its source line first
+};
+constexpr SdkCall kSdkCalls[] = {
+    {"mram_read", true},         {"mram_write", true},       {"mem_alloc", true},      {"mem_reset", false},
+    {"barrier_wait", true},      {"mutex_lock", true},       {"mutex_unlock", true},   {"sem_take", true},
+    {"sem_give", true},          {"handshake_notify", true}, {"handshake_wait_for", true},
+    {"perfcounter_config", false}, {"perfcounter_get", false}};
+const SdkCall* FindSdkCall(const Function* f) {
+  if (f == nullptr) return nullptr;
+  for (const SdkCall& call : kSdkCalls) {
+    if (f->getName() == call.name) return &call;
   }
-  return f->getName().startswith("__pimopt_dpu_mram_");
+  return nullptr;
+}
+
+bool IsChecked(const Function* f) {
+  const SdkCall* call = FindSdkCall(f);
+  return call != nullptr ? call->checked : f != nullptr && f->getName().startswith("__pimopt_dpu_mram_");
 }
 
 // "file.c:LINE" of an instruction (pimopt-dpu-cc compiles with line tables), or "" without one.
@@ -94,17 +106,10 @@ std::string Where(const Instruction& i) {
   return file + ":" + std::to_string(loc->getLine());
 }
 
-// Calls that cost no call instruction: the pass's hooks, LLVM's intrinsics, and the SDK's API, whose DMA and
-// synchronization the emulator's events time (on the DPU they are inline code or a few instructions).
+// Calls that cost no call instruction: the pass's hooks, LLVM's intrinsics, and the SDK's API.
 bool IsRuntime(const Function* f) {
   if (f == nullptr) return false;
-  static const char* const kApi[] = {"mram_read",    "mram_write",   "mem_alloc",          "mem_reset",
-                                     "barrier_wait", "mutex_lock",   "mutex_unlock",       "perfcounter_config",
-                                     "perfcounter_get", "sem_take",  "sem_give",           "handshake_notify",
-                                     "handshake_wait_for", "mutex_pool_lock", "mutex_pool_unlock"};
-  for (const char* name : kApi) {
-    if (f->getName() == name) return true;
-  }
+  if (FindSdkCall(f) != nullptr) return true;
   if (IsLog(f)) return false;  // printf is code on the DPU: a call
   return f->getName().startswith("__pimopt_dpu_") || f->isIntrinsic();
 }

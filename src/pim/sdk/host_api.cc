@@ -37,7 +37,28 @@ struct dpu_rank_t {
   uint32_t first_dpu, dpus;
 };
 struct dpu_program_t {
+  struct Symbol {
+    std::string name;
+    uint32_t bytes;
+    bool mram;
+  };
   std::shared_ptr<pimopt::pim::DpuProgram> program;
+  // Its symbols, read once at load: the WRAM ones, the MRAM ones, then the MRAM heap. A dpu_symbol_t's address
+  // carries its index here (MRAM ones with kMramSymbolBase set).
+  std::vector<Symbol> symbols;
+
+  explicit dpu_program_t(std::shared_ptr<pimopt::pim::DpuProgram> loaded) : program(std::move(loaded)) {
+    const pimopt::pim::KernelSpec spec = program->Spec();
+    for (const auto& w : spec.wram_symbols) symbols.push_back({w.name, w.bytes, false});
+    for (const auto& m : spec.mram_symbols) symbols.push_back({m.name, m.bytes, true});
+    symbols.push_back({std::string(pimopt::pim::kMramHeapSymbol), 0, true});
+  }
+  // The symbol named `name`, or its index's end (symbols.size()).
+  size_t Find(const std::string& name) const {
+    size_t i = 0;
+    while (i < symbols.size() && symbols[i].name != name) ++i;
+    return i;
+  }
 };
 
 struct Allocation {
@@ -183,23 +204,20 @@ pimopt::pim::DpuProgram& LoadedProgram(const Allocation& a, dpu_error_t status) 
   return *a.program->program;
 }
 
-// A symbol of the loaded program: known, and whether it is in MRAM (the heap symbol is).
-bool SymbolInMram(const Allocation& a, const std::string& name) {
-  const pimopt::pim::KernelSpec spec = LoadedProgram(a, DPU_ERR_UNKNOWN_SYMBOL).Spec();
-  if (name == pimopt::pim::kMramHeapSymbol) return true;
-  for (const auto& w : spec.wram_symbols) {
-    if (w.name == name) return false;
+// The index of the loaded program's symbol `name`; DPU_ERR_UNKNOWN_SYMBOL when there is none.
+size_t KnownSymbol(const dpu_program_t& program, const std::string& name) {
+  const size_t i = program.Find(name);
+  if (i == program.symbols.size()) {
+    Refuse(DPU_ERR_UNKNOWN_SYMBOL, StrCat("the program ", program.program->path(), " has no symbol '", name, "'"));
   }
-  for (const auto& m : spec.mram_symbols) {
-    if (m.name == name) return true;
-  }
-  Refuse(DPU_ERR_UNKNOWN_SYMBOL, StrCat("the program ", a.program->program->path(), " has no symbol '", name, "'"));
+  return i;
 }
 
 // Runs a host access of the emulator; its rule violations become the SDK's access statuses.
 template <typename F>
 double Access(const Allocation& a, const std::string& symbol, F&& access) {
-  const bool mram = SymbolInMram(a, symbol);
+  LoadedProgram(a, DPU_ERR_UNKNOWN_SYMBOL);
+  const bool mram = a.program->symbols[KnownSymbol(*a.program, symbol)].mram;
   try {
     return access();
   } catch (const pimopt::pim::PimError& e) {
@@ -208,16 +226,10 @@ double Access(const Allocation& a, const std::string& symbol, F&& access) {
 }
 
 std::string SymbolName(const Allocation& a, const dpu_symbol_t& symbol) {
-  const pimopt::pim::DpuProgram& program = LoadedProgram(a, DPU_ERR_UNKNOWN_SYMBOL);
-  const pimopt::pim::KernelSpec spec = program.Spec();
-  // dpu_get_symbol gave out the symbol's index in the table below, in the address's low bits.
-  std::vector<std::string> names;
-  for (const auto& w : spec.wram_symbols) names.push_back(w.name);
-  for (const auto& m : spec.mram_symbols) names.push_back(m.name);
-  names.emplace_back(pimopt::pim::kMramHeapSymbol);
+  LoadedProgram(a, DPU_ERR_UNKNOWN_SYMBOL);
   const uint32_t index = symbol.address & ~kMramSymbolBase;
-  if (index >= names.size()) Refuse(DPU_ERR_UNKNOWN_SYMBOL, "a dpu_symbol_t not of the loaded program");
-  return names[index];
+  if (index >= a.program->symbols.size()) Refuse(DPU_ERR_UNKNOWN_SYMBOL, "a dpu_symbol_t not of the loaded program");
+  return a.program->symbols[index].name;
 }
 
 }  // namespace
@@ -448,7 +460,7 @@ dpu_error_t dpu_load(dpu_set_t dpu_set, const char* binary_path, dpu_program_t**
       Refuse(DPU_ERR_ELF_INVALID_FILE, e.what());
     }
     m.allocation->set->Load(loaded);
-    m.allocation->program = std::make_unique<dpu_program_t>(dpu_program_t{loaded});
+    m.allocation->program = std::make_unique<dpu_program_t>(loaded);
     if (program != nullptr) *program = m.allocation->program.get();
     return DPU_OK;
   });
@@ -459,28 +471,10 @@ dpu_error_t dpu_get_symbol(dpu_program_t* program, const char* symbol_name, dpu_
     if (program == nullptr || symbol_name == nullptr || symbol == nullptr) {
       Refuse(DPU_ERR_INVALID_SYMBOL_ACCESS, "a NULL argument");
     }
-    const pimopt::pim::KernelSpec spec = program->program->Spec();
-    uint32_t index = 0;
-    for (const auto& w : spec.wram_symbols) {
-      if (w.name == symbol_name) {
-        *symbol = {index, w.bytes};
-        return DPU_OK;
-      }
-      ++index;
-    }
-    for (const auto& m : spec.mram_symbols) {
-      if (m.name == symbol_name) {
-        *symbol = {kMramSymbolBase | index, m.bytes};
-        return DPU_OK;
-      }
-      ++index;
-    }
-    if (std::strcmp(symbol_name, DPU_MRAM_HEAP_POINTER_NAME) == 0) {
-      *symbol = {kMramSymbolBase | index, 0};
-      return DPU_OK;
-    }
-    Refuse(DPU_ERR_UNKNOWN_SYMBOL, StrCat("the program ", program->program->path(), " has no symbol '",
-                                          symbol_name, "'"));
+    const size_t index = KnownSymbol(*program, symbol_name);
+    const dpu_program_t::Symbol& found = program->symbols[index];
+    *symbol = {(found.mram ? kMramSymbolBase : 0) | static_cast<uint32_t>(index), found.bytes};
+    return DPU_OK;
   });
 }
 

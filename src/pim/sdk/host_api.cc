@@ -318,11 +318,11 @@ static dpu_error_t Allocate(uint32_t nr_dpus, bool whole_ranks, const char* prof
     Refuse(DPU_ERR_ALLOCATION, StrCat(n, " DPUs asked for; system '", hw.name, "' has ", hw.num_dpus,
                                       " (PIMOPT_PROFILE picks another)"));
   }
-  for (const auto& live : g_allocations) {
-    if (live->dpus.size() + n > hw.num_dpus) {
-      Refuse(DPU_ERR_ALLOCATION, StrCat(n, " more DPUs asked for while ", live->dpus.size(), " of the ",
-                                        hw.num_dpus, " are allocated"));
-    }
+  uint64_t allocated = 0;
+  for (const auto& live : g_allocations) allocated += live->dpus.size();
+  if (allocated + n > hw.num_dpus) {
+    Refuse(DPU_ERR_ALLOCATION, StrCat(n, " more DPUs asked for while ", allocated, " of the ", hw.num_dpus,
+                                      " are allocated"));
   }
   auto a = std::make_unique<Allocation>();
   a->system = std::make_unique<pimopt::pim::PimSystem>(hw);

@@ -66,6 +66,15 @@ int main(void) {
   uint32_t value = 0;
   EXPECT_STATUS(dpu_alloc(100000, NULL, &set), DPU_ERR_ALLOCATION);
   EXPECT_STATUS(dpu_alloc(4, "backend=simulator,nrThreadsPerRank=2", &set), DPU_ERR_INVALID_PROFILE);
+  /* The system's DPUs are shared by the live allocations: two of 1,000 leave too few for a third. */
+  struct dpu_set_t first, second, third;
+  EXPECT_STATUS(dpu_alloc(1000, NULL, &first), DPU_OK);
+  EXPECT_STATUS(dpu_alloc(1000, NULL, &second), DPU_OK);
+  EXPECT_STATUS(dpu_alloc(1000, NULL, &third), DPU_ERR_ALLOCATION);
+  EXPECT_STATUS(dpu_free(second), DPU_OK);
+  EXPECT_STATUS(dpu_alloc(1000, NULL, &third), DPU_OK);
+  EXPECT_STATUS(dpu_free(first), DPU_OK);
+  EXPECT_STATUS(dpu_free(third), DPU_OK);
   EXPECT_STATUS(dpu_alloc(4, NULL, &set), DPU_OK);
   EXPECT_STATUS(dpu_copy_to(set, "which", 0, &value, 4), DPU_ERR_UNKNOWN_SYMBOL);  /* nothing loaded */
   EXPECT_STATUS(dpu_load(set, "no/such/program.dpu", NULL), DPU_ERR_ELF_NO_SUCH_FILE);

@@ -1,9 +1,10 @@
 #!/usr/bin/env python3
 """PrIM's published programs, unmodified, on pimopt: built with their own Makefiles by pimopt's DPU toolchain
 (build/sdk/bin: dpu-upmem-dpurte-clang, dpu-pkg-config), run on the emulator through libpimopt_dpu (dpu.h), each
-output checked by the program itself, each kernel time read from the program's own timer under
-PIMOPT_MODELED_CLOCK=1, and compared with the hardware file's time and with pimopt's C++ port of the benchmark
-(`pimopt prim`) at the same configuration.
+output checked by the program itself, under PIMOPT_MODELED_CLOCK=1 and PIMOPT_REPORT; each kernel time (the
+modeled time of all its launches, from the report; the program's own timer is kept beside it) compared with the
+hardware file's time and with pimopt's C++ port of the benchmark (`pimopt prim`) at the same configuration, and
+the instructions the pass charged with the port's.
 
     bench/prim_published.py --prim PATH/TO/prim-benchmarks [--hw-data FILE] [--benchmarks VA,RED]
                             [--max-elements-per-dpu N] [--json OUT.json] [--markdown OUT.md]
@@ -98,7 +99,8 @@ def build(prim, name, dpus, scratch, sdk_bin, log):
 
 
 def run_program(copy, host, row, timeout_s):
-    env = dict(os.environ, PIMOPT_MODELED_CLOCK="1")
+    report = os.path.join(copy, "pimopt_report.json")
+    env = dict(os.environ, PIMOPT_MODELED_CLOCK="1", PIMOPT_REPORT=report)
     cmd = [os.path.join(".", host), "-w", "0", "-e", "1"] + ARGS[row["benchmark"]](row["param"])
     try:
         r = subprocess.run(cmd, cwd=copy, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
@@ -108,7 +110,17 @@ def run_program(copy, host, row, timeout_s):
     out = ANSI.sub("", r.stdout)
     kernels = [float(m.group(2)) for m in KERNEL_TIME.finditer(out)]
     ok = r.returncode == 0 and OK.search(out) is not None
-    result = {"ok": ok, "kernel_ms": sum(kernels) if kernels else None, "timers": len(kernels)}
+    # The kernel time is the modeled time of every launch (kernel and launch overhead, as the hardware file and the
+    # ports count it), from the run's PIMOPT_REPORT; the program's own kernel timer (timer_ms) spans one launch of
+    # MLP's several and not all of TRNS's steps, and adds the host's real time between its timer calls.
+    result = {"ok": ok, "kernel_ms": None, "timer_ms": sum(kernels) if kernels else None, "timers": len(kernels)}
+    if os.path.exists(report):
+        with open(report) as f:
+            launches = json.load(f)["launches"]
+        result["kernel_ms"] = 1e3 * sum(l["kernel_s"] + l["overhead_s"] for l in launches) if launches else None
+        result["program_instructions"] = sum(l["instructions"] for l in launches)
+        result["program_launches"] = len(launches)
+        os.remove(report)
     if not ok:
         result["error"] = out[-1500:]
     return result
@@ -118,8 +130,9 @@ def run_port(pimopt, row, profile):
     r = subprocess.run([pimopt, "prim", row["benchmark"], "--dpus", str(row["dpus"]), "--param", str(row["param"]),
                         "--profile", profile, "--json"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     if r.returncode != 0:
-        return None
-    return json.loads(r.stdout)["kernel_s"] * 1e3
+        return None, None
+    port = json.loads(r.stdout)
+    return port["kernel_s"] * 1e3, port.get("instructions")
 
 
 def error_pct(model, hw):
@@ -179,7 +192,7 @@ def main():
                 out.update(ok=False, error=f"build failed: {host}")
             else:
                 out.update(run_program(copy, host, row, args.timeout))
-            out["port_ms"] = run_port(pimopt, row, args.profile)
+            out["port_ms"], out["port_instructions"] = run_port(pimopt, row, args.profile)
             out["program_error_pct"] = error_pct(out.get("kernel_ms"), row["hw_ms"])
             out["port_error_pct"] = error_pct(out["port_ms"], row["hw_ms"])
             failures += 0 if out["ok"] else 1
@@ -188,11 +201,13 @@ def main():
             fmt = lambda v: "-" if v is None else f"{v:.4g}"
             print(f"{row['benchmark']:9} {row['dpus']:5} DPUs {row['param']:>9}  {status:6} "
                   f"program {fmt(out.get('kernel_ms'))} ms  port {fmt(out['port_ms'])} ms  hw {fmt(row['hw_ms'])} ms"
-                  f"  ({fmt(out['program_error_pct'])}% / {fmt(out['port_error_pct'])}%)", flush=True)
+                  f"  ({fmt(out['program_error_pct'])}% / {fmt(out['port_error_pct'])}%)"
+                  f"  instructions {fmt(out.get('program_instructions'))} / {fmt(out['port_instructions'])}", flush=True)
             if not out["ok"]:
                 print(out.get("error", ""), file=sys.stderr)
-    lines = ["| benchmark | rows | program: median abs error | program: mean | port: median abs error | port: mean |",
-             "|---|---|---|---|---|---|"]
+    lines = ["| benchmark | rows | program: median abs error | program: mean | port: median abs error | port: mean "
+             "| instructions, program / port (median) |",
+             "|---|---|---|---|---|---|---|"]
     summary = {}
     for name in sorted({r["benchmark"] for r in results}):
         mine = [r for r in results if r["benchmark"] == name and r["program_error_pct"] is not None]
@@ -204,9 +219,13 @@ def main():
                          "program_mean": statistics.mean(prog),
                          "port_median": statistics.median(port) if port else None,
                          "port_mean": statistics.mean(port) if port else None}
+        ratios = [r["program_instructions"] / r["port_instructions"] for r in mine
+                  if r.get("program_instructions") and r.get("port_instructions")]
+        summary[name]["instructions_ratio_median"] = statistics.median(ratios) if ratios else None
         s = summary[name]
         lines.append(f"| {name} | {s['rows']} | {s['program_median']:.1f}% | {s['program_mean']:.1f}% | "
-                     + (f"{s['port_median']:.1f}% | {s['port_mean']:.1f}% |" if port else "- | - |"))
+                     + (f"{s['port_median']:.1f}% | {s['port_mean']:.1f}% |" if port else "- | - |")
+                     + (f" {s['instructions_ratio_median']:.3f} |" if ratios else " - |"))
     if summary:
         table = "\n".join(lines)
         print("\nKernel time against the hardware file (absolute errors):\n" + table)

@@ -5,6 +5,8 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <bit>
 #include <cstdint>
 #include <cstdio>
 #include <filesystem>
@@ -147,6 +149,103 @@ TEST(NativeProgram, CopyingLoopsAreChargedPerWordAsTheDpuRunsThem) {
   EXPECT_GE(stats.op_counts[static_cast<size_t>(Op::kWramLoad)], 256u);
   EXPECT_GE(stats.op_counts[static_cast<size_t>(Op::kWramStore)], 512u);
   EXPECT_GE(stats.op_counts[static_cast<size_t>(Op::kBranch)], 512u);
+}
+
+// The pass keeps a function's counts in registers and adds them to the clock's counters before each call that may
+// reach an event and at each return: the cycle counter read after a loop includes the loop, and the multiply steps
+// of the loop and of a helper called in a loop are counted exactly (one per bit of the smaller operand, as __mulsi3
+// runs them).
+TEST(NativeProgram, CountsKeptInRegistersReachTheClockBeforeEachEvent) {
+  PimSystem system(MakeProfile("pim-opt"));
+  DpuSet set = system.Allocate(1);
+  set.Load(LoadNativeProgram(std::string(PIMOPT_DPU_PROGRAMS) + "/count_flush.dpu"));
+  std::vector<uint32_t> a(512), b(512);
+  for (uint32_t i = 0; i < 512; ++i) {
+    a[i] = (i * 2654435761u) >> (i % 32);
+    b[i] = (i * 40503u) % 70000u;
+  }
+  set.CopyTo(0, "a", 0, a.data(), 4 * 512);
+  set.CopyTo(0, "b", 0, b.data(), 4 * 512);
+  auto run = [&](uint32_t n, uint64_t* cycles) {
+    set.BroadcastTo("n", 0, &n, 4);
+    const LaunchStats stats = set.Launch();
+    uint32_t result = 0;
+    set.CopyFrom(0, "result", 0, &result, 4);
+    set.CopyFrom(0, "cycles_after_loop", 0, cycles, 8);
+    uint32_t expected = 0;
+    for (uint32_t i = 0; i < n; ++i) expected += 2 * a[i] * b[i];
+    EXPECT_EQ(result, expected) << n;
+    return stats;
+  };
+  uint64_t cycles_none = 0, cycles_all = 0;
+  const LaunchStats none = run(0, &cycles_none);
+  const LaunchStats all = run(512, &cycles_all);
+  uint64_t steps = 0;
+  for (uint32_t i = 0; i < 512; ++i) steps += std::max(1u, static_cast<uint32_t>(std::bit_width(std::min(a[i], b[i]))));
+  const auto mul_steps = [](const LaunchStats& s) { return s.op_counts[static_cast<size_t>(Op::kMulStep)]; };
+  EXPECT_EQ(mul_steps(all) - mul_steps(none), 2 * steps);
+  const auto calls = [](const LaunchStats& s) { return s.op_counts[static_cast<size_t>(Op::kCall)]; };
+  EXPECT_EQ(calls(all) - calls(none), 512u);
+  // One tasklet issues once per pipeline pass (11 cycles): the first loop's steps alone take 11 x steps cycles.
+  EXPECT_GT(cycles_all - cycles_none, 11 * steps);
+}
+
+// A published Makefile passes its own -O2 (and -g) after the toolchain's flags: the program must still be charged
+// as the scalar code the DPU runs (an -O after -fno-vectorize re-enabled clang's vectorizer, and a vector add of four
+// elements was charged as one add: PrIM's VA was charged a quarter of its loop).
+TEST(NativeProgram, APublishedMakefilesFlagsDoNotChangeTheCounts) {
+  PimSystem system(MakeProfile("pim-opt"));
+  auto counts = [&](const std::string& program) {
+    DpuSet set = system.Allocate(1);
+    set.Load(LoadNativeProgram(std::string(PIMOPT_DPU_PROGRAMS) + "/" + program));
+    const uint32_t n = 4096;
+    std::vector<int32_t> in(2 * n, 3);
+    set.CopyTo(0, kMramHeapSymbol, 0, in.data(), 8 * n);
+    set.BroadcastTo("n", 0, &n, sizeof(n));
+    return set.Launch().op_counts;
+  };
+  const auto plain = counts("vector_add.dpu");
+  const auto makefile = counts("vector_add_makefile_flags.dpu");
+  for (size_t op = 0; op < kNumOps; ++op) EXPECT_EQ(makefile[op], plain[op]) << kOpNames[op];
+  EXPECT_GE(plain[static_cast<size_t>(Op::kWramLoad)], 2u * 4096);
+}
+
+// Per element of a loop (the counts of n = 512 less those of n = 256, over 256): one `ld` and one `lw`, no 64-bit
+// logic, add or compare (the low-bit test of a 64-bit value is a 32-bit `and`; the index stays 32-bit).
+TEST(NativeProgram, TheLoopIsChargedAsTheDpusThirtyTwoBitCode) {
+  PimSystem system(MakeProfile("pim-opt"));
+  DpuSet set = system.Allocate(1);
+  set.Load(LoadNativeProgram(std::string(PIMOPT_DPU_PROGRAMS) + "/cost_rules.dpu"));
+  std::vector<uint64_t> wide(512);
+  std::vector<uint32_t> narrow(512);
+  uint32_t even = 0, largest = 0;
+  for (uint32_t i = 0; i < 512; ++i) {
+    wide[i] = (uint64_t{i} * 0x9E3779B97F4A7C15u) >> 7;
+    narrow[i] = (i * 2654435761u) >> 3;
+    even += (wide[i] & 1) == 0 ? 1 : 0;
+    largest = std::max(largest, narrow[i]);
+  }
+  set.CopyTo(0, "wide", 0, wide.data(), 8 * 512);
+  set.CopyTo(0, "narrow", 0, narrow.data(), 4 * 512);
+  auto run = [&](uint32_t n) {
+    set.BroadcastTo("n", 0, &n, 4);
+    return set.Launch().op_counts;
+  };
+  const auto half = run(256), all = run(512);
+  uint32_t result = 0;
+  set.CopyFrom(0, "even", 0, &result, 4);
+  EXPECT_EQ(result, even);
+  set.CopyFrom(0, "largest", 0, &result, 4);
+  EXPECT_EQ(result, largest);
+  const auto per_element = [&](Op op) {
+    const size_t k = static_cast<size_t>(op);
+    return static_cast<double>(all[k] - half[k]) / 256;
+  };
+  EXPECT_EQ(per_element(Op::kWramLoad), 2.0);
+  EXPECT_EQ(per_element(Op::kInt64Logic), 0.0);
+  EXPECT_EQ(per_element(Op::kInt64Add), 0.0);
+  EXPECT_EQ(per_element(Op::kInt64Compare), 0.0);
+  EXPECT_GE(per_element(Op::kInt32Add), 3.0);  // the max's compare and select, the index
 }
 
 TEST(NativeProgram, AFileThatIsNotAProgramIsRefusedNamingIt) {

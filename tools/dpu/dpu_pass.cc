@@ -21,7 +21,9 @@
 #include <string>
 #include <vector>
 
+#include "llvm/Analysis/ValueTracking.h"
 #include "llvm/IR/Constants.h"
+#include "llvm/Support/KnownBits.h"
 #include "pimopt/pim/op.h"
 #include "llvm/IR/DataLayout.h"
 #include "llvm/IR/IRBuilder.h"
@@ -60,7 +62,10 @@ constexpr uint32_t kInt32Add = Code(Op::kInt32Add), kInt32Logic = Code(Op::kInt3
 // The emulator's per-thread operation counters (pimopt::pim::tls_op_counts in dpu_types.h), by mangled name.
 constexpr const char* kCountersSymbol = "_ZN6pimopt3pim13tls_op_countsE";
 
-bool Wide(const Type* t) { return t->isIntegerTy() && t->getIntegerBitWidth() > 32; }
+bool Wide(const Type* t) {
+  t = t->getScalarType();
+  return t->isIntegerTy() && t->getIntegerBitWidth() > 32;
+}
 
 // The address space of the SDK's __mram_ptr (dpu/include/attributes.h).
 constexpr unsigned kMramAddressSpace = 255;
@@ -96,6 +101,23 @@ bool IsChecked(const Function* f) {
   return call != nullptr ? call->checked : f != nullptr && f->getName().startswith("__pimopt_dpu_mram_");
 }
 
+// The runtime's hooks whose value is fixed for the whole run of a tasklet (its DPU's WRAM image and MRAM heap, its
+// index): declared free of memory effects, so that the optimizer hoists them out of loops and merges repeated calls.
+constexpr const char* kTaskletConstants[] = {"__pimopt_dpu_wram_base", "__pimopt_dpu_me", "__pimopt_dpu_mram_heap"};
+
+// Calls after which the counts need not be in the per-thread counters: intrinsics, the tasklet constants, the
+// source-line hook and the divide routines (they add their own steps to the counters and reach no event).
+bool CannotReachEvent(const Function* f) {
+  if (f == nullptr) return false;
+  if (f->isIntrinsic()) return true;
+  const StringRef n = f->getName();
+  for (const char* name : kTaskletConstants) {
+    if (n == name) return true;
+  }
+  return n == "__pimopt_dpu_at" || n == "__pimopt_dpu_udiv32" || n == "__pimopt_dpu_sdiv32" ||
+         n == "__pimopt_dpu_urem32" || n == "__pimopt_dpu_srem32";
+}
+
 // "file.c:LINE" of an instruction (pimopt-dpu-cc compiles with line tables), or "" without one.
 std::string Where(const Instruction& i) {
   const DebugLoc& loc = i.getDebugLoc();
@@ -114,9 +136,79 @@ bool IsRuntime(const Function* f) {
   return f->getName().startswith("__pimopt_dpu_") || f->isIntrinsic();
 }
 
+// A 64-bit value whose high 32 bits are known to be zero (a 32-bit value zero-extended, a mask): the DPU's code
+// generation splits a 64-bit operation into its halves and folds the half that is constant, as the operand types
+// count a 64-bit operation only where both halves are live.
+bool HighHalfKnownZero(const Value& v) {
+  if (!v.getType()->isIntegerTy(64)) return false;
+  const Module* m = isa<Instruction>(v) ? cast<Instruction>(v).getModule() : nullptr;
+  if (m == nullptr) {
+    if (const auto* c = dyn_cast<ConstantInt>(&v)) return c->getValue().getActiveBits() <= 32;
+    return false;
+  }
+  const KnownBits known = computeKnownBits(&v, m->getDataLayout());
+  return known.countMinLeadingZeros() >= 32;
+}
+
+// The issue slots of an LLVM intrinsic the optimizer made of the program's code (a min, a rotate, a count of bits:
+// the DPU's instructions for it); the ones that are no code (debug values, lifetimes, assumptions) cost nothing.
+// Copies and fills are charged by the caller, per word.
+void CountIntrinsic(const IntrinsicInst& call, std::vector<uint64_t>& counts) {
+  const Type* t = call.getType();
+  const bool wide = Wide(t);
+  switch (call.getIntrinsicID()) {
+    case Intrinsic::umin:
+    case Intrinsic::umax:
+    case Intrinsic::smin:
+    case Intrinsic::smax:
+    case Intrinsic::abs:  // a compare and a select (as a select is charged)
+      counts[wide ? kInt64Add : kInt32Add] += 2;
+      break;
+    case Intrinsic::ctlz:   // clz
+    case Intrinsic::ctpop:  // cao (count all ones)
+      counts[wide ? kInt64Logic : kInt32Logic] += 1;
+      break;
+    case Intrinsic::cttz:  // the lowest set bit isolated (negate, and), then clz
+      counts[wide ? kInt64Logic : kInt32Logic] += 3;
+      break;
+    case Intrinsic::fshl:  // rotates and funnel shifts: rol / ror, or two shifts and an or
+    case Intrinsic::fshr:
+      counts[wide ? kInt64Shift : kInt32Shift] += call.getArgOperand(0) == call.getArgOperand(1) ? 1 : 3;
+      break;
+    case Intrinsic::bswap:  // byte by byte: shifts and masks
+      counts[wide ? kInt64Logic : kInt32Logic] += wide ? 8 : 4;
+      break;
+    case Intrinsic::uadd_with_overflow:  // the add and its carry flag
+    case Intrinsic::sadd_with_overflow:
+    case Intrinsic::usub_with_overflow:
+    case Intrinsic::ssub_with_overflow:
+      counts[wide ? kInt64Add : kInt32Add] += 2;
+      break;
+    case Intrinsic::uadd_sat:  // the add, its carry, a select
+    case Intrinsic::sadd_sat:
+    case Intrinsic::usub_sat:
+    case Intrinsic::ssub_sat:
+      counts[wide ? kInt64Add : kInt32Add] += 3;
+      break;
+    case Intrinsic::fabs:  // the sign bit cleared
+      counts[wide || t->getScalarType()->isDoubleTy() ? kInt64Logic : kInt32Logic] += 1;
+      break;
+    case Intrinsic::copysign:
+      counts[t->getScalarType()->isDoubleTy() ? kInt64Logic : kInt32Logic] += 3;
+      break;
+    case Intrinsic::fmuladd:  // not fused on the DPU: the soft-float multiply, then the add
+    case Intrinsic::fma:
+      ++counts[t->getScalarType()->isDoubleTy() ? kDoubleMul : kFloatMul];
+      ++counts[t->getScalarType()->isDoubleTy() ? kDoubleAdd : kFloatAdd];
+      break;
+    default:
+      break;
+  }
+}
+
 // The issue slots of one instruction, by class (what the DPU compiler makes of it: docs/pim-emulator.md).
 void CountInstruction(const Instruction& i, std::vector<uint64_t>& counts) {
-  const Type* t = i.getType();
+  const Type* t = i.getType()->getScalarType();
   switch (i.getOpcode()) {
     case Instruction::Add:
     case Instruction::Sub:
@@ -125,7 +217,7 @@ void CountInstruction(const Instruction& i, std::vector<uint64_t>& counts) {
     case Instruction::And:
     case Instruction::Or:
     case Instruction::Xor:
-      ++counts[Wide(t) ? kInt64Logic : kInt32Logic];
+      ++counts[Wide(t) && !HighHalfKnownZero(i) ? kInt64Logic : kInt32Logic];
       break;
     case Instruction::Shl:
     case Instruction::LShr:
@@ -159,19 +251,20 @@ void CountInstruction(const Instruction& i, std::vector<uint64_t>& counts) {
     case Instruction::FCmp:
       ++counts[kFloatConvert];
       break;
-    case Instruction::Load:
+    case Instruction::Load:  // lw / ld: a 64-bit load is one instruction (a register pair)
       ++counts[kWramLoad];
-      if (Wide(t)) ++counts[kWramLoad];
       break;
-    case Instruction::Store:
+    case Instruction::Store:  // sw / sd
       ++counts[kWramStore];
-      if (Wide(i.getOperand(0)->getType())) ++counts[kWramStore];
       break;
     case Instruction::Br:
       if (cast<BranchInst>(i).isConditional()) {
         ++counts[kBranch];
         if (const auto* cmp = dyn_cast<ICmpInst>(cast<BranchInst>(i).getCondition())) {
-          if (Wide(cmp->getOperand(0)->getType())) ++counts[kInt64Compare];
+          if (Wide(cmp->getOperand(0)->getType()) &&
+              !(HighHalfKnownZero(*cmp->getOperand(0)) && HighHalfKnownZero(*cmp->getOperand(1)))) {
+            ++counts[kInt64Compare];
+          }
         }
       }
       break;
@@ -187,11 +280,15 @@ void CountInstruction(const Instruction& i, std::vector<uint64_t>& counts) {
       break;
     case Instruction::GetElementPtr:
       for (auto it = cast<GetElementPtrInst>(i).idx_begin(); it != cast<GetElementPtrInst>(i).idx_end(); ++it) {
-        if (!isa<Constant>(*it)) counts[kInt32Add] += 2;  // scale and add
+        if (!isa<Constant>(*it)) counts[kInt32Add] += 1;  // lsl_add: the index scaled and added in one instruction
       }
       break;
     case Instruction::Call:
-      if (!IsRuntime(cast<CallInst>(i).getCalledFunction())) ++counts[kCall];
+      if (const auto* intrinsic = dyn_cast<IntrinsicInst>(&i)) {
+        CountIntrinsic(*intrinsic, counts);
+      } else if (!IsRuntime(cast<CallInst>(i).getCalledFunction())) {
+        ++counts[kCall];
+      }
       break;
     case Instruction::Ret:
     case Instruction::Switch:
@@ -200,6 +297,24 @@ void CountInstruction(const Instruction& i, std::vector<uint64_t>& counts) {
     default:
       break;  // phi, casts between pointer types, truncations: no instruction
   }
+}
+
+// An instruction on vectors (clang makes none with the toolchain's flags; a program's own vector types can) is
+// charged once per lane: the DPU has no vector unit.
+void CountLanes(const Instruction& i, std::vector<uint64_t>& counts) {
+  uint64_t lanes = 1;
+  auto widen = [&](const Type* t) {
+    if (const auto* v = dyn_cast<FixedVectorType>(t)) lanes = std::max<uint64_t>(lanes, v->getNumElements());
+  };
+  widen(i.getType());
+  for (const Value* operand : i.operands()) widen(operand->getType());
+  if (lanes == 1 || (isa<CallBase>(i) && !isa<IntrinsicInst>(i))) {
+    CountInstruction(i, counts);
+    return;
+  }
+  std::vector<uint64_t> one(counts.size(), 0);
+  CountInstruction(i, one);
+  for (size_t op = 0; op < counts.size(); ++op) counts[op] += one[op] * lanes;
 }
 
 struct Placed {
@@ -243,6 +358,13 @@ class DpuPass : public PassInfoMixin<DpuPass> {
       cursor += bytes;
     }
     FunctionCallee base_fn = m.getOrInsertFunction("__pimopt_dpu_wram_base", i8p);
+    for (const char* name : kTaskletConstants) {
+      if (Function* f = m.getFunction(name)) {
+        f->setDoesNotAccessMemory();
+        f->setDoesNotThrow();
+        f->setWillReturn();
+      }
+    }
     for (const Placed& p : placed) Relocate(p, base_fn, i8, i64);
     LowerMramAccesses(m);
     MarkCheckedCalls(m);
@@ -256,9 +378,32 @@ class DpuPass : public PassInfoMixin<DpuPass> {
       counters = new GlobalVariable(m, counts_type, false, GlobalValue::ExternalLinkage, nullptr, kCountersSymbol,
                                     nullptr, GlobalValue::InitialExecTLSModel);
     }
+    // Each function counts into its own locals (registers once SROA has run: a loop's counts become a phi, and a
+    // loop of known trip count a product at its exit), added to the per-thread counters before every call that may
+    // reach an event (where the clock harvests them) and before every return.
+    std::vector<AllocaInst*> local(kNumOpCodes, nullptr);
+    Function* counting = nullptr;
+    auto local_slot = [&](uint32_t op) {
+      if (local[op] == nullptr) {
+        IRBuilder<> at_entry(&*counting->getEntryBlock().getFirstInsertionPt());
+        local[op] = at_entry.CreateAlloca(i64, nullptr, "pimopt.count");
+        at_entry.CreateStore(ConstantInt::get(i64, 0), local[op]);
+      }
+      return local[op];
+    };
     auto add_count = [&](IRBuilder<>& builder, uint32_t op, Value* n) {
-      Value* slot = builder.CreateConstInBoundsGEP2_32(counts_type, counters, 0, op);
+      AllocaInst* slot = local_slot(op);
       builder.CreateStore(builder.CreateAdd(builder.CreateLoad(i64, slot), n), slot);
+    };
+    auto flush = [&](Instruction* before) {
+      IRBuilder<> builder(before);
+      for (uint32_t op = 0; op < kNumOpCodes; ++op) {
+        if (local[op] == nullptr) continue;
+        Value* shared = builder.CreateConstInBoundsGEP2_32(counts_type, counters, 0, op);
+        builder.CreateStore(builder.CreateAdd(builder.CreateLoad(i64, shared), builder.CreateLoad(i64, local[op])),
+                            shared);
+        builder.CreateStore(ConstantInt::get(i64, 0), local[op]);
+      }
     };
     FunctionCallee udiv32 = m.getOrInsertFunction("__pimopt_dpu_udiv32", i32, i32, i32);
     FunctionCallee sdiv32 = m.getOrInsertFunction("__pimopt_dpu_sdiv32", i32, i32, i32);
@@ -267,6 +412,8 @@ class DpuPass : public PassInfoMixin<DpuPass> {
     Function* ctlz32 = Intrinsic::getDeclaration(&m, Intrinsic::ctlz, {i32});
     for (Function& f : m) {
       if (f.isDeclaration() || IsRuntime(&f)) continue;
+      counting = &f;
+      std::fill(local.begin(), local.end(), nullptr);
       for (BasicBlock& b : f) {
         std::vector<uint64_t> counts(kNumOpCodes, 0);
         // Run-time multiplies: the host's multiply, and the DPU routine's steps counted from the operands
@@ -298,7 +445,7 @@ class DpuPass : public PassInfoMixin<DpuPass> {
         // The block's own instructions, before any counting code is added (a run-time multiply: below).
         std::vector<MemIntrinsic*> copies;
         for (Instruction& i : b) {
-          if (std::find(multiplies.begin(), multiplies.end(), &i) == multiplies.end()) CountInstruction(i, counts);
+          if (std::find(multiplies.begin(), multiplies.end(), &i) == multiplies.end()) CountLanes(i, counts);
           if (auto* copy = dyn_cast<MemIntrinsic>(&i)) copies.push_back(copy);
         }
         // A WRAM copy or fill (what clang makes of a copying loop: llvm.memcpy / memmove / memset) is the loop the
@@ -329,10 +476,10 @@ class DpuPass : public PassInfoMixin<DpuPass> {
             Value* a = op->getOperand(0);
             Value* c = op->getOperand(1);
             Value* smaller = builder.CreateSelect(builder.CreateICmpULT(a, c), a, c);
-            Value* bits = builder.CreateSub(ConstantInt::get(i32, 32),
-                                            builder.CreateCall(ctlz32, {smaller, builder.getFalse()}));
-            Value* steps = builder.CreateSelect(builder.CreateICmpEQ(bits, ConstantInt::get(i32, 0)),
-                                                ConstantInt::get(i32, 1), bits);
+            // the bits of the smaller operand, at least one: 32 - clz(smaller | 1)
+            Value* steps = builder.CreateSub(
+                ConstantInt::get(i32, 32),
+                builder.CreateCall(ctlz32, {builder.CreateOr(smaller, ConstantInt::get(i32, 1)), builder.getTrue()}));
             add_count(builder, kMulStep, builder.CreateZExt(steps, i64));
           }
         }
@@ -341,8 +488,24 @@ class DpuPass : public PassInfoMixin<DpuPass> {
           if (counts[op] != 0) add_count(builder, op, ConstantInt::get(i64, counts[op]));
         }
       }
+      std::vector<Instruction*> flush_points;
+      for (BasicBlock& b : f) {
+        for (Instruction& i : b) {
+          if (isa<ReturnInst>(i)) flush_points.push_back(&i);
+          if (const auto* call = dyn_cast<CallBase>(&i); call && !CannotReachEvent(call->getCalledFunction())) {
+            flush_points.push_back(&i);
+          }
+        }
+      }
+      for (Instruction* i : flush_points) flush(i);
     }
     EmitTable(m, placed, wram, mram);
+    // The counts are taken: from here on the module is host code. clang's step targets any x86-64 (so that the IR,
+    // and with it the counts, are the same on every host); the optimization and code generation after the pass use
+    // the CPU that opt and llc are given (pimopt-dpu-cc: this machine's, as the project's own code is compiled).
+    for (Function& f : m) {
+      for (const char* attribute : {"target-cpu", "target-features", "tune-cpu"}) f.removeFnAttr(attribute);
+    }
     return PreservedAnalyses::none();
   }
 

@@ -23,6 +23,7 @@
 
 #include "dpu.h"
 #include "dpu_log.h"
+#include "pimopt/core/atomic_file.h"
 #include "pimopt/core/error.h"
 #include "pimopt/pim/native_program.h"
 #include "pimopt/pim/system.h"
@@ -93,6 +94,80 @@ struct ClockState {
 };
 ClockState g_clock;
 thread_local int t_api_depth = 0;
+
+// PIMOPT_REPORT=FILE: every launch's modeled account (cycles by cause, instructions by class, DMAs), written as JSON
+// when the program exits (a temporary file renamed into place).
+struct LaunchRecord {
+  std::string program;
+  pimopt::pim::LaunchStats stats;
+};
+std::vector<LaunchRecord> g_launches;
+
+std::string JsonString(const std::string& text) {
+  std::string out = "\"";
+  for (const char c : text) {
+    if (c == '"' || c == '\\') {
+      out += '\\';
+      out += c;
+    } else if (static_cast<unsigned char>(c) < 0x20) {
+      char escaped[8];
+      std::snprintf(escaped, sizeof escaped, "\\u%04x", static_cast<unsigned>(c));
+      out += escaped;
+    } else {
+      out += c;
+    }
+  }
+  return out + "\"";
+}
+
+void WriteReport() {
+  const char* path = std::getenv("PIMOPT_REPORT");
+  if (path == nullptr || *path == '\0') return;
+  try {
+    pimopt::AtomicFileWriter file(path);
+    std::ostream& out = file.stream();
+    out.precision(17);
+    out << "{\n  \"profile\": " << JsonString(g_profile_name) << ",\n  \"modeled_s\": " << g_clock.modeled_s
+        << ",\n  \"launches\": [";
+    for (size_t i = 0; i < g_launches.size(); ++i) {
+      const pimopt::pim::LaunchStats& s = g_launches[i].stats;
+      const pimopt::pim::DpuCycles& c = s.slowest;
+      out << (i ? ",\n" : "\n") << "    {\"program\": " << JsonString(g_launches[i].program) << ", \"dpus\": " << s.dpus
+          << ", \"tasklets\": " << s.tasklets << ", \"kernel_s\": " << s.kernel_s
+          << ", \"overhead_s\": " << s.overhead_s << ",\n     \"slowest_dpu_cycles\": {\"total\": " << c.total
+          << ", \"issue\": " << c.issue << ", \"revolver\": " << c.revolver << ", \"dma\": " << c.dma
+          << ", \"sync\": " << c.sync << ", \"interference\": " << c.interference << "},\n     \"instructions\": "
+          << s.issue_slots << ", \"mram_read_bytes\": " << s.mram_read_bytes << ", \"mram_write_bytes\": "
+          << s.mram_write_bytes << ", \"dmas\": " << s.dmas << ", \"barrier_waits\": " << s.barrier_waits
+          << ", \"lock_contentions\": " << s.lock_contentions << ", \"energy_j\": " << s.energy_j
+          << ",\n     \"op_counts\": {";
+      bool first = true;
+      for (size_t op = 0; op < pimopt::pim::kNumOps; ++op) {
+        if (s.op_counts[op] == 0) continue;
+        out << (first ? "" : ", ") << JsonString(pimopt::pim::kOpNames[op]) << ": " << s.op_counts[op];
+        first = false;
+      }
+      out << "}}";
+    }
+    out << "\n  ]\n}\n";
+    file.Commit();
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "pimopt: PIMOPT_REPORT: %s\n", e.what());
+  }
+}
+
+void RecordLaunch(const std::string& program, const pimopt::pim::LaunchStats& stats) {
+  static const bool reporting = [] {
+    const char* path = std::getenv("PIMOPT_REPORT");
+    if (path == nullptr || *path == '\0') return false;
+    std::atexit(WriteReport);
+    return true;
+  }();
+  if (!reporting) return;
+  g_launches.push_back({program, stats});
+  g_launches.back().stats.per_dpu.clear();
+  g_launches.back().stats.traces.clear();
+}
 
 extern "C" double __pimopt_real_seconds(void);  // modeled_clock.c: the real monotonic clock
 
@@ -490,6 +565,7 @@ dpu_error_t dpu_launch(dpu_set_t dpu_set, dpu_launch_policy_t policy) {
     pimopt::pim::DpuProgram& program = LoadedProgram(a, DPU_ERR_INVALID_DPU_SET);
     program.ClearLogs();
     const pimopt::pim::LaunchStats stats = a.set->Launch();
+    RecordLaunch(stats.kernel, stats);
     const double s = stats.kernel_s + stats.overhead_s;
     g_clock.last_launch_s = s;
     if (policy == DPU_SYNCHRONOUS) {

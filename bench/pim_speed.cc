@@ -104,10 +104,14 @@ int main(int argc, char** argv) {
   std::vector<int32_t> data(uint64_t{dpus} * n), w(kBlock);
   for (uint64_t i = 0; i < data.size(); ++i) data[i] = static_cast<int32_t>((i * 2654435761u) % 1000) - 500;
   for (uint32_t j = 0; j < kBlock; ++j) w[j] = static_cast<int32_t>(j % 17) - 8;
-  for (uint32_t d = 0; d < dpus; ++d) set.PrepareXfer(d, data.data() + d * n, 4 * n);
-  set.PushXfer(XferDirection::kToDpu, kMramHeapSymbol, 0, 4 * n);
-  set.BroadcastTo("n", 0, &n, 8);
-  set.BroadcastTo("w", 0, w.data(), 4 * kBlock);
+  // Each DPU's data into its MRAM heap, n and the weights into every DPU's WRAM (both versions of the kernel).
+  auto load_inputs = [&](DpuSet& s) {
+    for (uint32_t d = 0; d < dpus; ++d) s.PrepareXfer(d, data.data() + d * n, 4 * n);
+    s.PushXfer(XferDirection::kToDpu, kMramHeapSymbol, 0, 4 * n);
+    s.BroadcastTo("n", 0, &n, 8);
+    s.BroadcastTo("w", 0, w.data(), 4 * kBlock);
+  };
+  load_inputs(set);
 
   // The multiply-accumulate kernel under both schedulers (the same modeled cycles).
   double emulated = 1e30, emulated_reference = 1e30, native = 1e30;
@@ -140,36 +144,34 @@ int main(int argc, char** argv) {
     });
     native = std::min(native, Seconds(t0));
   }
-  for (uint32_t d = 0; d < dpus; ++d) {
-    int64_t v = 0;
-    set.CopyFrom(d, "result", 0, &v, 8);
-    if (v != native_result[d]) {
-      std::fprintf(stderr, "mismatch on DPU %u\n", d);
-      return 1;
+  // The first DPU whose result differs from the native loop's, or -1.
+  auto first_mismatch = [&](DpuSet& s) {
+    for (uint32_t d = 0; d < dpus; ++d) {
+      int64_t v = 0;
+      s.CopyFrom(d, "result", 0, &v, 8);
+      if (v != native_result[d]) return static_cast<int64_t>(d);
     }
+    return int64_t{-1};
+  };
+  if (const int64_t d = first_mismatch(set); d >= 0) {
+    std::fprintf(stderr, "mismatch on DPU %lld\n", static_cast<long long>(d));
+    return 1;
   }
   // The same kernel as a DPU C program (its costs come from the pass's IR table, not the operand types).
   double program_wall = 0, program_kernel_s = 0;
   if (!program.empty()) {
     DpuSet cset = system.Allocate(dpus);
     cset.Load(LoadNativeProgram(program));
-    for (uint32_t d = 0; d < dpus; ++d) cset.PrepareXfer(d, data.data() + d * n, 4 * n);
-    cset.PushXfer(XferDirection::kToDpu, kMramHeapSymbol, 0, 4 * n);
-    cset.BroadcastTo("n", 0, &n, 8);
-    cset.BroadcastTo("w", 0, w.data(), 4 * kBlock);
+    load_inputs(cset);
     program_wall = 1e30;
     for (int r = 0; r < repeats; ++r) {
       const LaunchStats s = cset.Launch();
       program_wall = std::min(program_wall, s.host_wall_s);
       program_kernel_s = s.kernel_s;
     }
-    for (uint32_t d = 0; d < dpus; ++d) {
-      int64_t v = 0;
-      cset.CopyFrom(d, "result", 0, &v, 8);
-      if (v != native_result[d]) {
-        std::fprintf(stderr, "the C program's result differs on DPU %u\n", d);
-        return 1;
-      }
+    if (const int64_t d = first_mismatch(cset); d >= 0) {
+      std::fprintf(stderr, "the C program's result differs on DPU %lld\n", static_cast<long long>(d));
+      return 1;
     }
   }
   // The cost of one event (host ns per tasklet event) under each scheduler: 16 tasklets x E events on every DPU,

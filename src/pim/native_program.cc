@@ -284,14 +284,6 @@ void* mem_alloc(size_t bytes) {
 }
 
 // --- __mram_ptr loads, stores, copies and fills (the pass's lowering)
-void __pimopt_dpu_mram_load(uint64_t address, uint8_t* to, uint32_t bytes) {
-  const pimopt::pim::Resume r;
-  r.Checked([&] { pimopt::pim::MramLoad(r.tasklet(), address, to, bytes); });
-}
-void __pimopt_dpu_mram_store(const uint8_t* from, uint64_t address, uint32_t bytes) {
-  const pimopt::pim::Resume r;
-  r.Checked([&] { pimopt::pim::MramStore(r.tasklet(), from, address, bytes); });
-}
 void __pimopt_dpu_mram_copy_from(uint8_t* to, uint64_t address, uint64_t bytes) {
   const pimopt::pim::Resume r;
   r.Checked([&] { pimopt::pim::MramLoad(r.tasklet(), address, to, bytes); });

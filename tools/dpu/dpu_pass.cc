@@ -8,10 +8,11 @@
 //     emulator's (8-aligned, in definition order, from WRAM address 0).
 //  2. MRAM globals (section ".mram", the headers' __mram and __mram_noinit) get MRAM addresses from 0, 8-aligned;
 //     their uses become those addresses (MRAM is reached only through DMA, as on the DPU).
-//  3. Every basic block is charged its issue slots by operation class (the emulator's Op table, op.h) at its start,
-//     added inline to the emulator's per-thread counters (tls_op_counts, the ones the operand types add to). A
-//     multiply by a run-time operand stays the host's multiply and adds the DPU routine's data-dependent steps,
-//     computed from its operands; a divide becomes a call that counts its steps (__pimopt_dpu_udiv32, ...).
+//  3. Every basic block is charged its issue slots by operation class (the emulator's Op table, op.h), into counts
+//     each function keeps in locals and adds to the emulator's per-thread counters (tls_op_counts, the ones the
+//     operand types add to) before each call that may reach an event and at each return. A multiply by a run-time
+//     operand stays the host's multiply and adds the DPU routine's data-dependent steps, computed from its
+//     operands; a divide becomes a call that counts its steps (__pimopt_dpu_udiv32, ...).
 //  4. Loads and stores through __mram_ptr become DMAs; printf writes the DPU's log; SDK calls get their source line.
 // A table of the symbols (name, WRAM or MRAM, offset, size, initial bytes) is emitted as __pimopt_dpu_symbols for
 // the loader (src/pim/native_program.cc).
@@ -105,8 +106,13 @@ bool IsChecked(const Function* f) {
 // index): declared free of memory effects, so that the optimizer hoists them out of loops and merges repeated calls.
 constexpr const char* kTaskletConstants[] = {"__pimopt_dpu_wram_base", "__pimopt_dpu_me", "__pimopt_dpu_mram_heap"};
 
-// Calls after which the counts need not be in the per-thread counters: intrinsics, the tasklet constants, the
-// source-line hook and the divide routines (they add their own steps to the counters and reach no event).
+// The runtime's 32-bit divide routines, by the opcode they replace (udiv, sdiv, urem, srem): they count their own
+// steps (__udivsi3's, ...) and reach no event.
+constexpr const char* kDivideRoutines[] = {"__pimopt_dpu_udiv32", "__pimopt_dpu_sdiv32", "__pimopt_dpu_urem32",
+                                           "__pimopt_dpu_srem32"};
+
+// Calls before which the counts need not be in the per-thread counters: intrinsics, the tasklet constants, the
+// source-line hook and the divide routines (they add to the counters themselves and reach no event).
 bool CannotReachEvent(const Function* f) {
   if (f == nullptr) return false;
   if (f->isIntrinsic()) return true;
@@ -114,8 +120,10 @@ bool CannotReachEvent(const Function* f) {
   for (const char* name : kTaskletConstants) {
     if (n == name) return true;
   }
-  return n == "__pimopt_dpu_at" || n == "__pimopt_dpu_udiv32" || n == "__pimopt_dpu_sdiv32" ||
-         n == "__pimopt_dpu_urem32" || n == "__pimopt_dpu_srem32";
+  for (const char* name : kDivideRoutines) {
+    if (n == name) return true;
+  }
+  return n == "__pimopt_dpu_at";
 }
 
 // "file.c:LINE" of an instruction (pimopt-dpu-cc compiles with line tables), or "" without one.
@@ -139,15 +147,8 @@ bool IsRuntime(const Function* f) {
 // A 64-bit value whose high 32 bits are known to be zero (a 32-bit value zero-extended, a mask): the DPU's code
 // generation splits a 64-bit operation into its halves and folds the half that is constant, as the operand types
 // count a 64-bit operation only where both halves are live.
-bool HighHalfKnownZero(const Value& v) {
-  if (!v.getType()->isIntegerTy(64)) return false;
-  const Module* m = isa<Instruction>(v) ? cast<Instruction>(v).getModule() : nullptr;
-  if (m == nullptr) {
-    if (const auto* c = dyn_cast<ConstantInt>(&v)) return c->getValue().getActiveBits() <= 32;
-    return false;
-  }
-  const KnownBits known = computeKnownBits(&v, m->getDataLayout());
-  return known.countMinLeadingZeros() >= 32;
+bool HighHalfKnownZero(const Value& v, const DataLayout& layout) {
+  return v.getType()->isIntegerTy(64) && computeKnownBits(&v, layout).countMinLeadingZeros() >= 32;
 }
 
 // The issue slots of an LLVM intrinsic the optimizer made of the program's code (a min, a rotate, a count of bits:
@@ -209,6 +210,7 @@ void CountIntrinsic(const IntrinsicInst& call, std::vector<uint64_t>& counts) {
 // The issue slots of one instruction, by class (what the DPU compiler makes of it: docs/pim-emulator.md).
 void CountInstruction(const Instruction& i, std::vector<uint64_t>& counts) {
   const Type* t = i.getType()->getScalarType();
+  const DataLayout& layout = i.getModule()->getDataLayout();
   switch (i.getOpcode()) {
     case Instruction::Add:
     case Instruction::Sub:
@@ -217,7 +219,7 @@ void CountInstruction(const Instruction& i, std::vector<uint64_t>& counts) {
     case Instruction::And:
     case Instruction::Or:
     case Instruction::Xor:
-      ++counts[Wide(t) && !HighHalfKnownZero(i) ? kInt64Logic : kInt32Logic];
+      ++counts[Wide(t) && !HighHalfKnownZero(i, layout) ? kInt64Logic : kInt32Logic];
       break;
     case Instruction::Shl:
     case Instruction::LShr:
@@ -262,7 +264,7 @@ void CountInstruction(const Instruction& i, std::vector<uint64_t>& counts) {
         ++counts[kBranch];
         if (const auto* cmp = dyn_cast<ICmpInst>(cast<BranchInst>(i).getCondition())) {
           if (Wide(cmp->getOperand(0)->getType()) &&
-              !(HighHalfKnownZero(*cmp->getOperand(0)) && HighHalfKnownZero(*cmp->getOperand(1)))) {
+              !(HighHalfKnownZero(*cmp->getOperand(0), layout) && HighHalfKnownZero(*cmp->getOperand(1), layout))) {
             ++counts[kInt64Compare];
           }
         }
@@ -405,10 +407,10 @@ class DpuPass : public PassInfoMixin<DpuPass> {
         builder.CreateStore(ConstantInt::get(i64, 0), local[op]);
       }
     };
-    FunctionCallee udiv32 = m.getOrInsertFunction("__pimopt_dpu_udiv32", i32, i32, i32);
-    FunctionCallee sdiv32 = m.getOrInsertFunction("__pimopt_dpu_sdiv32", i32, i32, i32);
-    FunctionCallee urem32 = m.getOrInsertFunction("__pimopt_dpu_urem32", i32, i32, i32);
-    FunctionCallee srem32 = m.getOrInsertFunction("__pimopt_dpu_srem32", i32, i32, i32);
+    FunctionCallee udiv32 = m.getOrInsertFunction(kDivideRoutines[0], i32, i32, i32);
+    FunctionCallee sdiv32 = m.getOrInsertFunction(kDivideRoutines[1], i32, i32, i32);
+    FunctionCallee urem32 = m.getOrInsertFunction(kDivideRoutines[2], i32, i32, i32);
+    FunctionCallee srem32 = m.getOrInsertFunction(kDivideRoutines[3], i32, i32, i32);
     Function* ctlz32 = Intrinsic::getDeclaration(&m, Intrinsic::ctlz, {i32});
     for (Function& f : m) {
       if (f.isDeclaration() || IsRuntime(&f)) continue;
@@ -500,9 +502,9 @@ class DpuPass : public PassInfoMixin<DpuPass> {
       for (Instruction* i : flush_points) flush(i);
     }
     EmitTable(m, placed, wram, mram);
-    // The counts are taken: from here on the module is host code. clang's step targets any x86-64 (so that the IR,
-    // and with it the counts, are the same on every host); the optimization and code generation after the pass use
-    // the CPU that opt and llc are given (pimopt-dpu-cc: this machine's, as the project's own code is compiled).
+    // The counts are taken: from here on the module is host code. The code counted was made for any x86-64 (so
+    // that it, and with it the counts, are the same on every host); the optimization and code generation after the
+    // pass use the CPU that opt and llc are given (pimopt-dpu-cc: this machine's, as the project's own code is).
     for (Function& f : m) {
       for (const char* attribute : {"target-cpu", "target-features", "tune-cpu"}) f.removeFnAttr(attribute);
     }
@@ -511,16 +513,13 @@ class DpuPass : public PassInfoMixin<DpuPass> {
 
  private:
   // Loads and stores through a __mram_ptr (and copies and fills of MRAM) become the runtime's DMA-backed accesses
-  // (__pimopt_dpu_mram_load, ...): on the DPU they are a DMA of the aligned 8 bytes around the access.
+  // (__pimopt_dpu_mram_copy_from, ...): on the DPU they are a DMA of the aligned 8 bytes around the access.
   static void LowerMramAccesses(Module& m) {
     LLVMContext& ctx = m.getContext();
     Type* void_ty = Type::getVoidTy(ctx);
     Type* i8 = Type::getInt8Ty(ctx);
-    Type* i32 = Type::getInt32Ty(ctx);
     Type* i64 = Type::getInt64Ty(ctx);
     PointerType* i8p = PointerType::getUnqual(i8);
-    FunctionCallee load_fn = m.getOrInsertFunction("__pimopt_dpu_mram_load", void_ty, i64, i8p, i32);
-    FunctionCallee store_fn = m.getOrInsertFunction("__pimopt_dpu_mram_store", void_ty, i8p, i64, i32);
     FunctionCallee copy_from_fn = m.getOrInsertFunction("__pimopt_dpu_mram_copy_from", void_ty, i8p, i64, i64);
     FunctionCallee copy_to_fn = m.getOrInsertFunction("__pimopt_dpu_mram_copy_to", void_ty, i64, i8p, i64);
     FunctionCallee copy_fn = m.getOrInsertFunction("__pimopt_dpu_mram_copy", void_ty, i64, i64, i64);
@@ -548,17 +547,18 @@ class DpuPass : public PassInfoMixin<DpuPass> {
         if (auto* l = dyn_cast<LoadInst>(i)) {
           AllocaInst* slot = at_entry.CreateAlloca(l->getType());
           const uint64_t bytes = layout.getTypeStoreSize(l->getType());
-          builder.CreateCall(load_fn, {builder.CreatePtrToInt(l->getPointerOperand(), i64),
-                                       builder.CreatePointerCast(slot, i8p), ConstantInt::get(i32, bytes)});
+          builder.CreateCall(copy_from_fn, {builder.CreatePointerCast(slot, i8p),
+                                            builder.CreatePtrToInt(l->getPointerOperand(), i64),
+                                            ConstantInt::get(i64, bytes)});
           LoadInst* value = builder.CreateLoad(l->getType(), slot);
           l->replaceAllUsesWith(value);
         } else if (auto* s = dyn_cast<StoreInst>(i)) {
           Type* t = s->getValueOperand()->getType();
           AllocaInst* slot = at_entry.CreateAlloca(t);
           builder.CreateStore(s->getValueOperand(), slot);
-          builder.CreateCall(store_fn, {builder.CreatePointerCast(slot, i8p),
-                                        builder.CreatePtrToInt(s->getPointerOperand(), i64),
-                                        ConstantInt::get(i32, layout.getTypeStoreSize(t))});
+          builder.CreateCall(copy_to_fn, {builder.CreatePtrToInt(s->getPointerOperand(), i64),
+                                          builder.CreatePointerCast(slot, i8p),
+                                          ConstantInt::get(i64, layout.getTypeStoreSize(t))});
         } else if (auto* t = dyn_cast<MemTransferInst>(i)) {
           Value* n = builder.CreateZExtOrTrunc(t->getLength(), i64);
           const bool to = in_mram(t->getRawDest()), from = in_mram(t->getRawSource());
@@ -763,8 +763,8 @@ class DpuPass : public PassInfoMixin<DpuPass> {
 }  // namespace
 
 // opt -load-pass-plugin=pimopt_dpu_pass.so -passes=pimopt-dpu: pimopt-dpu-cc runs it on the linked program, after
-// clang's optimizations of each source file, so that the costs are those of the optimized code (as the DPU
-// compiler's) and the WRAM and MRAM layouts are the whole program's.
+// each source file's optimization under the cost layout, so that the costs are those of the optimized code (as the
+// DPU compiler's) and the WRAM and MRAM layouts are the whole program's.
 extern "C" LLVM_ATTRIBUTE_WEAK PassPluginLibraryInfo llvmGetPassPluginInfo() {
   return {LLVM_PLUGIN_API_VERSION, "PimoptDpu", "0.2", [](PassBuilder& builder) {
             builder.registerPipelineParsingCallback(

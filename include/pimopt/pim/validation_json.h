@@ -13,6 +13,12 @@
 
 namespace pimopt::pim::validation {
 
+// A DPU's cycles by cause (what `prim --json`, `validate --json` and the host API's PIMOPT_REPORT print).
+inline nlohmann::json DpuCyclesJson(const DpuCycles& c) {
+  return {{"issue", c.issue}, {"revolver", c.revolver}, {"dma", c.dma}, {"interference", c.interference},
+          {"sync", c.sync},   {"total", c.total}};
+}
+
 nlohmann::json KernelConstantsJson(const KernelConstants& c);
 nlohmann::json TransferConstantsJson(const TransferConstants& c);
 // The leave-one-benchmark-out report of the hardware file `hw_path`, run on profile `profile_name`.

@@ -25,8 +25,10 @@
 #include "dpu_log.h"
 #include "pimopt/core/atomic_file.h"
 #include "pimopt/core/error.h"
+#include "pimopt/core/file_util.h"
 #include "pimopt/pim/native_program.h"
 #include "pimopt/pim/system.h"
+#include "pimopt/pim/validation_json.h"
 
 struct dpu_t {
   struct Allocation* allocation;
@@ -97,76 +99,46 @@ thread_local int t_api_depth = 0;
 
 // PIMOPT_REPORT=FILE: every launch's modeled account (cycles by cause, instructions by class, DMAs), written as JSON
 // when the program exits (a temporary file renamed into place).
-struct LaunchRecord {
-  std::string program;
-  pimopt::pim::LaunchStats stats;
-};
-std::vector<LaunchRecord> g_launches;
-
-std::string JsonString(const std::string& text) {
-  std::string out = "\"";
-  for (const char c : text) {
-    if (c == '"' || c == '\\') {
-      out += '\\';
-      out += c;
-    } else if (static_cast<unsigned char>(c) < 0x20) {
-      char escaped[8];
-      std::snprintf(escaped, sizeof escaped, "\\u%04x", static_cast<unsigned>(c));
-      out += escaped;
-    } else {
-      out += c;
-    }
-  }
-  return out + "\"";
-}
+const std::string g_report_path = [] {
+  const char* path = std::getenv("PIMOPT_REPORT");
+  return std::string(path != nullptr ? path : "");
+}();
+nlohmann::json g_launches = nlohmann::json::array();
 
 void WriteReport() {
-  const char* path = std::getenv("PIMOPT_REPORT");
-  if (path == nullptr || *path == '\0') return;
   try {
-    pimopt::AtomicFileWriter file(path);
-    std::ostream& out = file.stream();
-    out.precision(17);
-    out << "{\n  \"profile\": " << JsonString(g_profile_name) << ",\n  \"modeled_s\": " << g_clock.modeled_s
-        << ",\n  \"launches\": [";
-    for (size_t i = 0; i < g_launches.size(); ++i) {
-      const pimopt::pim::LaunchStats& s = g_launches[i].stats;
-      const pimopt::pim::DpuCycles& c = s.slowest;
-      out << (i ? ",\n" : "\n") << "    {\"program\": " << JsonString(g_launches[i].program) << ", \"dpus\": " << s.dpus
-          << ", \"tasklets\": " << s.tasklets << ", \"kernel_s\": " << s.kernel_s
-          << ", \"overhead_s\": " << s.overhead_s << ",\n     \"slowest_dpu_cycles\": {\"total\": " << c.total
-          << ", \"issue\": " << c.issue << ", \"revolver\": " << c.revolver << ", \"dma\": " << c.dma
-          << ", \"sync\": " << c.sync << ", \"interference\": " << c.interference << "},\n     \"instructions\": "
-          << s.issue_slots << ", \"mram_read_bytes\": " << s.mram_read_bytes << ", \"mram_write_bytes\": "
-          << s.mram_write_bytes << ", \"dmas\": " << s.dmas << ", \"barrier_waits\": " << s.barrier_waits
-          << ", \"lock_contentions\": " << s.lock_contentions << ", \"energy_j\": " << s.energy_j
-          << ",\n     \"op_counts\": {";
-      bool first = true;
-      for (size_t op = 0; op < pimopt::pim::kNumOps; ++op) {
-        if (s.op_counts[op] == 0) continue;
-        out << (first ? "" : ", ") << JsonString(pimopt::pim::kOpNames[op]) << ": " << s.op_counts[op];
-        first = false;
-      }
-      out << "}}";
-    }
-    out << "\n  ]\n}\n";
+    pimopt::AtomicFileWriter file(g_report_path);
+    const nlohmann::json report = {
+        {"profile", g_profile_name}, {"modeled_s", g_clock.modeled_s}, {"launches", g_launches}};
+    file.stream() << report.dump(1) << "\n";
     file.Commit();
   } catch (const std::exception& e) {
     std::fprintf(stderr, "pimopt: PIMOPT_REPORT: %s\n", e.what());
   }
 }
 
-void RecordLaunch(const std::string& program, const pimopt::pim::LaunchStats& stats) {
-  static const bool reporting = [] {
-    const char* path = std::getenv("PIMOPT_REPORT");
-    if (path == nullptr || *path == '\0') return false;
-    std::atexit(WriteReport);
-    return true;
-  }();
-  if (!reporting) return;
-  g_launches.push_back({program, stats});
-  g_launches.back().stats.per_dpu.clear();
-  g_launches.back().stats.traces.clear();
+void RecordLaunch(const pimopt::pim::LaunchStats& s) {
+  if (g_report_path.empty()) return;
+  static const bool registered = std::atexit(WriteReport) == 0;
+  (void)registered;
+  nlohmann::json op_counts = nlohmann::json::object();
+  for (size_t op = 0; op < pimopt::pim::kNumOps; ++op) {
+    if (s.op_counts[op] != 0) op_counts[pimopt::pim::kOpNames[op]] = s.op_counts[op];
+  }
+  g_launches.push_back({{"program", s.kernel},
+                        {"dpus", s.dpus},
+                        {"tasklets", s.tasklets},
+                        {"kernel_s", s.kernel_s},
+                        {"overhead_s", s.overhead_s},
+                        {"slowest_dpu_cycles", pimopt::pim::validation::DpuCyclesJson(s.slowest)},
+                        {"instructions", s.issue_slots},
+                        {"mram_read_bytes", s.mram_read_bytes},
+                        {"mram_write_bytes", s.mram_write_bytes},
+                        {"dmas", s.dmas},
+                        {"barrier_waits", s.barrier_waits},
+                        {"lock_contentions", s.lock_contentions},
+                        {"energy_j", s.energy_j},
+                        {"op_counts", op_counts}});
 }
 
 extern "C" double __pimopt_real_seconds(void);  // modeled_clock.c: the real monotonic clock
@@ -358,17 +330,12 @@ static dpu_error_t Allocate(uint32_t nr_dpus, bool whole_ranks, const char* prof
   if (dpu_set == nullptr) Refuse(DPU_ERR_INVALID_DPU_SET, "dpu_set is NULL");
   // The SDK's profile text: "backend=..." is every backend here; nothing else changes the emulated system.
   if (profile != nullptr) {
-    const std::string text(profile);
-    size_t start = 0;
-    while (start <= text.size()) {
-      const size_t comma = std::min(text.find(',', start), text.size());
-      const std::string item = text.substr(start, comma - start);
+    for (const std::string& item : pimopt::SplitText(profile, ',')) {
       if (!item.empty() && item.rfind("backend=", 0) != 0) {
         Refuse(DPU_ERR_INVALID_PROFILE,
-               StrCat("profile \"", text, "\": '", item, "' is not understood here (only backend=...; the emulated ",
+               StrCat("profile \"", profile, "\": '", item, "' is not understood here (only backend=...; the emulated ",
                       "system is PIMOPT_PROFILE and PIMOPT_PROFILE_SET)"));
       }
-      start = comma + 1;
     }
   }
   const char* name = std::getenv("PIMOPT_PROFILE");
@@ -565,7 +532,7 @@ dpu_error_t dpu_launch(dpu_set_t dpu_set, dpu_launch_policy_t policy) {
     pimopt::pim::DpuProgram& program = LoadedProgram(a, DPU_ERR_INVALID_DPU_SET);
     program.ClearLogs();
     const pimopt::pim::LaunchStats stats = a.set->Launch();
-    RecordLaunch(stats.kernel, stats);
+    RecordLaunch(stats);
     const double s = stats.kernel_s + stats.overhead_s;
     g_clock.last_launch_s = s;
     if (policy == DPU_SYNCHRONOUS) {

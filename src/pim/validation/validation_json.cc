@@ -6,11 +6,6 @@ using nlohmann::json;
 
 namespace {
 
-json CyclesJson(const DpuCycles& c) {
-  return {{"issue", c.issue}, {"revolver", c.revolver}, {"dma", c.dma}, {"interference", c.interference},
-          {"sync", c.sync},   {"total", c.total}};
-}
-
 json SummaryJson(const ErrorSummary& e) {
   return {{"rows", e.rows}, {"median_abs", e.median_abs}, {"worst_abs", e.worst_abs}, {"worst", e.worst_signed}};
 }
@@ -87,7 +82,7 @@ json PrimRunJson(const prim::RunResult& r, uint32_t tasklets, const std::string&
            {{"kernel", profile.kernel_time_uncertainty},
             {"cpu_to_dpu", profile.cpu_to_dpu_time_uncertainty},
             {"dpu_to_cpu", profile.dpu_to_cpu_time_uncertainty}}},
-          {"slowest_dpu_cycles", CyclesJson(r.slowest_dpu)},
+          {"slowest_dpu_cycles", DpuCyclesJson(r.slowest_dpu)},
           {"instructions", r.instructions},
           {"dmas", r.dmas},
           {"unaligned_dmas", r.unaligned_dmas},

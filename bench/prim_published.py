@@ -128,7 +128,8 @@ def run_program(copy, host, row, timeout_s):
 
 def run_port(pimopt, row, profile):
     r = subprocess.run([pimopt, "prim", row["benchmark"], "--dpus", str(row["dpus"]), "--param", str(row["param"]),
-                        "--profile", profile, "--json"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+                        "--kernels", "port", "--profile", profile, "--json"],
+                       stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     if r.returncode != 0:
         return None, None
     port = json.loads(r.stdout)

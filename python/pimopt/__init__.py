@@ -128,9 +128,9 @@ def prim_benchmarks():
 
 
 def run_prim(benchmark="VA", dpus=1, param=1 << 20, tasklets=16, profile="pim-opt", overrides=None, *,
-             threads=0, scheduler="batched", shuffle_seed=0):
-    """One run of a ported PrIM benchmark on DPUS emulated DPUs of a profile (after OVERRIDES), its result checked
-    against its host reference. PARAM is the benchmark's size parameter over all DPUs (`pimopt prim --list`); the
+             threads=0, scheduler="batched", shuffle_seed=0, kernels="program"):
+    """One run of a PrIM benchmark on DPUS emulated DPUs of a profile (after OVERRIDES), its result checked
+    against its host reference; KERNELS "program" runs its DPU program in C, "port" its C++ port. PARAM is the benchmark's size parameter over all DPUs (`pimopt prim --list`); the
     numbers are checked as `pimopt prim`'s flags are (ValueError naming the parameter: no 2.7 truncated, no
     negative wrapped around). Returns what `pimopt prim --json` prints: the modeled times PrIM's host program
     measures (kernel_s: every timed launch with its overhead, cpu_to_dpu_s, dpu_to_cpu_s, dpu_to_dpu_s) and their
@@ -138,12 +138,12 @@ def run_prim(benchmark="VA", dpus=1, param=1 << 20, tasklets=16, profile="pim-op
     unaligned_dmas, resized_dmas, check (what was compared) and host_wall_s. docs/pim-emulator.md defines the
     terms."""
     options = _options_text({"dpus": dpus, "param": param, "tasklets": tasklets, "threads": threads,
-                             "scheduler": scheduler, "shuffle_seed": shuffle_seed})
+                             "scheduler": scheduler, "shuffle_seed": shuffle_seed, "kernels": kernels})
     return dict(_core.run_prim(_text("benchmark", benchmark), options, _text("profile", profile),
                                _overrides_text(overrides)))
 
 
-def validate_kernels(path=None, benchmarks=None, profile="pim-opt", overrides=None, *, threads=0):
+def validate_kernels(path=None, benchmarks=None, profile="pim-opt", overrides=None, *, threads=0, kernels="program"):
     """Leave-one-benchmark-out validation of the emulator's timing against PrIM kernels timed on UPMEM hardware
     (`pimopt validate`): runs every row of the CSV at PATH (default: $PIMOPT_HW_DATA, else the project's
     ../shared/data/upmem-hw-kernels.csv beside the source tree), fits the timing model's free constants on all
@@ -151,12 +151,13 @@ def validate_kernels(path=None, benchmarks=None, profile="pim-opt", overrides=No
     dict per benchmark: benchmark, rows, kernel_out_of_sample, kernel_in_sample, simulator, transfers_out_of_sample,
     ..., each with rows, median_abs, worst_abs and worst (signed); fold_kernel_constants), fitted_kernel_constants
     and fitted_transfer_constants (fitted on all), the mean medians, uncertainty and skipped (rows of benchmarks
-    not ported)."""
+    not ported). KERNELS: "program" (the benchmarks' DPU programs in C) or "port" (their C++ ports)."""
     if path is None:
         path = _core.default_hw_data_path()
     if not isinstance(path, (str, os.PathLike)):
         raise TypeError(f"path: a str or a path, not {path!r}")
-    options = {"benchmarks": _names_text("benchmarks", benchmarks), "threads": _option_text(threads, "threads")}
+    options = {"benchmarks": _names_text("benchmarks", benchmarks), "threads": _option_text(threads, "threads"),
+               "kernels": _option_text(kernels, "kernels")}
     return dict(_core.validate_kernels(os.fspath(path), options, _text("profile", profile),
                                        _overrides_text(overrides)))
 

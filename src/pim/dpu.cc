@@ -237,6 +237,16 @@ void Tasklet::MramRead(uint64_t mram_address, void* wram_destination, uint32_t b
   dpu_->Dma(*this, true, mram_address, wram_destination, bytes);
 }
 uint32_t Tasklet::RuntimeDmaBytes(uint64_t bytes) { return dpu_->RuntimeDmaBytes(bytes); }
+void Tasklet::MramReadRuntimeSize(uint64_t mram_address, void* wram_destination, uint64_t bytes) {
+  Count(Op::kInt32Shift);
+  Count(Op::kInt32Add);
+  MramRead(mram_address, wram_destination, RuntimeDmaBytes(bytes));
+}
+void Tasklet::MramWriteRuntimeSize(const void* wram_source, uint64_t mram_address, uint64_t bytes) {
+  Count(Op::kInt32Shift);
+  Count(Op::kInt32Add);
+  MramWrite(wram_source, mram_address, RuntimeDmaBytes(bytes));
+}
 void Tasklet::MramWrite(const void* wram_source, uint64_t mram_address, uint32_t bytes) {
   dpu_->Dma(*this, false, mram_address, const_cast<void*>(wram_source), bytes);
 }

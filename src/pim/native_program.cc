@@ -246,6 +246,13 @@ std::shared_ptr<DpuProgram> LoadNativeProgram(const std::string& path) {
   }
   // dlopen searches the library path for a name without a slash: a program's path is a file's, so make it one.
   const std::string file = path.find('/') == std::string::npos ? "./" + path : path;
+  // The program calls the emulator's runtime (the pass's counters, the SDK's DPU functions) by name: they must be
+  // global. An executable exports them (ENABLE_EXPORTS); a shared object that holds the emulator and was itself
+  // opened locally (Python's extension module) is made global here.
+  Dl_info self{};
+  if (dladdr(reinterpret_cast<void*>(&LoadNativeProgram), &self) != 0 && self.dli_fname != nullptr) {
+    if (void* runtime = dlopen(self.dli_fname, RTLD_NOW | RTLD_NOLOAD | RTLD_GLOBAL)) dlclose(runtime);
+  }
   void* handle = dlopen(file.c_str(), RTLD_NOW | RTLD_LOCAL);
   if (handle == nullptr) throw InputError(StrCat(path, ": not a DPU program built by pimopt-dpu-cc: ", dlerror()));
   return std::make_shared<NativeProgram>(path, handle);
@@ -276,6 +283,14 @@ void mram_read(const void* from, void* to, unsigned int bytes) {
 void mram_write(const void* from, void* to, unsigned int bytes) {
   const pimopt::pim::Resume r;
   r.Checked([&] { r.tasklet().MramWrite(from, reinterpret_cast<uintptr_t>(to), bytes); });
+}
+void __pimopt_dpu_mram_read_sized(const void* from, void* to, unsigned int bytes) {
+  const pimopt::pim::Resume r;
+  r.Checked([&] { r.tasklet().MramReadRuntimeSize(reinterpret_cast<uintptr_t>(from), to, bytes); });
+}
+void __pimopt_dpu_mram_write_sized(const void* from, void* to, unsigned int bytes) {
+  const pimopt::pim::Resume r;
+  r.Checked([&] { r.tasklet().MramWriteRuntimeSize(from, reinterpret_cast<uintptr_t>(to), bytes); });
 }
 void* mem_alloc(size_t bytes) {
   const pimopt::pim::Resume r;

@@ -374,11 +374,14 @@ class DpuPass : public PassInfoMixin<DpuPass> {
 
     // 3: costs, counted inline into the emulator's per-thread counters (pimopt::pim::tls_op_counts, dpu_types.h:
     // the running tasklet's counts since its last event, harvested at every event), as the operand types count.
+    // The general-dynamic TLS model: the counters may live in a shared object that was itself opened at run time
+    // (Python's extension module), whose TLS is not in the static block an initial-exec access needs. The counts
+    // reach them only at flushes (below), not per operation.
     ArrayType* counts_type = ArrayType::get(i64, kNumOpCodes);
     GlobalVariable* counters = m.getNamedGlobal(kCountersSymbol);
     if (counters == nullptr) {
       counters = new GlobalVariable(m, counts_type, false, GlobalValue::ExternalLinkage, nullptr, kCountersSymbol,
-                                    nullptr, GlobalValue::InitialExecTLSModel);
+                                    nullptr, GlobalValue::GeneralDynamicTLSModel);
     }
     // Each function counts into its own locals (registers once SROA has run: a loop's counts become a phi, and a
     // loop of known trip count a product at its exit), added to the per-thread counters before every call that may
@@ -444,11 +447,20 @@ class DpuPass : public PassInfoMixin<DpuPass> {
           op->replaceAllUsesWith(builder.CreateCall(callee, {op->getOperand(0), op->getOperand(1)}));
           op->eraseFromParent();
         }
-        // The block's own instructions, before any counting code is added (a run-time multiply: below).
+        // The block's own instructions, before any counting code is added (a run-time multiply: below), in
+        // segments: the instructions up to and including a call that may reach an event are charged before it, the
+        // ones after it once it returns (a block that takes a lock, works and releases it holds the lock for its
+        // work: charged all at its start, the work would run before the lock was taken).
         std::vector<MemIntrinsic*> copies;
+        std::vector<std::pair<Instruction*, std::vector<uint64_t>>> later_segments;  // (where it starts, counts)
+        std::vector<uint64_t>* segment = &counts;
         for (Instruction& i : b) {
-          if (std::find(multiplies.begin(), multiplies.end(), &i) == multiplies.end()) CountLanes(i, counts);
+          if (std::find(multiplies.begin(), multiplies.end(), &i) == multiplies.end()) CountLanes(i, *segment);
           if (auto* copy = dyn_cast<MemIntrinsic>(&i)) copies.push_back(copy);
+          if (const auto* call = dyn_cast<CallBase>(&i); call && !CannotReachEvent(call->getCalledFunction())) {
+            later_segments.emplace_back(i.getNextNode(), std::vector<uint64_t>(kNumOpCodes, 0));
+            segment = &later_segments.back().second;
+          }
         }
         // A WRAM copy or fill (what clang makes of a copying loop: llvm.memcpy / memmove / memset) is the loop the
         // DPU runs, per 4-byte word: a load (not for a fill), a store, the index's add and the loop's branch.
@@ -488,6 +500,12 @@ class DpuPass : public PassInfoMixin<DpuPass> {
         IRBuilder<> builder(&*b.getFirstInsertionPt());
         for (uint32_t op = 0; op < kNumOpCodes; ++op) {
           if (counts[op] != 0) add_count(builder, op, ConstantInt::get(i64, counts[op]));
+        }
+        for (const auto& [start, later] : later_segments) {
+          IRBuilder<> after_call(start);
+          for (uint32_t op = 0; op < kNumOpCodes; ++op) {
+            if (later[op] != 0) add_count(after_call, op, ConstantInt::get(i64, later[op]));
+          }
         }
       }
       std::vector<Instruction*> flush_points;

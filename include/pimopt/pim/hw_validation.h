@@ -71,13 +71,14 @@ struct RowRun {
 struct RunOptions {
   std::vector<std::string> benchmarks;  // empty: every ported benchmark in the file
   uint64_t max_elements_per_dpu = 0;    // > 0: skip rows whose size per DPU is larger (quick checks)
+  prim::KernelSource kernels = prim::KernelSource::kProgram;
   int host_threads = 0;
   // Called after each row that ran (rows done so far counting skipped ones, 1 .. total; total; the row), for
   // progress output.
   std::function<void(size_t, size_t, const RowRun&)> progress;
 };
 // The parameters of `pimopt validate` and Python's validate_kernels that choose what runs: --benchmarks (a comma
-// list of ported benchmarks, none twice) and --threads.
+// list of ported benchmarks, none twice), --kernels and --threads.
 const ParamTable<RunOptions>& ValidateParams();
 struct Runs {
   std::vector<RowRun> rows;

@@ -165,6 +165,10 @@ class Tasklet {
     Count(Op::kInt32Add);
     MramWrite(wram_source.get(), Address(mram_address), RuntimeDmaBytes(static_cast<uint64_t>(bytes.value())));
   }
+  // The same for a DPU C program's mram_read / mram_write whose size the compiler does not know (dpu/include/mram.h):
+  // packed and resized as above, and counted.
+  void MramReadRuntimeSize(uint64_t mram_address, void* wram_destination, uint64_t bytes);
+  void MramWriteRuntimeSize(const void* wram_source, uint64_t mram_address, uint64_t bytes);
   template <typename A, typename = std::enable_if_t<!std::is_integral_v<A>>>
   void MramRead(A mram_address, void* wram_destination, uint32_t bytes) {
     MramRead(Address(mram_address), wram_destination, bytes);

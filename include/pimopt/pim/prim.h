@@ -30,6 +30,24 @@ struct BenchmarkInfo {
 const std::vector<BenchmarkInfo>& Benchmarks();
 const BenchmarkInfo& Find(const std::string& name);  // ConfigError naming --benchmark for an unknown name
 
+// What runs on the DPUs: the benchmark's DPU program in C (src/pim/validation/prim/dpu, built by pimopt-dpu-cc and
+// charged by its cost pass), or the C++ port over the operand types (kept as a reference for the C programs).
+enum class KernelSource { kProgram, kPort };
+
+// Declares "kernels" (program | port) in `table`, reached by `access` (a member pointer to a KernelSource): the
+// parameter `pimopt prim` and `pimopt validate` share.
+template <typename Config, typename Access>
+typename ParamTable<Config>::Builder AddKernelSourceParam(ParamTable<Config>& table, Access access) {
+  return std::move(
+      table
+          .AddChoice("kernels", access, KernelSource::kProgram,
+                     {{{"program", "the benchmark's DPU program in C, charged by the DPU toolchain's cost pass", {}},
+                       KernelSource::kProgram},
+                      {{"port", "the C++ port over the operand types (the C programs' reference)", {}},
+                       KernelSource::kPort}})
+          .Help("what runs on the DPUs"));
+}
+
 // A run's user-facing fields are declared (bounds, help) in RequestParams(); its defaults are these.
 struct RunRequest {
   uint32_t dpus = 1;
@@ -39,9 +57,10 @@ struct RunRequest {
   bool keep_events = false;   // keep the launches' events (Retime needs them)
   uint64_t shuffle_seed = 0;  // DpuSet::SetShuffleSeed
   Scheduler scheduler = Scheduler::kBatched;  // DpuSet::SetScheduler
+  KernelSource kernels = KernelSource::kProgram;
 };
 // The parameters of `pimopt prim` and Python's run_prim: --dpus, --param, --tasklets, --shuffle-seed, --scheduler,
-// --threads (what the run can check before it knows the benchmark and profile; Run checks the rest).
+// --kernels, --threads (what the run can check before it knows the benchmark and profile; Run checks the rest).
 const ParamTable<RunRequest>& RequestParams();
 
 struct PhaseTimes {
@@ -92,6 +111,12 @@ RunResult Run(const std::string& name, const RunRequest& request, const Hardware
 PhaseTimes Retime(const RunResult& run, const HardwareProfile& profile);
 // Only the transfers (no kernel replay): the transfer columns of Retime.
 PhaseTimes RetimeTransfers(const RunResult& run, const HardwareProfile& profile);
+// The compiled DPU program `program` (src/pim/validation/prim/dpu/PROGRAM.c) for `tasklets` tasklets: built with
+// pimopt for the hardware's 16, compiled by pimopt-dpu-cc on first use for another count and kept beside them
+// ($PIMOPT_PRIM_PROGRAMS, else the build's dpu_programs/prim). ConfigError naming --kernels when pimopt was built
+// without the DPU toolchain; PimError with the compiler's message when the compile fails.
+std::string ProgramPath(const std::string& program, uint32_t tasklets);
+
 // One recorded transfer's seconds under `profile` (what RetimeTransfers adds per transfer).
 double TransferSeconds(const TransferRecord& x, const HardwareProfile& profile);
 

@@ -175,6 +175,7 @@ const ParamTable<RunOptions>& ValidateParams() {
         .DefaultNote("all")
         .Group(group)
         .Help("A,B,...: only these benchmarks' rows (each a ported benchmark, none twice)");
+    AddKernelSourceParam(t, &RunOptions::kernels).Group(group);
     AddThreadsParam(t, &RunOptions::host_threads, "host threads emulating the DPUs; never changes the result")
         .Group(group);
     return t;
@@ -211,6 +212,7 @@ Runs RunRows(const std::vector<HwRow>& rows, const HardwareProfile& base, const 
     request.param = r.param;
     request.keep_events = true;
     request.host_threads = options.host_threads;
+    request.kernels = options.kernels;
     RowRun run{r, {}};
     try {
       run.run = prim::Run(r.benchmark, request, base);

@@ -167,7 +167,7 @@ int64_t ReplaySearches(const std::vector<int64_t>& mram, uint64_t input_size, co
 RunResult RunBs(const RunRequest& r, const HardwareProfile& p) {
   using namespace bs_port;
   Host host(r, p, "BS");
-  host.Load(std::make_shared<BsKernel>());
+  host.Load("prim_bs", std::make_shared<BsKernel>());
   const uint32_t dpus = host.dpus(), n = host.tasklets();
   const uint64_t input_size = r.param;
   uint64_t num_querys = input_size / 8;

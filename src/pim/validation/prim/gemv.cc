@@ -151,7 +151,7 @@ Partition PartitionRows(uint32_t m_size, uint32_t dpus) {
 RunResult RunGemv(const RunRequest& r, const HardwareProfile& p) {
   using namespace gemv_port;
   Host host(r, p, "GEMV");
-  host.Load(std::make_shared<GemvKernel>());
+  host.Load("prim_gemv", std::make_shared<GemvKernel>());
   const uint32_t dpus = host.dpus();
   const uint32_t m_size = static_cast<uint32_t>(r.param), n_size = 64, n_pad = n_size % 2 == 1 ? n_size + 1 : n_size;
   const Partition part = PartitionRows(m_size, dpus);
@@ -186,7 +186,7 @@ RunResult RunGemv(const RunRequest& r, const HardwareProfile& p) {
 RunResult RunMlp(const RunRequest& r, const HardwareProfile& p) {
   using namespace gemv_port;
   Host host(r, p, "MLP");
-  host.Load(std::make_shared<GemvKernel>());
+  host.Load("prim_gemv", std::make_shared<GemvKernel>());
   const uint32_t dpus = host.dpus(), layers = 3;
   const uint32_t m_size = static_cast<uint32_t>(r.param), n_size = m_size;
   const uint32_t n_pad = n_size % 2 == 1 ? n_size + 1 : n_size;

@@ -10,6 +10,7 @@
 #include "pimopt/core/error.h"
 #include "pimopt/core/file_util.h"
 #include "pimopt/core/thread_pool.h"
+#include "pimopt/pim/native_program.h"
 
 namespace pimopt::pim::prim {
 namespace {
@@ -127,6 +128,7 @@ const ParamTable<RunRequest>& RequestParams() {
         .Effect(ParamEffect::kNone)
         .Group(group)
         .Help("how the emulator runs the tasklets (the same modeled times)");
+    AddKernelSourceParam(t, &RunRequest::kernels).Group(group);
     AddThreadsParam(t, &RunRequest::host_threads, "host threads emulating the DPUs; never changes the result")
         .Group(group);
     return t;
@@ -214,6 +216,16 @@ Host::Host(const RunRequest& request, const HardwareProfile& profile, const std:
   result_.benchmark = benchmark;
   result_.dpus = request.dpus;
   result_.param = request.param;
+}
+
+void Host::Load(const std::string& program, std::shared_ptr<Kernel> port) {
+  if (request_.kernels == KernelSource::kPort) return Load(std::move(port));
+  // The port declares the program's WRAM need (its variables, and per tasklet its stack and mem_alloc'd blocks):
+  // too many tasklets are refused naming --tasklets before anything is compiled or run.
+  const KernelSpec spec = port->Spec();
+  CheckTaskletsFit(spec, profile_, request_.tasklets,
+                   StrCat("kernel '", spec.name, "' (its WRAM variables, and per tasklet its stack and heap)"));
+  Load(LoadNativeProgram(ProgramPath(program, request_.tasklets)));
 }
 
 void Host::Load(std::shared_ptr<Kernel> kernel) {

@@ -50,7 +50,9 @@ class Host {
   uint32_t dpus() const { return request_.dpus; }
   uint32_t tasklets() const { return request_.tasklets; }
   DpuSet& set() { return *set_; }
-  // Loads a kernel (the run may use several, as TRNS reallocates: Reallocate).
+  // Loads the DPU program `program` (src/pim/validation/prim/dpu/PROGRAM.c, for the run's tasklets), or with
+  // --kernels port the operand-type port `port` (a run may load several, as TRNS does: Reallocate).
+  void Load(const std::string& program, std::shared_ptr<Kernel> port);
   void Load(std::shared_ptr<Kernel> kernel);
   // dpu_free + dpu_alloc of `dpus` DPUs (TRNS's last round), then the kernel again.
   void Reallocate(uint32_t dpus);

@@ -75,7 +75,7 @@ class RedKernel final : public Kernel {
 RunResult RunRed(const RunRequest& r, const HardwareProfile& p) {
   using namespace red_port;
   Host host(r, p, "RED");
-  host.Load(std::make_shared<RedKernel>());
+  host.Load("prim_red", std::make_shared<RedKernel>());
   const uint32_t dpus = host.dpus();
   const uint64_t input_size = r.param;
   const uint64_t input_size_8bytes = input_size;  // int64 elements are 8-byte multiples already

@@ -147,7 +147,7 @@ class ScanKernel final : public Kernel {
 RunResult RunScan(const RunRequest& r, const HardwareProfile& p, bool rss) {
   const char* name = rss ? "SCAN-RSS" : "SCAN-SSA";
   Host host(r, p, name);
-  host.Load(std::make_shared<ScanKernel>(rss));
+  host.Load(rss ? "prim_scan_rss" : "prim_scan_ssa", std::make_shared<ScanKernel>(rss));
   const uint32_t dpus = host.dpus(), n = host.tasklets();
   const uint64_t input_size = r.param;
   const uint64_t input_size_dpu = PaddedShare(input_size, dpus, uint64_t{n} * kRegs);

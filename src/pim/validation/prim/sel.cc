@@ -89,7 +89,7 @@ class SelKernel final : public Kernel {
 RunResult RunSel(const RunRequest& r, const HardwareProfile& p) {
   using namespace sel_port;
   Host host(r, p, "SEL");
-  host.Load(std::make_shared<SelKernel>());
+  host.Load("prim_sel", std::make_shared<SelKernel>());
   const uint32_t dpus = host.dpus(), n = host.tasklets();
   const uint64_t input_size = r.param;
   const uint64_t input_size_dpu_round = PaddedShare(input_size, dpus, uint64_t{n} * kRegs);

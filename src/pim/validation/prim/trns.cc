@@ -166,7 +166,7 @@ class TrnsKernel final : public Kernel {
 RunResult RunTrns(const RunRequest& r, const HardwareProfile& p) {
   using namespace trns_port;
   Host host(r, p, "TRNS");
-  host.Load(std::make_shared<TrnsKernel>());
+  host.Load("prim_trns", std::make_shared<TrnsKernel>());
   const uint32_t dpus = host.dpus();
   const uint64_t big_m = r.param, m = kM, n = kN, big_n = kColumnTiles;
   if (dpus > big_n)

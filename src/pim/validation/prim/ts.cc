@@ -127,7 +127,7 @@ class TsKernel final : public Kernel {
 RunResult RunTs(const RunRequest& r, const HardwareProfile& p) {
   using namespace ts_port;
   Host host(r, p, "TS");
-  host.Load(std::make_shared<TsKernel>());
+  host.Load("prim_ts", std::make_shared<TsKernel>());
   const uint32_t dpus = host.dpus(), n = host.tasklets();
   uint64_t ts_size = r.param;
   const uint64_t unit = uint64_t{dpus} * n * kQueryLength;

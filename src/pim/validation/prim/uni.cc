@@ -140,7 +140,7 @@ class UniKernel final : public Kernel {
 RunResult RunUni(const RunRequest& r, const HardwareProfile& p) {
   using namespace uni_port;
   Host host(r, p, "UNI");
-  host.Load(std::make_shared<UniKernel>());
+  host.Load("prim_uni", std::make_shared<UniKernel>());
   const uint32_t dpus = host.dpus(), n = host.tasklets();
   const uint64_t input_size = r.param;
   const uint64_t input_size_dpu_round = PaddedShare(input_size, dpus, uint64_t{n} * kRegs);

@@ -62,7 +62,7 @@ class VaKernel final : public Kernel {
 RunResult RunVa(const RunRequest& r, const HardwareProfile& p) {
   using namespace va_port;
   Host host(r, p, "VA");
-  host.Load(std::make_shared<VaKernel>());
+  host.Load("prim_va", std::make_shared<VaKernel>());
   const uint32_t dpus = host.dpus();
   const uint64_t input_size = r.param;  // strong scaling: the parameter is the whole vector
   const uint64_t input_size_8bytes = (input_size * 4) % 8 != 0 ? RoundUp(input_size, 8) : input_size;

@@ -23,9 +23,11 @@
 
 #include "dpu.h"
 #include "dpu_log.h"
+#include "dpu_probe.h"
 #include "pimopt/core/atomic_file.h"
 #include "pimopt/core/error.h"
 #include "pimopt/core/file_util.h"
+#include "pimopt/pim/energy.h"
 #include "pimopt/pim/native_program.h"
 #include "pimopt/pim/system.h"
 #include "pimopt/pim/validation_json.h"
@@ -93,6 +95,7 @@ struct ClockState {
   double modeled_s = 0;
   double real_in_api_s = 0;
   double last_launch_s = 0;
+  double energy_j = 0;  // the modeled energy of the launches and transfers so far (dpu_probe.h)
 };
 ClockState g_clock;
 thread_local int t_api_depth = 0;
@@ -533,6 +536,7 @@ dpu_error_t dpu_launch(dpu_set_t dpu_set, dpu_launch_policy_t policy) {
     program.ClearLogs();
     const pimopt::pim::LaunchStats stats = a.set->Launch();
     RecordLaunch(stats);
+    g_clock.energy_j += stats.energy_j;
     const double s = stats.kernel_s + stats.overhead_s;
     g_clock.last_launch_s = s;
     if (policy == DPU_SYNCHRONOUS) {
@@ -561,6 +565,13 @@ dpu_error_t dpu_sync(dpu_set_t dpu_set) {
   });
 }
 
+// A transfer's modeled seconds, its energy added to the process's (`dpus` DPUs, `bytes` each).
+static double Moved(const Allocation& a, uint32_t dpus, size_t bytes, double seconds) {
+  g_clock.energy_j +=
+      pimopt::pim::TransferEnergyJoules(a.system->profile(), dpus, static_cast<double>(bytes) * dpus, seconds);
+  return seconds;
+}
+
 static dpu_error_t Copy(dpu_set_t dpu_set, const std::string& symbol, uint32_t offset, const void* src, void* dst,
                         size_t length) {
   const Members m = Live(dpu_set);
@@ -569,12 +580,15 @@ static dpu_error_t Copy(dpu_set_t dpu_set, const std::string& symbol, uint32_t o
   pimopt::pim::DpuSet& set = *a.set;
   if (dst != nullptr) {  // from: one DPU
     if (m.count != 1) Refuse(DPU_ERR_INVALID_DPU_SET, "dpu_copy_from reads one DPU");
-    g_clock.modeled_s += Access(a, symbol, [&] { return set.CopyFrom(m.first, symbol, offset, dst, length); });
+    g_clock.modeled_s +=
+        Moved(a, 1, length, Access(a, symbol, [&] { return set.CopyFrom(m.first, symbol, offset, dst, length); }));
   } else if (m.whole() && m.count > 1) {
-    g_clock.modeled_s += Access(a, symbol, [&] { return set.BroadcastTo(symbol, offset, src, length); });
+    g_clock.modeled_s +=
+        Moved(a, m.count, length, Access(a, symbol, [&] { return set.BroadcastTo(symbol, offset, src, length); }));
   } else {
     for (uint32_t i = m.first; i < m.first + m.count; ++i) {
-      g_clock.modeled_s += Access(a, symbol, [&] { return set.CopyTo(i, symbol, offset, src, length); });
+      g_clock.modeled_s +=
+          Moved(a, 1, length, Access(a, symbol, [&] { return set.CopyTo(i, symbol, offset, src, length); }));
     }
   }
   return DPU_OK;
@@ -633,16 +647,18 @@ static dpu_error_t Push(dpu_set_t dpu_set, dpu_xfer_t xfer, const std::string& s
   const Members m = Live(dpu_set);
   Allocation& a = *m.allocation;
   Settle(a);
-  bool any = false;
+  uint32_t prepared = 0;
   for (uint32_t i = m.first; i < m.first + m.count; ++i) {
     if (a.prepared[i] == nullptr) continue;
     a.set->PrepareXfer(i, a.prepared[i], length);
-    any = true;
+    ++prepared;
   }
-  if (any) {
+  if (prepared > 0) {
     const auto direction =
         xfer == DPU_XFER_TO_DPU ? pimopt::pim::XferDirection::kToDpu : pimopt::pim::XferDirection::kFromDpu;
-    g_clock.modeled_s += Access(a, symbol, [&] { return a.set->PushXfer(direction, symbol, offset, length); });
+    g_clock.modeled_s += Moved(a, prepared, length, Access(a, symbol, [&] {
+                                 return a.set->PushXfer(direction, symbol, offset, length);
+                               }));
   }
   if ((flags & DPU_XFER_NO_RESET) == 0) {
     for (uint32_t i = m.first; i < m.first + m.count; ++i) a.prepared[i] = nullptr;
@@ -683,6 +699,75 @@ dpu_error_t dpulog_read_for_dpu(dpu_t* dpu, FILE* stream) {
   one.kind = DPU_SET_DPU;
   one.dpu = dpu;
   return dpu_log_read(one, stream);
+}
+
+// ---------------------------------------------------------------- dpu_probe.h
+static struct dpu_probe_t* CheckedProbe(struct dpu_probe_t* probe) {
+  if (probe == nullptr) Refuse(DPU_ERR_INTERNAL, "probe is NULL");
+  if (probe->initialized != 1) Refuse(DPU_ERR_INTERNAL, "a probe not initialized (dpu_probe_init)");
+  return probe;
+}
+
+dpu_error_t dpu_probe_init(const char* name, struct dpu_probe_t* probe) {
+  return Api("dpu_probe_init", [&] {
+    if (probe == nullptr) Refuse(DPU_ERR_INTERNAL, "probe is NULL");
+    *probe = {};
+    std::snprintf(probe->name, sizeof probe->name, "%s", name != nullptr ? name : "");
+    probe->initialized = 1;
+    return DPU_OK;
+  });
+}
+
+dpu_error_t dpu_probe_start(struct dpu_probe_t* probe) {
+  return Api("dpu_probe_start", [&] {
+    CheckedProbe(probe);
+    if (probe->running) Refuse(DPU_ERR_INTERNAL, StrCat("probe '", probe->name, "' is already started"));
+    for (const auto& a : g_allocations) Settle(*a);
+    probe->running = 1;
+    probe->start_energy_j = g_clock.energy_j;
+    probe->start_time_s = g_clock.modeled_s;
+    return DPU_OK;
+  });
+}
+
+dpu_error_t dpu_probe_stop(struct dpu_probe_t* probe) {
+  return Api("dpu_probe_stop", [&] {
+    CheckedProbe(probe);
+    if (!probe->running) Refuse(DPU_ERR_INTERNAL, StrCat("probe '", probe->name, "' is not started"));
+    for (const auto& a : g_allocations) Settle(*a);  // the window ends once the launches in flight have
+    probe->running = 0;
+    probe->energy_j += g_clock.energy_j - probe->start_energy_j;
+    probe->time_s += g_clock.modeled_s - probe->start_time_s;
+    ++probe->windows;
+    return DPU_OK;
+  });
+}
+
+dpu_error_t dpu_probe_get(struct dpu_probe_t* probe, dpu_probe_option_t option, dpu_probe_aggregation_t aggregation,
+                          double* value) {
+  return Api("dpu_probe_get", [&] {
+    CheckedProbe(probe);
+    if (value == nullptr) Refuse(DPU_ERR_INTERNAL, "value is NULL");
+    if (option != DPU_ENERGY && option != DPU_TIME) Refuse(DPU_ERR_INTERNAL, StrCat("probe option ", option));
+    if (aggregation != DPU_ACCUMULATE && aggregation != DPU_AVERAGE) {
+      Refuse(DPU_ERR_INTERNAL, StrCat("probe aggregation ", aggregation));
+    }
+    if (probe->windows == 0) {
+      Refuse(DPU_ERR_INTERNAL, StrCat("probe '", probe->name, "' has no completed window (dpu_probe_start, then "
+                                      "dpu_probe_stop)"));
+    }
+    const double sum = option == DPU_ENERGY ? probe->energy_j : probe->time_s;
+    *value = aggregation == DPU_ACCUMULATE ? sum : sum / probe->windows;
+    return DPU_OK;
+  });
+}
+
+dpu_error_t dpu_probe_deinit(struct dpu_probe_t* probe) {
+  return Api("dpu_probe_deinit", [&] {
+    CheckedProbe(probe);
+    probe->initialized = 0;
+    return DPU_OK;
+  });
 }
 
 double pimopt_modeled_seconds(void) {

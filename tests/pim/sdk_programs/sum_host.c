@@ -2,6 +2,7 @@
  * Prints "sdk sum: PASS" and exits 0 when every result is right. */
 #include <dpu.h>
 #include <dpu_log.h>
+#include <dpu_probe.h>
 #include <math.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -51,6 +52,14 @@ int main(void) {
   DPU_FOREACH(set, dpu, i) { DPU_ASSERT(dpu_prepare_xfer(dpu, input + (size_t)i * N)); }
   DPU_ASSERT(dpu_push_xfer(set, DPU_XFER_TO_DPU, "input", 0, N * sizeof(uint32_t), DPU_XFER_DEFAULT));
 
+  /* An energy probe (dpu_probe.h, as PrIM's ENERGY=1 builds use it): nothing to read before a window completes. */
+  struct dpu_probe_t probe;
+  double probed;
+  DPU_ASSERT(dpu_probe_init("energy_probe", &probe));
+  EXPECT(dpu_probe_get(&probe, DPU_ENERGY, DPU_AVERAGE, &probed) == DPU_ERR_INTERNAL, "a probe without a window");
+  EXPECT(dpu_probe_stop(&probe) == DPU_ERR_INTERNAL, "a probe stopped before it started");
+  DPU_ASSERT(dpu_probe_start(&probe));
+
   /* A synchronous launch, timed by the program's own clock (PIMOPT_MODELED_CLOCK=1: modeled time). */
   const double modeled_before = pimopt_modeled_seconds();
   const double t0 = Now();
@@ -65,9 +74,31 @@ int main(void) {
            launch_s);
   }
 
+  /* The probe's first window held the launch: its modeled time, and the DPUs' energy. */
+  DPU_ASSERT(dpu_probe_stop(&probe));
+  double launch_energy_j;
+  DPU_ASSERT(dpu_probe_get(&probe, DPU_TIME, DPU_ACCUMULATE, &probed));
+  EXPECT(fabs(probed - launch_s) < 1e-12, "probe time %g s, launch %g s", probed, launch_s);
+  DPU_ASSERT(dpu_probe_get(&probe, DPU_ENERGY, DPU_ACCUMULATE, &launch_energy_j));
+  EXPECT(launch_energy_j > 0 && launch_energy_j < 1.0, "launch energy %g J", launch_energy_j);
+
+  /* A second window holds a transfer from the DPUs: its time and energy add up, the average halves the sum. */
   uint64_t totals[NR_DPUS];
+  DPU_ASSERT(dpu_probe_start(&probe));
+  const double pull_before = pimopt_modeled_seconds();
   DPU_FOREACH(set, dpu, i) { DPU_ASSERT(dpu_prepare_xfer(dpu, &totals[i])); }
   DPU_ASSERT(dpu_push_xfer(set, DPU_XFER_FROM_DPU, "total", 0, sizeof(uint64_t), DPU_XFER_DEFAULT));
+  const double pull_s = pimopt_modeled_seconds() - pull_before;
+  DPU_ASSERT(dpu_probe_stop(&probe));
+  double both_energy_j, average_s;
+  DPU_ASSERT(dpu_probe_get(&probe, DPU_ENERGY, DPU_ACCUMULATE, &both_energy_j));
+  DPU_ASSERT(dpu_probe_get(&probe, DPU_TIME, DPU_AVERAGE, &average_s));
+  EXPECT(both_energy_j > launch_energy_j, "energy %g J after a transfer, %g J before", both_energy_j, launch_energy_j);
+  EXPECT(fabs(average_s - (launch_s + pull_s) / 2) < 1e-12, "average window %g s", average_s);
+  EXPECT(dpu_probe_start(&probe) == DPU_OK && dpu_probe_start(&probe) == DPU_ERR_INTERNAL, "a probe started twice");
+  DPU_ASSERT(dpu_probe_stop(&probe));
+  DPU_ASSERT(dpu_probe_deinit(&probe));
+  EXPECT(dpu_probe_start(&probe) == DPU_ERR_INTERNAL, "a probe after dpu_probe_deinit");
   DPU_FOREACH(set, dpu, i) {
     uint64_t expect = 0, mram_total = 0, checksum = 0, prefix[16];
     for (uint32_t j = 0; j < N; ++j) expect += input[(size_t)i * N + j];

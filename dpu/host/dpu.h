@@ -151,6 +151,20 @@ dpu_error_t dpu_push_xfer_symbol(struct dpu_set_t dpu_set, dpu_xfer_t xfer, stru
 /* What the set's DPUs printed during the last launch (one DPU: its text; more: each after a "DPU n:" line). */
 dpu_error_t dpu_log_read(struct dpu_set_t dpu_set, FILE* stream);
 
+/* Calls `callback` once per rank of the set (with that rank as a set and its index in the set), or once with the
+ * whole set and index 0 (DPU_CALLBACK_SINGLE_CALL, or a set of one DPU); the first status that is not DPU_OK is
+ * returned. Here every callback runs at the call, in the calling thread, once the DPUs' work in flight has ended in
+ * modeled time (as after dpu_sync): DPU_CALLBACK_ASYNC and DPU_CALLBACK_NONBLOCKING are accepted and change nothing
+ * else. */
+typedef enum _dpu_callback_flags_t {
+  DPU_CALLBACK_DEFAULT = 0,
+  DPU_CALLBACK_ASYNC = 1,
+  DPU_CALLBACK_NONBLOCKING = 2,
+  DPU_CALLBACK_SINGLE_CALL = 4,
+} dpu_callback_flags_t;
+dpu_error_t dpu_callback(struct dpu_set_t dpu_set, dpu_error_t (*callback)(struct dpu_set_t, uint32_t, void*),
+                         void* args, dpu_callback_flags_t flags);
+
 /* --- pimopt's additions */
 /* The modeled seconds of every call so far (transfers, launches and their overheads), as the emulated system would
  * take them. With PIMOPT_MODELED_CLOCK=1 in the environment, the program's own clock (gettimeofday, clock_gettime

@@ -116,6 +116,23 @@ TEST(NativeProgram, ARunTimeDmaSizeGoesThroughTheLengthField) {
   }
 }
 
+// A pool of mutexes chosen by key (mutex_pool.h): keys that map to the same mutex serialize, every count is exact.
+TEST(NativeProgram, AMutexPoolSerializesTheKeysThatShareAMutex) {
+  PimSystem system(MakeProfile("pim-opt"));
+  DpuSet set = system.Allocate(2);
+  set.Load(LoadNativeProgram(Program("mutex_pool_counter")));
+  const uint32_t rounds = 40;
+  set.BroadcastTo("rounds", 0, &rounds, sizeof(rounds));
+  const LaunchStats stats = set.Launch();
+  for (uint32_t d = 0; d < 2; ++d) {
+    uint32_t counters[4] = {};
+    set.CopyFrom(d, "counters", 0, counters, sizeof(counters));
+    EXPECT_EQ(counters[0] + counters[1] + counters[2] + counters[3], 16 * rounds) << "DPU " << d;
+    for (uint32_t k = 0; k < 4; ++k) EXPECT_EQ(counters[k], 4 * rounds) << "DPU " << d << " counter " << k;
+  }
+  EXPECT_GT(stats.lock_contentions, 0u);
+}
+
 // MRAM variables (an initialized table, buffers without initial values) and the DPU's software multiply and divide:
 // the results are C's, and the multiplies and divides are charged by their data-dependent steps.
 TEST(NativeProgram, MramVariablesAndSoftwareArithmetic) {

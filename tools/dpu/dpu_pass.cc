@@ -368,6 +368,7 @@ class DpuPass : public PassInfoMixin<DpuPass> {
       }
     }
     for (const Placed& p : placed) Relocate(p, base_fn, i8, i64);
+    CapAlignments(m);
     LowerMramAccesses(m);
     MarkCheckedCalls(m);
     WarnOnDataModel(m);
@@ -530,6 +531,29 @@ class DpuPass : public PassInfoMixin<DpuPass> {
   }
 
  private:
+  // A relocated variable lies at an 8-aligned WRAM address (the emulator's layout), whatever alignment its global
+  // had: an access the optimizer made assuming more (a 16-byte vector store that clears a 16-aligned array) would
+  // fault on the host. Every memory access of the program is capped at 8-byte alignment (this changes no count).
+  static void CapAlignments(Module& m) {
+    const Align cap(8);
+    for (Function& f : m) {
+      for (BasicBlock& b : f) {
+        for (Instruction& i : b) {
+          if (auto* load = dyn_cast<LoadInst>(&i)) {
+            if (load->getAlign() > cap) load->setAlignment(cap);
+          } else if (auto* store = dyn_cast<StoreInst>(&i)) {
+            if (store->getAlign() > cap) store->setAlignment(cap);
+          } else if (auto* transfer = dyn_cast<MemTransferInst>(&i)) {
+            if (transfer->getDestAlign().valueOrOne() > cap) transfer->setDestAlignment(cap);
+            if (transfer->getSourceAlign().valueOrOne() > cap) transfer->setSourceAlignment(cap);
+          } else if (auto* fill = dyn_cast<MemSetInst>(&i)) {
+            if (fill->getDestAlign().valueOrOne() > cap) fill->setDestAlignment(cap);
+          }
+        }
+      }
+    }
+  }
+
   // Loads and stores through a __mram_ptr (and copies and fills of MRAM) become the runtime's DMA-backed accesses
   // (__pimopt_dpu_mram_copy_from, ...): on the DPU they are a DMA of the aligned 8 bytes around the access.
   static void LowerMramAccesses(Module& m) {

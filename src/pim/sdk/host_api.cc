@@ -565,6 +565,34 @@ dpu_error_t dpu_sync(dpu_set_t dpu_set) {
   });
 }
 
+dpu_error_t dpu_callback(dpu_set_t dpu_set, dpu_error_t (*callback)(dpu_set_t, uint32_t, void*), void* args,
+                         dpu_callback_flags_t flags) {
+  return Api("dpu_callback", [&] {
+    if (callback == nullptr) Refuse(DPU_ERR_INTERNAL, "callback is NULL");
+    const unsigned known = DPU_CALLBACK_ASYNC | DPU_CALLBACK_NONBLOCKING | DPU_CALLBACK_SINGLE_CALL;
+    if ((static_cast<unsigned>(flags) & ~known) != 0) {
+      Refuse(DPU_ERR_INTERNAL, StrCat("callback flags ", static_cast<unsigned>(flags), ": unknown bits"));
+    }
+    Settle(*Live(dpu_set).allocation);
+    if ((flags & DPU_CALLBACK_SINGLE_CALL) != 0 || dpu_set.kind == DPU_SET_DPU) {
+      const dpu_error_t status = callback(dpu_set, 0, args);
+      if (status != DPU_OK) Refuse(status, StrCat("the callback returned ", dpu_error_to_string(status)));
+      return DPU_OK;
+    }
+    for (uint32_t r = 0; r < dpu_set.list.nr_ranks; ++r) {
+      dpu_set_t rank{};
+      rank.kind = DPU_SET_RANKS;
+      rank.list.nr_ranks = 1;
+      rank.list.ranks = &dpu_set.list.ranks[r];
+      const dpu_error_t status = callback(rank, r, args);
+      if (status != DPU_OK) {
+        Refuse(status, StrCat("the callback for rank ", r, " of the set returned ", dpu_error_to_string(status)));
+      }
+    }
+    return DPU_OK;
+  });
+}
+
 // A transfer's modeled seconds, its energy added to the process's (`dpus` DPUs, `bytes` each).
 static double Moved(const Allocation& a, uint32_t dpus, size_t bytes, double seconds) {
   g_clock.energy_j +=

@@ -28,6 +28,30 @@ static int failures = 0;
     }                                              \
   } while (0)
 
+/* dpu_callback: each call records its rank's DPUs and reads the rank's first DPU's total. */
+struct callback_record {
+  uint32_t calls;
+  uint32_t dpus[4];
+  uint64_t first_total[4];
+};
+static dpu_error_t record_rank(struct dpu_set_t rank, uint32_t index, void* arg) {
+  struct callback_record* record = arg;
+  struct dpu_set_t dpu;
+  if (index >= 4) return DPU_ERR_INTERNAL;
+  record->calls++;
+  dpu_error_t status = dpu_get_nr_dpus(rank, &record->dpus[index]);
+  if (status != DPU_OK) return status;
+  DPU_FOREACH(rank, dpu) {
+    return dpu_copy_from(dpu, "total", 0, &record->first_total[index], sizeof(uint64_t));
+  }
+  return DPU_OK;
+}
+static dpu_error_t fail_second_rank(struct dpu_set_t rank, uint32_t index, void* arg) {
+  (void)rank;
+  (void)arg;
+  return index == 1 ? DPU_ERR_INVALID_DPU_SET : DPU_OK;
+}
+
 static double Now(void) {
   struct timeval tv;
   gettimeofday(&tv, NULL);
@@ -147,6 +171,23 @@ int main(void) {
   }
   EXPECT(ranks_seen == 3 && dpus_in_rank[0] == 64 && dpus_in_rank[1] == 64 && dpus_in_rank[2] == 2,
          "ranks %u: %u %u %u", ranks_seen, dpus_in_rank[0], dpus_in_rank[1], dpus_in_rank[2]);
+  /* A callback queued behind an asynchronous launch: once per rank, after the launch has ended (modeled time). */
+  DPU_ASSERT(dpu_launch(set, DPU_ASYNCHRONOUS));
+  const double async_before = pimopt_modeled_seconds();
+  struct callback_record record = {0, {0}, {0}};
+  DPU_ASSERT(dpu_callback(set, record_rank, &record, DPU_CALLBACK_ASYNC));
+  EXPECT(pimopt_modeled_seconds() - async_before >= 0.5 * pimopt_last_launch_seconds(), "the callback waited");
+  EXPECT(record.calls == 3 && record.dpus[0] == 64 && record.dpus[1] == 64 && record.dpus[2] == 2,
+         "callback ranks %u: %u %u %u", record.calls, record.dpus[0], record.dpus[1], record.dpus[2]);
+  EXPECT(record.first_total[1] != 0, "the callback read the second rank's results");
+  struct callback_record single = {0, {0}, {0}};
+  DPU_ASSERT(dpu_callback(set, record_rank, &single, DPU_CALLBACK_SINGLE_CALL));
+  EXPECT(single.calls == 1 && single.dpus[0] == NR_DPUS, "one call for the set: %u calls, %u DPUs", single.calls,
+         single.dpus[0]);
+  EXPECT(dpu_callback(set, fail_second_rank, NULL, DPU_CALLBACK_DEFAULT) == DPU_ERR_INVALID_DPU_SET,
+         "a callback's status");
+  EXPECT(dpu_callback(set, record_rank, &single, (dpu_callback_flags_t)64) == DPU_ERR_INTERNAL, "unknown flags");
+
   DPU_ASSERT(dpu_launch(set, DPU_ASYNCHRONOUS));
   bool done = false, fault = true;
   DPU_ASSERT(dpu_status(set, &done, &fault));
@@ -161,7 +202,7 @@ int main(void) {
     for (uint32_t j = 0; j < N; ++j) expect += input[(size_t)i * N + j];
     if (i >= 64 && i < 128) expect *= 3;
     EXPECT(total == expect, "DPU %u second total", i);
-    EXPECT(calls == 2, "DPU %u calls %u", i, calls);
+    EXPECT(calls == 3, "DPU %u calls %u", i, calls); /* the launches so far */
   }
   /* Prepared buffers survive a DPU_XFER_NO_RESET push. */
   uint64_t first[NR_DPUS], again[NR_DPUS];

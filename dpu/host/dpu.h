@@ -118,13 +118,15 @@ void dpu_set_dpu_iterator_next(struct dpu_set_dpu_iterator_t* iterator);
        (i) = __rank_it.count, (rank) = __rank_it.next, __rank_it.has_next;                            \
        dpu_set_rank_iterator_next(&__rank_it))
 
-/* Loads the program (a file of pimopt-dpu-cc) on every DPU of the allocation `dpu_set` belongs to. */
+/* Loads the program (a file of pimopt-dpu-cc) on every DPU of the allocation `dpu_set` belongs to: one program per
+ * allocation (a load on a rank or DPU of it loads the whole allocation the first time, does nothing for the program
+ * already loaded, and refuses another with DPU_ERR_DIFFERENT_DPU_PROGRAMS). */
 dpu_error_t dpu_load(struct dpu_set_t dpu_set, const char* binary_path, struct dpu_program_t** program);
 dpu_error_t dpu_get_symbol(struct dpu_program_t* program, const char* symbol_name, struct dpu_symbol_t* symbol);
 
-/* Runs the loaded program on every DPU of the allocation. DPU_ASYNCHRONOUS returns at once in the modeled time
- * (the emulation itself is done when the call returns); dpu_sync or dpu_status waits, in modeled time, for the
- * launch to end. */
+/* Runs the loaded program on every DPU of the set (the allocation, a rank or a DPU). DPU_ASYNCHRONOUS returns at
+ * once in the modeled time (the emulation itself is done when the call returns); dpu_sync, dpu_status or the next
+ * call on those DPUs waits, in modeled time, for the launch to end; launches on other DPUs may be in flight too. */
 dpu_error_t dpu_launch(struct dpu_set_t dpu_set, dpu_launch_policy_t policy);
 dpu_error_t dpu_status(struct dpu_set_t dpu_set, bool* done, bool* fault);
 dpu_error_t dpu_sync(struct dpu_set_t dpu_set);

@@ -98,9 +98,9 @@ class NativeProgram final : public DpuProgram {
     const auto it = logs_.find(dpu);
     return it == logs_.end() ? std::string() : it->second;
   }
-  void ClearLogs() override {
+  void ClearLogs(uint32_t first, uint32_t count) override {
     std::lock_guard<std::mutex> lock(mutex_);
-    logs_.clear();
+    logs_.erase(logs_.lower_bound(first), count > UINT32_MAX - first ? logs_.end() : logs_.lower_bound(first + count));
   }
   void AppendLog(uint32_t dpu, std::string_view text) {
     std::lock_guard<std::mutex> lock(mutex_);

@@ -42,23 +42,28 @@ void DpuSet::Load(const std::string& kernel_name, uint32_t tasklets) {
   Load(std::shared_ptr<Kernel>(CreateKernel(kernel_name)), tasklets);
 }
 
-LaunchStats DpuSet::Launch() {
+LaunchStats DpuSet::Launch() { return Launch(0, size()); }
+
+LaunchStats DpuSet::Launch(uint32_t first, uint32_t count) {
   if (!kernel_) throw PimError("Launch: no kernel loaded on this DPU set");
+  if (count == 0 || first > size() || count > size() - first) {
+    throw PimError(StrCat("Launch: DPUs ", first, " + ", count, " are not in this set of ", size()));
+  }
   const auto t0 = std::chrono::steady_clock::now();
-  std::vector<DpuLaunchResult> results(dpus_.size());
+  std::vector<DpuLaunchResult> results(count);
   static std::atomic<uint64_t> launches{0};
   Dpu::LaunchOptions options;
   options.shuffle_seed = shuffle_seed_;
   options.record = record_traces_;
   options.scheduler = scheduler_;
   options.launch_id = ++launches;
-  options.share_clock = dpus_.size() > static_cast<size_t>(pool_->UsableThreads());
+  options.share_clock = count > static_cast<uint32_t>(pool_->UsableThreads());
   // Every DPU runs; when several break a rule, the lowest-numbered one's error is reported (not whichever thread
   // failed first), so a failing launch says the same thing every time.
-  std::vector<std::exception_ptr> errors(dpus_.size());
-  pool_->ParallelFor(dpus_.size(), [&](size_t i) {
+  std::vector<std::exception_ptr> errors(count);
+  pool_->ParallelFor(count, [&](size_t i) {
     try {
-      results[i] = dpus_[i]->Launch(*kernel_, options);
+      results[i] = dpus_[first + i]->Launch(*kernel_, options);
     } catch (...) {
       errors[i] = std::current_exception();
     }
@@ -68,7 +73,7 @@ LaunchStats DpuSet::Launch() {
   }
   LaunchStats s;
   s.kernel = kernel_name_;
-  s.dpus = size();
+  s.dpus = count;
   s.tasklets = kernel_->Spec().tasklets;
   double sum = 0, busy_s = 0;
   s.per_dpu.reserve(results.size());
@@ -93,7 +98,7 @@ LaunchStats DpuSet::Launch() {
   }
   s.mean_total_cycles = results.empty() ? 0 : sum / static_cast<double>(results.size());
   s.kernel_s = s.slowest.total / profile_->dpu_frequency_hz;
-  s.overhead_s = ModelLaunchOverheadSeconds(*profile_, size());
+  s.overhead_s = ModelLaunchOverheadSeconds(*profile_, count);
   s.energy_j = DpuEnergyJoules(*profile_, busy_s);
   s.host_wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   stats_.kernel_s += s.kernel_s;

@@ -18,8 +18,8 @@ class DpuProgram : public Kernel {
   virtual const std::string& path() const = 0;
   // What DPU `dpu`'s tasklets printed since the last ClearLogs (the host's dpu_log_read).
   virtual std::string Log(uint32_t dpu) const = 0;
-  // Empties every DPU's log (a launch starts with an empty log buffer, as on the DPU).
-  virtual void ClearLogs() = 0;
+  // Empties the logs of DPUs first .. first + count - 1 (a launch starts with an empty log buffer, as on the DPU).
+  virtual void ClearLogs(uint32_t first, uint32_t count) = 0;
 };
 
 // Loads the compiled program at `path` (a .dpu file of pimopt-dpu-cc). InputError naming the path when it cannot be

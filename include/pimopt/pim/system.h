@@ -90,6 +90,9 @@ class DpuSet {
 
   // Runs the loaded kernel on every DPU (synchronously) and returns its modeled time and statistics.
   LaunchStats Launch();
+  // Runs it on DPUs first .. first + count - 1 only (the SDK's launch of one rank or DPU of an allocation); the others
+  // keep their state. PimError for a range outside the set.
+  LaunchStats Launch(uint32_t first, uint32_t count);
 
   // Serial copies to / from one DPU (dpu_copy_to / dpu_copy_from). Return modeled seconds.
   double CopyTo(uint32_t dpu, std::string_view symbol, uint64_t offset, const void* source, uint64_t bytes);

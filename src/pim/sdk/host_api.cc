@@ -74,10 +74,13 @@ struct Allocation {
   std::vector<dpu_rank_t*> rank_pointers;
   std::vector<void*> prepared;  // per DPU: the buffer of the next push
   std::unique_ptr<dpu_program_t> program;
-  // An asynchronous launch in flight (in modeled time): its kernel seconds and when (real time outside the API) it
-  // began.
-  bool running = false;
-  double running_s = 0, running_since_s = 0;
+  // The asynchronous launches in flight: their DPUs and the instant of the program's clock (modeled seconds of the
+  // calls plus real seconds outside them) when each ends.
+  struct InFlight {
+    uint32_t first, count;
+    double ends_at_s;
+  };
+  std::vector<InFlight> in_flight;
 };
 
 namespace {
@@ -158,7 +161,11 @@ __attribute__((constructor)) void MarkMainThread() { t_main_thread = true; }
 std::atomic<double> g_clock_shift_s{0};  // modeled_s - real_in_api_s, for the program's clock
 
 // Real seconds spent outside the API so far.
-double RealOutsideSeconds() { return __pimopt_real_seconds() - g_clock.real_in_api_s; }
+// Inside a call: as when the outermost call began (the call's own real time is replaced by modeled time).
+double g_call_began_s = 0;
+double RealOutsideSeconds() {
+  return (t_api_depth > 0 ? g_call_began_s : __pimopt_real_seconds()) - g_clock.real_in_api_s;
+}
 
 // A status and pimopt's account of it.
 struct Failure {
@@ -172,6 +179,7 @@ dpu_error_t Api(const char* call, F&& body) {
   std::lock_guard<std::recursive_mutex> lock(g_api);
   const bool outer = t_api_depth++ == 0;
   const double t0 = outer ? __pimopt_real_seconds() : 0;
+  if (outer) g_call_began_s = t0;
   dpu_error_t status = DPU_OK;
   try {
     status = body();
@@ -241,12 +249,21 @@ Members Live(const dpu_set_t& set) {
   Refuse(DPU_ERR_INVALID_DPU_SET, "not a DPU set of a live allocation (dpu_alloc; not yet dpu_free)");
 }
 
-// An asynchronous launch ends (in modeled time) before anything else is done with its DPUs.
-void Settle(Allocation& a) {
-  if (!a.running) return;
-  const double overlapped_s = RealOutsideSeconds() - a.running_since_s;
-  g_clock.modeled_s += std::max(0.0, a.running_s - overlapped_s);
-  a.running = false;
+// The program's clock: the modeled seconds of the calls and the real seconds outside them.
+double ProgramNow() { return g_clock.modeled_s + RealOutsideSeconds(); }
+
+// The asynchronous launches on DPUs first .. first + count - 1 end (in modeled time) before anything else is done
+// with those DPUs: the modeled clock waits for the last of them. Launches on other DPUs stay in flight.
+void Settle(Allocation& a, uint32_t first = 0, uint32_t count = UINT32_MAX) {
+  double ends_at_s = -1;
+  auto overlaps = [&](const Allocation::InFlight& f) {
+    return f.first < first + static_cast<uint64_t>(count) && first < f.first + f.count;
+  };
+  for (const Allocation::InFlight& f : a.in_flight) {
+    if (overlaps(f)) ends_at_s = std::max(ends_at_s, f.ends_at_s);
+  }
+  a.in_flight.erase(std::remove_if(a.in_flight.begin(), a.in_flight.end(), overlaps), a.in_flight.end());
+  g_clock.modeled_s += std::max(0.0, ends_at_s - ProgramNow());
 }
 
 pimopt::pim::DpuProgram& LoadedProgram(const Allocation& a, dpu_error_t status) {
@@ -492,8 +509,24 @@ void dpu_set_dpu_iterator_next(dpu_set_dpu_iterator_t* it) {
 dpu_error_t dpu_load(dpu_set_t dpu_set, const char* binary_path, dpu_program_t** program) {
   return Api("dpu_load", [&] {
     const Members m = Live(dpu_set);
-    if (!m.whole()) Refuse(DPU_ERR_INVALID_DPU_SET, "pimopt loads a program on a whole allocation only");
     if (binary_path == nullptr) Refuse(DPU_ERR_ELF_NO_SUCH_FILE, "binary_path is NULL");
+    // One program per allocation: a load on part of it (a rank, a DPU: DPU_RANK_FOREACH loops) loads the program on
+    // the whole allocation the first time and is a no-op for the program already there (its variables keep their
+    // values); another program is refused.
+    if (!m.whole() && m.allocation->program) {
+      const std::string& loaded_path = m.allocation->program->program->path();
+      char* a = realpath(loaded_path.c_str(), nullptr);
+      char* b = realpath(binary_path, nullptr);
+      const bool same = a != nullptr && b != nullptr && std::strcmp(a, b) == 0;
+      std::free(a);
+      std::free(b);
+      if (!same) {
+        Refuse(DPU_ERR_DIFFERENT_DPU_PROGRAMS,
+               StrCat("pimopt runs one program per allocation: ", loaded_path, " is loaded, not ", binary_path));
+      }
+      if (program != nullptr) *program = m.allocation->program.get();
+      return DPU_OK;
+    }
     Settle(*m.allocation);
     std::shared_ptr<pimopt::pim::DpuProgram> loaded;
     try {
@@ -529,12 +562,11 @@ dpu_error_t dpu_launch(dpu_set_t dpu_set, dpu_launch_policy_t policy) {
     if (policy != DPU_SYNCHRONOUS && policy != DPU_ASYNCHRONOUS) {
       Refuse(DPU_ERR_INVALID_LAUNCH_POLICY, StrCat("launch policy ", static_cast<int>(policy)));
     }
-    if (!m.whole()) Refuse(DPU_ERR_INVALID_DPU_SET, "pimopt launches a whole allocation only");
     Allocation& a = *m.allocation;
-    Settle(a);
+    Settle(a, m.first, m.count);  // a launch on DPUs still running waits for them
     pimopt::pim::DpuProgram& program = LoadedProgram(a, DPU_ERR_INVALID_DPU_SET);
-    program.ClearLogs();
-    const pimopt::pim::LaunchStats stats = a.set->Launch();
+    program.ClearLogs(m.first, m.count);
+    const pimopt::pim::LaunchStats stats = a.set->Launch(m.first, m.count);
     RecordLaunch(stats);
     g_clock.energy_j += stats.energy_j;
     const double s = stats.kernel_s + stats.overhead_s;
@@ -542,9 +574,7 @@ dpu_error_t dpu_launch(dpu_set_t dpu_set, dpu_launch_policy_t policy) {
     if (policy == DPU_SYNCHRONOUS) {
       g_clock.modeled_s += s;
     } else {
-      a.running = true;
-      a.running_s = s;
-      a.running_since_s = RealOutsideSeconds();
+      a.in_flight.push_back({m.first, m.count, ProgramNow() + s});
     }
     return DPU_OK;
   });
@@ -552,7 +582,8 @@ dpu_error_t dpu_launch(dpu_set_t dpu_set, dpu_launch_policy_t policy) {
 
 dpu_error_t dpu_status(dpu_set_t dpu_set, bool* done, bool* fault) {
   return Api("dpu_status", [&] {
-    Settle(*Live(dpu_set).allocation);
+    const Members m = Live(dpu_set);
+    Settle(*m.allocation, m.first, m.count);
     if (done) *done = true;
     if (fault) *fault = false;  // a fault is reported by dpu_launch itself
     return DPU_OK;
@@ -560,7 +591,8 @@ dpu_error_t dpu_status(dpu_set_t dpu_set, bool* done, bool* fault) {
 }
 dpu_error_t dpu_sync(dpu_set_t dpu_set) {
   return Api("dpu_sync", [&] {
-    Settle(*Live(dpu_set).allocation);
+    const Members m = Live(dpu_set);
+    Settle(*m.allocation, m.first, m.count);
     return DPU_OK;
   });
 }
@@ -573,7 +605,8 @@ dpu_error_t dpu_callback(dpu_set_t dpu_set, dpu_error_t (*callback)(dpu_set_t, u
     if ((static_cast<unsigned>(flags) & ~known) != 0) {
       Refuse(DPU_ERR_INTERNAL, StrCat("callback flags ", static_cast<unsigned>(flags), ": unknown bits"));
     }
-    Settle(*Live(dpu_set).allocation);
+    const Members m = Live(dpu_set);
+    Settle(*m.allocation, m.first, m.count);
     if ((flags & DPU_CALLBACK_SINGLE_CALL) != 0 || dpu_set.kind == DPU_SET_DPU) {
       const dpu_error_t status = callback(dpu_set, 0, args);
       if (status != DPU_OK) Refuse(status, StrCat("the callback returned ", dpu_error_to_string(status)));
@@ -604,7 +637,7 @@ static dpu_error_t Copy(dpu_set_t dpu_set, const std::string& symbol, uint32_t o
                         size_t length) {
   const Members m = Live(dpu_set);
   Allocation& a = *m.allocation;
-  Settle(a);
+  Settle(a, m.first, m.count);
   pimopt::pim::DpuSet& set = *a.set;
   if (dst != nullptr) {  // from: one DPU
     if (m.count != 1) Refuse(DPU_ERR_INVALID_DPU_SET, "dpu_copy_from reads one DPU");
@@ -674,7 +707,7 @@ static dpu_error_t Push(dpu_set_t dpu_set, dpu_xfer_t xfer, const std::string& s
   }
   const Members m = Live(dpu_set);
   Allocation& a = *m.allocation;
-  Settle(a);
+  Settle(a, m.first, m.count);
   uint32_t prepared = 0;
   for (uint32_t i = m.first; i < m.first + m.count; ++i) {
     if (a.prepared[i] == nullptr) continue;
@@ -712,7 +745,7 @@ dpu_error_t dpu_log_read(dpu_set_t dpu_set, FILE* stream) {
   return Api("dpu_log_read", [&] {
     if (stream == nullptr) Refuse(DPU_ERR_LOG_CONTEXT_MISSING, "stream is NULL");
     const Members m = Live(dpu_set);
-    Settle(*m.allocation);
+    Settle(*m.allocation, m.first, m.count);
     const pimopt::pim::DpuProgram& program = LoadedProgram(*m.allocation, DPU_ERR_LOG_CONTEXT_MISSING);
     for (uint32_t i = m.first; i < m.first + m.count; ++i) {
       if (m.count > 1) std::fprintf(stream, "DPU %u:\n", i);

@@ -92,8 +92,9 @@ int main(void) {
   EXPECT_STATUS(dpu_launch(set, (dpu_launch_policy_t)7), DPU_ERR_INVALID_LAUNCH_POLICY);
   EXPECT_STATUS(dpu_push_xfer(set, (dpu_xfer_t)5, "n_elements", 0, 4, DPU_XFER_DEFAULT),
                 DPU_ERR_INVALID_MEMORY_TRANSFER);
-  DPU_FOREACH(set, dpu) {
-    EXPECT_STATUS(dpu_launch(dpu, DPU_SYNCHRONOUS), DPU_ERR_INVALID_DPU_SET);  /* one DPU of four */
+  DPU_FOREACH(set, dpu) {  /* one program per allocation: another one on one DPU of four is refused */
+    EXPECT_STATUS(dpu_load(dpu, FAULT_BINARY, NULL), DPU_ERR_DIFFERENT_DPU_PROGRAMS);
+    EXPECT_STATUS(dpu_load(dpu, SUM_BINARY, NULL), DPU_OK); /* the loaded one: nothing to do */
     break;
   }
   EXPECT_STATUS(dpu_load(set, FAULT_BINARY, NULL), DPU_OK);

@@ -212,6 +212,30 @@ int main(void) {
   memset(first, 0, sizeof(first));
   DPU_ASSERT(dpu_push_xfer(set, DPU_XFER_FROM_DPU, "total", 0, 8, DPU_XFER_DEFAULT));
   EXPECT(memcmp(first, again, sizeof(first)) == 0, "NO_RESET kept the buffers");
+  /* Launches of single ranks, in flight together: rank 1 does not run, and the modeled clock waits for the longer
+   * launch, not for both one after the other. */
+  uint32_t calls_before[NR_DPUS];
+  DPU_FOREACH(set, dpu, i) { DPU_ASSERT(dpu_copy_from(dpu, "calls", 0, &calls_before[i], sizeof(uint32_t))); }
+  double rank_s[3] = {0, 0, 0};
+  const double ranks_before = pimopt_modeled_seconds();
+  DPU_RANK_FOREACH(set, rank, i) {
+    if (i == 1) continue;
+    DPU_ASSERT(dpu_load(rank, DPU_BINARY, NULL)); /* the loaded program: nothing to do */
+    DPU_ASSERT(dpu_launch(rank, DPU_ASYNCHRONOUS));
+    rank_s[i] = pimopt_last_launch_seconds();
+  }
+  EXPECT(pimopt_modeled_seconds() == ranks_before, "asynchronous launches return at once");
+  DPU_ASSERT(dpu_sync(set));
+  const double waited = pimopt_modeled_seconds() - ranks_before;
+  const double longer = rank_s[0] > rank_s[2] ? rank_s[0] : rank_s[2];
+  EXPECT(rank_s[0] > 0 && rank_s[2] > 0 && fabs(waited - longer) < 0.05 * longer + 1e-4,
+         "waited %g s for ranks of %g s and %g s", waited, rank_s[0], rank_s[2]);
+  DPU_FOREACH(set, dpu, i) {
+    uint32_t calls = 0;
+    DPU_ASSERT(dpu_copy_from(dpu, "calls", 0, &calls, sizeof(calls)));
+    const uint32_t launched = (i < 64 || i >= 128) ? 1 : 0;
+    EXPECT(calls == calls_before[i] + launched, "DPU %u: %u launches after %u", i, calls, calls_before[i]);
+  }
   DPU_ASSERT(dpu_free(set));
   free(input);
   printf("modeled seconds %.6f on %s\n", pimopt_modeled_seconds(), pimopt_profile_name());

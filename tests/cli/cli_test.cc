@@ -683,6 +683,8 @@ TEST_F(Cli, PrimRefusesNumbersItCannotHoldNamingTheFlag) {
   ExpectBadInput("prim VA --shuffle-seed -3 --param 1024", "--shuffle-seed");
   ExpectBadInput("gen dense --rows 10 --first-row -1 --out " + dir.Path("g.svm"), "--first-row");
   EXPECT_EQ(RunPimopt("prim VA --param 8388608").exit_code, 0);  // the largest that fits one DPU
+  ExpectBadInput("prim VA --kernels nope --param 1024", "--kernels");
+  EXPECT_EQ(RunPimopt("prim VA --kernels port --param 4096").exit_code, 0);  // the C++ port, the programs' reference
 }
 
 // Every parameter of every command, as the binary declares it (pimopt params --format json), given hostile values:

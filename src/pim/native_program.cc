@@ -268,6 +268,15 @@ extern "C" {
 // --- the pass's hooks
 uint8_t* __pimopt_dpu_wram_base() { return t_running.wram; }
 void __pimopt_dpu_at(const char* location) { t_running.location = location; }
+// built_ins.h: one of the DPU's 8 x 8 multiplies (one issue slot), the bytes chosen by `selects`.
+int32_t __pimopt_dpu_mul8(uint32_t a, uint32_t b, uint32_t selects) {
+  pimopt::pim::Count(Op::kMul8);
+  auto byte = [](uint32_t v, bool is_signed, bool high) {
+    const uint32_t x = (v >> (high ? 8 : 0)) & 0xFFu;
+    return is_signed ? static_cast<int32_t>(static_cast<int8_t>(x)) : static_cast<int32_t>(x);
+  };
+  return byte(a, (selects & 1) != 0, (selects & 2) != 0) * byte(b, (selects & 4) != 0, (selects & 8) != 0);
+}
 uint32_t __pimopt_dpu_udiv32(uint32_t a, uint32_t b) { return (pimopt::pim::u32(a) / pimopt::pim::u32(b)).value(); }
 int32_t __pimopt_dpu_sdiv32(int32_t a, int32_t b) { return (pimopt::pim::i32(a) / pimopt::pim::i32(b)).value(); }
 uint32_t __pimopt_dpu_urem32(uint32_t a, uint32_t b) { return (pimopt::pim::u32(a) % pimopt::pim::u32(b)).value(); }

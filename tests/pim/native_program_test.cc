@@ -248,6 +248,70 @@ TEST(NativeProgram, CountsKeptInRegistersReachTheClockBeforeEachEvent) {
   EXPECT_GT(cycles_all - cycles_none, 11 * steps);
 }
 
+// A multiply of two narrow operands is charged as the DPU compiler makes it (its 8 x 8 multiplies, no __mulsi3):
+// char x char one mul8, char x short four and three adds, char x int __mulsi3's call and steps.
+TEST(NativeProgram, NarrowMultipliesAreTheDpusByteMultiplies) {
+  PimSystem system(MakeProfile("pim-opt"));
+  DpuSet set = system.Allocate(1);
+  set.Load(LoadNativeProgram(Program("narrow_mul")));
+  std::vector<int8_t> bytes(512);
+  std::vector<int16_t> shorts(512);
+  std::vector<int32_t> ints(512);
+  for (int i = 0; i < 512; ++i) {
+    bytes[i] = static_cast<int8_t>(i * 37 - 100);
+    shorts[i] = static_cast<int16_t>(i * 911 - 30000);
+    ints[i] = i * 1234567 - 300000000;
+  }
+  set.CopyTo(0, "bytes", 0, bytes.data(), bytes.size());
+  set.CopyTo(0, "shorts", 0, shorts.data(), 2 * shorts.size());
+  set.CopyTo(0, "ints", 0, ints.data(), 4 * ints.size());
+  const auto op = [](const LaunchStats& s, Op o) { return s.op_counts[static_cast<size_t>(o)]; };
+  auto run = [&](uint32_t which, uint32_t n) {
+    set.BroadcastTo("which", 0, &which, 4);
+    set.BroadcastTo("n", 0, &n, 4);
+    const LaunchStats stats = set.Launch();
+    int32_t sum = 0;
+    set.CopyFrom(0, "sum", 0, &sum, 4);
+    int32_t expected = 0;
+    for (uint32_t i = 0; i < n; ++i) {
+      const int32_t x = bytes[i];
+      const int32_t y = which == 8 ? bytes[511 - i] : which == 16 ? shorts[i] : ints[i];
+      expected = static_cast<int32_t>(static_cast<uint32_t>(expected) + static_cast<uint32_t>(x * static_cast<int64_t>(y)));
+    }
+    EXPECT_EQ(sum, expected) << which;
+    return stats;
+  };
+  for (uint32_t which : {8u, 16u, 32u}) {
+    const LaunchStats none = run(which, 0), all = run(which, 512);
+    const uint64_t mul8 = op(all, Op::kMul8) - op(none, Op::kMul8);
+    const uint64_t steps = op(all, Op::kMulStep) - op(none, Op::kMulStep);
+    EXPECT_EQ(mul8, which == 8 ? 512u : which == 16 ? 4 * 512u : 0u) << which;
+    EXPECT_EQ(steps == 0, which != 32) << which;
+  }
+}
+
+// The SDK's 8 x 8 multiply builtins (built_ins.h): each its byte product and one mul8.
+TEST(NativeProgram, TheMultiplyBuiltinsAreTheDpusByteMultiplies) {
+  PimSystem system(MakeProfile("pim-opt"));
+  DpuSet set = system.Allocate(1);
+  set.Load(LoadNativeProgram(Program("builtin_mul")));
+  std::vector<int16_t> a(256), b(256);
+  for (int i = 0; i < 256; ++i) {
+    a[i] = static_cast<int16_t>(i * 257 - 32768);
+    b[i] = static_cast<int16_t>(30000 - i * 233);
+  }
+  set.CopyTo(0, "a", 0, a.data(), 2 * a.size());
+  set.CopyTo(0, "b", 0, b.data(), 2 * b.size());
+  const uint32_t n = 256;
+  set.BroadcastTo("n", 0, &n, 4);
+  const LaunchStats stats = set.Launch();
+  std::vector<int32_t> product(256);
+  set.CopyFrom(0, "product", 0, product.data(), 4 * product.size());
+  for (int i = 0; i < 256; ++i) EXPECT_EQ(product[i], int32_t{a[i]} * int32_t{b[i]}) << i;
+  EXPECT_EQ(stats.op_counts[static_cast<size_t>(Op::kMul8)], 4u * 256u);
+  EXPECT_EQ(stats.op_counts[static_cast<size_t>(Op::kMulStep)], 0u);
+}
+
 // A published Makefile passes its own -O2 (and -g) after the toolchain's flags: the program must still be charged
 // as the scalar code the DPU runs (an -O after -fno-vectorize re-enabled clang's vectorizer, and a vector add of four
 // elements was charged as one add: PrIM's VA was charged a quarter of its loop).

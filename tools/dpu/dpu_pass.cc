@@ -58,7 +58,7 @@ constexpr uint32_t kInt32Add = Code(Op::kInt32Add), kInt32Logic = Code(Op::kInt3
                    kWramLoad = Code(Op::kWramLoad), kWramStore = Code(Op::kWramStore), kBranch = Code(Op::kBranch),
                    kInt64Compare = Code(Op::kInt64Compare), kCall = Code(Op::kCall),
                    kInt64Mul = Code(Op::kInt64Mul), kMul32Setup = Code(Op::kMul32Setup),
-                   kMulStep = Code(Op::kMulStep);
+                   kMulStep = Code(Op::kMulStep), kMul8 = Code(Op::kMul8);
 
 // The emulator's per-thread operation counters (pimopt::pim::tls_op_counts in dpu_types.h), by mangled name.
 constexpr const char* kCountersSymbol = "_ZN6pimopt3pim13tls_op_countsE";
@@ -110,9 +110,12 @@ constexpr const char* kTaskletConstants[] = {"__pimopt_dpu_wram_base", "__pimopt
 // steps (__udivsi3's, ...) and reach no event.
 constexpr const char* kDivideRoutines[] = {"__pimopt_dpu_udiv32", "__pimopt_dpu_sdiv32", "__pimopt_dpu_urem32",
                                            "__pimopt_dpu_srem32"};
+// built_ins.h's 8 x 8 multiply: it counts its slot itself and reaches no event.
+constexpr const char* kMultiplyBuiltin = "__pimopt_dpu_mul8";
 
 // Calls before which the counts need not be in the per-thread counters: intrinsics, the tasklet constants, the
-// source-line hook and the divide routines (they add to the counters themselves and reach no event).
+// source-line hook, the divide routines and the multiply builtin (they add to the counters themselves and reach no
+// event).
 bool CannotReachEvent(const Function* f) {
   if (f == nullptr) return false;
   if (f->isIntrinsic()) return true;
@@ -123,7 +126,7 @@ bool CannotReachEvent(const Function* f) {
   for (const char* name : kDivideRoutines) {
     if (n == name) return true;
   }
-  return n == "__pimopt_dpu_at";
+  return n == "__pimopt_dpu_at" || n == kMultiplyBuiltin;
 }
 
 // "file.c:LINE" of an instruction (pimopt-dpu-cc compiles with line tables), or "" without one.
@@ -207,6 +210,30 @@ void CountIntrinsic(const IntrinsicInst& call, std::vector<uint64_t>& counts) {
   }
 }
 
+// The width (8 or 16) a 32-bit multiply's operand fits in, signed or unsigned (a value sign- or zero-extended from
+// a char or a short); 32 otherwise. The DPU has 8 x 8 multiplies (mul_ul_ul, mul_sh_ul, ...): the DPU compiler makes
+// a multiply of two such operands from them instead of calling __mulsi3.
+unsigned NarrowWidth(const Value& v, const DataLayout& layout) {
+  if (!v.getType()->isIntegerTy(32)) return 32;
+  const unsigned sign_bits = ComputeNumSignBits(&v, layout);
+  const unsigned zeros = computeKnownBits(&v, layout).countMinLeadingZeros();
+  if (sign_bits >= 25 || zeros >= 24) return 8;
+  if (sign_bits >= 17 || zeros >= 16) return 16;
+  return 32;
+}
+
+// A 32-bit multiply of two operands of at most 16 bits: one 8 x 8 multiply when both fit 8 bits; otherwise its four
+// byte products (mul_ul_ul, mul_sh_ul twice, mul_sh_sh) added with three lsl_add, as the DPU compiler emits it for a
+// char or short times a short (pim-ml's LogReg_int8 disassembly, docs/pim-emulator.md); 0 products for a multiply
+// that needs __mulsi3.
+unsigned NarrowMultiplyProducts(const BinaryOperator& op, const DataLayout& layout) {
+  if (!op.getType()->isIntegerTy(32)) return 0;
+  const unsigned a = NarrowWidth(*op.getOperand(0), layout), b = NarrowWidth(*op.getOperand(1), layout);
+  if (a == 8 && b == 8) return 1;
+  if (a <= 16 && b <= 16) return 4;
+  return 0;
+}
+
 // The issue slots of one instruction, by class (what the DPU compiler makes of it: docs/pim-emulator.md).
 void CountInstruction(const Instruction& i, std::vector<uint64_t>& counts) {
   const Type* t = i.getType()->getScalarType();
@@ -229,6 +256,12 @@ void CountInstruction(const Instruction& i, std::vector<uint64_t>& counts) {
     case Instruction::Mul: {  // by a constant: shifts and adds, one per set bit beyond the first
       const auto* c = dyn_cast<ConstantInt>(i.getOperand(1));
       if (c == nullptr) c = dyn_cast<ConstantInt>(i.getOperand(0));
+      if (c == nullptr) {  // two narrow operands (the others are counted as __mulsi3's calls)
+        const unsigned products = NarrowMultiplyProducts(cast<BinaryOperator>(i), layout);
+        counts[kMul8] += products;
+        if (products > 1) counts[kInt32Add] += products - 1;
+        break;
+      }
       const unsigned bits = c ? c->getValue().countPopulation() : 1;
       counts[Wide(t) ? kInt64Shift : kInt32Shift] += 1;
       if (bits > 1) counts[Wide(t) ? kInt64Add : kInt32Add] += bits - 1;
@@ -432,7 +465,10 @@ class DpuPass : public PassInfoMixin<DpuPass> {
           const unsigned width = op->getType()->getIntegerBitWidth();
           const bool constant = isa<Constant>(op->getOperand(0)) || isa<Constant>(op->getOperand(1));
           const auto opcode = op->getOpcode();
-          if (opcode == Instruction::Mul && !constant && (width == 32 || width == 64)) multiplies.push_back(op);
+          if (opcode == Instruction::Mul && !constant && (width == 32 || width == 64) &&
+              NarrowMultiplyProducts(*op, m.getDataLayout()) == 0) {
+            multiplies.push_back(op);
+          }
           if ((opcode == Instruction::UDiv || opcode == Instruction::SDiv || opcode == Instruction::URem ||
                opcode == Instruction::SRem) &&
               width == 32 && !isa<Constant>(op->getOperand(1))) {

@@ -39,7 +39,7 @@ __host dpu_results_t DPU_RESULTS[NR_TASKLETS];
 
 /* The query's index in the block, -1 if the block starts at or below it but lacks it, -2 if the block starts above
  * it. */
-static DTYPE search(DTYPE *bufferA, DTYPE searching_for) {
+static DTYPE __attribute__((noinline)) search(DTYPE *bufferA, DTYPE searching_for) {
   DTYPE found = -2;
   if (bufferA[0] <= searching_for) {
     found = -1;

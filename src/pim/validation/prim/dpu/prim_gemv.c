@@ -36,7 +36,7 @@ typedef struct {
 __host dpu_arguments_t DPU_INPUT_ARGUMENTS;
 
 /* One block's dot product, added into bufferC[pos]. */
-static void gemv(T *bufferC, T *bufferA, T *bufferB, int pos) {
+static void __attribute__((noinline)) gemv(T *bufferC, T *bufferA, T *bufferB, int pos) {
   for (unsigned int i = 0; i < BLOCK_ELEMS; i++) bufferC[pos] += bufferA[i] * bufferB[i];
 }
 

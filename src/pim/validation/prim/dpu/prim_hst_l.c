@@ -43,7 +43,7 @@ barrier_t barriers[NR_HISTO];
 /* The histograms' mutexes: never initialized, as in PrIM (each the SDK's mutex 0). */
 mutex_id_t my_mutex[NR_HISTO];
 
-static void histogram(uint32_t *histo, uint32_t bins, T *input, uint32_t histo_id,
+static void __attribute__((noinline)) histogram(uint32_t *histo, uint32_t bins, T *input, uint32_t histo_id,
                                                 unsigned int l_size) {
   for (unsigned int j = 0; j < l_size; j++) {
     T d = (input[j] * bins) >> DEPTH;

@@ -34,7 +34,7 @@ uint32_t *message[NR_TASKLETS];
 
 BARRIER_INIT(my_barrier, NR_TASKLETS);
 
-static void histogram(uint32_t *histo, uint32_t bins, T *input, unsigned int l_size) {
+static void __attribute__((noinline)) histogram(uint32_t *histo, uint32_t bins, T *input, unsigned int l_size) {
   for (unsigned int j = 0; j < l_size; j++) {
     T d = input[j];
     histo[(d * bins) >> DEPTH] += 1;

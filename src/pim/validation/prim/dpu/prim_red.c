@@ -42,7 +42,7 @@ TYPE message[NR_TASKLETS];
 BARRIER_INIT(my_barrier, NR_TASKLETS);
 
 /* The sum of the l_size elements of a block. */
-static TYPE reduction(TYPE *input, uint32_t l_size) {
+static TYPE __attribute__((noinline)) reduction(TYPE *input, uint32_t l_size) {
   TYPE sum = 0;
   for (uint32_t j = 0; j < l_size; j++) sum += input[j];
   return sum;

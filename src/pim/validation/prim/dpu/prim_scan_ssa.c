@@ -38,14 +38,14 @@ T message_partial_count;
 
 BARRIER_INIT(my_barrier, NR_TASKLETS);
 
-static T scan(T *output, T *input) {
+static T __attribute__((noinline)) scan(T *output, T *input) {
   output[0] = input[0];
 #pragma unroll
   for (unsigned int j = 1; j < REGS; j++) output[j] = output[j - 1] + input[j];
   return output[REGS - 1];
 }
 
-static T handshake_sync(T l_count, unsigned int tasklet_id) {
+static T __attribute__((noinline)) handshake_sync(T l_count, unsigned int tasklet_id) {
   T p_count;
   if (tasklet_id != 0) {
     handshake_wait_for(tasklet_id - 1);
@@ -60,7 +60,7 @@ static T handshake_sync(T l_count, unsigned int tasklet_id) {
   return p_count;
 }
 
-static void add(T *output, T p_count) {
+static void __attribute__((noinline)) add(T *output, T p_count) {
 #pragma unroll
   for (unsigned int j = 0; j < REGS; j++) output[j] += p_count;
 }

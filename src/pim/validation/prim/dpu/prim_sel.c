@@ -42,7 +42,7 @@ uint32_t message_partial_count;
 static inline bool pred(const TYPE x) { return (x % 2) == 0; }
 
 /* Copies the elements of a block that fail the predicate to output; returns how many. */
-static unsigned int select(TYPE *output, TYPE *input) {
+static unsigned int __attribute__((noinline)) select(TYPE *output, TYPE *input) {
   unsigned int pos = 0;
 #pragma unroll
   for (unsigned int j = 0; j < REGS; j++) {
@@ -56,7 +56,7 @@ static unsigned int select(TYPE *output, TYPE *input) {
 
 /* The chain of handshakes: takes the count of the tasklets before this one from its predecessor, hands on that
  * plus l_count to its successor. */
-static unsigned int handshake_sync(unsigned int l_count, unsigned int tasklet_id) {
+static unsigned int __attribute__((noinline)) handshake_sync(unsigned int l_count, unsigned int tasklet_id) {
   unsigned int p_count;
   if (tasklet_id != 0) {
     handshake_wait_for(tasklet_id - 1);

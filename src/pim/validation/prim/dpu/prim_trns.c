@@ -41,7 +41,7 @@ MUTEX_INIT(done_mutex);
 /* Step 2's tile moves: m x n elements between MRAM (offset elements from A) and WRAM, in DMAs of at most 2 KB.
  * As in PrIM, the WRAM side advances by (moved elements) x sizeof(T) elements: the same address while a tile fits
  * one DMA, as here. */
-static void read_tile_step2(uint32_t A, uint32_t offset, T *variable, uint32_t m,
+static void __attribute__((noinline)) read_tile_step2(uint32_t A, uint32_t offset, T *variable, uint32_t m,
                                                       uint32_t n) {
   int rest = m * n;
   int transfer;
@@ -56,7 +56,7 @@ static void read_tile_step2(uint32_t A, uint32_t offset, T *variable, uint32_t m
   }
 }
 
-static void write_tile_step2(uint32_t A, uint32_t offset, T *variable, uint32_t m,
+static void __attribute__((noinline)) write_tile_step2(uint32_t A, uint32_t offset, T *variable, uint32_t m,
                                                        uint32_t n) {
   int rest = m * n;
   int transfer;
@@ -72,7 +72,7 @@ static void write_tile_step2(uint32_t A, uint32_t offset, T *variable, uint32_t 
 }
 
 /* Step 3's helpers. */
-static uint32_t get_tile(void) {
+static uint32_t __attribute__((noinline)) get_tile(void) {
   mutex_lock(tile_mutex);
   const uint32_t value = curr_tile;
   curr_tile++;
@@ -80,16 +80,16 @@ static uint32_t get_tile(void) {
   return value;
 }
 
-static void read_tile_step3(uint32_t A, uint32_t offset, T *variable, uint32_t m) {
+static void __attribute__((noinline)) read_tile_step3(uint32_t A, uint32_t offset, T *variable, uint32_t m) {
   mram_read((__mram_ptr void const *)(A + offset * T_BYTES), variable, T_BYTES * m);
 }
 
-static void write_tile_step3(uint32_t A, uint32_t offset, T *variable, uint32_t m) {
+static void __attribute__((noinline)) write_tile_step3(uint32_t A, uint32_t offset, T *variable, uint32_t m) {
   mram_write(variable, (__mram_ptr void *)(A + offset * T_BYTES), T_BYTES * m);
 }
 
 /* Whether tile `address` has been moved: bit (address % 8) of the word read at byte address done_array + address. */
-static _Bool get_done(uint32_t done_array, uint32_t address, T *read_done) {
+static _Bool __attribute__((noinline)) get_done(uint32_t done_array, uint32_t address, T *read_done) {
   uint32_t result;
   mutex_lock(done_mutex);
   mram_read((__mram_ptr void const *)(done_array + address), read_done, T_BYTES);
@@ -99,7 +99,7 @@ static _Bool get_done(uint32_t done_array, uint32_t address, T *read_done) {
 }
 
 /* The same, and marks the tile moved (the word written back before the mutex is released). */
-static _Bool get_and_set_done(uint32_t done_array, uint32_t address, T *read_done) {
+static _Bool __attribute__((noinline)) get_and_set_done(uint32_t done_array, uint32_t address, T *read_done) {
   uint32_t result;
   mutex_lock(done_mutex);
   mram_read((__mram_ptr void const *)(done_array + address), read_done, T_BYTES);

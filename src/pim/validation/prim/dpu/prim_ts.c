@@ -43,7 +43,7 @@ __host dpu_result_t DPU_RESULTS[NR_TASKLETS];
 BARRIER_INIT(my_barrier, NR_TASKLETS);
 
 /* result[j] += the dot product of the subsequence starting at j (in vectorA, then vectorA_aux) with vectorB. */
-static void dot_product(DTYPE *vectorA, DTYPE *vectorA_aux, DTYPE *vectorB,
+static void __attribute__((noinline)) dot_product(DTYPE *vectorA, DTYPE *vectorA_aux, DTYPE *vectorB,
                                                   DTYPE *result) {
   for (uint32_t i = 0; i < BLOCK_SIZE / sizeof(DTYPE); i++) {
     for (uint32_t j = 0; j < DOTPIP; j++) {

@@ -50,7 +50,7 @@ uint32_t message_partial_count;
 TYPE message_last_from_last;
 
 /* Copies the first element of a block and each that differs from the one before it to output; returns how many. */
-static unsigned int unique(TYPE *output, TYPE *input) {
+static unsigned int __attribute__((noinline)) unique(TYPE *output, TYPE *input) {
   unsigned int pos = 0;
   output[pos] = input[pos];
   pos++;
@@ -66,7 +66,7 @@ static unsigned int unique(TYPE *output, TYPE *input) {
 
 /* The chain of handshakes: x = the count kept before this tasklet in this round, y = the first elements dropped
  * before it, z = 1 when its own first element repeats the element before it. */
-static uint3 handshake_sync(TYPE *output, unsigned int l_count, unsigned int tasklet_id) {
+static uint3 __attribute__((noinline)) handshake_sync(TYPE *output, unsigned int l_count, unsigned int tasklet_id) {
   unsigned int p_count, o_count, offset;
   if (tasklet_id != 0) {
     handshake_wait_for(tasklet_id - 1);

@@ -22,7 +22,7 @@ typedef struct {
 __host dpu_arguments_t DPU_INPUT_ARGUMENTS;
 BARRIER_INIT(my_barrier, NR_TASKLETS);
 
-static void vector_addition(int32_t *bufferB, int32_t *bufferA, uint32_t l_size) {
+static void __attribute__((noinline)) vector_addition(int32_t *bufferB, int32_t *bufferA, uint32_t l_size) {
   for (uint32_t i = 0; i < l_size; i++) bufferB[i] += bufferA[i];
 }
 

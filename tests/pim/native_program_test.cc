@@ -276,7 +276,8 @@ TEST(NativeProgram, NarrowMultipliesAreTheDpusByteMultiplies) {
     for (uint32_t i = 0; i < n; ++i) {
       const int32_t x = bytes[i];
       const int32_t y = which == 8 ? bytes[511 - i] : which == 16 ? shorts[i] : ints[i];
-      expected = static_cast<int32_t>(static_cast<uint32_t>(expected) + static_cast<uint32_t>(x * static_cast<int64_t>(y)));
+      const auto product = static_cast<uint32_t>(x * static_cast<int64_t>(y));
+      expected = static_cast<int32_t>(static_cast<uint32_t>(expected) + product);
     }
     EXPECT_EQ(sum, expected) << which;
     return stats;

@@ -155,18 +155,14 @@ class Tasklet {
   // A size that is a compile-time constant (a plain integer) must be valid: the SDK rejects others when compiling.
   template <typename A, typename T, typename U>
   void MramRead(A mram_address, WramPtr<T> wram_destination, Int<U> bytes) {
-    Count(Op::kInt32Shift);
-    Count(Op::kInt32Add);
-    MramRead(Address(mram_address), wram_destination.get(), RuntimeDmaBytes(static_cast<uint64_t>(bytes.value())));
+    MramReadRuntimeSize(Address(mram_address), wram_destination.get(), static_cast<uint64_t>(bytes.value()));
   }
   template <typename A, typename T, typename U>
   void MramWrite(WramPtr<T> wram_source, A mram_address, Int<U> bytes) {
-    Count(Op::kInt32Shift);
-    Count(Op::kInt32Add);
-    MramWrite(wram_source.get(), Address(mram_address), RuntimeDmaBytes(static_cast<uint64_t>(bytes.value())));
+    MramWriteRuntimeSize(wram_source.get(), Address(mram_address), static_cast<uint64_t>(bytes.value()));
   }
-  // The same for a DPU C program's mram_read / mram_write whose size the compiler does not know (dpu/include/mram.h):
-  // packed and resized as above, and counted.
+  // A DMA of a run-time size (the templates above, and a DPU C program's mram_read / mram_write whose size the
+  // compiler does not know: dpu/include/mram.h): packed and resized as above, and counted.
   void MramReadRuntimeSize(uint64_t mram_address, void* wram_destination, uint64_t bytes);
   void MramWriteRuntimeSize(const void* wram_source, uint64_t mram_address, uint64_t bytes);
   template <typename A, typename = std::enable_if_t<!std::is_integral_v<A>>>

@@ -219,22 +219,17 @@ Host::Host(const RunRequest& request, const HardwareProfile& profile, const std:
 }
 
 void Host::Load(const std::string& program, std::shared_ptr<Kernel> port) {
-  if (request_.kernels == KernelSource::kPort) return Load(std::move(port));
-  // The port declares the program's WRAM need (its variables, and per tasklet its stack and mem_alloc'd blocks):
-  // too many tasklets are refused naming --tasklets before anything is compiled or run.
+  // The tasklets' stacks and heaps must fit the WRAM: refused naming --tasklets before anything is compiled or run
+  // (the emulator's load check is the last guard, an internal error). The port declares the program's need too (its
+  // variables, and per tasklet its stack and mem_alloc'd blocks).
   const KernelSpec spec = port->Spec();
   CheckTaskletsFit(spec, profile_, request_.tasklets,
                    StrCat("kernel '", spec.name, "' (its WRAM variables, and per tasklet its stack and heap)"));
-  Load(LoadNativeProgram(ProgramPath(program, request_.tasklets)));
-}
-
-void Host::Load(std::shared_ptr<Kernel> kernel) {
-  // The tasklets' stacks and heaps must fit the WRAM: refused naming --tasklets (the emulator's load check is the
-  // last guard, an internal error).
-  const KernelSpec spec = kernel->Spec();
-  CheckTaskletsFit(spec, profile_, request_.tasklets,
-                   StrCat("kernel '", spec.name, "' (its WRAM variables, and per tasklet its stack and heap)"));
-  kernel_ = std::move(kernel);
+  if (request_.kernels == KernelSource::kPort) {
+    kernel_ = std::move(port);
+  } else {
+    kernel_ = LoadNativeProgram(ProgramPath(program, request_.tasklets));
+  }
   set_->Load(kernel_, request_.tasklets);
 }
 

@@ -53,7 +53,6 @@ class Host {
   // Loads the DPU program `program` (src/pim/validation/prim/dpu/PROGRAM.c, for the run's tasklets), or with
   // --kernels port the operand-type port `port` (a run may load several, as TRNS does: Reallocate).
   void Load(const std::string& program, std::shared_ptr<Kernel> port);
-  void Load(std::shared_ptr<Kernel> kernel);
   // dpu_free + dpu_alloc of `dpus` DPUs (TRNS's last round), then the kernel again.
   void Reallocate(uint32_t dpus);
 

@@ -1,5 +1,7 @@
 #include "pimopt/pim/system.h"
 
+#include "pimopt/pim/native_program.h"
+
 #include <algorithm>
 #include <atomic>
 #include <chrono>
@@ -39,7 +41,12 @@ void DpuSet::Load(std::shared_ptr<Kernel> kernel, uint32_t tasklets) {
 }
 
 void DpuSet::Load(const std::string& kernel_name, uint32_t tasklets) {
-  Load(std::shared_ptr<Kernel>(CreateKernel(kernel_name)), tasklets);
+  // A compiled DPU program is loaded by its path, as the SDK's dpu_load; a port by its registered name.
+  if (kernel_name.ends_with(".dpu")) {
+    Load(LoadNativeProgram(kernel_name), tasklets);
+  } else {
+    Load(std::shared_ptr<Kernel>(CreateKernel(kernel_name)), tasklets);
+  }
 }
 
 LaunchStats DpuSet::Launch() { return Launch(0, size()); }

@@ -1,5 +1,6 @@
 // The DPU kernel, run on the emulator, produces bit-identical results to the host-side fixed-point reference in
-// every mode, for both losses, with class weights, with and without a bias.
+// every mode, for both losses, with class weights, with and without a bias: the port over the operand types and the
+// DPU program in C (src/backends/pim/dpu/pimopt_linear.c), each test run for both (.../port, .../program).
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -7,10 +8,28 @@
 
 #include "pimopt/backends/pim/linear_kernel.h"
 #include "pimopt/core/rng.h"
+#include "pimopt/pim/native_program.h"
 #include "pimopt/pim/system.h"
 
 namespace pimopt::pimbackend {
 namespace {
+
+// What the kernel tests run: set by the parameterized fixture below for each test.
+pim::KernelSource g_kernels = pim::KernelSource::kPort;
+
+class PimLinearKernel : public ::testing::TestWithParam<pim::KernelSource> {
+ protected:
+  void SetUp() override { g_kernels = GetParam(); }
+};
+
+std::vector<pim::KernelSource> KernelSources() {
+  if (!pim::HaveDpuToolchain()) return {pim::KernelSource::kPort};
+  return {pim::KernelSource::kPort, pim::KernelSource::kProgram};
+}
+
+INSTANTIATE_TEST_SUITE_P(Kernels, PimLinearKernel, ::testing::ValuesIn(KernelSources()), [](const auto& info) {
+  return std::string(info.param == pim::KernelSource::kPort ? "port" : "program");
+});
 
 struct Fixture {
   QuantizedShard shard;
@@ -41,7 +60,11 @@ Fixture Make(uint32_t rows, uint32_t features, uint64_t seed, uint64_t list_entr
 pim::DpuSet Upload(pim::PimSystem& system, const Fixture& f, const LinearKernelArgs& args,
                    const std::vector<uint32_t>& list) {
   pim::DpuSet set = system.Allocate(1);
-  set.Load(MakeLinearKernel());
+  if (g_kernels == pim::KernelSource::kProgram) {
+    set.Load(LinearProgramPath(16));
+  } else {
+    set.Load(MakeLinearKernel());
+  }
   set.CopyTo(0, pim::kMramHeapSymbol, f.layout.x_offset, f.shard.x.data(), f.shard.x.size());
   std::vector<int8_t> y(f.layout.w_offset - f.layout.y_offset, 0);
   std::copy(f.shard.y.begin(), f.shard.y.end(), y.begin());
@@ -88,7 +111,7 @@ std::vector<int64_t> ExpectSumsMatchReference(pim::DpuSet& set, const Fixture& f
   return expected;
 }
 
-TEST(PimLinearKernel, GradientModeIsBitIdenticalToTheReference) {
+TEST_P(PimLinearKernel, GradientModeIsBitIdenticalToTheReference) {
   for (uint32_t loss : {0u, 1u}) {
     const Fixture f = Make(40, 300, 3 + loss, 64);
     LinearKernelArgs a = ArgsFor(f, 0, loss);
@@ -113,7 +136,7 @@ TEST(PimLinearKernel, GradientModeIsBitIdenticalToTheReference) {
   }
 }
 
-TEST(PimLinearKernel, LocalStepModesAreBitIdenticalToTheReference) {
+TEST_P(PimLinearKernel, LocalStepModesAreBitIdenticalToTheReference) {
   for (uint32_t mode : {1u, 2u}) {
     for (uint32_t loss : {0u, 1u}) {
       for (uint32_t fit_bias : {0u, 1u}) {
@@ -153,12 +176,13 @@ TEST(PimLinearKernel, LocalStepModesAreBitIdenticalToTheReference) {
   }
 }
 
-// The kernel is written with the emulator's operand types: what it costs is what it does. One gradient launch of k
+// The port is written with the emulator's operand types, the program's blocks are charged by the cost pass: what
+// either costs is what it does, and they count the same multiplies. One gradient launch of k
 // rows counts 8 native 8 x 8 multiplies per feature and row (4 per product of the score, by the weight's bytes, and 4
 // per term of the gradient sum, by the derivative's) and no 64-bit multiply; a local step with a step factor that is
 // not a power of two multiplies every coordinate (and the bias) by it with two 32 x 32 -> 64-bit products (no decay:
 // none for it), and with a factor of 2^-k shifts instead.
-TEST(PimLinearKernel, ItsCostIsWhatItDoesByTheOperandTypes) {
+TEST_P(PimLinearKernel, ItsCostIsWhatItDoesByTheOperandTypes) {
   const Fixture f = Make(20, 256, 5, 16);
   auto ops = [&](uint32_t mode, uint64_t lr_weight_q32, uint32_t steps) {
     LinearKernelArgs a = ArgsFor(f, mode, 0);
@@ -186,7 +210,7 @@ TEST(PimLinearKernel, ItsCostIsWhatItDoesByTheOperandTypes) {
   EXPECT_EQ(count(multiplied, pim::Op::kInt64Div), 3 * 16u);  // each tasklet: the step's factor, per step
 }
 
-TEST(PimLinearKernel, SoftwareFloatSigmoidIsBitIdenticalAndCostsMore) {
+TEST_P(PimLinearKernel, SoftwareFloatSigmoidIsBitIdenticalAndCostsMore) {
   const Fixture f = Make(64, 200, 77, 6 * 12);
   double cycles[2];
   for (uint32_t sigmoid_float : {0u, 1u}) {
@@ -216,7 +240,7 @@ TEST(PimLinearKernel, SoftwareFloatSigmoidIsBitIdenticalAndCostsMore) {
   EXPECT_GT(cycles[1], cycles[0]);  // a double division per row costs 2,183 issue slots
 }
 
-TEST(PimLinearKernel, PimOptFeatureSplitIsBitIdenticalAndPaysBarriersPerSample) {
+TEST_P(PimLinearKernel, PimOptFeatureSplitIsBitIdenticalAndPaysBarriersPerSample) {
   const Fixture f = Make(64, 2000, 91, 1100);  // 16 feature blocks: every tasklet has work in the feature split
   double sync[2], total[2];
   for (uint32_t mode : {0u, 1u}) {
@@ -253,7 +277,7 @@ TEST(PimLinearKernel, PimOptFeatureSplitIsBitIdenticalAndPaysBarriersPerSample) 
   }
 }
 
-TEST(PimLinearKernel, StepsLargerThanOneWramChunkAreBitIdentical) {
+TEST_P(PimLinearKernel, StepsLargerThanOneWramChunkAreBitIdentical) {
   // 2,500 rows in one step: three chunks of at most kMaxRowsPerStep rows, sums collected in MRAM.
   for (uint32_t mode : {0u, 1u}) {
     const Fixture f = Make(64, 200, 40 + mode, 2600);
@@ -308,7 +332,7 @@ pim::DpuSet UploadArtifact(pim::PimSystem& system, const Fixture& f, const Linea
   return set;
 }
 
-TEST(PimLinearKernel, ArtifactKernelIsBitIdenticalToItsReferenceInEveryMode) {
+TEST_P(PimLinearKernel, ArtifactKernelIsBitIdenticalToItsReferenceInEveryMode) {
   for (uint32_t mode : {0u, 1u, 2u}) {
     for (uint32_t loss : {0u, 1u}) {
       const Fixture f = MakeArtifact(48, 600, 5 + 3 * mode + loss, 8 * 8);
@@ -360,7 +384,7 @@ TEST(PimLinearKernel, ArtifactKernelIsBitIdenticalToItsReferenceInEveryMode) {
   }
 }
 
-TEST(PimLinearKernel, ArtifactArithmeticTruncatesEachProductAndDropsMinusOne) {
+TEST(PimLinearKernelArithmetic, ArtifactArithmeticTruncatesEachProductAndDropsMinusOne) {
   // A product below 2^-31 vanishes on its own (pimopt's kernel would sum it first); -1 gradient terms are dropped.
   EXPECT_EQ(ArtifactGradientTerm(1, -1), 0);                  // (1 x -1) >> 24 = -1: dropped
   EXPECT_EQ(ArtifactGradientTerm(1 << 24, -3), -3);           // exact
@@ -385,7 +409,7 @@ TEST(PimLinearKernel, ArtifactArithmeticTruncatesEachProductAndDropsMinusOne) {
   EXPECT_NEAR(ArtifactExpIndex(-(1 << 23)) / 1048576.0, 0.5, 1e-5);
 }
 
-TEST(PimLinearKernel, ArtifactKernelCostsSeveralTimesPimoptsKernel) {
+TEST_P(PimLinearKernel, ArtifactKernelCostsSeveralTimesPimoptsKernel) {
   // The same rows and model, one local step of 8 samples: 4-byte features, 64-bit products, two barriers per sample,
   // the float sigmoid against pimopt's int8 features and sample-parallel scoring.
   const Fixture f = MakeArtifact(32, 4096, 21, 8);
@@ -416,7 +440,7 @@ namespace {
 // Dual ascent (mode 3, CoCoA's local solver): the kernel, its dense rows shared by 16 tasklets, gives the host
 // reference's model and duals bit for bit, for both losses, with and without a bias, with the rows' costs (class
 // weights) in their step parameters, duals starting anywhere in [0, 1] (both ends included) and rows visited twice.
-TEST(PimLinearKernel, DualAscentModeIsBitIdenticalToTheReference) {
+TEST_P(PimLinearKernel, DualAscentModeIsBitIdenticalToTheReference) {
   for (uint32_t loss : {0u, 1u}) {
     for (uint32_t fit_bias : {0u, 1u}) {
       const uint32_t rows = 48;
@@ -463,7 +487,7 @@ TEST(PimLinearKernel, DualAscentModeIsBitIdenticalToTheReference) {
 
 // The logistic step's bisection lands on the fixed point b = sigma(-(m + q (b - beta))) of the table's sigma, and
 // the hinge step is the clipped closed form.
-TEST(PimLinearKernel, DualStepSolvesItsSubproblemInFixedPoint) {
+TEST(PimLinearKernelArithmetic, DualStepSolvesItsSubproblemInFixedPoint) {
   const auto mul = [](int64_t v, uint64_t s) { return fixed::MulScale(v, s); };
   const auto sigmoid = [](int64_t z) { return int64_t{fixed::Sigmoid(z)}; };
   const int64_t one = int64_t{1} << 24;

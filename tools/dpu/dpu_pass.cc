@@ -58,7 +58,7 @@ constexpr uint32_t kInt32Add = Code(Op::kInt32Add), kInt32Logic = Code(Op::kInt3
                    kWramLoad = Code(Op::kWramLoad), kWramStore = Code(Op::kWramStore), kBranch = Code(Op::kBranch),
                    kInt64Compare = Code(Op::kInt64Compare), kCall = Code(Op::kCall),
                    kInt64Mul = Code(Op::kInt64Mul), kMul32Setup = Code(Op::kMul32Setup),
-                   kMulStep = Code(Op::kMulStep), kMul8 = Code(Op::kMul8);
+                   kMulStep = Code(Op::kMulStep), kMul8 = Code(Op::kMul8), kInt64Div = Code(Op::kInt64Div);
 
 // The emulator's per-thread operation counters (pimopt::pim::tls_op_counts in dpu_types.h), by mangled name.
 constexpr const char* kCountersSymbol = "_ZN6pimopt3pim13tls_op_countsE";
@@ -110,8 +110,43 @@ constexpr const char* kTaskletConstants[] = {"__pimopt_dpu_wram_base", "__pimopt
 // steps (__udivsi3's, ...) and reach no event.
 constexpr const char* kDivideRoutines[] = {"__pimopt_dpu_udiv32", "__pimopt_dpu_sdiv32", "__pimopt_dpu_urem32",
                                            "__pimopt_dpu_srem32"};
-// built_ins.h's 8 x 8 multiply: it counts its slot itself and reaches no event.
+// built_ins.h's 8 x 8 multiply: it counts its slot itself and reaches no event. A call whose byte selection is a
+// constant (every use of the builtins' macros) is charged here and replaced by the multiply itself (InlineMultiplies).
 constexpr const char* kMultiplyBuiltin = "__pimopt_dpu_mul8";
+
+bool IsConstantMultiplyBuiltin(const CallInst& call) {
+  const Function* f = call.getCalledFunction();
+  return f != nullptr && f->getName() == kMultiplyBuiltin && call.arg_size() == 3 &&
+         isa<ConstantInt>(call.getArgOperand(2));
+}
+
+// Each counted call of the multiply builtin with constant byte selects becomes the product of the two bytes it
+// selects (built_ins.h: 1 the first operand's byte signed, 2 its high byte, 4 and 8 the same of the second): native
+// code, with the count already charged to its block.
+void InlineMultiplies(Module& m) {
+  std::vector<CallInst*> calls;
+  for (Function& f : m) {
+    for (BasicBlock& b : f) {
+      for (Instruction& i : b) {
+        if (auto* call = dyn_cast<CallInst>(&i); call != nullptr && IsConstantMultiplyBuiltin(*call)) {
+          calls.push_back(call);
+        }
+      }
+    }
+  }
+  for (CallInst* call : calls) {
+    IRBuilder<> builder(call);
+    const uint64_t selects = cast<ConstantInt>(call->getArgOperand(2))->getZExtValue();
+    auto byte = [&](Value* v, bool is_signed, bool high) {
+      Value* narrow = builder.CreateTrunc(high ? builder.CreateLShr(v, 8) : v, builder.getInt8Ty());
+      return is_signed ? builder.CreateSExt(narrow, builder.getInt32Ty()) : builder.CreateZExt(narrow, builder.getInt32Ty());
+    };
+    Value* product = builder.CreateMul(byte(call->getArgOperand(0), (selects & 1) != 0, (selects & 2) != 0),
+                                       byte(call->getArgOperand(1), (selects & 4) != 0, (selects & 8) != 0));
+    call->replaceAllUsesWith(product);
+    call->eraseFromParent();
+  }
+}
 
 // Calls before which the counts need not be in the per-thread counters: intrinsics, the tasklet constants, the
 // source-line hook, the divide routines and the multiply builtin (they add to the counters themselves and reach no
@@ -253,6 +288,14 @@ void CountInstruction(const Instruction& i, std::vector<uint64_t>& counts) {
     case Instruction::AShr:
       ++counts[Wide(t) ? kInt64Shift : kInt32Shift];
       break;
+    case Instruction::UDiv:
+    case Instruction::SDiv:
+    case Instruction::URem:
+    case Instruction::SRem:
+      // A 64-bit divide by a run-time value: the DPU's 64-bit division routine, its fixed cost (a 32-bit one is
+      // replaced by a call that counts its steps, below; a divide by a power of two is a shift by now).
+      if (Wide(t) && !isa<Constant>(i.getOperand(1))) ++counts[kInt64Div];
+      break;
     case Instruction::Mul: {  // by a constant: shifts and adds, one per set bit beyond the first
       const auto* c = dyn_cast<ConstantInt>(i.getOperand(1));
       if (c == nullptr) c = dyn_cast<ConstantInt>(i.getOperand(0));
@@ -321,6 +364,8 @@ void CountInstruction(const Instruction& i, std::vector<uint64_t>& counts) {
     case Instruction::Call:
       if (const auto* intrinsic = dyn_cast<IntrinsicInst>(&i)) {
         CountIntrinsic(*intrinsic, counts);
+      } else if (IsConstantMultiplyBuiltin(cast<CallInst>(i))) {
+        ++counts[kMul8];  // inlined after counting (InlineMultiplies): the runtime no longer counts it
       } else if (!IsRuntime(cast<CallInst>(i).getCalledFunction())) {
         ++counts[kCall];
       }
@@ -556,6 +601,7 @@ class DpuPass : public PassInfoMixin<DpuPass> {
       }
       for (Instruction* i : flush_points) flush(i);
     }
+    InlineMultiplies(m);
     EmitTable(m, placed, wram, mram);
     // The counts are taken: from here on the module is host code. The code counted was made for any x86-64 (so
     // that it, and with it the counts, are the same on every host); the optimization and code generation after the

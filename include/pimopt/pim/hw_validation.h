@@ -71,7 +71,7 @@ struct RowRun {
 struct RunOptions {
   std::vector<std::string> benchmarks;  // empty: every ported benchmark in the file
   uint64_t max_elements_per_dpu = 0;    // > 0: skip rows whose size per DPU is larger (quick checks)
-  prim::KernelSource kernels = prim::KernelSource::kProgram;
+  KernelSource kernels = KernelSource::kProgram;
   int host_threads = 0;
   // Called after each row that ran (rows done so far counting skipped ones, 1 .. total; total; the row), for
   // progress output.

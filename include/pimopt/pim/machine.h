@@ -37,7 +37,8 @@ class PimMachine {
   virtual ~PimMachine() = default;
   virtual const HardwareProfile& profile() const = 0;
   virtual uint32_t size() const = 0;  // the DPUs allocated
-  // Loads the kernel registered (or built) under `kernel_name` on every DPU with `tasklets` tasklets.
+  // Loads the kernel registered under `kernel_name`, or the compiled DPU program at that path (NAME.dpu), on every
+  // DPU with `tasklets` tasklets.
   virtual void Load(const std::string& kernel_name, uint32_t tasklets) = 0;
   // The host buffer of one DPU for the next PushXfer (it must hold at least the pushed length).
   virtual void PrepareXfer(uint32_t dpu, void* buffer, uint64_t buffer_bytes) = 0;

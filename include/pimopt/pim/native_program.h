@@ -7,6 +7,9 @@
 
 #include <memory>
 #include <string>
+#include <vector>
+
+#include "pimopt/core/params.h"
 
 #include "pimopt/pim/kernel.h"
 
@@ -26,5 +29,34 @@ class DpuProgram : public Kernel {
 // read, or was not built by the pass; PimError when its operation table differs from this emulator's. A rule a
 // program breaks is reported as PimError "FILE.c:LINE: kernel 'PATH', DPU d, tasklet t: what".
 std::shared_ptr<DpuProgram> LoadNativeProgram(const std::string& path);
+
+// Whether pimopt was built with the DPU toolchain (build/pimopt-dpu-cc: Debian's clang and llvm-dev, 14 or newer).
+bool HaveDpuToolchain();
+
+// The program compiled from the C file `source` for `tasklets` tasklets (NR_TASKLETS, a compile-time constant of a
+// DPU program, as on the SDK), with `flags` (-D, -I) for pimopt-dpu-cc: DIR/NAME.tT.dpu, kept while newer than its
+// source and the cost pass, else compiled (to a temporary name, then renamed). PimError with the compiler's
+// diagnostics when it does not compile, or when pimopt was built without the toolchain.
+std::string BuiltProgramPath(const std::string& source, const std::string& dir, const std::string& name,
+                             uint32_t tasklets, const std::vector<std::string>& flags = {});
+
+// What runs on the DPUs: a DPU program in C (built by pimopt-dpu-cc and charged by its cost pass), or its C++ port
+// over the operand types (kept as the programs' reference).
+enum class KernelSource { kProgram, kPort };
+
+// Declares "kernels" (program | port) in `table`, reached by `access` (a member pointer to a KernelSource), with
+// the default `fallback`: the parameter `pimopt prim`, `pimopt validate` and `pimopt train --backend pim` share.
+template <typename Config, typename Access>
+typename ParamTable<Config>::Builder AddKernelSourceParam(ParamTable<Config>& table, Access access,
+                                                         KernelSource fallback = KernelSource::kProgram) {
+  return std::move(
+      table
+          .AddChoice("kernels", access, fallback,
+                     {{{"program", "the DPU program in C, charged by the DPU toolchain's cost pass", {}},
+                       KernelSource::kProgram},
+                      {{"port", "the C++ port over the operand types (the C programs' reference)", {}},
+                       KernelSource::kPort}})
+          .Help("what runs on the DPUs"));
+}
 
 }  // namespace pimopt::pim

@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "pimopt/core/params.h"
+#include "pimopt/pim/native_program.h"
 #include "pimopt/pim/profile.h"
 #include "pimopt/pim/system.h"
 #include "pimopt/pim/timing.h"
@@ -29,24 +30,6 @@ struct BenchmarkInfo {
 // Every ported benchmark, in the order of the hardware data file.
 const std::vector<BenchmarkInfo>& Benchmarks();
 const BenchmarkInfo& Find(const std::string& name);  // ConfigError naming --benchmark for an unknown name
-
-// What runs on the DPUs: the benchmark's DPU program in C (src/pim/validation/prim/dpu, built by pimopt-dpu-cc and
-// charged by its cost pass), or the C++ port over the operand types (kept as a reference for the C programs).
-enum class KernelSource { kProgram, kPort };
-
-// Declares "kernels" (program | port) in `table`, reached by `access` (a member pointer to a KernelSource): the
-// parameter `pimopt prim` and `pimopt validate` share.
-template <typename Config, typename Access>
-typename ParamTable<Config>::Builder AddKernelSourceParam(ParamTable<Config>& table, Access access) {
-  return std::move(
-      table
-          .AddChoice("kernels", access, KernelSource::kProgram,
-                     {{{"program", "the benchmark's DPU program in C, charged by the DPU toolchain's cost pass", {}},
-                       KernelSource::kProgram},
-                      {{"port", "the C++ port over the operand types (the C programs' reference)", {}},
-                       KernelSource::kPort}})
-          .Help("what runs on the DPUs"));
-}
 
 // A run's user-facing fields are declared (bounds, help) in RequestParams(); its defaults are these.
 struct RunRequest {

@@ -86,6 +86,7 @@ class DpuSet {
 
   // Loads a kernel on every DPU (places its symbols, zeroes WRAM). `tasklets` = 0 keeps the spec's count.
   void Load(std::shared_ptr<Kernel> kernel, uint32_t tasklets = 0);
+  // A name ending in .dpu is a compiled DPU program's path (LoadNativeProgram); any other a registered kernel.
   void Load(const std::string& kernel_name, uint32_t tasklets = 0);
 
   // Runs the loaded kernel on every DPU (synchronously) and returns its modeled time and statistics.

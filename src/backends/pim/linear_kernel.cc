@@ -2,6 +2,9 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdlib>
+
+#include "pimopt/pim/native_program.h"
 
 #include "linear_kernel_ops.h"
 
@@ -488,6 +491,19 @@ int32_t QuantizeFeatureArtifact(float x, fixed::Saturation& sat) {
 
 
 std::unique_ptr<pim::Kernel> MakeLinearKernel() { return std::make_unique<LinearKernel>(); }
+
+std::string LinearProgramPath(uint32_t tasklets) {
+#if !defined(PIMOPT_LINEAR_PROGRAM_DIR) || !defined(PIMOPT_LINEAR_PROGRAM_SOURCE) || !defined(PIMOPT_INCLUDE_DIR)
+  (void)tasklets;
+  throw ConfigError("--kernels", "pimopt was built without the DPU toolchain (clang and llvm-dev, 14 or newer): the "
+                                 "kernel's DPU program cannot be built; --kernels port runs the C++ port");
+#else
+  const char* dir = std::getenv("PIMOPT_DPU_PROGRAMS");
+  const std::string folder = dir != nullptr && *dir != '\0' ? std::string(dir) : std::string(PIMOPT_LINEAR_PROGRAM_DIR);
+  return pim::BuiltProgramPath(PIMOPT_LINEAR_PROGRAM_SOURCE, folder, "pimopt_linear", tasklets,
+                               {StrCat("-I", PIMOPT_INCLUDE_DIR), "-fno-strict-aliasing", "-std=c11"});
+#endif
+}
 
 // ---------------------------------------------------------------- host reference
 namespace {

@@ -86,7 +86,9 @@ void PimBackend::Setup(const Dataset& train, const TrainConfig& config, const Pa
   machine_ = options_.machine ? options_.machine(profile_, num_dpus_, how)
                               : pim::AllocateEmulatedMachine(profile_, num_dpus_, how);
   PIMOPT_CHECK(machine_ && machine_->size() == num_dpus_, "the PIM machine does not hold ", num_dpus_, " DPUs");
-  machine_->Load(pimbackend::kLinearKernelName, options_.tasklets);
+  machine_->Load(options_.kernels == pim::KernelSource::kProgram ? pimbackend::LinearProgramPath(options_.tasklets)
+                                                                 : std::string(pimbackend::kLinearKernelName),
+                 options_.tasklets);
 
   // Quantize and push every shard once (one parallel push: the same length for every DPU, short shards padded).
   const uint64_t data_bytes = layout_.w_offset;

@@ -55,6 +55,10 @@ ParamTable<PimBackendOptions> MakePimParams() {
       .AppliesWhen("backend", {"pim"})
       .Group(group)
       .Help("the DPU kernel and transfer pattern (docs/pim-backend.md compares them)");
+  pim::AddKernelSourceParam(t, &PimBackendOptions::kernels, pim::KernelSource::kPort)
+      .Effect(ParamEffect::kModeledTime)  // the same models (docs/pim-backend.md "The kernel as a DPU program in C")
+      .AppliesWhen("backend", {"pim"})
+      .Group(group);
   t.AddChoice("sigmoid", &PimBackendOptions::sigmoid_float, false,
               std::vector<std::pair<ParamChoice, bool>>{
                   {{"table", "fixed-point lookup table", {}}, false},

@@ -246,6 +246,10 @@ DualRowParams MakeDualRowParams(double squared_norm, double cost, double sigma, 
 // The name the kernel is registered under (pim::RegisterKernel): what a PIM machine loads.
 inline constexpr const char* kLinearKernelName = "pimopt_linear";
 std::unique_ptr<pim::Kernel> MakeLinearKernel();  // registered under kLinearKernelName (pim_options.cc)
+// The same kernel as a DPU program in C (src/backends/pim/dpu/pimopt_linear.c), compiled for `tasklets`: the path a
+// PIM machine loads (the build makes the 16-tasklet program; another count is compiled on first use, into
+// $PIMOPT_DPU_PROGRAMS when set). ConfigError naming --kernels when pimopt was built without the DPU toolchain.
+std::string LinearProgramPath(uint32_t tasklets);
 
 // ---- host-side reference: the same fixed-point math, plainly sequential ----
 struct QuantizedShard {

@@ -31,6 +31,7 @@
 #include "pimopt/pim/interconnect.h"
 #include "pimopt/pim/pipelined_reduction.h"
 #include "pimopt/pim/machine.h"
+#include "pimopt/pim/native_program.h"
 #include "pimopt/pim/system.h"
 
 namespace pimopt {
@@ -62,6 +63,9 @@ struct PimBackendOptions {
   // is on its way (modeled time only; pim/pipelined_reduction.h).
   bool async_transfers;
   pim::Scheduler scheduler;  // how the emulator runs the tasklets (never the results or the modeled times)
+  // What runs on the DPUs: the linear kernel as a DPU program in C (pimopt_linear.c, charged by the DPU toolchain's
+  // cost pass) or its port over the operand types; the same models either way.
+  pim::KernelSource kernels;
   int host_threads = 0;  // not a parameter of its own: the run's host threads
   // Not a parameter: the PIM machine the backend runs on (machine.h); unset: the emulator
   // (pim::AllocateEmulatedMachine). A hardware machine, or a test's wrapper, plugs in here.

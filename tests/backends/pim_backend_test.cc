@@ -812,7 +812,7 @@ TEST(PimBackend, EveryAlgorithmTrainsTheSameModelInTheSameModeledTimeUnderBothSc
 // The linear kernel as a DPU program in C (--kernels program, src/backends/pim/dpu/pimopt_linear.c) trains the
 // model of its port over the operand types (--kernels port), bit for bit, in every algorithm, on dense and sparse
 // rows, with both kernels; the transfers (their modeled times) are the same, and the kernel time the cost pass
-// charges stays near what the operand types count (measured: within -12% .. +16%, docs/pim-backend.md).
+// charges stays near what the operand types count (measured: within -13% .. +16%, docs/pim-backend.md).
 TEST(PimBackend, TheKernelsDpuProgramTrainsItsPortsModelInEveryAlgorithm) {
   if (!pim::HaveDpuToolchain()) GTEST_SKIP() << "built without the DPU toolchain";
   const Dataset dense = testing::SmallDense(480, 150, 3), sparse = testing::SmallSparse(600, 1 << 10, 3);

@@ -74,18 +74,22 @@ typedef struct {
   uint64_t events;
 } saturation_t;
 
-static inline __mram_ptr void* at(uint32_t address) { return (__mram_ptr void*)(uintptr_t)address; }
+/* The arithmetic helpers are always inlined: each is a few instructions in a loop over a block's features (a call
+ * would cost its call and return on the DPU, and here its counters' flush at the return). */
+#define INLINE inline __attribute__((always_inline))
+
+static INLINE __mram_ptr void* at(uint32_t address) { return (__mram_ptr void*)(uintptr_t)address; }
 
 /* ------------------------------------------------------------------------------------------- fixed point */
 
-static inline int64_t shl64(int64_t v, int shift) { return (int64_t)((uint64_t)v << shift); }
+static INLINE int64_t shl64(int64_t v, int shift) { return (int64_t)((uint64_t)v << shift); }
 
 /* v / 2^shift toward zero. */
-static inline int64_t shift_toward_zero(int64_t v, int shift) {
+static INLINE int64_t shift_toward_zero(int64_t v, int shift) {
   return (v + ((v >> 63) & ((1LL << shift) - 1))) >> shift;
 }
 
-static inline int32_t saturate_model(int64_t v, saturation_t* sat) {
+static INLINE int32_t saturate_model(int64_t v, saturation_t* sat) {
   if (v > MODEL_MAX) {
     ++sat->events;
     return (int32_t)MODEL_MAX;
@@ -105,7 +109,7 @@ static __attribute__((noinline)) uint64_t high_word_products(uint64_t vl, int64_
 
 /* (v s) / 2^32 toward zero from 32 x 32 -> 64-bit products (the products with s's high word only when it is not 0);
  * in unsigned arithmetic: the same bits as the signed products, without signed overflow. */
-static inline int64_t mul_scale(int64_t v, uint64_t s) {
+static INLINE int64_t mul_scale(int64_t v, uint64_t s) {
   const uint64_t vl = (uint32_t)v;
   const int64_t vh = v >> 32;
   const uint64_t sl = (uint32_t)s;
@@ -125,20 +129,20 @@ typedef struct {
   int shift;
 } scaler_t;
 
-static inline scaler_t make_scaler(uint64_t scale) {
+static INLINE scaler_t make_scaler(uint64_t scale) {
   scaler_t s = {scale, scale == 0, -1};
   if (!s.zero && (scale & (scale - 1)) == 0 && scale <= (1ULL << 32)) s.shift = __builtin_clzll(scale) - 31;
   return s;
 }
 
-static inline int64_t apply_scaler(const scaler_t* s, int64_t v) {
+static INLINE int64_t apply_scaler(const scaler_t* s, int64_t v) {
   if (s->zero) return 0;
   if (s->shift >= 0) return shift_toward_zero(v, s->shift);
   return mul_scale(v, s->scale);
 }
 
 /* x - (g step) / 2^7 - decay(base), toward zero. */
-static inline int64_t sgd_update(int64_t x, int64_t g_q31, const scaler_t* step, int64_t base, const scaler_t* decay) {
+static INLINE int64_t sgd_update(int64_t x, int64_t g_q31, const scaler_t* step, int64_t base, const scaler_t* decay) {
   return x - shift_toward_zero(apply_scaler(step, g_q31), FEATURE_FRAC_BITS) - apply_scaler(decay, base);
 }
 
@@ -149,7 +153,7 @@ typedef struct {
   int32_t l0, l1, l2, l3;
 } byte_lanes_t;
 
-static inline void lanes_add(byte_lanes_t* z, int8_t x, int32_t w) {
+static INLINE void lanes_add(byte_lanes_t* z, int8_t x, int32_t w) {
   const int32_t high = w >> 16;
   int32_t p0, p1, p2, p3;
   __builtin_mul_sl_ul_rrr(p0, x, w);    /* x times byte 0 */
@@ -162,7 +166,7 @@ static inline void lanes_add(byte_lanes_t* z, int8_t x, int32_t w) {
   z->l3 += p3;
 }
 
-static inline int64_t lanes_sum(const byte_lanes_t* z) {
+static INLINE int64_t lanes_sum(const byte_lanes_t* z) {
   return shl64(z->l3, 24) + shl64(z->l2, 16) + shl64(z->l1, 8) + (int64_t)z->l0;
 }
 
@@ -174,12 +178,12 @@ typedef struct {
   int32_t high; /* bytes b2 and b3 */
 } byte_split_t;
 
-static inline byte_split_t split_bytes(int32_t v) {
+static INLINE byte_split_t split_bytes(int32_t v) {
   byte_split_t s = {v, v >> 16};
   return s;
 }
 
-static inline int64_t times(int8_t x, byte_split_t s) {
+static INLINE int64_t times(int8_t x, byte_split_t s) {
   int32_t p0, p1, p2, p3;
   __builtin_mul_sl_ul_rrr(p0, x, s.low);  /* x b0 */
   __builtin_mul_sl_uh_rrr(p1, x, s.low);  /* x b1 */
@@ -191,21 +195,21 @@ static inline int64_t times(int8_t x, byte_split_t s) {
 }
 
 /* The table's entry of z: -1 below it (sigma = 0), SIGMOID_ENTRIES above it (sigma = 1). */
-static inline int64_t sigmoid_index(int64_t z_q24) {
+static INLINE int64_t sigmoid_index(int64_t z_q24) {
   if (z_q24 < -(8LL << MODEL_FRAC_BITS)) return -1;
   const int64_t index = (z_q24 + (8LL << MODEL_FRAC_BITS)) >> (MODEL_FRAC_BITS - 6);
   return index >= SIGMOID_ENTRIES ? SIGMOID_ENTRIES : index;
 }
 
 /* dl/dz (Q.24) with sigma looked up; PIM-Opt's kernel's hinge is active below a margin of 2^-15. */
-static inline int32_t derivative_from_sigmoid(uint32_t loss, int32_t sigma, int64_t z_q24, int32_t y,
+static INLINE int32_t derivative_from_sigmoid(uint32_t loss, int32_t sigma, int64_t z_q24, int32_t y,
                                               int64_t hinge_margin_q24) {
   if (loss == PIMOPT_KERNEL_LOGISTIC) return sigma - (y > 0 ? (1 << MODEL_FRAC_BITS) : 0);
   const int64_t margin = y > 0 ? z_q24 : -z_q24;
   return margin < hinge_margin_q24 ? -y * (1 << MODEL_FRAC_BITS) : 0;
 }
 
-static inline int32_t apply_class_weight(int32_t derivative, int32_t weight_q24) {
+static INLINE int32_t apply_class_weight(int32_t derivative, int32_t weight_q24) {
   if (weight_q24 == (1 << MODEL_FRAC_BITS)) return derivative;
   return (int32_t)shift_toward_zero((int64_t)derivative * weight_q24, MODEL_FRAC_BITS);
 }
@@ -679,7 +683,7 @@ static int64_t take_step(const config_t* c, buffers_t* buf, uint32_t r, int64_t 
 }
 
 /* w + coef x toward zero for one int8 feature x, saturated. */
-static inline int32_t add_scaled(int32_t w, int8_t x, byte_split_t coef, saturation_t* sat) {
+static INLINE int32_t add_scaled(int32_t w, int8_t x, byte_split_t coef, saturation_t* sat) {
   return saturate_model((int64_t)w + shift_toward_zero(times(x, coef), FEATURE_FRAC_BITS), sat);
 }
 

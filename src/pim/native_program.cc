@@ -301,6 +301,11 @@ void __pimopt_dpu_mram_write_sized(const void* from, void* to, unsigned int byte
   const pimopt::pim::Resume r;
   r.Checked([&] { r.tasklet().MramWriteRuntimeSize(from, reinterpret_cast<uintptr_t>(to), bytes); });
 }
+// A WRAM access through an MRAM variable's address (the pass's TrapWramAccessesThroughMram): the tasklet stops.
+void __pimopt_dpu_mram_as_wram(const char* what) {
+  const pimopt::pim::Resume r;
+  r.Checked([&]() -> void { r.tasklet().Fail(what); });
+}
 void* mem_alloc(size_t bytes) {
   const pimopt::pim::Resume r;
   if (bytes > UINT32_MAX) r.Checked([&]() -> void { r.tasklet().Fail(pimopt::StrCat("mem_alloc(", bytes, ")")); });

@@ -174,6 +174,38 @@ TEST(NativeProgram, ABrokenDpuRuleIsTheEmulatorsError) {
   }
 }
 
+// A program's own definition of a C library function (PIM-Opt's programs bring a table-based expf) is what its calls
+// reach: the emulator's process has the C library's too, and a call that went there would silently compute and
+// charge something else.
+TEST(NativeProgram, AProgramsOwnLibraryFunctionIsTheOneItCalls) {
+  PimSystem system(MakeProfile("pim-opt"));
+  DpuSet set = system.Allocate(1);
+  set.Load(LoadNativeProgram(Program("own_expf")));
+  const float in = 3.0f;
+  set.CopyTo(0, "in", 0, &in, sizeof in);
+  set.Launch();
+  float out = 0;
+  set.CopyFrom(0, "out", 0, &out, sizeof out);
+  EXPECT_EQ(out, 6.0f);  // the C library's expf(3) is 20.09
+}
+
+// A WRAM access through an MRAM variable's address stops the tasklet with an error naming the line (on the DPU it
+// reads WRAM at the MRAM address modulo the WRAM's size, which depends on the SDK's WRAM layout), instead of
+// reading host memory at a meaningless address.
+TEST(NativeProgram, AWramAccessThroughAnMramAddressIsAnErrorNamingTheLine) {
+  PimSystem system(MakeProfile("pim-opt"));
+  DpuSet set = system.Allocate(1);
+  set.Load(LoadNativeProgram(Program("mram_as_wram")));
+  try {
+    set.Launch();
+    ADD_FAILURE() << "the load through an MRAM address ran";
+  } catch (const PimError& e) {
+    const std::string what = e.what();
+    EXPECT_NE(what.find("mram_as_wram.c:12"), std::string::npos) << what;
+    EXPECT_NE(what.find("MRAM variable 'RESULTS'"), std::string::npos) << what;
+  }
+}
+
 // What is not a program of pimopt-dpu-cc is refused naming the file.
 TEST(NativeProgram, AProgramOfTwoFilesHasOneLayout) {
   PimSystem system(MakeProfile("pim-opt"));

@@ -445,6 +445,7 @@ class DpuPass : public PassInfoMixin<DpuPass> {
         f->setWillReturn();
       }
     }
+    TrapWramAccessesThroughMram(m);
     for (const Placed& p : placed) Relocate(p, base_fn, i8, i64);
     CapAlignments(m);
     LowerMramAccesses(m);
@@ -744,6 +745,47 @@ class DpuPass : public PassInfoMixin<DpuPass> {
         }
         IRBuilder<> builder(c);
         builder.CreateCall(at_fn, {text});
+      }
+    }
+  }
+
+  // A WRAM load or store through the address of an MRAM variable (its address cast to a WRAM pointer; PIM-Opt's
+  // programs read `*(uint32_t *)&DPU_RESULTS`). On the DPU it accesses WRAM at the MRAM address (0x08000000 + the
+  // variable's offset) modulo the WRAM's size: a word whose value depends on the SDK's WRAM layout, which pimopt
+  // does not reproduce. Warned at compile time with the line; at run time the tasklet stops with an error naming
+  // the line (the runtime's __pimopt_dpu_mram_as_wram), instead of reading host memory at a meaningless address.
+  static void TrapWramAccessesThroughMram(Module& m) {
+    LLVMContext& ctx = m.getContext();
+    PointerType* i8p = PointerType::getUnqual(Type::getInt8Ty(ctx));
+    FunctionCallee fault_fn = m.getOrInsertFunction("__pimopt_dpu_mram_as_wram", Type::getVoidTy(ctx), i8p);
+    for (Function& f : m) {
+      if (f.isDeclaration()) continue;
+      std::vector<std::pair<Instruction*, const GlobalVariable*>> accesses;
+      for (BasicBlock& b : f) {
+        for (Instruction& i : b) {
+          Value* pointer = nullptr;
+          if (auto* load = dyn_cast<LoadInst>(&i)) pointer = load->getPointerOperand();
+          if (auto* store = dyn_cast<StoreInst>(&i)) pointer = store->getPointerOperand();
+          if (pointer == nullptr || pointer->getType()->getPointerAddressSpace() == kMramAddressSpace) continue;
+          const auto* g = dyn_cast<GlobalVariable>(getUnderlyingObject(pointer));
+          if (g != nullptr && g->getAddressSpace() == kMramAddressSpace) accesses.emplace_back(&i, g);
+        }
+      }
+      for (auto [i, g] : accesses) {
+        const bool load = isa<LoadInst>(i);
+        const std::string where = Where(*i).empty() ? f.getName().str() : Where(*i);
+        const std::string what = std::string("a WRAM ") + (load ? "load" : "store") +
+                                 " through the address of MRAM variable '" + g->getName().str() +
+                                 "' (an MRAM address cast to a WRAM pointer: on the DPU it reaches WRAM at that address "
+                                 "modulo the WRAM's size, whose contents depend on the SDK's WRAM layout; read the "
+                                 "variable with mram_read, or use its address as a __mram_ptr)";
+        errs() << "pimopt-dpu-cc: warning: " << where << ": " << what << "\n";
+        IRBuilder<> builder(i);
+        Constant* data = ConstantDataArray::getString(ctx, what);
+        auto* text = new GlobalVariable(m, data->getType(), true, GlobalValue::PrivateLinkage, data, "pimopt_mram_as_wram");
+        builder.CreateCall(fault_fn, {ConstantExpr::getPointerCast(text, i8p)});
+        if (load) i->replaceAllUsesWith(Constant::getNullValue(i->getType()));
+        i->eraseFromParent();
       }
     }
   }

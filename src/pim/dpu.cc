@@ -71,6 +71,16 @@ void LazyMemory::Write(uint64_t address, const void* source, uint64_t bytes) {
     const uint64_t page = address / kPageBytes, in_page = address % kPageBytes;
     const uint64_t n = std::min(bytes, kPageBytes - in_page);
     if (!pages_[page]) {
+      // A page never written reads as zeros: writing zeros to it leaves it unbacked (a host program that pushes
+      // calloc'd buffers, PIM-Opt's, would otherwise back every page it pushes).
+      bool zeros = true;
+      for (uint64_t k = 0; k < n && zeros; ++k) zeros = in[k] == 0;
+      if (zeros) {
+        in += n;
+        address += n;
+        bytes -= n;
+        continue;
+      }
       pages_[page].reset(new uint8_t[kPageBytes]());
       ++backed_pages_;
     }

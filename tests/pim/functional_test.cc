@@ -3,6 +3,8 @@
 // what kernels do.
 #include <gtest/gtest.h>
 
+#include <vector>
+
 #include <cstring>
 
 #include "pimopt/pim/system.h"
@@ -148,6 +150,16 @@ TEST(PimFunctional, ThousandsOfDpusDoNotBackTheirWholeMram) {
   EXPECT_EQ(back, 42u);
   set.CopyFrom(5, kMramHeapSymbol, 1 << 20, &back, 8);  // never written: reads zero
   EXPECT_EQ(back, 0u);
+  // Zeros written to pages never written before back nothing (calloc'd buffers pushed whole); a page that holds
+  // data takes them.
+  const std::vector<uint8_t> zeros(4 << 20, 0);
+  set.BroadcastTo(kMramHeapSymbol, 8 << 20, zeros.data(), zeros.size());
+  EXPECT_EQ(set.HostMemoryBytes(), host);
+  set.BroadcastTo(kMramHeapSymbol, (60ull << 20) + 8, zeros.data(), 64);
+  set.BroadcastTo(kMramHeapSymbol, 60ull << 20, zeros.data(), 8);
+  EXPECT_EQ(set.HostMemoryBytes(), host);
+  set.CopyFrom(2047, kMramHeapSymbol, 60ull << 20, &back, 8);
+  EXPECT_EQ(back, 0u);  // the backed page took the zeros
 }
 
 class Spin final : public Kernel {

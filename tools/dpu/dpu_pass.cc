@@ -33,6 +33,7 @@
 #include "llvm/IR/IntrinsicInst.h"
 #include "llvm/IR/Intrinsics.h"
 #include "llvm/IR/Module.h"
+#include "llvm/IR/Operator.h"
 #include "llvm/IR/PassManager.h"
 #include "llvm/Passes/PassBuilder.h"
 #include "llvm/Passes/PassPlugin.h"
@@ -445,7 +446,7 @@ class DpuPass : public PassInfoMixin<DpuPass> {
         f->setWillReturn();
       }
     }
-    TrapWramAccessesThroughMram(m);
+    TrapWramAccessesThroughMram(m, placed);
     for (const Placed& p : placed) Relocate(p, base_fn, i8, i64);
     CapAlignments(m);
     LowerMramAccesses(m);
@@ -749,13 +750,42 @@ class DpuPass : public PassInfoMixin<DpuPass> {
     }
   }
 
+  // The WRAM word at address 0 on the DPU: the SDK runtime's `__sys_null_pointer`, a zero in section
+  // `.data.__sys_zero`, which its linker places first, so that a null WRAM pointer reads zero.
+  static constexpr uint64_t kWramZeroWordBytes = 8;
+  static constexpr uint64_t kWramBytes = 64 << 10;
+
+  // `pointer` as a global plus a constant byte offset (through constant GEPs, bitcasts and address space casts), or
+  // nullptr with a non-constant offset.
+  static const GlobalVariable* GlobalAndOffset(const Value* pointer, const DataLayout& layout, int64_t& offset) {
+    offset = 0;
+    for (;;) {
+      if (const auto* g = dyn_cast<GlobalVariable>(pointer)) return g;
+      if (const auto* gep = dyn_cast<GEPOperator>(pointer)) {
+        APInt step(layout.getIndexTypeSizeInBits(gep->getPointerOperandType()), 0);
+        if (!gep->accumulateConstantOffset(layout, step)) return nullptr;
+        offset += step.getSExtValue();
+        pointer = gep->getPointerOperand();
+      } else if (const auto* cast = dyn_cast<Operator>(pointer);
+                 cast != nullptr && (cast->getOpcode() == Instruction::BitCast ||
+                                     cast->getOpcode() == Instruction::AddrSpaceCast)) {
+        pointer = cast->getOperand(0);
+      } else {
+        return nullptr;
+      }
+    }
+  }
+
   // A WRAM load or store through the address of an MRAM variable (its address cast to a WRAM pointer; PIM-Opt's
-  // programs read `*(uint32_t *)&DPU_RESULTS`). On the DPU it accesses WRAM at the MRAM address (0x08000000 + the
-  // variable's offset) modulo the WRAM's size: a word whose value depends on the SDK's WRAM layout, which pimopt
-  // does not reproduce. Warned at compile time with the line; at run time the tasklet stops with an error naming
-  // the line (the runtime's __pimopt_dpu_mram_as_wram), instead of reading host memory at a meaningless address.
-  static void TrapWramAccessesThroughMram(Module& m) {
+  // programs read `*(uint32_t *)&DPU_RESULTS` for the variable's address). On the DPU it reaches WRAM at the MRAM
+  // address modulo the WRAM's size. A load that lands in the WRAM's first 8 bytes (the first MRAM variable, at MRAM
+  // offset 0, as PIM-Opt's) reads the runtime's zero word: here it reads zero, as there. Any other access depends
+  // on the SDK's WRAM layout, which pimopt does not reproduce: the tasklet stops there with an error naming the line
+  // (the runtime's __pimopt_dpu_mram_as_wram), instead of reading host memory at a meaningless address. Either is
+  // warned at compile time with the line.
+  static void TrapWramAccessesThroughMram(Module& m, const std::vector<Placed>& placed) {
     LLVMContext& ctx = m.getContext();
+    const DataLayout& layout = m.getDataLayout();
     PointerType* i8p = PointerType::getUnqual(Type::getInt8Ty(ctx));
     FunctionCallee fault_fn = m.getOrInsertFunction("__pimopt_dpu_mram_as_wram", Type::getVoidTy(ctx), i8p);
     for (Function& f : m) {
@@ -774,12 +804,32 @@ class DpuPass : public PassInfoMixin<DpuPass> {
       for (auto [i, g] : accesses) {
         const bool load = isa<LoadInst>(i);
         const std::string where = Where(*i).empty() ? f.getName().str() : Where(*i);
-        const std::string what = std::string("a WRAM ") + (load ? "load" : "store") +
-                                 " through the address of MRAM variable '" + g->getName().str() +
-                                 "' (an MRAM address cast to a WRAM pointer: on the DPU it reaches WRAM at that address "
-                                 "modulo the WRAM's size, whose contents depend on the SDK's WRAM layout; read the "
-                                 "variable with mram_read, or use its address as a __mram_ptr)";
-        errs() << "pimopt-dpu-cc: warning: " << where << ": " << what << "\n";
+        int64_t offset = 0;
+        const GlobalVariable* base = GlobalAndOffset(load ? cast<LoadInst>(i)->getPointerOperand() : nullptr, layout,
+                                                     offset);
+        bool zero_word = false;
+        if (base == g) {
+          for (const Placed& p : placed) {
+            if (p.global != g) continue;
+            const uint64_t wram_address = (p.offset + static_cast<uint64_t>(offset)) % kWramBytes;
+            zero_word = wram_address + layout.getTypeStoreSize(i->getType()) <= kWramZeroWordBytes;
+          }
+        }
+        const std::string access = std::string("a WRAM ") + (load ? "load" : "store") +
+                                   " through the address of MRAM variable '" + g->getName().str() +
+                                   "' (an MRAM address cast to a WRAM pointer: on the DPU it reaches WRAM at that "
+                                   "address modulo the WRAM's size";
+        if (zero_word) {
+          errs() << "pimopt-dpu-cc: warning: " << where << ": " << access
+                 << ", here the runtime's zero word at WRAM address 0: it reads 0, as on the DPU)\n";
+          i->replaceAllUsesWith(Constant::getNullValue(i->getType()));
+          i->eraseFromParent();
+          continue;
+        }
+        const std::string what = access +
+                                 ", whose contents depend on the SDK's WRAM layout; read the variable with mram_read, "
+                                 "or use its address as a __mram_ptr)";
+        errs() << "pimopt-dpu-cc: warning: " << where << ": " << what << " (the DPU stops here)\n";
         IRBuilder<> builder(i);
         Constant* data = ConstantDataArray::getString(ctx, what);
         auto* text = new GlobalVariable(m, data->getType(), true, GlobalValue::PrivateLinkage, data, "pimopt_mram_as_wram");

@@ -1,14 +1,19 @@
-/* A WRAM load through an MRAM variable's address (its address cast to a WRAM pointer), as PIM-Opt's programs write
- * `(uint32_t)(*tmp_DPU_RESULTS)`: warned at compile time, stopped with the line at run time. */
+/* WRAM loads through an MRAM variable's address (its address cast to a WRAM pointer), as PIM-Opt's programs write
+ * `(uint32_t)(*tmp_DPU_RESULTS)`. On the DPU they reach WRAM at the MRAM address modulo the WRAM's size: the first
+ * MRAM variable's first word lands on the runtime's zero word at WRAM address 0 (reads 0, here too); its word at
+ * byte 64 on whatever the SDK's WRAM layout puts there (an error here). Both warned at compile time. */
 #include <defs.h>
 #include <mram.h>
 #include <stdint.h>
 
 __mram_noinit uint64_t RESULTS[64];
 __host uint32_t base;
+__host uint32_t beyond;
+__host uint32_t which;
 
 int main(void) {
   uint32_t *tmp = (uint32_t *)(&RESULTS);
-  if (me() == 0) base = *tmp; /* line 12 */
+  if (me() == 0) base = *tmp + 1;                /* line 16: the zero word */
+  if (me() == 0 && which == 1) beyond = tmp[16]; /* line 17: layout-dependent */
   return 0;
 }

@@ -462,8 +462,8 @@ TEST_P(PimLinearKernel, DualAscentModeIsBitIdenticalToTheReference) {
       a.fit_bias = fit_bias;
       a.steps = static_cast<uint32_t>(order.size());
       a.slots_per_step = 2;
-      a.v_offset = dual_offset;
-      a.g_offset = param_offset;
+      a.dual_offset = dual_offset;
+      a.row_params_offset = param_offset;
       pim::PimSystem system(pim::MakeProfile("pim-opt"), 1);
       pim::DpuSet set = Upload(system, f, a, list);
       set.CopyTo(0, pim::kMramHeapSymbol, dual_offset, duals.data(), 4 * duals.size());

@@ -27,6 +27,7 @@ class LinearKernel final : public pim::Kernel {
                          {std::string(kDerivativesSymbol), 4 * kMaxRowsPerStep},
                          {std::string(kCountSymbol), 8},
                          {std::string(kPartialsSymbol), 8 * kMaxTasklets},
+                         {std::string(kDualCoefficientSymbol), 8},
                          {std::string(kSaturationsSymbol), 8 * kMaxTasklets}};
     spec.heap_bytes_per_tasklet = kHeapBytesPerTasklet;
     return spec;
@@ -55,7 +56,8 @@ class LinearKernel final : public pim::Kernel {
     fixed::Saturation saturation;
     if (c.mode == KernelMode::kDualAscent) {
       if (c.artifact || c.feature_split) t.Fail("dual ascent (mode 3) runs pimopt's kernel without feature_split");
-      DualAscentPass(t, c, buf, rows, count, t.WramVar<int64_t>(kPartialsSymbol), d.As<int64_t>(), saturation);
+      DualAscentPass(t, c, buf, rows, count, t.WramVar<int64_t>(kPartialsSymbol),
+                     t.WramVar<int64_t>(kDualCoefficientSymbol), saturation);
       t.WramVar<uint64_t>(kSaturationsSymbol)[me] += u64(saturation.events);
       return;
     }

@@ -73,8 +73,8 @@ inline Config LoadConfig(Tasklet& t, const LinearKernelArgs* a) {
   c.decay_q32 = Load(&a->decay_q32);
   c.positive_weight_q24 = Load(&a->positive_weight_q24);
   c.negative_weight_q24 = Load(&a->negative_weight_q24);
-  if (c.mode == KernelMode::kDualAscent) {  // the mode's regions (linear_kernel_args.h)
-    c.dual = c.v;
+  if (c.mode == KernelMode::kDualAscent) {  // the mode's regions: dual_offset and row_params_offset share v_offset's
+    c.dual = c.v;                           // and g_offset's places (linear_kernel_args.h), already read above
     c.row_params = c.g;
   }
   return c;
@@ -278,7 +278,8 @@ inline i32 RowLabel(Tasklet& t, const Config& c, Buffers& buf, u32 r) {
 }
 
 // Dual ascent (mode 3, linear_kernel_dual.cc): one dual coordinate step per step's row, the tasklets sharing each
-// dense row's feature blocks (sparse rows: tasklet 0 alone); `shared` is WRAM every tasklet sees (>= 16 bytes).
+// dense row's feature blocks (sparse rows: tasklet 0 alone); `shared` is the WRAM word every tasklet reads the
+// step's coefficient from (kDualCoefficientSymbol).
 void DualAscentPass(Tasklet& t, const Config& c, Buffers& buf, WramPtr<uint32_t> rows, WramPtr<uint32_t> count,
                     WramPtr<int64_t> partials, WramPtr<int64_t> shared, fixed::Saturation& saturation);
 

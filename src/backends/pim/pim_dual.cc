@@ -63,8 +63,8 @@ void PimBackend::DualAscent(const LocalSolveRequest& req) {
     args[k].mode = pimbackend::KernelMode::kDualAscent;
     args[k].steps = static_cast<uint32_t>(req.num_steps);
     args[k].slots_per_step = kSlots;
-    args[k].v_offset = dual_offset_;  // the mode's regions (linear_kernel_args.h)
-    args[k].g_offset = row_param_offset_;
+    args[k].dual_offset = dual_offset_;
+    args[k].row_params_offset = row_param_offset_;
   }
   if (req.start_from_global) BroadcastModel(global_);
   PushRowLists(lists, static_cast<uint32_t>(entries));

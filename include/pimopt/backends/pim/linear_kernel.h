@@ -72,6 +72,7 @@ inline constexpr std::string_view kRowsSymbol = "rows";              // the chun
 inline constexpr std::string_view kDerivativesSymbol = "d";          // the chunk's loss derivatives (Q.24)
 inline constexpr std::string_view kCountSymbol = "count";            // rows in the chunk
 inline constexpr std::string_view kPartialsSymbol = "partials";      // per-tasklet partial scores (feature split)
+inline constexpr std::string_view kDualCoefficientSymbol = "dual_coef";  // dual ascent: tasklet 0's step for all
 
 // The C header's values (linear_kernel_args.h), typed.
 enum class KernelMode : uint32_t {
@@ -103,9 +104,18 @@ struct LinearKernelArgs {
   // whole model (the same model: an untouched coordinate's update is zero); the host sets it where that is cheaper.
   uint32_t sparse_update = 0;
   uint32_t reserved = 0;  // keeps the 64-bit fields below 8-byte aligned
-  // Dual ascent (mode 3): v_offset locates the rows' duals, g_offset their DualRowParams (the mode has no proximal
-  // target and no gradient sums).
-  uint64_t x_offset = 0, y_offset = 0, w_offset = 0, v_offset = 0, g_offset = 0, list_offset = 0, sigmoid_offset = 0;
+  uint64_t x_offset = 0, y_offset = 0, w_offset = 0;
+  // Dual ascent (mode 3) has no proximal target and no gradient sums: its regions take their places, under their
+  // own names (the rows' duals, their DualRowParams).
+  union {
+    uint64_t v_offset = 0;
+    uint64_t dual_offset;
+  };
+  union {
+    uint64_t g_offset = 0;
+    uint64_t row_params_offset;
+  };
+  uint64_t list_offset = 0, sigmoid_offset = 0;
   uint64_t col_offset = 0, val_offset = 0;  // sparse: x_offset holds the row pointers
 };
 // The struct is copied byte for byte into WRAM: its layout is the C header's (linear_kernel_args.h), which a DPU
@@ -141,6 +151,8 @@ PIMOPT_SAME_FIELD(y_offset);
 PIMOPT_SAME_FIELD(w_offset);
 PIMOPT_SAME_FIELD(v_offset);
 PIMOPT_SAME_FIELD(g_offset);
+PIMOPT_SAME_FIELD(dual_offset);
+PIMOPT_SAME_FIELD(row_params_offset);
 PIMOPT_SAME_FIELD(list_offset);
 PIMOPT_SAME_FIELD(sigmoid_offset);
 PIMOPT_SAME_FIELD(col_offset);

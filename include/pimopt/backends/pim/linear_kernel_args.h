@@ -42,11 +42,20 @@ typedef struct pimopt_linear_kernel_args {
   int32_t negative_weight_q24;
   uint32_t sparse_update; /* 1: a local step updates only the coordinates its rows touch */
   uint32_t reserved;      /* keeps the 64-bit fields below 8-byte aligned */
-  /* MRAM offsets of the kernel's regions (sparse: x_offset holds the row pointers) */
-  uint64_t x_offset, y_offset, w_offset, v_offset, g_offset, list_offset, sigmoid_offset;
+  /* MRAM offsets of the kernel's regions (sparse: x_offset holds the row pointers). Dual ascent (mode 3) has no
+   * proximal target and no gradient sums: its regions take their places, under their own names: the rows' duals
+   * (int32 Q.24 each) and their step parameters (3 x uint64 Q.32 per row). */
+  uint64_t x_offset, y_offset, w_offset;
+  union {
+    uint64_t v_offset;    /* modes 0-2: the proximal target V (and PIM-Opt's int32 gradients) */
+    uint64_t dual_offset; /* mode 3: the rows' duals */
+  };
+  union {
+    uint64_t g_offset;           /* modes 0-2: the gradient sums G */
+    uint64_t row_params_offset;  /* mode 3: the rows' step parameters */
+  };
+  uint64_t list_offset, sigmoid_offset;
   uint64_t col_offset, val_offset;
-  /* Dual ascent (mode 3) has no proximal target and no gradient sums: there v_offset locates the rows' duals (int32
-   * Q.24 each) and g_offset their step parameters (3 x uint64 Q.32 per row). */
 } pimopt_linear_kernel_args;
 
 #ifdef __cplusplus

@@ -46,7 +46,7 @@ __host int32_t d[MAX_ROWS_PER_STEP];
 __host uint32_t count[2];
 __host int64_t partials[MAX_TASKLETS];
 __host uint64_t saturations[MAX_TASKLETS];
-int64_t shared_coef; /* dual ascent: tasklet 0's step coefficient for every tasklet */
+int64_t dual_coef; /* dual ascent: tasklet 0's step coefficient for every tasklet */
 
 BARRIER_INIT(step_barrier, NR_TASKLETS);
 
@@ -56,6 +56,7 @@ typedef struct {
   int artifact, sparse, fit_bias, float_sigmoid, feature_split, sparse_update;
   uint32_t n_pad, blocks, steps, slots_per_step;
   uint32_t x, y, w, v, g, list, sigmoid, col, val; /* MRAM addresses */
+  uint32_t dual, row_params;                        /* dual ascent's regions (mode 3) */
   uint64_t lr_weight_q32, decay_q32;
   int32_t positive_weight_q24, negative_weight_q24;
 } config_t;
@@ -240,6 +241,8 @@ static config_t load_config(void) {
   c.sigmoid = heap + (uint32_t)args.sigmoid_offset;
   c.col = heap + (uint32_t)args.col_offset;
   c.val = heap + (uint32_t)args.val_offset;
+  c.dual = heap + (uint32_t)args.dual_offset;
+  c.row_params = heap + (uint32_t)args.row_params_offset;
   c.lr_weight_q32 = args.lr_weight_q32;
   c.decay_q32 = args.decay_q32;
   c.positive_weight_q24 = args.positive_weight_q24;
@@ -653,7 +656,7 @@ static int64_t dual_step(const config_t* c, buffers_t* buf, int64_t beta, int64_
 
 /* Tasklet 0's part of a row: the score, the step, the dual and the bias written; returns coef. */
 static int64_t take_step(const config_t* c, buffers_t* buf, uint32_t r, int64_t score_q31, saturation_t* sat) {
-  const uint32_t dual = c->v, row_params = c->g; /* the mode's regions (linear_kernel_args.h) */
+  const uint32_t dual = c->dual, row_params = c->row_params; /* the mode's regions (linear_kernel_args.h) */
   mram_read(at(c->w + c->n_pad * 4), buf->word, 8);
   const int32_t bias = ((const int32_t*)buf->word)[0];
   int64_t z = score_q31;
@@ -740,10 +743,10 @@ static void dual_ascent_pass(const config_t* c, buffers_t* buf, saturation_t* sa
     if (tasklet == 0) {
       int64_t score = 0;
       for (uint32_t k = 0; k < NR_TASKLETS; ++k) score += partials[k];
-      shared_coef = take_step(c, buf, r, score, sat);
+      dual_coef = take_step(c, buf, r, score, sat);
     }
     barrier_wait(&step_barrier);
-    const int64_t coef = shared_coef;
+    const int64_t coef = dual_coef;
     if (coef != 0) {
       const byte_split_t split = split_bytes((int32_t)coef);
       for (uint32_t b = tasklet; b < c->blocks; b += NR_TASKLETS) update_dense_block(c, buf, r, b, split, sat);

@@ -6,8 +6,9 @@ user's checkout of PIM-Opt (the artifact is not in this repository) with pimopt'
 command names (build/sdk/bin), in a scratch copy (the checkout is not touched), writes small synthetic input in the
 artifact's text format (`pimopt gen yfcc --format yfcc-text`), runs each program's own host program on the
 emulator (libpimopt_dpu) with PIMOPT_REPORT, and trains pimopt's --kernel pim-opt on one DPU holding the same rows
-with the same per-DPU batch. Compared per epoch: the modeled DPU kernel seconds of the slowest DPU and the number of
-launches (synchronizations).
+with the same per-DPU batch, projected to the program's 256 DPUs. Compared per epoch: the modeled DPU kernel seconds
+of the slowest DPU, the number of launches (synchronizations), and the bytes and modeled seconds each way between
+host and DPUs (the program's own timers, read in modeled time: PIMOPT_MODELED_CLOCK=1).
 
 The artifact fixes its sizes in its sources (851,968 rows of 4,096 features at 256 DPUs, the least it runs): the
 program reads the rows the file has and leaves the rest zero, so its slowest DPU's kernel time is that of a full
@@ -111,14 +112,15 @@ def main():
             if not os.path.exists(target):
                 os.symlink(shard, target)
             dest = os.path.join(work, "dest")
-            os.makedirs(os.path.join(dest, results), exist_ok=True)
+            shutil.rmtree(os.path.join(dest, results), ignore_errors=True)  # a file of an earlier run is not this one's
+            os.makedirs(os.path.join(dest, results))
             make = ["make", "-j1", f"NR_DPUS={DPUS}", "NR_TASKLETS=16", "AE=1", "SCALING=0",
                     f"SOURCE_DIR={data}/", f"DEST_DIR={dest}/"]
             if run(make, cwd=copy, env=env, log=os.path.join(copy, "build.log")) != 0:
                 fail(f"{name}: the build failed (see {copy}/build.log)")
             report = os.path.join(copy, "report.json")
             t0 = time.time()
-            rc = run(["./bin/host_code"], cwd=copy, env=dict(env, PIMOPT_REPORT=report),
+            rc = run(["./bin/host_code"], cwd=copy, env=dict(env, PIMOPT_REPORT=report, PIMOPT_MODELED_CLOCK="1"),
                      log=os.path.join(copy, "run.log"))
             wall = time.time() - t0
             if rc != 0:
@@ -130,25 +132,47 @@ def main():
             if not m:
                 fail(f"{name}: no results file in {dest}/{results}")
             steps = int(m.group(1))
+            text = open(os.path.join(dest, results, results_file[0])).read()
+            own = {}
+            for key in ("CPU_DPU_epoch_elapsed_time", "CPU_DPU_epoch_giga_bytes", "DPU_CPU_epoch_elapsed_time",
+                        "DPU_CPU_epoch_giga_bytes"):
+                found = re.search(key + r" = ([0-9.]+)", text)
+                if not found:
+                    fail(f"{name}: {key} not in the program's results file")
+                own[key] = float(found.group(1))
             batch = ROWS_PER_DPU // steps
             pim_report = os.path.join(copy, "pimopt.json")
             train = [PIMOPT, "train", "--data", shard, "--input-format", "yfcc-text", "--backend", "pim", "--workers", "1",
                      "--algo", algo, "--model", model, "--batch", str(batch), "--kernel", "pim-opt", "--epochs", "1",
-                     "--lr", "0.015625", "-q", "--report", pim_report]
+                     "--lr", "0.015625", "--project-dpus", str(DPUS), "--project-rows-per-dpu", str(ROWS_PER_DPU),
+                     "-q", "--report", pim_report]
             if algo == "admm":
                 train += ["--rho", "0.01"]
             if run(train, log=os.path.join(copy, "pimopt.log")) != 0:
                 fail(f"{name}: pimopt train failed (see {copy}/pimopt.log)")
             report_pimopt = json.load(open(pim_report))
             pimopt_kernel = report_pimopt["time"]["phases_seconds"]["modeled_dpu_kernel"]
+            projection = report_pimopt["projection"]
             rows.append({"program": name, "launches": len(launches), "batch_per_dpu": batch,
                          "artifact_kernel_s": artifact_kernel, "pimopt_kernel_s": pimopt_kernel,
                          "pimopt_syncs": report_pimopt["epochs"][-1]["syncs"],
-                         "difference": pimopt_kernel / artifact_kernel - 1, "artifact_wall_s": wall})
+                         "difference": pimopt_kernel / artifact_kernel - 1, "artifact_wall_s": wall,
+                         "artifact_to_dpu_gb": own["CPU_DPU_epoch_giga_bytes"],
+                         "artifact_to_dpu_s": own["CPU_DPU_epoch_elapsed_time"],
+                         "artifact_from_dpu_gb": own["DPU_CPU_epoch_giga_bytes"],
+                         "artifact_from_dpu_s": own["DPU_CPU_epoch_elapsed_time"],
+                         "pimopt_to_dpu_gb": projection["cpu_to_dpu_bytes"] / 1e9,
+                         "pimopt_to_dpu_s": projection["modeled_cpu_to_dpu_s"],
+                         "pimopt_from_dpu_gb": projection["dpu_to_cpu_bytes"] / 1e9,
+                         "pimopt_from_dpu_s": projection["modeled_dpu_to_cpu_s"]})
             r = rows[-1]
             print(f"{name:12s} launches {r['launches']:4d} (pimopt syncs {r['pimopt_syncs']:4d})  kernel per epoch: "
                   f"artifact {artifact_kernel:.3f} s, pimopt {pimopt_kernel:.3f} s ({100 * r['difference']:+.1f}%)  "
                   f"[{wall:.0f} s]", flush=True)
+            print(f"{'':12s} to DPUs: artifact {r['artifact_to_dpu_gb']:.4f} GB {r['artifact_to_dpu_s']:.3f} s, pimopt "
+                  f"{r['pimopt_to_dpu_gb']:.4f} GB {r['pimopt_to_dpu_s']:.3f} s; from DPUs: artifact "
+                  f"{r['artifact_from_dpu_gb']:.4f} GB {r['artifact_from_dpu_s']:.3f} s, pimopt "
+                  f"{r['pimopt_from_dpu_gb']:.4f} GB {r['pimopt_from_dpu_s']:.3f} s", flush=True)
     if args.json:
         with open(args.json + ".tmp", "w") as f:
             json.dump({"dpus": DPUS, "rows_per_dpu": ROWS_PER_DPU, "features": FEATURES, "programs": rows}, f,
@@ -156,10 +180,14 @@ def main():
         os.replace(args.json + ".tmp", args.json)
     if args.markdown:
         lines = ["| program | launches | batch per DPU | artifact's kernel / epoch | pimopt --kernel pim-opt | "
-                 "difference |", "|---|---|---|---|---|---|"]
+                 "difference | to DPUs: artifact / pimopt | from DPUs: artifact / pimopt |", "|---|---|---|---|---|---|---|---|"]
         for r in rows:
             lines.append(f"| {r['program']} | {r['launches']} | {r['batch_per_dpu']} | {r['artifact_kernel_s']:.3f} s | "
-                         f"{r['pimopt_kernel_s']:.3f} s | {100 * r['difference']:+.1f}% |")
+                         f"{r['pimopt_kernel_s']:.3f} s | {100 * r['difference']:+.1f}% | "
+                         f"{r['artifact_to_dpu_gb']:.3f} GB, {r['artifact_to_dpu_s']:.3f} s / "
+                         f"{r['pimopt_to_dpu_gb']:.3f} GB, {r['pimopt_to_dpu_s']:.3f} s | "
+                         f"{r['artifact_from_dpu_gb']:.3f} GB, {r['artifact_from_dpu_s']:.3f} s / "
+                         f"{r['pimopt_from_dpu_gb']:.3f} GB, {r['pimopt_from_dpu_s']:.3f} s |")
         with open(args.markdown + ".tmp", "w") as f:
             f.write("\n".join(lines) + "\n")
         os.replace(args.markdown + ".tmp", args.markdown)

@@ -211,6 +211,16 @@ TEST(NativeProgram, AWramLoadThroughAnMramAddressReadsTheZeroWordOrIsAnErrorNami
     EXPECT_NE(what.find("mram_as_wram.c:17"), std::string::npos) << what;
     EXPECT_NE(what.find("MRAM variable 'RESULTS'"), std::string::npos) << what;
   }
+  const uint32_t store = 2;  // a store through it: an error too, even where a load would read the zero word
+  set.CopyTo(0, "which", 0, &store, 4);
+  try {
+    set.Launch();
+    ADD_FAILURE() << "the store through an MRAM address ran";
+  } catch (const PimError& e) {
+    const std::string what = e.what();
+    EXPECT_NE(what.find("mram_as_wram.c:18"), std::string::npos) << what;
+    EXPECT_NE(what.find("a WRAM store through the address of MRAM variable 'RESULTS'"), std::string::npos) << what;
+  }
 }
 
 // What is not a program of pimopt-dpu-cc is refused naming the file.

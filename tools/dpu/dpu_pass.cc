@@ -804,9 +804,10 @@ class DpuPass : public PassInfoMixin<DpuPass> {
       for (auto [i, g] : accesses) {
         const bool load = isa<LoadInst>(i);
         const std::string where = Where(*i).empty() ? f.getName().str() : Where(*i);
+        // Only a load reads the zero word; a store into it would change what the SDK keeps zero.
         int64_t offset = 0;
-        const GlobalVariable* base = GlobalAndOffset(load ? cast<LoadInst>(i)->getPointerOperand() : nullptr, layout,
-                                                     offset);
+        const GlobalVariable* base = load ? GlobalAndOffset(cast<LoadInst>(i)->getPointerOperand(), layout, offset)
+                                          : nullptr;
         bool zero_word = false;
         if (base == g) {
           for (const Placed& p : placed) {

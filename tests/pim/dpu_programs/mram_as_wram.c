@@ -1,7 +1,7 @@
-/* WRAM loads through an MRAM variable's address (its address cast to a WRAM pointer), as PIM-Opt's programs write
- * `(uint32_t)(*tmp_DPU_RESULTS)`. On the DPU they reach WRAM at the MRAM address modulo the WRAM's size: the first
- * MRAM variable's first word lands on the runtime's zero word at WRAM address 0 (reads 0, here too); its word at
- * byte 64 on whatever the SDK's WRAM layout puts there (an error here). Both warned at compile time. */
+/* Accesses through an MRAM variable's address cast to a WRAM pointer, as PIM-Opt's programs read
+ * `(uint32_t)(*tmp_DPU_RESULTS)`. On the DPU they reach WRAM at the MRAM address modulo the WRAM's size: a load of the
+ * first MRAM variable's first word reads the runtime's zero word at WRAM address 0 (0 here too); a load of its word
+ * at byte 64 (layout-dependent) and a store anywhere are errors here. Each is warned at compile time. */
 #include <defs.h>
 #include <mram.h>
 #include <stdint.h>
@@ -15,5 +15,6 @@ int main(void) {
   uint32_t *tmp = (uint32_t *)(&RESULTS);
   if (me() == 0) base = *tmp + 1;                /* line 16: the zero word */
   if (me() == 0 && which == 1) beyond = tmp[16]; /* line 17: layout-dependent */
+  if (me() == 0 && which == 2) *tmp = 5;         /* line 18: a store, even into the zero word */
   return 0;
 }

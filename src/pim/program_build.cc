@@ -4,6 +4,7 @@
 #include <unistd.h>
 
 #include <cstdio>
+#include <cstdlib>
 #include <mutex>
 
 #include "pimopt/core/error.h"
@@ -40,11 +41,11 @@ bool HaveDpuToolchain() {
 #endif
 }
 
-std::string BuiltProgramPath(const std::string& source, const std::string& dir, const std::string& name,
+std::string BuiltProgramPath(const std::string& source, const ProgramFolder& folder, const std::string& name,
                              uint32_t tasklets, const std::vector<std::string>& flags) {
 #if !defined(PIMOPT_DPU_CC) || !defined(PIMOPT_DPU_PASS_MODULE)
   (void)source;
-  (void)dir;
+  (void)folder;
   (void)name;
   (void)tasklets;
   (void)flags;
@@ -52,6 +53,8 @@ std::string BuiltProgramPath(const std::string& source, const std::string& dir, 
                  "cannot be built");
 #else
   using namespace program_build;
+  const char* chosen = std::getenv(folder.env_var);
+  const std::string dir = chosen != nullptr && *chosen != '\0' ? std::string(chosen) : folder.fallback;
   const std::string path = StrCat(dir, "/", name, ".t", tasklets, ".dpu");
   static std::mutex compiling;
   const std::lock_guard<std::mutex> lock(compiling);
@@ -74,8 +77,8 @@ std::string BuiltProgramPath(const std::string& source, const std::string& dir, 
   const int status = pclose(pipe);
   if (status != 0 || !Exists(temp)) {
     std::remove(temp.c_str());
-    throw PimError(StrCat("compiling DPU program ", source, " for ", tasklets, " tasklets into ", dir,
-                          " failed: ", output));
+    throw PimError(StrCat("compiling DPU program ", source, " for ", tasklets, " tasklets into ", dir, " failed (set ",
+                          folder.env_var, " to a writable folder): ", output));
   }
   if (std::rename(temp.c_str(), path.c_str()) != 0) {
     std::remove(temp.c_str());

@@ -33,11 +33,18 @@ std::shared_ptr<DpuProgram> LoadNativeProgram(const std::string& path);
 // Whether pimopt was built with the DPU toolchain (build/pimopt-dpu-cc: Debian's clang and llvm-dev, 14 or newer).
 bool HaveDpuToolchain();
 
+// Where programs compiled on first use are kept: the folder the environment variable `env_var` names when it is set
+// and not empty, else `fallback` (the build's).
+struct ProgramFolder {
+  const char* env_var;
+  std::string fallback;
+};
+
 // The program compiled from the C file `source` for `tasklets` tasklets (NR_TASKLETS, a compile-time constant of a
-// DPU program, as on the SDK), with `flags` (-D, -I) for pimopt-dpu-cc: DIR/NAME.tT.dpu, kept while newer than its
-// source and the cost pass, else compiled (to a temporary name, then renamed). PimError with the compiler's
-// diagnostics when it does not compile, or when pimopt was built without the toolchain.
-std::string BuiltProgramPath(const std::string& source, const std::string& dir, const std::string& name,
+// DPU program, as on the SDK), with `flags` (-D, -I) for pimopt-dpu-cc: FOLDER/NAME.tT.dpu, kept while newer than
+// its source and the cost pass, else compiled (to a temporary name, then renamed). PimError with the compiler's
+// diagnostics (and the folder's variable) when it does not compile, or when pimopt was built without the toolchain.
+std::string BuiltProgramPath(const std::string& source, const ProgramFolder& folder, const std::string& name,
                              uint32_t tasklets, const std::vector<std::string>& flags = {});
 
 // What runs on the DPUs: a DPU program in C (built by pimopt-dpu-cc and charged by its cost pass), or its C++ port

@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <cmath>
-#include <cstdlib>
 
 #include "pimopt/pim/native_program.h"
 
@@ -500,9 +499,8 @@ std::string LinearProgramPath(uint32_t tasklets) {
   throw ConfigError("--kernels", "pimopt was built without the DPU toolchain (clang and llvm-dev, 14 or newer): the "
                                  "kernel's DPU program cannot be built; --kernels port runs the C++ port");
 #else
-  const char* dir = std::getenv("PIMOPT_DPU_PROGRAMS");
-  const std::string folder = dir != nullptr && *dir != '\0' ? std::string(dir) : std::string(PIMOPT_LINEAR_PROGRAM_DIR);
-  return pim::BuiltProgramPath(PIMOPT_LINEAR_PROGRAM_SOURCE, folder, "pimopt_linear", tasklets,
+  return pim::BuiltProgramPath(PIMOPT_LINEAR_PROGRAM_SOURCE, {"PIMOPT_DPU_PROGRAMS", PIMOPT_LINEAR_PROGRAM_DIR},
+                               "pimopt_linear", tasklets,
                                {StrCat("-I", PIMOPT_INCLUDE_DIR), "-fno-strict-aliasing", "-std=c11"});
 #endif
 }

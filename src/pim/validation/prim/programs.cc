@@ -1,7 +1,5 @@
 // Where the PrIM benchmarks' DPU programs (src/pim/validation/prim/dpu/*.c) are: built with pimopt for the
 // hardware's 16 tasklets, compiled on first use for another tasklet count (BuiltProgramPath, native_program.h).
-#include <cstdlib>
-
 #include "pimopt/core/error.h"
 #include "pimopt/pim/native_program.h"
 #include "pimopt/pim/prim.h"
@@ -15,15 +13,8 @@ std::string ProgramPath(const std::string& program, uint32_t tasklets) {
   throw ConfigError("--kernels", "pimopt was built without the DPU toolchain (clang and llvm-dev, 14 or newer): the "
                                  "benchmarks' DPU programs cannot be built; --kernels port runs the C++ ports");
 #else
-  const char* dir = std::getenv("PIMOPT_PRIM_PROGRAMS");
-  const std::string folder = dir != nullptr && *dir != '\0' ? std::string(dir) : std::string(PIMOPT_PRIM_PROGRAM_DIR);
-  try {
-    return BuiltProgramPath(StrCat(PIMOPT_PRIM_PROGRAM_SOURCES, "/", program, ".c"), folder, program, tasklets);
-  } catch (const PimError& e) {
-    const std::string what = e.what();
-    if (what.find("compiling") == std::string::npos) throw;
-    throw PimError(StrCat(what, " (set PIMOPT_PRIM_PROGRAMS to a writable folder)"));
-  }
+  return BuiltProgramPath(StrCat(PIMOPT_PRIM_PROGRAM_SOURCES, "/", program, ".c"),
+                          {"PIMOPT_PRIM_PROGRAMS", PIMOPT_PRIM_PROGRAM_DIR}, program, tasklets);
 #endif
 }
 

@@ -174,10 +174,9 @@ def main():
                   f"{r['artifact_from_dpu_gb']:.4f} GB {r['artifact_from_dpu_s']:.3f} s, pimopt "
                   f"{r['pimopt_from_dpu_gb']:.4f} GB {r['pimopt_from_dpu_s']:.3f} s", flush=True)
     if args.json:
-        with open(args.json + ".tmp", "w") as f:
+        with bench_util.atomic_open(args.json) as f:
             json.dump({"dpus": DPUS, "rows_per_dpu": ROWS_PER_DPU, "features": FEATURES, "programs": rows}, f,
                       indent=2)
-        os.replace(args.json + ".tmp", args.json)
     if args.markdown:
         lines = ["| program | launches | batch per DPU | artifact's kernel / epoch | pimopt --kernel pim-opt | "
                  "difference | to DPUs: artifact / pimopt | from DPUs: artifact / pimopt |", "|---|---|---|---|---|---|---|---|"]
@@ -188,9 +187,8 @@ def main():
                          f"{r['pimopt_to_dpu_gb']:.3f} GB, {r['pimopt_to_dpu_s']:.3f} s | "
                          f"{r['artifact_from_dpu_gb']:.3f} GB, {r['artifact_from_dpu_s']:.3f} s / "
                          f"{r['pimopt_from_dpu_gb']:.3f} GB, {r['pimopt_from_dpu_s']:.3f} s |")
-        with open(args.markdown + ".tmp", "w") as f:
+        with bench_util.atomic_open(args.markdown) as f:
             f.write("\n".join(lines) + "\n")
-        os.replace(args.markdown + ".tmp", args.markdown)
     if not args.work:
         shutil.rmtree(work, ignore_errors=True)
 

@@ -333,15 +333,20 @@ pim::DpuSet UploadArtifact(pim::PimSystem& system, const Fixture& f, const Linea
 }
 
 TEST_P(PimLinearKernel, ArtifactKernelIsBitIdenticalToItsReferenceInEveryMode) {
+  // Weighted rows (PIM-Opt's Criteo class weights) give every derivative its multiply; unweighted hinge rows take
+  // the artifact's SVM path (+-x added, no multiply).
   for (uint32_t mode : {0u, 1u, 2u}) {
-    for (uint32_t loss : {0u, 1u}) {
+    for (uint32_t loss : {0u, 1u, 2u}) {
+      const bool weighted = loss != 2u;
       const Fixture f = MakeArtifact(48, 600, 5 + 3 * mode + loss, 8 * 8);
-      LinearKernelArgs a = ArgsFor(f, mode, loss);
+      LinearKernelArgs a = ArgsFor(f, mode, loss == 2u ? 1u : loss);
       a.artifact = 1;
       a.feature_split = 1;
       a.sigmoid_float = 1;
-      a.positive_weight_q24 = 15 << 24;  // PIM-Opt's Criteo class weights
-      a.negative_weight_q24 = 1 << 23;
+      if (weighted) {
+        a.positive_weight_q24 = 15 << 24;
+        a.negative_weight_q24 = 1 << 23;
+      }
       a.steps = mode == 0 ? 1 : 8;
       a.slots_per_step = 8;
       a.lr_weight_q32 = fixed::ToScale(0.125, "lr");
@@ -429,6 +434,39 @@ TEST_P(PimLinearKernel, ArtifactKernelCostsSeveralTimesPimoptsKernel) {
   }
   EXPECT_GT(cycles[1], 3 * cycles[0]);
   EXPECT_LT(cycles[1], 30 * cycles[0]);
+}
+
+TEST_P(PimLinearKernel, ArtifactSvmAddsItsFeaturesWithoutMultiplying) {
+  // The same step of 8 hinge rows (all active at w = 0): unweighted, each gradient term is +-x (the artifact's SVM
+  // kernels add or subtract the feature); with a class weight, x d needs its software 64-bit multiply per feature,
+  // as the score does. The gradient loop is about half of such a step.
+  const Fixture f = MakeArtifact(32, 4096, 23, 8);
+  double cycles[2];
+  std::vector<int32_t> sums[2];
+  for (uint32_t weighted : {0u, 1u}) {
+    LinearKernelArgs a = ArgsFor(f, 0, 1);
+    a.artifact = 1;
+    a.feature_split = 1;
+    a.steps = 1;
+    a.slots_per_step = 8;
+    if (weighted) a.positive_weight_q24 = a.negative_weight_q24 = (1 << 24) + 1;
+    const std::vector<uint32_t> list = {0, 3, 5, 7, 9, 11, 13, 15};
+    pim::PimSystem system(pim::MakeProfile("pim-opt"), 1);
+    pim::DpuSet set = UploadArtifact(system, f, a, list);
+    cycles[weighted] = set.Launch().slowest.total;
+    sums[weighted].resize(f.shard.n_pad);
+    set.CopyFrom(0, pim::kMramHeapSymbol, f.layout.v_offset, sums[weighted].data(), 4 * sums[weighted].size());
+  }
+  EXPECT_LT(cycles[0], 0.75 * cycles[1]);
+  EXPECT_GT(cycles[0], 0.25 * cycles[1]);
+  int differing = 0;
+  int64_t largest = 0;
+  for (size_t j = 0; j < sums[0].size(); ++j) {
+    differing += std::abs(sums[0][j] - sums[1][j]) > 9;  // 8 rows x (x >> 24 <= 2^7 in Q.31) = 2^10 Q.31, and rounding
+    largest = std::max<int64_t>(largest, std::abs(sums[0][j]));
+  }
+  EXPECT_EQ(differing, 0);  // the weight 1 + 2^-24 moves the sums only by its own share
+  EXPECT_GT(largest, 1 << 24);
 }
 
 }  // namespace

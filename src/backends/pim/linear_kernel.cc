@@ -242,10 +242,19 @@ class LinearKernel final : public pim::Kernel {
         }
         if (c.artifact) {
           // PIM-Opt's kernel: x d per feature, shifted on its own, -1 dropped (the model block is not needed here).
+          // The hinge's unweighted derivative (-1, 0, +1) makes each term +-x itself, added or subtracted with no
+          // multiply, as the artifact's SVM kernels do; an inactive row adds nothing.
           const WramPtr<int32_t> x = buf.w;
           t.MramRead(c.x + (r * c.n_pad + b * kFeatureBlock) * 4, x, 4 * kFeatureBlock);
-          const i64 wide_d = Cast<int64_t>(di);
-          for (u32 j = 0; j < kFeatureBlock; ++j) buf.acc[j] += ArtifactGradientTerm(x[j].load(), wide_d);
+          static_assert(kArtifactFeatureFracBits - fixed::kFeatureFracBits == kModelFracBits);
+          if (di == (1 << kModelFracBits)) {
+            for (u32 j = 0; j < kFeatureBlock; ++j) buf.acc[j] += Cast<int64_t>(x[j].load());
+          } else if (di == -(1 << kModelFracBits)) {
+            for (u32 j = 0; j < kFeatureBlock; ++j) buf.acc[j] -= Cast<int64_t>(x[j].load());
+          } else if (di != 0) {
+            const i64 wide_d = Cast<int64_t>(di);
+            for (u32 j = 0; j < kFeatureBlock; ++j) buf.acc[j] += ArtifactGradientTerm(x[j].load(), wide_d);
+          }
         } else {
           t.MramRead(c.x + r * c.n_pad + b * kFeatureBlock, buf.x, kFeatureBlock);
           for (u32 j = 0; j < kFeatureBlock; ++j) buf.acc[j] += Times(buf.x[j], split);

@@ -39,6 +39,8 @@
 #define ARTIFACT_EXP_TABLE_ENTRIES (1u << 20)
 #define ARTIFACT_FEATURE_FRAC_BITS 31
 #define DUAL_BISECTIONS 26
+_Static_assert(ARTIFACT_FEATURE_FRAC_BITS - FEATURE_FRAC_BITS == MODEL_FRAC_BITS,
+               "a term x d with d = +-1.0 is +-x in G's unit");
 
 __host pimopt_linear_kernel_args args;
 __host uint32_t rows[MAX_ROWS_PER_STEP];
@@ -459,12 +461,20 @@ static void feature_split_chunk(const config_t* c, buffers_t* buf, uint32_t n, i
         mram_read(at(g_address), acc, 8 * FEATURE_BLOCK);
       }
       if (c->artifact) {
-        /* x d per feature, shifted on its own, -1 dropped. */
+        /* x d per feature, shifted on its own, -1 dropped. The hinge's derivative is -1, 0 or +1 (unweighted): a
+         * term is then +-x itself (Q0.31 x 1.0 in Q.24, shifted by 24: G's Q.31), added or subtracted as the
+         * artifact's SVM kernels do, with no multiply; an inactive row adds nothing. */
         const int32_t* x = buf->w;
         mram_read(at(c->x + (r * c->n_pad + b * FEATURE_BLOCK) * 4), buf->w, 4 * FEATURE_BLOCK);
-        for (uint32_t j = 0; j < FEATURE_BLOCK; ++j) {
-          const int64_t term = ((int64_t)x[j] * di) >> (ARTIFACT_FEATURE_FRAC_BITS - FEATURE_FRAC_BITS);
-          acc[j] += term == -1 ? 0 : term;
+        if (di == (1 << MODEL_FRAC_BITS)) {
+          for (uint32_t j = 0; j < FEATURE_BLOCK; ++j) acc[j] += x[j];
+        } else if (di == -(1 << MODEL_FRAC_BITS)) {
+          for (uint32_t j = 0; j < FEATURE_BLOCK; ++j) acc[j] -= x[j];
+        } else if (di != 0) {
+          for (uint32_t j = 0; j < FEATURE_BLOCK; ++j) {
+            const int64_t term = ((int64_t)x[j] * di) >> (ARTIFACT_FEATURE_FRAC_BITS - FEATURE_FRAC_BITS);
+            acc[j] += term == -1 ? 0 : term;
+          }
         }
       } else {
         const int8_t* x = buf->x;

@@ -55,7 +55,11 @@ ParamTable<PimBackendOptions> MakePimParams() {
       .AppliesWhen("backend", {"pim"})
       .Group(group)
       .Help("the DPU kernel and transfer pattern (docs/pim-backend.md compares them)");
-  pim::AddKernelSourceParam(t, &PimBackendOptions::kernels, pim::KernelSource::kPort)
+  // The DPU program where pimopt was built with its toolchain (scripts/setup.sh installs it), else the port: the
+  // same models either way.
+  pim::AddKernelSourceParam(t, &PimBackendOptions::kernels,
+                            pim::HaveDpuToolchain() ? pim::KernelSource::kProgram : pim::KernelSource::kPort)
+      .Help("what runs on the DPUs (default: program where pimopt was built with its DPU toolchain, else port)")
       .Effect(ParamEffect::kModeledTime)  // the same models (docs/pim-backend.md "The kernel as a DPU program in C")
       .AppliesWhen("backend", {"pim"})
       .Group(group);

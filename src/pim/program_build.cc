@@ -5,7 +5,9 @@
 
 #include <cstdio>
 #include <cstdlib>
+#include <filesystem>
 #include <mutex>
+#include <system_error>
 
 #include "pimopt/core/error.h"
 #include "pimopt/pim/native_program.h"
@@ -62,6 +64,16 @@ std::string BuiltProgramPath(const std::string& source, const ProgramFolder& fol
   // Kept while newer than its source and the cost pass (the build remakes the programs it makes itself).
   const int64_t built = ModifiedNs(path);
   if (built >= ModifiedNs(source) && built >= ModifiedNs(PIMOPT_DPU_PASS_MODULE)) return path;
+  // The folder is made when missing; one that cannot be made or written is the user's setting to fix (an input
+  // error naming the variable), not a failure of the compiler.
+  std::error_code made;
+  std::filesystem::create_directories(dir, made);
+  if (made || !std::filesystem::is_directory(dir, made) || access(dir.c_str(), W_OK) != 0) {
+    throw ConfigError(folder.env_var,
+                      StrCat("cannot write the DPU program ", name, " for ", tasklets, " tasklets into ", dir, " (",
+                             made ? made.message() : std::string("not a writable folder"),
+                             "): set it to a writable folder"));
+  }
   // Compiled to a name of this process's, then renamed: a reader never sees half a program, and two processes that
   // compile the same program at once both leave a whole one.
   const std::string temp = StrCat(path, ".tmp", getpid());

@@ -8,6 +8,7 @@
 #include <chrono>
 #include <cstdlib>
 #include <filesystem>
+#include <fstream>
 
 #include "pimopt/core/error.h"
 
@@ -108,14 +109,22 @@ TEST(PrimPrograms, AnotherTaskletCountIsCompiledOnFirstUseAndRebuiltWhenItsSourc
   } catch (const PimError& e) {
     EXPECT_NE(std::string(e.what()).find("prim_nope"), std::string::npos);
   }
-  // A folder the compiler cannot write to is an error that says so, with nothing left behind.
+  // A folder that is not there yet is made.
   setenv("PIMOPT_PRIM_PROGRAMS", (dir + "/missing/folder").c_str(), 1);
+  EXPECT_EQ(ProgramPath("prim_va", 5), dir + "/missing/folder/prim_va.t5.dpu");
+  EXPECT_TRUE(std::filesystem::is_regular_file(dir + "/missing/folder/prim_va.t5.dpu"));
+  // One that cannot be (under a file: even root cannot) is an input error naming the variable (the CLI's exit 2),
+  // with nothing left behind.
+  { std::ofstream(dir + "/a_file") << "x"; }
+  setenv("PIMOPT_PRIM_PROGRAMS", (dir + "/a_file/folder").c_str(), 1);
   try {
     ProgramPath("prim_va", 5);
     FAIL();
-  } catch (const PimError& e) {
-    EXPECT_NE(std::string(e.what()).find("PIMOPT_PRIM_PROGRAMS"), std::string::npos) << e.what();
+  } catch (const ConfigError& e) {
+    EXPECT_EQ(e.parameter(), "PIMOPT_PRIM_PROGRAMS");
+    EXPECT_NE(std::string(e.what()).find(dir + "/a_file/folder"), std::string::npos) << e.what();
   }
+  EXPECT_FALSE(std::filesystem::exists(dir + "/a_file/folder"));
   unsetenv("PIMOPT_PRIM_PROGRAMS");
   std::filesystem::remove_all(dir);
 }

@@ -42,8 +42,9 @@ struct ProgramFolder {
 
 // The program compiled from the C file `source` for `tasklets` tasklets (NR_TASKLETS, a compile-time constant of a
 // DPU program, as on the SDK), with `flags` (-D, -I) for pimopt-dpu-cc: FOLDER/NAME.tT.dpu, kept while newer than
-// its source and the cost pass, else compiled (to a temporary name, then renamed). PimError with the compiler's
-// diagnostics (and the folder's variable) when it does not compile, or when pimopt was built without the toolchain.
+// its source and the cost pass, else compiled (to a temporary name, then renamed; the folder made when missing).
+// ConfigError naming the folder's variable when the folder cannot be made or written; PimError with the compiler's
+// diagnostics when it does not compile, or when pimopt was built without the toolchain.
 std::string BuiltProgramPath(const std::string& source, const ProgramFolder& folder, const std::string& name,
                              uint32_t tasklets, const std::vector<std::string>& flags = {});
 

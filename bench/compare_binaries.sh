@@ -55,8 +55,11 @@ for data in "dense:rows=3000,features=64,seed=4" "sparse:rows=6000,features=2000
   done
   run --data "$data" --epochs 2 --algo ma --backend pim --dpus 8 --batch 16 --lr 0.1 --sigmoid float \
     --tasklet-split features --profile prim-640 --tasklets 12
-  for algo in ga ma admm; do
-    run --data "$data" --epochs 2 --algo $algo --backend pim --dpus 16 --batch 32 --lr 0.05 --kernel pim-opt
+  for model in lr svm; do  # PIM-Opt's kernel: its LR gradient multiplies, its SVM gradient adds or subtracts
+    for algo in ga ma admm; do
+      run --data "$data" --epochs 2 --algo $algo --backend pim --dpus 16 --batch 32 --lr 0.05 --kernel pim-opt \
+        --model $model
+    done
   done
   run --data "$data" --epochs 2 --algo ma --backend pim --dpus 16 --batch 32 --lr 0.05 --reg 0 --class-weights 3:0.5
   for format in int8 int16; do  # the quantized model deltas: their encoding's modeled cycles

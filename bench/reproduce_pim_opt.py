@@ -114,6 +114,11 @@ def build_parser():
 
 def main():
     args = build_parser().parse_args()
+    try:  # the figures need it: refused before minutes of runs, not after them
+        import matplotlib  # noqa: F401
+    except ImportError:
+        sys.exit("reproduce_pim_opt.py: needs python3-matplotlib for its figures (scripts/setup.sh --bench installs "
+                 "it); run it with /usr/bin/python3")
     os.makedirs(args.out, exist_ok=True)
     with open(args.calibration) as f:
         cal = json.load(f)

@@ -16,7 +16,8 @@
 // So w = w(beta) throughout (up to the rounding of the model's updates), and D(beta) <= P* <= P(w): the duality gap
 // of the workers' own duals certifies the model (the coordinator computes it from IBackend::RowDuals, in integers,
 // so the certificate never rests on the model's rounding). With K = 1 this is SDCA (Shalev-Shwartz & Zhang 2013):
-// LIBLINEAR's dual coordinate descent for the hinge loss (-s 3) and the logistic loss (-s 7) without shrinking.
+// LIBLINEAR's dual coordinate descent for the hinge loss (-s 3, with its shrinking: backend.h LocalSolveRequest::shrink,
+// on the CPU backend) and the logistic loss (-s 7, whose duals never reach a bound: nothing to shrink).
 //
 // Differences from the papers: the local solver is exactly one or more passes of randomized coordinate ascent (no
 // Theta-approximation is targeted), the passes visit each row once in a seeded permutation (as LIBLINEAR does)
@@ -33,7 +34,8 @@ namespace {
 
 struct CocoaOptions {
   CocoaOptions();
-  int dual_passes;  // local passes of dual coordinate ascent over each worker's shard per round
+  int dual_passes;    // local passes of dual coordinate ascent over each worker's shard per round
+  bool no_shrinking;  // visit every row in every pass (the hinge loss shrinks by default: LIBLINEAR's shrinking)
 };
 
 const ParamTable<CocoaOptions>& CocoaParams() {
@@ -47,6 +49,13 @@ const ParamTable<CocoaOptions>& CocoaParams() {
         .Group(kAlgorithmParamGroup)
         .Help("CoCoA: passes of dual coordinate ascent over each worker's rows between two syncs (an epoch is one "
               "sync)");
+    t.Add("no-shrinking", &CocoaOptions::no_shrinking, false)
+        .AppliesWhen("algo", {"cocoa"})
+        .AppliesWhen("model", {"svm"})
+        .Group(kAlgorithmParamGroup)
+        .Help("CoCoA with the hinge loss: visit every row in every pass instead of skipping the rows whose duals sit "
+              "at a bound they would not leave (LIBLINEAR's shrinking, on the CPU backend; the PIM backend's DPUs "
+              "visit every row either way; the same optimum, the certificate over every row)");
     return t;
   }();
   return table;
@@ -65,7 +74,8 @@ class Cocoa final : public Algorithm {
   void ValidateForData(const TrainConfig&, uint64_t) const override {}
 
   EpochInfo RunEpoch(IBackend& backend, const TrainConfig& config, const Partition& part, int epoch) override {
-    const int passes = config.algorithm_options.As<CocoaOptions>("cocoa").dual_passes;
+    const CocoaOptions& options = config.algorithm_options.As<CocoaOptions>("cocoa");
+    const int passes = options.dual_passes;
     const auto shards = LocalShards(part);
     const uint64_t rows = MaxShardBatches(part.total_rows, config.workers, 1);
     uint64_t steps = 0;
@@ -78,6 +88,7 @@ class Cocoa final : public Algorithm {
       request.solver = LocalSolver::kDualCoordinateAscent;
       request.sigma = config.workers;  // CoCoA+'s safe scaling sigma' = gamma K with gamma = 1 (adding)
       request.start_from_global = t == 0;
+      request.shrink = !options.no_shrinking;
       backend.LocalSolve(request);
       steps += rows;
     }

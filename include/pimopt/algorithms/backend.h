@@ -67,6 +67,9 @@ struct LocalSolveRequest {
   LocalSolver solver = LocalSolver::kSgd;
   double prox = 0;  // the proximal weight of kProximalSgd
   double sigma = 1;  // the subproblem's scaling sigma' of kDualCoordinateAscent (CoCoA+: the number of workers)
+  // kDualCoordinateAscent with the hinge loss: skip the rows whose duals sit at a bound they would not leave
+  // (LIBLINEAR's shrinking; a backend that does not shrink visits every row, which is the same method, slower).
+  bool shrink = false;
 };
 
 // A host rule: how the host turns the workers' combined vectors into the next global model, coordinate by

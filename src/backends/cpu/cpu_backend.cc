@@ -4,6 +4,7 @@
 #include <array>
 #include <cmath>
 #include <cstring>
+#include <limits>
 
 #include "pimopt/algorithms/algorithm.h"
 #include "pimopt/backends/registry.h"
@@ -716,6 +717,17 @@ void FromWords(const std::vector<uint32_t>& w, std::vector<float>& v) {
   PIMOPT_CHECK(w.size() == v.size(), "checkpoint vector of the wrong size");
   std::memcpy(v.data(), w.data(), 4 * v.size());
 }
+// A worker's shrinking state as words: its two bounds (doubles, two words each), then a word per row of its shard.
+void AppendDoubleWords(double d, std::vector<uint32_t>& w) {
+  uint32_t halves[2];
+  std::memcpy(halves, &d, sizeof d);
+  w.insert(w.end(), halves, halves + 2);
+}
+double DoubleFromWords(const uint32_t* w) {
+  double d;
+  std::memcpy(&d, w, sizeof d);
+  return d;
+}
 }  // namespace
 
 BackendState CpuBackend::SaveState() {
@@ -731,17 +743,26 @@ BackendState CpuBackend::SaveState() {
     if (!row_duals_.empty()) {
       vectors.push_back(Words(std::vector<float>(row_duals_.begin() + shards_[k].begin,
                                                  row_duals_.begin() + shards_[k].end)));
+      std::vector<uint32_t>& shrinking = vectors.emplace_back();
+      AppendDoubleWords(shrink_bounds_[k].max_old, shrinking);
+      AppendDoubleWords(shrink_bounds_[k].min_old, shrinking);
+      shrinking.insert(shrinking.end(), row_shrunk_.begin() + shards_[k].begin, row_shrunk_.begin() + shards_[k].end);
     }
   }
   return state;
 }
 
 void CpuBackend::RestoreState(const BackendState& state) {
-  const size_t per_worker = 1 + (offset_.empty() ? 0 : 1) + (row_duals_.empty() ? 0 : 1);
+  // With row duals: the duals, then the shrinking state (checkpoints written before shrinking existed lack it: no
+  // row shrunk, LIBLINEAR's initial bounds).
+  const size_t per_worker = 1 + (offset_.empty() ? 0 : 1) + (row_duals_.empty() ? 0 : 2);
   // Checkpoints written before the lazy scale existed hold the global model alone (scale 1).
   bool fits = (state.shared.size() == 1 || (state.shared.size() == 2 && state.shared[1].size() == 1)) &&
               state.per_worker.size() == local_.size();
-  for (const auto& v : state.per_worker) fits = fits && v.size() == per_worker;
+  const bool with_shrinking = !state.per_worker.empty() && state.per_worker[0].size() == per_worker;
+  for (const auto& v : state.per_worker) {
+    fits = fits && (v.size() == per_worker || (!row_duals_.empty() && !with_shrinking && v.size() == per_worker - 1));
+  }
   if (!fits) throw InputError("checkpoint: it holds the state of a different number of workers or algorithm");
   FromWords(state.shared[0], global_);
   global_scale_ = 1.0f;
@@ -755,12 +776,29 @@ void CpuBackend::RestoreState(const BackendState& state) {
     FromWords(state.per_worker[k][0], local_[k]);
     if (!offset_.empty()) FromWords(state.per_worker[k][1], offset_[k]);
     if (!row_duals_.empty()) {
+      const size_t at = 1 + (offset_.empty() ? 0 : 1);
       std::vector<float> duals(shards_[k].size());
-      FromWords(state.per_worker[k].back(), duals);
+      if (state.per_worker[k][at].size() != duals.size()) {
+        throw InputError("checkpoint: it holds the duals of a different number of rows");
+      }
+      FromWords(state.per_worker[k][at], duals);
       for (float b : duals) {
         if (!(b >= 0.0f && b <= 1.0f)) throw InputError("checkpoint: a row's dual is outside [0, 1]");
       }
       std::copy(duals.begin(), duals.end(), row_duals_.begin() + shards_[k].begin);
+      shrink_bounds_[k] = {std::numeric_limits<double>::infinity(), -std::numeric_limits<double>::infinity()};
+      std::fill(row_shrunk_.begin() + shards_[k].begin, row_shrunk_.begin() + shards_[k].end, uint8_t{0});
+      if (with_shrinking) {
+        const std::vector<uint32_t>& w = state.per_worker[k][at + 1];
+        if (w.size() != 4 + duals.size()) throw InputError("checkpoint: its shrinking state does not fit the rows");
+        const double max_old = DoubleFromWords(w.data()), min_old = DoubleFromWords(w.data() + 2);
+        if (!(max_old > 0) || !(min_old < 0)) throw InputError("checkpoint: its shrinking bounds are out of range");
+        shrink_bounds_[k] = {max_old, min_old};
+        for (size_t i = 0; i < duals.size(); ++i) {
+          if (w[4 + i] > 1) throw InputError("checkpoint: a row's shrinking flag is neither 0 nor 1");
+          row_shrunk_[shards_[k].begin + i] = static_cast<uint8_t>(w[4 + i]);
+        }
+      }
     }
   }
 }

@@ -44,6 +44,9 @@ class CpuBackend final : public IBackend {
   void ExportModelInto(LinearModel& into) const override;
   std::map<std::string, double> PhaseSeconds() const override { return phase_seconds_; }
   TrafficCounters Traffic() const override { return traffic_; }
+  // With dual coordinate ascent: the row visits of its passes, those that shrinking skipped, and how often the
+  // workers visited every row again, since Setup (or the resume).
+  std::map<std::string, double> Counters() override;
   std::vector<float> RowDuals() override { return row_duals_; }
   BackendState SaveState() override;
   void RestoreState(const BackendState& state) override;
@@ -110,6 +113,17 @@ class CpuBackend final : public IBackend {
   std::vector<Shard> shards_;              // this process's workers' rows (local row ranges)
   std::vector<float> row_duals_;           // beta_i per local row (AlgorithmTraits::row_duals)
   std::vector<double> row_sq_norms_;       // ||a_i||^2 per local row, the bias's constant 1 included
+  // Shrinking (LocalSolveRequest::shrink): per local row whether its pass skips it, and per worker the bounds of the
+  // projected gradients its last pass saw (LIBLINEAR's PGmax_old / PGmin_old); both checkpointed.
+  std::vector<uint8_t> row_shrunk_;
+  struct ShrinkBounds {
+    double max_old;
+    double min_old;
+  };
+  std::vector<ShrinkBounds> shrink_bounds_;
+  std::vector<uint64_t> dual_row_visits_;  // per worker: the rows its dual passes stepped on
+  std::vector<uint64_t> dual_rows_skipped_;  // per worker: the rows they skipped as shrunk
+  std::vector<uint64_t> dual_unshrinks_;     // per worker: the passes after which it visited every row again
   struct RowChunk {
     int worker;
     size_t begin, end;  // positions in the worker's row list

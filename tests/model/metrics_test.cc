@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <limits>
 
 #include "pimopt/core/rng.h"
 #include "pimopt/core/thread_pool.h"
@@ -33,6 +34,37 @@ TEST(Auc, MatchesBruteForcePairCountIncludingTies) {
       y[i] = rng.Uniform() < 0.3 ? 1.0f : -1.0f;
     }
     EXPECT_NEAR(RocAuc(s, y), BruteForceAuc(s, y), 1e-12) << "trial " << trial;
+  }
+}
+
+// The values where a sort by bits could go wrong: -0 ties +0, infinities rank at the ends, NaN (of either sign)
+// below -inf, denormals and the largest floats in order; against the pair count, with many ties.
+TEST(Auc, MatchesBruteForceOnSignedZerosInfinitiesAndNan) {
+  const float nan = std::nanf(""), inf = std::numeric_limits<float>::infinity();
+  const std::vector<float> values{0.0f, -0.0f, inf, -inf, 1e-45f, -1e-45f, 3.4e38f, -3.4e38f, 1.5f, -1.5f, 2.0f};
+  Rng rng(11);
+  for (int trial = 0; trial < 30; ++trial) {
+    std::vector<float> s(200), y(200);
+    for (size_t i = 0; i < s.size(); ++i) {
+      const uint64_t pick = rng.Below(values.size() + 2);
+      s[i] = pick < values.size() ? values[pick] : (pick == values.size() ? nan : -nan);
+      y[i] = rng.Uniform() < 0.4 ? 1.0f : -1.0f;
+    }
+    // The pair count with NaN as the lowest score, tied with itself.
+    double pairs = 0, total = 0;
+    for (size_t i = 0; i < s.size(); ++i) {
+      for (size_t j = 0; j < s.size(); ++j) {
+        if (!(y[i] > 0 && y[j] < 0)) continue;
+        total += 1;
+        const bool ni = std::isnan(s[i]), nj = std::isnan(s[j]);
+        if (ni || nj) {
+          pairs += ni && nj ? 0.5 : (nj ? 1.0 : 0.0);
+        } else {
+          pairs += s[i] > s[j] ? 1.0 : (s[i] == s[j] ? 0.5 : 0.0);
+        }
+      }
+    }
+    EXPECT_NEAR(RocAuc(s, y), pairs / total, 1e-12) << "trial " << trial;
   }
 }
 

@@ -60,7 +60,11 @@ double RocAuc(std::span<const float> scores, std::span<const float> labels) {
   }
   constexpr int kDigitBits = 11;
   constexpr size_t kBuckets = size_t{1} << kDigitBits;
-  for (int shift = 0; shift < 33; shift += kDigitBits) {
+  // Below a few thousand rows the radix passes' bucket counts cost more than a comparison sort of the same keys
+  // (which orders them the same way).
+  constexpr size_t kRadixFromRows = 8192;
+  if (n < kRadixFromRows) std::sort(keys.begin(), keys.end());
+  for (int shift = 0; n >= kRadixFromRows && shift < 33; shift += kDigitBits) {
     std::vector<size_t> start(kBuckets + 1, 0);
     for (uint64_t k : keys) ++start[((k >> shift) & (kBuckets - 1)) + 1];
     for (size_t b = 0; b < kBuckets; ++b) start[b + 1] += start[b];

@@ -65,7 +65,31 @@ TEST(Auc, MatchesBruteForceOnSignedZerosInfinitiesAndNan) {
       }
     }
     EXPECT_NEAR(RocAuc(s, y), pairs / total, 1e-12) << "trial " << trial;
+    // The same scores 64 times over (12,800 rows: the radix sort's path) have the same AUC.
+    std::vector<float> big_s, big_y;
+    for (int copy = 0; copy < 64; ++copy) {
+      big_s.insert(big_s.end(), s.begin(), s.end());
+      big_y.insert(big_y.end(), y.begin(), y.end());
+    }
+    EXPECT_EQ(RocAuc(big_s, big_y), RocAuc(s, y)) << "trial " << trial;
   }
+}
+
+// Large inputs take the radix sort, small ones a comparison sort: the same AUC, bit for bit, on the same scores
+// (the small set repeated 64 times has the same AUC as the set itself).
+TEST(Auc, RadixAndComparisonSortsAgree) {
+  Rng rng(5);
+  std::vector<float> s(400), y(400);
+  for (size_t i = 0; i < s.size(); ++i) {
+    s[i] = static_cast<float>(static_cast<int>(rng.Below(50)) - 25) * 0.5f;  // many ties, both signs, zeros
+    y[i] = rng.Uniform() < 0.35 ? 1.0f : -1.0f;
+  }
+  std::vector<float> big_s, big_y;
+  for (int copy = 0; copy < 64; ++copy) {
+    big_s.insert(big_s.end(), s.begin(), s.end());
+    big_y.insert(big_y.end(), y.begin(), y.end());
+  }
+  EXPECT_EQ(RocAuc(big_s, big_y), RocAuc(s, y));
 }
 
 TEST(Auc, KnownValuesAndDegenerateCases) {

@@ -5,7 +5,6 @@
 #include <cstdint>
 #include <cstring>
 #include <limits>
-#include <numeric>
 
 #include "pimopt/core/error.h"
 #include "pimopt/core/thread_pool.h"

@@ -4,7 +4,6 @@
 #include <array>
 #include <cmath>
 #include <cstring>
-#include <limits>
 
 #include "pimopt/algorithms/algorithm.h"
 #include "pimopt/backends/registry.h"
@@ -786,8 +785,7 @@ void CpuBackend::RestoreState(const BackendState& state) {
         if (!(b >= 0.0f && b <= 1.0f)) throw InputError("checkpoint: a row's dual is outside [0, 1]");
       }
       std::copy(duals.begin(), duals.end(), row_duals_.begin() + shards_[k].begin);
-      shrink_bounds_[k] = {std::numeric_limits<double>::infinity(), -std::numeric_limits<double>::infinity()};
-      std::fill(row_shrunk_.begin() + shards_[k].begin, row_shrunk_.begin() + shards_[k].end, uint8_t{0});
+      ForgetShrinking(k);
       if (with_shrinking) {
         const std::vector<uint32_t>& w = state.per_worker[k][at + 1];
         if (w.size() != 4 + duals.size()) throw InputError("checkpoint: its shrinking state does not fit the rows");

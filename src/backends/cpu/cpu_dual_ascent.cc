@@ -88,28 +88,18 @@ void CpuBackend::RunLocalDual(int k, const LocalSolveRequest& req) {
         const float z = access.Dot(r, x, n_) + x[n_];
         const double margin = static_cast<double>(y) * z;
         const float before = row_duals_[r];
+        ++visits;
         if (shrink) {
           const double g = margin - 1.0;
-          double pg = g;
-          if (before == 0.0f) {
-            if (g > bounds.max_old) {  // shrunk: it would stay at 0 now, and is skipped from the next pass on
-              row_shrunk_[r] = 1;
-              ++visits;
-              continue;
-            }
-            pg = std::min(g, 0.0);
-          } else if (before == 1.0f) {
-            if (g < bounds.min_old) {
-              row_shrunk_[r] = 1;
-              ++visits;
-              continue;
-            }
-            pg = std::max(g, 0.0);
+          const bool at_lower = before == 0.0f, at_upper = before == 1.0f;
+          if ((at_lower && g > bounds.max_old) || (at_upper && g < bounds.min_old)) {
+            row_shrunk_[r] = 1;  // it would stay at its bound now, and is skipped from the next pass on
+            continue;
           }
+          const double pg = at_lower ? std::min(g, 0.0) : at_upper ? std::max(g, 0.0) : g;
           pg_max = std::max(pg_max, pg);
           pg_min = std::min(pg_min, pg);
         }
-        ++visits;
         const double q = sigma * cost * row_sq_norms_[r] * inv_lambda_n;
         const float after = static_cast<float>(DualCoordinateStep(obj.loss, before, margin, q));
         if (after == before) continue;
@@ -126,12 +116,16 @@ void CpuBackend::RunLocalDual(int k, const LocalSolveRequest& req) {
   if (!shrink) return;
   if (pg_max - pg_min <= kShrinkTolerance) {
     // The rows still visited are near their optimum (or none is left): visit every row of the worker again.
-    std::fill(row_shrunk_.begin() + shards_[k].begin, row_shrunk_.begin() + shards_[k].end, uint8_t{0});
-    bounds = {kUnboundedAbove, kUnboundedBelow};
+    ForgetShrinking(k);
     ++dual_unshrinks_[k];
   } else {
     bounds = {pg_max > 0 ? pg_max : kUnboundedAbove, pg_min < 0 ? pg_min : kUnboundedBelow};
   }
+}
+
+void CpuBackend::ForgetShrinking(int k) {
+  std::fill(row_shrunk_.begin() + shards_[k].begin, row_shrunk_.begin() + shards_[k].end, uint8_t{0});
+  shrink_bounds_[k] = {kUnboundedAbove, kUnboundedBelow};
 }
 
 std::map<std::string, double> CpuBackend::Counters() {

@@ -87,6 +87,7 @@ class CpuBackend final : public IBackend {
   // LocalSolver::kDualCoordinateAscent on worker k's rows (cpu_dual_ascent.cc).
   void RunLocalDual(int k, const LocalSolveRequest& request);
   void SetupRowDuals();
+  void ForgetShrinking(int k);  // worker k visits every row again, from LIBLINEAR's initial bounds
   void CountSync(bool push, bool pull);
 
   ThreadPool& pool_;

@@ -5,6 +5,10 @@
 #include <cmath>
 #include <cstring>
 #include <fstream>
+#include <algorithm>
+#include <atomic>
+#include <optional>
+#include <thread>
 #include <vector>
 
 #include "pimopt/core/atomic_file.h"
@@ -27,12 +31,40 @@ bool ParseNumber(std::string_view token, double& out) {
 
 }  // namespace
 
-Dataset ParseLibsvm(std::string_view text, std::string_view path) {
-  Dataset data(Storage::kSparse, 0);
+namespace {
+
+// Bytes per piece the parse is cut into (at line ends), and the most pieces.
+constexpr size_t kPieceBytes = size_t{4} << 20;
+constexpr size_t kMostPieces = 256;
+
+struct PieceError {
+  uint64_t line;  // within the piece, from 1
+  std::string message;
+};
+
+struct LibsvmPiece {
+  std::vector<uint64_t> row_ptr;
   std::vector<uint32_t> cols;
   std::vector<float> vals;
-  int negative_convention = 0;  // 0 unknown, -1 means labels -1, 2 means labels 0
-  uint64_t line_no = 0;
+  std::vector<float> labels;
+  uint64_t num_features = 0;
+  uint64_t lines = 0;
+  int negative_convention = 0;  // 0 none yet, -1 labels -1, 2 labels 0
+  uint64_t first_negative_line = 0;
+  std::string first_negative_label;  // its text
+  std::optional<PieceError> error;
+};
+
+[[noreturn]] void Fail(uint64_t line, std::string message) { throw PieceError{line, std::move(message)}; }
+
+// A piece of the text (whole lines) parsed on its own: its rows, or the first error in it (a line number within
+// the piece). The first negative label sets the piece's convention; pieces are checked against each other after.
+void ParsePiece(std::string_view text, LibsvmPiece& piece) {
+  std::vector<uint32_t>& cols = piece.cols;
+  std::vector<float>& vals = piece.vals;
+  piece.row_ptr.assign(1, 0);
+  int& negative_convention = piece.negative_convention;
+  uint64_t& line_no = piece.lines;
   size_t pos = 0;
   while (pos < text.size()) {
     size_t end = text.find('\n', pos);
@@ -44,11 +76,9 @@ Dataset ParseLibsvm(std::string_view text, std::string_view path) {
     for (char c : line) {
       const auto u = static_cast<unsigned char>(c);
       if (u < 0x20 && c != '\t' && c != '\r' && c != '\v' && c != '\f') {
-        throw ParseError(path, line_no, "binary data (control character) in a LIBSVM text file");
+        Fail(line_no, "binary data (control character) in a LIBSVM text file");
       }
     }
-    cols.clear();
-    vals.clear();
     size_t i = 0;
     auto next_token = [&]() -> std::string_view {
       while (i < line.size() && IsSpace(line[i])) ++i;
@@ -59,11 +89,11 @@ Dataset ParseLibsvm(std::string_view text, std::string_view path) {
     std::string_view label_token = next_token();
     if (label_token.empty()) continue;  // blank or comment-only line
     if (label_token.find(':') != std::string_view::npos) {
-      throw ParseError(path, line_no, StrCat("missing label: line starts with feature '", label_token, "'"));
+      Fail(line_no, StrCat("missing label: line starts with feature '", label_token, "'"));
     }
     double label_value;
     if (!ParseNumber(label_token, label_value)) {
-      throw ParseError(path, line_no, StrCat("label '", label_token, "' is not a number"));
+      Fail(line_no, StrCat("label '", label_token, "' is not a number"));
     }
     float label;
     if (label_value == 1.0) {
@@ -71,56 +101,127 @@ Dataset ParseLibsvm(std::string_view text, std::string_view path) {
     } else if (label_value == -1.0 || label_value == 0.0) {
       const int convention = label_value == 0.0 ? 2 : -1;
       if (negative_convention != 0 && negative_convention != convention) {
-        throw ParseError(path, line_no,
-                         StrCat("label '", label_token, "' mixes the 1/0 and +1/-1 conventions in one file"));
+        Fail(line_no, StrCat("label '", label_token, "' mixes the 1/0 and +1/-1 conventions in one file"));
+      }
+      if (negative_convention == 0) {
+        piece.first_negative_line = line_no;
+        piece.first_negative_label = std::string(label_token);
       }
       negative_convention = convention;
       label = -1.0f;
     } else {
-      throw ParseError(path, line_no,
-                       StrCat("unknown label value '", label_token, "' (binary labels must be +1/-1 or 1/0)"));
+      Fail(line_no, StrCat("unknown label value '", label_token, "' (binary labels must be +1/-1 or 1/0)"));
     }
     uint64_t previous_index = 0;
     for (std::string_view token = next_token(); !token.empty(); token = next_token()) {
       const size_t colon = token.find(':');
       if (colon == std::string_view::npos) {
-        throw ParseError(path, line_no, StrCat("expected index:value, got '", token, "'"));
+        Fail(line_no, StrCat("expected index:value, got '", token, "'"));
       }
       const std::string_view index_text = token.substr(0, colon);
       const std::string_view value_text = token.substr(colon + 1);
       uint64_t index = 0;
       const auto res = std::from_chars(index_text.data(), index_text.data() + index_text.size(), index);
       if (res.ec == std::errc::result_out_of_range) {
-        throw ParseError(path, line_no, StrCat("feature index '", index_text, "' is absurdly large"));
+        Fail(line_no, StrCat("feature index '", index_text, "' is absurdly large"));
       }
       if (index_text.empty() || res.ec != std::errc() || res.ptr != index_text.data() + index_text.size()) {
-        throw ParseError(path, line_no, StrCat("feature index '", index_text, "' is not a positive integer"));
+        Fail(line_no, StrCat("feature index '", index_text, "' is not a positive integer"));
       }
-      if (index == 0) throw ParseError(path, line_no, "feature index 0: indices are 1-based");
+      if (index == 0) Fail(line_no, "feature index 0: indices are 1-based");
       if (index > kMaxFeatureIndex) {
-        throw ParseError(path, line_no,
-                         StrCat("feature index ", index, " exceeds the limit of ", kMaxFeatureIndex, " features"));
+        Fail(line_no, StrCat("feature index ", index, " exceeds the limit of ", kMaxFeatureIndex, " features"));
       }
       if (index == previous_index) {
-        throw ParseError(path, line_no, StrCat("duplicate feature index ", index));
+        Fail(line_no, StrCat("duplicate feature index ", index));
       }
       if (index < previous_index) {
-        throw ParseError(path, line_no, StrCat("feature indices must increase: ", index, " follows ", previous_index));
+        Fail(line_no, StrCat("feature indices must increase: ", index, " follows ", previous_index));
       }
       double value;
       if (!ParseNumber(value_text, value)) {
-        throw ParseError(path, line_no, StrCat("value '", value_text, "' of feature ", index, " is not a number"));
+        Fail(line_no, StrCat("value '", value_text, "' of feature ", index, " is not a number"));
       }
       if (!std::isfinite(value) || std::fabs(value) > 3.4e38) {
-        throw ParseError(path, line_no, StrCat("value '", value_text, "' of feature ", index, " is not finite"));
+        Fail(line_no, StrCat("value '", value_text, "' of feature ", index, " is not finite"));
       }
       previous_index = index;
       cols.push_back(static_cast<uint32_t>(index - 1));
       vals.push_back(static_cast<float>(value));
+      piece.num_features = std::max<uint64_t>(piece.num_features, index);
     }
-    data.AppendSparseRow(cols, vals, label);
+    piece.row_ptr.push_back(cols.size());
+    piece.labels.push_back(label);
   }
-  if (data.num_rows() == 0) throw ParseError(path, "no samples: the file is empty or holds only comments");
+}
+
+}  // namespace
+
+Dataset ParseLibsvm(std::string_view text, std::string_view path) {
+  // Pieces of whole lines, by the text's size only, parsed on as many threads as the machine has and joined in
+  // order: the same dataset, and the same first error, for any number of threads.
+  const size_t pieces_wanted = std::clamp<size_t>(text.size() / kPieceBytes, 1, kMostPieces);
+  std::vector<std::string_view> texts;
+  for (size_t begin = 0, p = 1; begin < text.size(); ++p) {
+    size_t end = p >= pieces_wanted ? text.size() : std::max(begin, text.size() * p / pieces_wanted);
+    if (end < text.size()) {
+      const size_t newline = text.find('\n', end);
+      end = newline == std::string_view::npos ? text.size() : newline + 1;
+    }
+    if (end > begin) texts.push_back(text.substr(begin, end - begin));
+    begin = end;
+  }
+  std::vector<LibsvmPiece> pieces(texts.size());
+  std::atomic<size_t> next{0};
+  auto work = [&] {
+    for (size_t k = next++; k < texts.size(); k = next++) {
+      try {
+        ParsePiece(texts[k], pieces[k]);
+      } catch (const PieceError& e) {
+        pieces[k].error = e;
+      }
+    }
+  };
+  const size_t threads = std::min<size_t>(texts.size(), std::max(1u, std::thread::hardware_concurrency()));
+  std::vector<std::thread> helpers;
+  for (size_t t = 1; t < threads; ++t) helpers.emplace_back(work);
+  work();
+  for (std::thread& h : helpers) h.join();
+
+  // The first error in file order: a piece's own, or a negative-label convention that contradicts the pieces
+  // before it (at the piece's first negative label).
+  uint64_t lines_before = 0, rows = 0, entries = 0, num_features = 0;
+  int negative_convention = 0;
+  for (const LibsvmPiece& piece : pieces) {
+    const bool conflict = piece.negative_convention != 0 && negative_convention != 0 &&
+                          piece.negative_convention != negative_convention;
+    if (conflict && (!piece.error || piece.first_negative_line < piece.error->line)) {
+      throw ParseError(path, lines_before + piece.first_negative_line,
+                       StrCat("label '", piece.first_negative_label, "' mixes the 1/0 and +1/-1 conventions in one file"));
+    }
+    if (piece.error) throw ParseError(path, lines_before + piece.error->line, piece.error->message);
+    if (negative_convention == 0) negative_convention = piece.negative_convention;
+    lines_before += piece.lines;
+    rows += piece.labels.size();
+    entries += piece.cols.size();
+    num_features = std::max(num_features, piece.num_features);
+  }
+  if (rows == 0) throw ParseError(path, "no samples: the file is empty or holds only comments");
+  CsrMatrix matrix;
+  std::vector<float> labels;
+  matrix.row_ptr.reserve(rows + 1);
+  matrix.col.reserve(entries);
+  matrix.val.reserve(entries);
+  labels.reserve(rows);  // matrix.row_ptr starts as {0}
+  for (LibsvmPiece& piece : pieces) {
+    const uint64_t offset = matrix.col.size();
+    for (size_t r = 1; r < piece.row_ptr.size(); ++r) matrix.row_ptr.push_back(offset + piece.row_ptr[r]);
+    matrix.col.insert(matrix.col.end(), piece.cols.begin(), piece.cols.end());
+    matrix.val.insert(matrix.val.end(), piece.vals.begin(), piece.vals.end());
+    labels.insert(labels.end(), piece.labels.begin(), piece.labels.end());
+    piece = LibsvmPiece();  // its memory back before the next piece is copied
+  }
+  Dataset data = Dataset::FromCsr(num_features, std::move(matrix), std::move(labels));
   data.positive_label_value = 1.0;
   data.negative_label_value = negative_convention == 2 ? 0.0 : -1.0;
   data.source = std::string(path);

@@ -76,6 +76,50 @@ INSTANTIATE_TEST_SUITE_P(EveryCase, LibsvmMalformed,
                                            BadCase{"only_comments", "# nothing\n\n", 0, "no samples"}),
                          [](const auto& info) { return std::string(info.param.name); });
 
+// A text of several pieces (the parse cuts it at line ends every few MiB and parses them on threads): the rows in
+// file order, and each error at its line in the whole file, the first one in file order winning.
+TEST(Libsvm, TextOfManyPiecesParsesInFileOrderAndNamesTheWholeFilesLine) {
+  std::string text;
+  const int rows = 200000;  // about 14 MB: four pieces
+  for (int i = 0; i < rows; ++i) {
+    text += StrCat(i % 3 == 0 ? "+1" : "0", " ", 1 + i % 50, ":", i % 1000, " 77:0.25 # row ", i, "\n");
+  }
+  const Dataset d = ParseLibsvm(text, "big.svm");
+  ASSERT_EQ(d.num_rows(), static_cast<size_t>(rows));
+  EXPECT_EQ(d.num_features(), 77u);
+  EXPECT_EQ(d.negative_label_value, 0.0);
+  for (int i : {0, 1, 77777, 123456, rows - 1}) {
+    EXPECT_EQ(d.labels()[i], i % 3 == 0 ? 1.0f : -1.0f) << i;
+    const uint64_t at = d.csr().row_ptr[i];
+    EXPECT_EQ(d.csr().col[at], static_cast<uint32_t>(i % 50)) << i;
+    EXPECT_EQ(d.csr().val[at], static_cast<float>(i % 1000)) << i;
+  }
+  auto error_of = [](const std::string& t) -> std::string {
+    try {
+      ParseLibsvm(t, "big.svm");
+    } catch (const ParseError& e) {
+      return e.what();
+    }
+    return "no error";
+  };
+  // A bad line late in the file, and an earlier one too.
+  std::string late = text;
+  const size_t line_180001 = [&] {
+    size_t pos = 0;
+    for (int l = 1; l < 180001; ++l) pos = late.find('\n', pos) + 1;
+    return pos;
+  }();
+  late.insert(line_180001, "1 3:x\n");
+  EXPECT_NE(error_of(late).find("big.svm:180001"), std::string::npos) << error_of(late);
+  std::string both = late;
+  both.insert(0, "# a comment\n1 0:1\n");
+  EXPECT_NE(error_of(both).find("big.svm:2"), std::string::npos) << error_of(both);
+  // The +1/-1 convention first met in a later piece contradicts the 1/0 of the first.
+  std::string mixed = text;
+  mixed.insert(line_180001, "-1 3:1\n");
+  EXPECT_NE(error_of(mixed).find("big.svm:180001: label '-1' mixes"), std::string::npos) << error_of(mixed);
+}
+
 TEST(Libsvm, NulByteIsRejected) { EXPECT_THROW(ParseLibsvm(std::string_view("1 1:1\n\0 2:1\n", 12), "x"), ParseError); }
 
 TEST(Libsvm, WriteThenReadRoundTripsExactly) {

@@ -45,6 +45,8 @@ const char* BatchMeaningText(BatchMeaning meaning) {
       return "global batch";
     case BatchMeaning::kLocalPerWorker:
       return "local batch per worker";
+    case BatchMeaning::kFullBatch:
+      return "every row";
   }
   return "?";
 }

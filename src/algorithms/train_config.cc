@@ -165,6 +165,9 @@ ParamTable<TrainConfig> MakeTrainParams() {
       .Help("fit no bias term");
   t.AddCustom("no-shuffle", ParamType::kFlag, false, [](const TrainConfig& c) -> ParamValue { return !c.shuffle; },
               [](TrainConfig& c, const ParamValue& v) { c.shuffle = !std::get<bool>(v); })
+      .AppliesWhen("algo", AlgorithmNameListWith([](const AlgorithmTraits& a) {
+        return a.batch_meaning != BatchMeaning::kFullBatch;
+      }))
       .Group(algorithm)
       .Help("visit rows in data order every epoch");
   t.Add("seed", &TrainConfig::seed, 1).Group(algorithm).Help("seed of every random choice (shuffles, splits)");

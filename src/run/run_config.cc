@@ -199,6 +199,11 @@ void ResolveRunConfig(RunConfig& c, int processes, DataOrigin origin) {
                                        " backend does not: use --backend ",
                                        JoinNames(BackendNamesWith([](const BackendTraits& t) { return t.keeps_row_duals; }), " or ")));
   }
+  if (traits.second_order && !backend.traits.second_order) {
+    throw ConfigError("--algo", StrCat(c.train.algorithm, " takes full-batch Newton steps, which the ", c.backend,
+                                       " backend does not offer: use --backend ",
+                                       JoinNames(BackendNamesWith([](const BackendTraits& t) { return t.second_order; }), " or ")));
+  }
   c.train.ResolveDefaults();
   if (backend.traits.workers_are_devices) c.dpus = static_cast<uint32_t>(c.train.workers);
   c.train.ValidateWithoutData();

@@ -34,8 +34,8 @@ TrainConfig ConfigFor(std::string algo) {
   c.objective.l2 = 1e-3;
   c.lr = 0.1;
   c.algorithm_options.As<AdmmOptions>("admm").rho = 0.1;
-  c.workers = (algo == "sgd" || algo == "mbsgd") ? 1 : 4;
-  c.batch = algo == "sgd" || algo == "cocoa" ? 1 : (algo == "ga" || algo == "mbsgd" ? 32 : 8);
+  c.workers = (algo == "sgd" || algo == "mbsgd" || algo == "newton") ? 1 : 4;
+  c.batch = algo == "sgd" || algo == "cocoa" || algo == "newton" ? 1 : (algo == "ga" || algo == "mbsgd" ? 32 : 8);
   c.schedule = LrSchedule::kInverse;
   c.lr_decay = 0.5;
   c.seed = 4;
@@ -81,7 +81,7 @@ TEST(Checkpoint, CpuResumeIsBitIdenticalForEveryAlgorithm) {
   const Dataset dense = testing::SmallDense(800, 30, 3);
   const Dataset sparse = testing::SmallSparse(1200, 1 << 10, 3);
   // cocoa: its per-row duals are part of each worker's state.
-  for (std::string algo : {"sgd", "mbsgd", "ga", "ma", "admm", "admm-auto", "cocoa", "cocoa-svm"}) {
+  for (std::string algo : {"sgd", "mbsgd", "ga", "ma", "admm", "admm-auto", "cocoa", "cocoa-svm", "newton"}) {
     ExpectResumeMatchesUninterrupted("cpu", algo, dense);
     ExpectResumeMatchesUninterrupted("cpu", algo, sparse);
   }

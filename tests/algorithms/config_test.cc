@@ -120,7 +120,7 @@ namespace {
 TEST(AlgorithmRegistry, EveryAlgorithmRegistersItselfWithItsTraits) {
   std::vector<std::string> names;
   for (const AlgorithmTraits* t : RegisteredAlgorithms()) names.push_back(t->name);
-  EXPECT_EQ(names, (std::vector<std::string>{"sgd", "mbsgd", "ga", "ma", "dsgd", "admm", "cocoa"}));  // listing order
+  EXPECT_EQ(names, (std::vector<std::string>{"sgd", "mbsgd", "ga", "ma", "dsgd", "admm", "cocoa", "newton"}));  // listing order
   for (const AlgorithmTraits* t : RegisteredAlgorithms()) {
     EXPECT_EQ(&FindAlgorithm(t->name), t);
     for (const std::string& alias : t->aliases) EXPECT_EQ(&FindAlgorithm(alias), t) << alias;
@@ -129,7 +129,7 @@ TEST(AlgorithmRegistry, EveryAlgorithmRegistersItselfWithItsTraits) {
     if (!t->distributed) {
       EXPECT_EQ(t->default_workers, 1) << t->name;
     }
-    EXPECT_EQ(t->row_duals, !t->uses_learning_rate) << t->name;
+    EXPECT_EQ(t->row_duals || t->second_order, !t->uses_learning_rate) << t->name;
     EXPECT_FALSE(t->title.empty());
   }
   EXPECT_EQ(FindAlgorithm("ga-sgd").name, "ga");
@@ -143,8 +143,11 @@ TEST(AlgorithmRegistry, EveryAlgorithmRegistersItselfWithItsTraits) {
   EXPECT_TRUE(FindAlgorithm("cocoa").row_duals);
   EXPECT_TRUE(FindAlgorithm("cocoa").regularizes_bias);
   EXPECT_EQ(FindAlgorithm("cocoa+").name, "cocoa");
+  EXPECT_TRUE(FindAlgorithm("newton").second_order);
+  EXPECT_TRUE(FindAlgorithm("newton").regularizes_bias);
+  EXPECT_EQ(FindAlgorithm("newton").batch_meaning, BatchMeaning::kFullBatch);
   try {
-    FindAlgorithm("newton");
+    FindAlgorithm("lbfgs");
     FAIL() << "accepted an unknown algorithm";
   } catch (const ConfigError& e) {
     EXPECT_EQ(e.parameter(), "--algo");

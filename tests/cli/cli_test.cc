@@ -616,7 +616,10 @@ TEST_F(Cli, MalformedDataFilesNameFileAndLine) {
 }
 
 TEST_F(Cli, BadFlagsNameTheFlag) {
-  ExpectBadInput(TrainArgs(train) + " --algo newton", "--algo");
+  ExpectBadInput(TrainArgs(train) + " --algo lbfgs", "--algo");
+  ExpectBadInput(TrainArgs(train) + " --algo newton --model svm", "--model");
+  ExpectBadInput(TrainArgs(train) + " --algo newton --backend pim", "--algo");
+  ExpectBadInput(TrainArgs(train) + " --algo newton --batch 8", "--batch");
   ExpectBadInput(TrainArgs(train) + " --model mlp", "--model");
   ExpectBadInput(TrainArgs(train) + " --lr -0.1", "--lr");
   ExpectBadInput(TrainArgs(train) + " --lr abc", "--lr");

@@ -30,7 +30,7 @@ const std::map<std::string, std::string>& AlternativeValues() {
   static const std::map<std::string, std::string> values{
       {"workers", "4"},        {"tol", "0.3"},          {"batch", "2"},          {"lr", "0.01"},
       {"lr-decay", "0.5"},     {"reg", "0.01"},         {"l1", "0.01"},          {"local-steps", "2"},
-      {"rho", "0.1"},          {"local-epochs", "2"},   {"dual-passes", "2"},    {"class-weights", "3:1"},
+      {"rho", "0.1"},          {"local-epochs", "2"},   {"dual-passes", "2"},    {"class-weights", "3:1"}, {"cg-tol", "0.5"}, {"cg-iterations", "1"},
       {"seed", "5"},           {"tasklets", "4"},       {"profile-set", "dpu_frequency_hz=4e8"},
       {"dpus", "4"}};
   return values;
@@ -182,6 +182,9 @@ TEST(DeclaredCombinations, EveryParameterAppliesWhereAcceptedAndNoCombinationBre
           const std::string key = StrCat(info.name, "=", value);
           if (!(a.print == reference.print)) {
             changed_somewhere.insert(key);
+          } else if (info.name == "seed" && algo->batch_meaning == BatchMeaning::kFullBatch) {
+            // A full-batch method (newton) draws nothing at random: its seed only splits data, which these rows
+            // (given test rows) do not need.
           } else if (!MayChangeNothing().count(key)) {
             ADD_FAILURE() << what << ": accepted, and changes neither the model, the epochs, the modeled times nor "
                           << "the bytes moved";

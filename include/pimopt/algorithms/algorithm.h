@@ -46,6 +46,7 @@ enum class BatchMeaning {
   kSingleRow,       // always 1 (SGD)
   kGlobal,          // rows per global step, over all workers (MB-SGD, GA-SGD)
   kLocalPerWorker,  // rows per local step of each worker (MA-SGD, ADMM)
+  kFullBatch,       // every row in every step (Newton; --batch takes no other value)
 };
 const char* BatchMeaningText(BatchMeaning meaning);  // "one row", "global batch", "local batch per worker"
 
@@ -81,6 +82,9 @@ struct AlgorithmTraits {
   bool regularizes_bias = false;
   // Its steps take --lr (every SGD method); false: --lr is refused as not meaningful (CoCoA's steps are exact).
   bool uses_learning_rate = true;
+  // Its steps are full-batch second-order steps (IBackend::PrimalDerivativesAtGlobal and the verbs after it), which
+  // only backends with BackendTraits::second_order offer; it needs a twice-differentiable loss (the logistic).
+  bool second_order = false;
   SyncScaling syncs = SyncScaling::kWithRowsPerWorker;
 };
 

@@ -24,6 +24,7 @@
 #include <vector>
 
 #include "pimopt/collectives/communicator.h"
+#include "pimopt/core/error.h"
 #include "pimopt/algorithms/schedule.h"
 #include "pimopt/algorithms/topology.h"
 #include "pimopt/algorithms/train_config.h"
@@ -113,6 +114,13 @@ struct BackendState {
   std::vector<std::vector<std::vector<uint32_t>>> per_worker;
 };
 
+// What IBackend::PrimalDerivativesAtGlobal sums.
+struct PrimalDerivatives {
+  double loss_sum = 0;                     // sum_i c_i phi(m_i)
+  std::vector<double> gradient;            // sum_i c_i phi'(m_i) y_i a_i, n + 1 values (the bias's last)
+  std::vector<double> curvature_diagonal;  // sum_i c_i phi''(m_i) a_ij^2, n + 1 values
+};
+
 class IBackend {
  public:
   virtual ~IBackend() = default;
@@ -174,6 +182,39 @@ class IBackend {
   // the duality-gap certificate. A diagnostic read, never counted as training traffic or time.
   virtual std::vector<float> RowDuals() { return {}; }
 
+  // Full-batch second-order verbs (AlgorithmTraits::second_order; backends with BackendTraits::second_order), for a
+  // primal Newton method. Each is a sum over all of this process's rows i at the global model w (the bias as the
+  // last coordinate, a_i = (x_i, 1) with a fitted bias, else (x_i, 0)), with c_i the row's cost (its weight times
+  // its class weight), m_i = y_i w.a_i its margin and phi the logistic loss. The backend sums each over a fixed
+  // partition of the rows, in a fixed order, so the bits do not depend on the thread count.
+  //
+  // At w: sum_i c_i phi(m_i), the gradient sum_i c_i phi'(m_i) y_i a_i and the curvature's diagonal
+  // sum_i c_i phi''(m_i) a_ij^2 (n + 1 values each); the rows' margins and curvatures c_i phi''(m_i) are kept for
+  // the verbs below until the model moves.
+  virtual PrimalDerivatives PrimalDerivativesAtGlobal() { throw NoSecondOrderVerbs(); }
+  // out = sum_i c_i phi''(m_i) (a_i.v) a_i, the loss's Hessian at the kept margins times v.
+  virtual void CurvatureTimes(std::span<const double> v, std::span<double> out) {
+    (void)v;
+    (void)out;
+    throw NoSecondOrderVerbs();
+  }
+  // Keeps each row's y_i a_i.s for LossSumAlong; returns nothing.
+  virtual void SetPrimalDirection(std::span<const double> s) {
+    (void)s;
+    throw NoSecondOrderVerbs();
+  }
+  // sum_i c_i phi(m_i + step y_i a_i.s), the loss at w + step s (by the kept margins, not the rounded model).
+  virtual double LossSumAlong(double step) {
+    (void)step;
+    throw NoSecondOrderVerbs();
+  }
+  // w <- w + step s, rounded to the backend's model format.
+  virtual void StepGlobalModel(double step, std::span<const double> s) {
+    (void)step;
+    (void)s;
+    throw NoSecondOrderVerbs();
+  }
+
   // Checkpointing (after Setup): the state that the next verbs depend on.
   virtual BackendState SaveState() = 0;
   virtual void RestoreState(const BackendState& state) = 0;
@@ -188,6 +229,9 @@ class IBackend {
   }
 
  private:
+  ConfigError NoSecondOrderVerbs() const {
+    return ConfigError("--algo", StrCat("the ", name(), " backend has no second-order (Newton) verbs"));
+  }
   std::function<void()> step_check_;
 };
 

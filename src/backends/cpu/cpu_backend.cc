@@ -831,6 +831,7 @@ BackendRegistration CpuRegistration() {
   r.traits.listing_order = 10;
   r.traits.param_group = "Run";
   r.traits.keeps_row_duals = true;
+  r.traits.second_order = true;
   r.default_options = [] { return std::any(); };
   r.resolve = [](std::any&, int) {};
   r.make = [](ThreadPool& pool, const std::any&) -> std::unique_ptr<IBackend> {

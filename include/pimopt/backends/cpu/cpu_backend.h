@@ -48,6 +48,12 @@ class CpuBackend final : public IBackend {
   // workers visited every row again, since Setup (or the resume).
   std::map<std::string, double> Counters() override;
   std::vector<float> RowDuals() override { return row_duals_; }
+  // The second-order verbs (cpu_newton.cc).
+  PrimalDerivatives PrimalDerivativesAtGlobal() override;
+  void CurvatureTimes(std::span<const double> v, std::span<double> out) override;
+  void SetPrimalDirection(std::span<const double> s) override;
+  double LossSumAlong(double step) override;
+  void StepGlobalModel(double step, std::span<const double> s) override;
   BackendState SaveState() override;
   void RestoreState(const BackendState& state) override;
 
@@ -89,6 +95,10 @@ class CpuBackend final : public IBackend {
   void SetupRowDuals();
   void ForgetShrinking(int k);  // worker k visits every row again, from LIBLINEAR's initial bounds
   void CountSync(bool push, bool pull);
+  // The second-order verbs' fixed partition of the rows: block b holds rows [rows b / B, rows (b + 1) / B).
+  size_t NewtonBlocks() const;
+  // out[j] = sum over blocks b, in order, of newton_sums_[b][offset + j], for j < out.size().
+  void SumNewtonBlocks(size_t offset, std::span<double> out);
 
   ThreadPool& pool_;
   const Dataset* data_ = nullptr;
@@ -133,6 +143,11 @@ class CpuBackend final : public IBackend {
   std::vector<std::vector<float>> partials_;  // their partial gradient sums
   std::vector<uint32_t> flat_rows_;           // DenseStepByColumns: the workers' batch rows, worker after worker
   std::vector<float> chunk_derivatives_;      // DenseStepByColumns: each chunk's rows' derivatives, chunk after chunk
+  // The second-order verbs: per local row its margin m_i, its curvature c_i phi''(m_i) and y_i a_i.s, kept from
+  // PrimalDerivativesAtGlobal and SetPrimalDirection; per row block its partial sums and its loss sum.
+  std::vector<double> newton_margins_, newton_curvatures_, newton_direction_;
+  std::vector<std::vector<double>> newton_sums_;
+  std::vector<double> newton_block_losses_;
   DenseStepSplit dense_split_ = DenseStepSplit::kAuto;
   std::map<std::string, double> phase_seconds_;
   TrafficCounters traffic_;

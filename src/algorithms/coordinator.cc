@@ -17,6 +17,13 @@ namespace pimopt {
 namespace {
 
 constexpr double kGapCheckGain = 1e-2;  // the duality gap is computed after epochs that lower F by less (relative)
+// Without per-epoch train metrics, a run that stops on its certificate evaluates F and the certificate at the epochs
+// that are multiples of max(1, epoch / kEvaluationsPerDoubling) only (and at its last): every epoch up to that many,
+// then about 0.69 kEvaluationsPerDoubling times per doubling of the epochs. F takes a pass over the rows (the
+// model's margins), which costs about half a dual epoch; the run stops at most 1 / kEvaluationsPerDoubling of its
+// epochs later than one that evaluated every epoch, with the same model at each epoch.
+constexpr int kEvaluationsPerDoubling = 32;
+int EvaluationInterval(int epoch) { return std::max(1, epoch / kEvaluationsPerDoubling); }
 
 // Copies a vector's bytes into / out of a byte buffer (for gathers).
 template <typename T>
@@ -303,8 +310,12 @@ TrainResult Train(const Dataset& train, const Dataset* test, const TrainConfig& 
     return ComputeDualityGap(result.model, train, config.objective, primal, options.eval_pool, comm, shards, duals,
                              &*gap_scales);
   };
+  const bool spaced_evaluations = !options.evaluate_train && config.tol > 0 && config.objective.l2 > 0 &&
+                                  config.schedule != LrSchedule::kPlateau;
+  int last_evaluated = result.resumed_from_epoch;
   for (int epoch = result.resumed_from_epoch; epoch < config.epochs; ++epoch) {
     const int done = epoch + 1;
+    const bool due = !spaced_evaluations || done % EvaluationInterval(done) == 0 || done == config.epochs;
     config.lr_factor = progress.lr_factor;
     EpochRecord record;
     record.epoch = done;
@@ -317,7 +328,7 @@ TrainResult Train(const Dataset& train, const Dataset* test, const TrainConfig& 
     meter.Record(record);
     backend.ExportModelInto(result.model);
     CheckFinite(result.model, done, config);
-    if (options.evaluate_train || done == config.epochs || config.watches_objective()) {
+    if (due && (options.evaluate_train || done == config.epochs || config.watches_objective())) {
       record.train = EvaluateAcross(result.model, train, config.objective, options.eval_pool, comm);
       if (!std::isfinite(record.train.objective)) {
         throw InputError(StrCat("training diverged in epoch ", done,
@@ -335,7 +346,7 @@ TrainResult Train(const Dataset& train, const Dataset* test, const TrainConfig& 
     if (comm.size() > 1) result.phase_seconds["mpi_comm"] += record.phase_seconds["mpi_comm"];
     // The stopping rule and the plateau schedule (the objective is summed over all ranks: every rank decides the
     // same).
-    if (config.watches_objective()) {
+    if (config.watches_objective() && due) {
       const double before = progress.last_objective, now = record.train.objective;
       if (std::isfinite(before)) {
         result.last_relative_change = std::fabs(before - now) / std::max(std::fabs(now), 1e-300);
@@ -360,9 +371,12 @@ TrainResult Train(const Dataset& train, const Dataset* test, const TrainConfig& 
       }
       // The certificate: the relative duality gap bounds (F - F*) / F (duality_gap.h). It costs a pass over the
       // rows, so it is computed where it can matter: after an epoch that lowered F by less than 1% (relative; an
-      // epoch that still lowers F by more is far from the optimum in practice), and at the run's last epoch.
+      // epoch that still lowers F by more is far from the optimum in practice; per epoch, when the evaluations are
+      // spaced), and at the run's last epoch.
       const double gain = std::isfinite(before) ? (before - now) / std::max(std::fabs(now), 1e-300) : INFINITY;
-      if (gain < kGapCheckGain || result.converged || done == config.epochs) record.gap = certificate(now);
+      if (gain / (done - last_evaluated) < kGapCheckGain || result.converged || done == config.epochs) {
+        record.gap = certificate(now);
+      }
       if (config.tol > 0 && record.gap.available && record.gap.relative() <= config.tol) {
         result.converged = true;
         result.stopped_on_gap = true;
@@ -377,7 +391,7 @@ TrainResult Train(const Dataset& train, const Dataset* test, const TrainConfig& 
           progress.stall_reference_gap = g;  // the first gap, or one that fell enough: the count starts again
           progress.stall_epochs = 0;
         } else {
-          ++progress.stall_epochs;
+          progress.stall_epochs += done - last_evaluated;
         }
         if (progress.stall_epochs >= TrainConfig::kStallEpochs) {
           const std::string limits = backend.PrecisionLimits();
@@ -398,6 +412,7 @@ TrainResult Train(const Dataset& train, const Dataset* test, const TrainConfig& 
     } else if (done == config.epochs) {
       record.gap = certificate(record.train.objective);  // --tol 0: the last epoch's gap is still reported
     }
+    if (due) last_evaluated = done;
     result.plateaus = progress.plateaus;
     if (options.on_epoch) options.on_epoch(record);
     result.epochs.push_back(std::move(record));

@@ -87,8 +87,8 @@ json BuildReport(const ReportInputs& in) {
            {"steps", r.info.steps},
            {"syncs", r.info.syncs},
            {"train_seconds", r.train_seconds},
-           {"eval_seconds", r.eval_seconds},
-           {"train", MetricsToJson(r.train, result.config.objective)}};
+           {"eval_seconds", r.eval_seconds}};
+    if (r.train.rows > 0) e["train"] = MetricsToJson(r.train, result.config.objective);  // else not evaluated
     if (r.test) e["test"] = MetricsToJson(*r.test, result.config.objective);
     json phases = json::object();
     for (const auto& [phase, seconds] : r.phase_seconds) phases[phase] = seconds;
@@ -241,8 +241,13 @@ std::string FormatEpochLine(const EpochRecord& r) {
   const double objective = r.test ? (std::isfinite(r.test->log_loss) ? r.test->objective : NAN) : NAN;
   char lr[16] = "-";
   if (r.lr != 0) std::snprintf(lr, sizeof(lr), "%.3g", r.lr);
-  std::snprintf(buf, sizeof(buf), "%5d %8s %10.5f %10.4f %9s %9s %10s %8.3f", r.epoch, lr, r.train.objective,
-                r.train.accuracy, r.test ? std::to_string(r.test->accuracy).substr(0, 6).c_str() : "-",
+  char train_objective[16] = "-", train_accuracy[16] = "-";  // "-": not evaluated in this epoch
+  if (r.train.rows > 0) {
+    std::snprintf(train_objective, sizeof(train_objective), "%.5f", r.train.objective);
+    std::snprintf(train_accuracy, sizeof(train_accuracy), "%.4f", r.train.accuracy);
+  }
+  std::snprintf(buf, sizeof(buf), "%5d %8s %10s %10s %9s %9s %10s %8.3f", r.epoch, lr, train_objective,
+                train_accuracy, r.test ? std::to_string(r.test->accuracy).substr(0, 6).c_str() : "-",
                 r.test && std::isfinite(r.test->auc) ? std::to_string(r.test->auc).substr(0, 6).c_str() : "-",
                 r.test ? std::to_string(objective).substr(0, 7).c_str() : "-", r.train_seconds);
   std::string line = buf;

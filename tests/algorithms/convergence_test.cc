@@ -221,6 +221,55 @@ TEST(Tolerance, StopsAtTheFirstEpochWhoseGapIsBelowTolWithTheModelOfThatManyEpoc
   }
 }
 
+// Without per-epoch train metrics a run that stops on its certificate evaluates F and the gap only at spaced epochs
+// (every epoch up to 32, then multiples of epoch / 32): the same models epoch by epoch, a stop at a checked epoch
+// whose gap is below tol, at most 1/32 of the epochs after the stop of a run that evaluated every epoch, and no
+// train metrics in the epochs it did not evaluate.
+TEST(Tolerance, WithoutTrainMetricsTheCertificateIsCheckedAtSpacedEpochs) {
+  const Dataset train = testing::SmallSparse(1500, 1 << 10, 5);
+  TrainConfig c;
+  c.algorithm = "cocoa";
+  c.objective.loss = LossKind::kHinge;
+  c.objective.l2 = 1e-4;  // slow enough to need a few hundred epochs at tol 1e-3
+  c.workers = 1;
+  c.epochs = 2000;
+  c.tol = 1e-3;
+  ThreadPool pool(2);
+  auto run = [&](bool every_epoch, int epochs, double tol) {
+    TrainConfig config = c;
+    config.epochs = epochs;
+    config.tol = tol;
+    CpuBackend backend(pool);
+    TrainOptions options;
+    options.eval_pool = &pool;
+    options.evaluate_train = every_epoch;
+    return Train(train, nullptr, config, backend, options);
+  };
+  const TrainResult dense = run(true, c.epochs, c.tol);
+  const TrainResult spaced = run(false, c.epochs, c.tol);
+  ASSERT_TRUE(dense.stopped_on_gap);
+  ASSERT_TRUE(spaced.stopped_on_gap);
+  const size_t n = dense.epochs.size(), m = spaced.epochs.size();
+  ASSERT_GT(n, 64u) << "the test needs a run long enough to space its checks";
+  EXPECT_GE(m, n);
+  EXPECT_LE(m, n + n / 32 + 1);
+  EXPECT_LE(spaced.epochs.back().gap.relative(), c.tol);
+  size_t evaluated = 0;
+  for (size_t e = 0; e < m; ++e) {
+    const int done = static_cast<int>(e) + 1;
+    const bool due = done % std::max(1, done / 32) == 0 || e + 1 == m;
+    EXPECT_EQ(spaced.epochs[e].train.rows > 0, due) << "epoch " << done;
+    if (!due) EXPECT_FALSE(spaced.epochs[e].gap.available) << "epoch " << done;
+    if (e + 1 < m && spaced.epochs[e].gap.available) EXPECT_GT(spaced.epochs[e].gap.relative(), c.tol) << done;
+    evaluated += due;
+  }
+  EXPECT_LT(evaluated, m / 2);
+  // The model of the spaced run's last epoch is that of a run of as many epochs without a stopping rule.
+  const TrainResult fixed = run(true, static_cast<int>(m), 0);
+  EXPECT_EQ(fixed.model.weights, spaced.model.weights);
+  EXPECT_EQ(fixed.model.bias, spaced.model.bias);
+}
+
 // Without L2 regularization there is no certificate (the conjugate of the regularizer is not finite): --tol then
 // bounds the objective's relative change over an epoch, as before the gap existed.
 TEST(Tolerance, WithoutL2TheObjectivesRelativeChangeStopsTheRun) {

@@ -266,7 +266,7 @@ def text_arg(pattern, description):
 
 # pimopt's algorithms and their aliases (`pimopt train --algo`; src/algorithms/*.cc register them), and backends.
 PIMOPT_ALGORITHMS = ["sgd", "mbsgd", "mb-sgd", "ga", "ga-sgd", "ma", "ma-sgd", "admm", "dsgd", "d-psgd", "gossip",
-                     "cocoa", "cocoa+"]
+                     "cocoa", "cocoa+", "newton", "newton-cg", "tron"]
 PIMOPT_BACKENDS = ["cpu", "pim"]
 
 

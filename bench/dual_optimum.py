@@ -1,19 +1,20 @@
 #!/usr/bin/env python3
-"""CoCoA (pimopt train --algo cocoa) against LIBLINEAR's optimum of the same objective, and its time against
-liblinear-train's.
+"""pimopt's certified methods (cocoa, and newton for LR) against LIBLINEAR's optimum of the same objective, and
+their time against liblinear-train's.
 
 Both solve F_b(w, b) = (1/N) sum_i loss(y_i (w.x_i + b)) + (1/(2N)) (||w||^2 + b^2): LIBLINEAR's C = 1 with its bias
-feature -B 1 (divided by N), pimopt's --reg auto with the bias regularized as cocoa does. The features are min-max
-scaled here (by the training rows) and both tools read the same scaled file (pimopt with --scale none). LIBLINEAR
-solves to a tight tolerance (-e 1e-8: -s 0 for LR, -s 3, dual coordinate descent, for the hinge loss); its model's
-F_b, computed here, is an upper bound of the optimum F*. For each set and model:
+feature -B 1 (divided by N), pimopt's --reg auto with the bias regularized as cocoa and newton do. The features are
+min-max scaled here (by the training rows) and both tools read the same scaled file (pimopt with --scale none).
+LIBLINEAR solves to a tight tolerance (-e 1e-8: -s 0 for LR, -s 3, dual coordinate descent, for the hinge loss);
+its model's F_b, computed here, is an upper bound of the optimum F*. For each set, model and pimopt algorithm:
   - pimopt's own certificate at its stop, the relative duality gap, is at most --tol (auto: 1%),
   - its distance to LIBLINEAR's objective is within that certificate: (F - F_lib) / F <= gap,
   - its dual value D = F - gap is below F_lib (weak duality: D <= F* <= F_lib).
 With --time FILE (a LIBSVM file, e.g. fashion-mnist written by `pimopt convert fashion-mnist:train fm.svm --format
-libsvm`): the wall time of `liblinear-train -s S -c 1 -B 1 FILE` (its default tolerance) against `pimopt train
---algo cocoa --data FILE --scale none` to its certified 1%, both parsing the same text file (the SVM also with
---no-shrinking, side by side).
+libsvm`): the wall time of `liblinear-train -s S -c 1 -B 1 FILE` (its default tolerance, one thread) against
+`pimopt train --model M --data FILE --scale none --no-train-metrics` to its certified 1% (the default algorithm:
+newton for LR, cocoa for the SVM; also cocoa for LR and the SVM with --no-shrinking), all parsing the same text
+file, pimopt on all the machine's threads and on one (--threads 1), side by side.
 
 Usage: dual_optimum.py [--data DIR] [--check] [--time FILE]   (python3 on PATH suffices: no numpy)
 """
@@ -33,6 +34,8 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 PIMOPT = os.environ.get("PIMOPT", os.path.join(ROOT, "build", "pimopt"))
 SETS = ["breast_cancer", "digits", "wine"]
 LIBLINEAR_SOLVER = {"lr": 0, "svm": 3}  # the same loss: logistic (primal Newton), hinge (dual CD)
+# pimopt's algorithms with a certificate per model, the default first (newton takes the logistic loss only).
+ALGOS = {"lr": ["newton", "cocoa"], "svm": ["cocoa"]}
 
 
 def read_libsvm(path):
@@ -99,23 +102,25 @@ def run(cmd):
     return time.perf_counter() - t0
 
 
-def pimopt_cocoa(path, model, tmp, extra=()):
+def pimopt_run(path, model, tmp, extra=()):
+    """pimopt train with --scale none, -q and EXTRA (no --algo in EXTRA: the default, newton for LR, cocoa for SVM)."""
     report = os.path.join(tmp, "r.json")
-    seconds = run([PIMOPT, "train", "--algo", "cocoa", "--model", model, "--data", path, "--scale", "none", "-q",
+    seconds = run([PIMOPT, "train", "--model", model, "--data", path, "--scale", "none", "-q",
                    "--report", report, *extra])
     with open(report) as f:
         r = json.load(f)
     last = r["epochs"][-1]
     return {"objective": last["train"]["objective"], "gap": last.get("duality_gap"),
             "relative_gap": last.get("relative_duality_gap"), "epochs": len(r["epochs"]),
-            "reason": r["stopped"]["reason"], "tol": r["stopped"]["tol"], "seconds": seconds}
+            "reason": r["stopped"]["reason"], "tol": r["stopped"]["tol"], "seconds": seconds,
+            "algo": r["config"]["algo"] if "algo" in r.get("config", {}) else "?"}
 
 
 def compare(args):
     failures = []
-    print("| dataset | model | LIBLINEAR F_b (tight) | pimopt cocoa F_b | (F - F_lib) / F_lib | certified gap | "
+    print("| dataset | model | algo | LIBLINEAR F_b (tight) | pimopt F_b | (F - F_lib) / F_lib | certified gap | "
           "epochs | time (pimopt / LIBLINEAR) |")
-    print("|---|---|---|---|---|---|---|---|")
+    print("|---|---|---|---|---|---|---|---|---|")
     with tempfile.TemporaryDirectory() as tmp:
         for name in SETS:
             rows = min_max_scaled(read_libsvm(os.path.join(args.data, f"{name}_train.svm")))
@@ -126,32 +131,40 @@ def compare(args):
                 t_lib = run(["liblinear-train", "-s", str(LIBLINEAR_SOLVER[model]), "-c", "1", "-B", "1", "-e", "1e-8",
                              "-q", path, model_path])
                 f_lib = liblinear_objective(model_path, rows, model)
-                p = pimopt_cocoa(path, model, tmp)
-                f, gap, rel = p["objective"], p["gap"], p["relative_gap"]
-                print(f"| {name} | {model} | {f_lib:.6f} | {f:.6f} | {100 * (f - f_lib) / f_lib:.3f}% | "
-                      f"{100 * rel:.3f}% | {p['epochs']} | {p['seconds']:.2f} s / {t_lib:.2f} s |")
-                where = f"{name} {model}"
-                if rel is None or rel > p["tol"] + 1e-12:
-                    failures.append(f"{where}: certified gap {rel} above --tol {p['tol']} ({p['reason']})")
-                    continue
-                if (f - f_lib) / f > rel + 1e-6:
-                    failures.append(f"{where}: F is {(f - f_lib) / f:.3g} above LIBLINEAR's, beyond its certificate {rel:.3g}")
-                if f - gap > f_lib * (1 + 1e-6):
-                    failures.append(f"{where}: the dual {f - gap} exceeds LIBLINEAR's primal {f_lib}: not a lower bound")
+                for algo in ALGOS[model]:
+                    p = pimopt_run(path, model, tmp, ["--algo", algo])
+                    f, gap, rel = p["objective"], p["gap"], p["relative_gap"]
+                    print(f"| {name} | {model} | {algo} | {f_lib:.6f} | {f:.6f} | {100 * (f - f_lib) / f_lib:.3f}% | "
+                          f"{100 * rel:.3f}% | {p['epochs']} | {p['seconds']:.2f} s / {t_lib:.2f} s |")
+                    where = f"{name} {model} {algo}"
+                    if rel is None or rel > p["tol"] + 1e-12:
+                        failures.append(f"{where}: certified gap {rel} above --tol {p['tol']} ({p['reason']})")
+                        continue
+                    if (f - f_lib) / f > rel + 1e-6:
+                        failures.append(f"{where}: F is {(f - f_lib) / f:.3g} above LIBLINEAR's, beyond its "
+                                        f"certificate {rel:.3g}")
+                    if f - gap > f_lib * (1 + 1e-6):
+                        failures.append(f"{where}: the dual {f - gap} exceeds LIBLINEAR's primal {f_lib}: not a "
+                                        "lower bound")
     if args.time:
-        print("\n| model | liblinear-train (default tolerance) | pimopt train --algo cocoa (certified 1%) | ratio |")
-        print("|---|---|---|---|")
+        # Each pimopt run without per-epoch train metrics (a run that stops on its certificate then checks it at
+        # spaced epochs), on the machine's threads and on one; LIBLINEAR single-threaded, all parsing the same file.
+        print("\n| model | liblinear-train (default tolerance) | pimopt train (certified 1%), all threads | ratio | "
+              "the same on 1 thread | threads' speed-up |")
+        print("|---|---|---|---|---|---|")
         with tempfile.TemporaryDirectory() as tmp:
             for model in ("lr", "svm"):
                 t_lib = run(["liblinear-train", "-s", str(LIBLINEAR_SOLVER[model]), "-c", "1", "-B", "1", "-q", args.time,
                              os.path.join(tmp, "m")])
-                p = pimopt_cocoa(args.time, model, tmp)
-                print(f"| {model} (`-s {LIBLINEAR_SOLVER[model]}`) | {t_lib:.2f} s | {p['seconds']:.2f} s "
-                      f"({p['epochs']} epochs, gap {100 * p['relative_gap']:.2f}%) | {p['seconds'] / t_lib:.2f} |")
-                if model == "svm":  # the same run without shrinking, side by side
-                    q = pimopt_cocoa(args.time, model, tmp, ["--no-shrinking"])
-                    print(f"| {model}, `--no-shrinking` | {t_lib:.2f} s | {q['seconds']:.2f} s "
-                          f"({q['epochs']} epochs, gap {100 * q['relative_gap']:.2f}%) | {q['seconds'] / t_lib:.2f} |")
+                variants = [("default", [])] + [(f"`--algo {a}`", ["--algo", a]) for a in ALGOS[model][1:]]
+                if model == "svm":
+                    variants.append(("`--no-shrinking`", ["--no-shrinking"]))
+                for label, extra in variants:
+                    p = pimopt_run(args.time, model, tmp, [*extra, "--no-train-metrics"])
+                    q = pimopt_run(args.time, model, tmp, [*extra, "--no-train-metrics", "--threads", "1"])
+                    print(f"| {model} (`-s {LIBLINEAR_SOLVER[model]}`), {label} ({p['algo']}) | {t_lib:.2f} s | "
+                          f"{p['seconds']:.2f} s ({p['epochs']} epochs, gap {100 * p['relative_gap']:.2f}%) | "
+                          f"{p['seconds'] / t_lib:.2f} | {q['seconds']:.2f} s | {q['seconds'] / p['seconds']:.2f}x |")
     for f in failures:
         print("FAIL:", f)
     if args.check and failures:

@@ -22,7 +22,7 @@ common=(--data fashion-mnist --scale none --epochs 10 --reg 1e-5 --seed 1 -q)
 if ((quick)); then
   common=(--data dense:rows=4096,features=32,test-rows=512 --scale none --epochs 2 --reg 1e-5 --seed 1 -q)
 fi
-# The SGD methods' learning-rate schedule; cocoa has no learning rate (it refuses the schedule's flags).
+# The SGD methods' learning-rate schedule; cocoa and newton have no learning rate (they refuse the schedule's flags).
 sgd_schedule="--lr-schedule inverse-sqrt --lr-decay 1"
 declare -A flags=(
   [sgd]="--algo sgd --lr 0.01 $sgd_schedule"
@@ -31,6 +31,7 @@ declare -A flags=(
   [ma]="--algo ma --workers 8 --batch 16 --lr 0.05 $sgd_schedule"
   [admm]="--algo admm --workers 8 --batch 16 --lr 0.05 --rho 0.01 $sgd_schedule"
   [cocoa]="--algo cocoa"
+  [newton]="--algo newton"
 )
 # On many DPUs GA-SGD needs a global batch of at least one row per DPU.
 declare -A pim_flags=(
@@ -46,7 +47,8 @@ fi
 printf "%-6s %-6s %-8s %-8s %9s %9s %9s %10s %16s\n" model algo backend workers train_acc test_acc test_auc "s/epoch" \
   "modeled_s/epoch"
 for model in $models; do
-  for algo in sgd mbsgd ga ma admm cocoa; do
+  for algo in sgd mbsgd ga ma admm cocoa newton; do
+    [[ $algo == newton && $model != lr ]] && continue  # newton takes the logistic loss only
     # shellcheck disable=SC2086
     line=$("$bin" train "${common[@]}" --model "$model" ${flags[$algo]} "$@" | tail -n 1)
     workers=$(grep -o -- '--workers [0-9]*' <<<"${flags[$algo]}" | awk '{print $2}' || true)

@@ -53,6 +53,10 @@ ParamTable<TrainConfig> MakeTrainParams() {
               [](const TrainConfig& c) -> ParamValue { return c.algorithm; },
               [](TrainConfig& c, const ParamValue& v) { c.algorithm = std::get<std::string>(v); })
       .ListChoices(AlgorithmChoices)
+      .DefaultNote([] {
+        return "newton for --model lr on a backend with Newton's verbs (cpu) in one process, unless --workers, "
+               "--batch or a flag newton does not take is given; else cocoa";
+      })
       .Noun("algorithm")
       .Group(algorithm)
       .Help("the optimization algorithm (docs/algorithms.md)");

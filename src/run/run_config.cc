@@ -165,6 +165,19 @@ void SetParam(RunConfig& config, std::string_view name, std::string_view text) {
 void ResolveRunConfig(RunConfig& c, int processes, DataOrigin origin) {
   const ParamTable<RunConfig>& table = RunParams();
   auto given = [&](const char* name) { return c.given.count(name) > 0; };
+  // Without --algo: newton for the logistic loss in one process on a backend with its verbs (every core,
+  // deterministically), unless a flag given asks for cocoa's K workers or does not apply to newton; else cocoa.
+  if (!given("algo")) {
+    c.train.algorithm = "cocoa";
+    if (c.train.objective.loss == LossKind::kLogistic && FindBackend(c.backend).traits.second_order &&
+        processes == 1 && !given("workers") && !given("batch")) {
+      RunConfig trial = c;
+      trial.train.algorithm = "newton";
+      bool fits = true;
+      for (const auto& e : table.entries()) fits = fits && (!given(e.info.name.c_str()) || table.Applies(e, trial));
+      if (fits) c.train.algorithm = "newton";
+    }
+  }
   for (const auto& e : table.entries()) {
     if (given(e.info.name.c_str()) && !table.Applies(e, c)) {
       throw ConfigError(e.info.Flag(), StrCat("only meaningful with ", e.info.AppliesText()));

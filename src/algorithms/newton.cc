@@ -129,19 +129,25 @@ class Newton final : public Algorithm {
     for (int it = 0; it < options.cg_iterations; ++it) {
       backend.CurvatureTimes(p, hp);
       ++passes;
-      for (size_t j = 0; j < width; ++j) hp[j] = hp[j] * inv_n + lambda * p[j];
       if (!fit_bias) hp[n] = 0;
-      const double curvature = Dot(p, hp);
+      // The vectors' loops fused (each sum still in coordinate order): on 2^20 features they are memory-bound.
+      double curvature = 0;
+      for (size_t j = 0; j < width; ++j) {
+        hp[j] = hp[j] * inv_n + lambda * p[j];
+        curvature += p[j] * hp[j];
+      }
       if (!(curvature > 0)) break;  // p = 0 (nothing left) or a direction the rounding flattened
       const double alpha = rz / curvature;
+      double rr = 0, rz_next = 0;
       for (size_t j = 0; j < width; ++j) {
         s[j] += alpha * p[j];
         r[j] -= alpha * hp[j];
+        z[j] = r[j] / precondition[j];
+        rr += r[j] * r[j];
+        rz_next += r[j] * z[j];
       }
-      const double r_norm = std::sqrt(Dot(r, r));
+      const double r_norm = std::sqrt(rr);
       if (r_norm <= options.cg_tol * g_norm || r_norm <= certified_residual) break;
-      for (size_t j = 0; j < width; ++j) z[j] = r[j] / precondition[j];
-      const double rz_next = Dot(r, z);
       const double beta = rz_next / rz;
       rz = rz_next;
       for (size_t j = 0; j < width; ++j) p[j] = z[j] + beta * p[j];

@@ -32,6 +32,12 @@ TEST(Newton, DerivativesAreTheLossSlopes) {
   for (bool sparse : {false, true}) {
     for (bool bias : {true, false}) {
       Dataset data = sparse ? testing::SmallSparse(700, 40, 3) : testing::SmallDense(700, 9, 3);
+      if (sparse) {  // values other than 1, so that a square and a value differ
+        CsrMatrix m = data.csr();
+        for (size_t e = 0; e < m.val.size(); ++e) m.val[e] *= 0.5f + 0.3f * static_cast<float>(e % 5);
+        data = Dataset::FromCsr(data.num_features(), std::move(m),
+                                std::vector<float>(data.labels().begin(), data.labels().end()));
+      }
       std::vector<float> weights(data.num_rows());
       for (size_t i = 0; i < weights.size(); ++i) weights[i] = i % 7 == 0 ? 0.0f : 0.5f + 0.25f * static_cast<float>(i % 3);
       data.set_weights(weights);

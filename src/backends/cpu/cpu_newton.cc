@@ -3,6 +3,9 @@
 // data's shape only. Each block sums into its own vector (doubles, rows in order) and the blocks are added in block
 // order, so the bits are the same for any thread count. A pass reads every row once: the Hessian-vector product
 // takes each row's dot product and its update together, and is memory-bound on dense data as big as fashion-mnist's.
+// Sparse rows instead take a per-row pass (margins, a_i.v) and then sum each column over a column-major copy of the
+// rows, made once, in row order: gathers only (a scatter into a 2^20-feature vector misses the caches per non-zero),
+// the columns split over the threads, each column's sum the same whatever thread takes it.
 #include <algorithm>
 #include <cmath>
 
@@ -40,6 +43,7 @@ size_t CpuBackend::NewtonBlocks() const {
   using namespace cpu_newton;
   const size_t rows = data_->num_rows();
   const size_t by_rows = std::max<size_t>(1, rows / kMinRowsPerBlock);
+  if (data_->is_sparse()) return std::min(by_rows, kMaxBlocks);  // the columns' sums come from the transpose
   const size_t by_memory =
       std::max<size_t>(1, static_cast<size_t>(kMaxPartialSumBytes / (2.0 * sizeof(double) * static_cast<double>(n_ + 1))));
   return std::min({by_rows, kMaxBlocks, by_memory});
@@ -59,6 +63,56 @@ void CpuBackend::SumNewtonBlocks(size_t offset, std::span<double> out) {
   });
 }
 
+void CpuBackend::TransposeSparseRows() {
+  const CsrMatrix& m = data_->csr();
+  const size_t rows = data_->num_rows(), entries = m.col.size();
+  CheckMemoryNeed(entries * (sizeof(uint32_t) + sizeof(float)) + (n_ + 1) * sizeof(uint64_t),
+                  StrCat("Newton's column-major copy of the sparse rows (", entries, " non-zeros)"), "--algo");
+  csc_ptr_.assign(n_ + 1, 0);
+  for (uint32_t c : m.col) ++csc_ptr_[c + 1];
+  for (size_t j = 0; j < n_; ++j) csc_ptr_[j + 1] += csc_ptr_[j];
+  csc_row_.resize(entries);
+  csc_val_.resize(entries);
+  std::vector<uint64_t> next(csc_ptr_.begin(), csc_ptr_.end() - 1);
+  for (size_t r = 0; r < rows; ++r) {  // rows in order: each column's rows ascend
+    for (uint64_t e = m.row_ptr[r]; e < m.row_ptr[r + 1]; ++e) {
+      const uint64_t at = next[m.col[e]]++;
+      csc_row_[at] = static_cast<uint32_t>(r);
+      csc_val_[at] = m.val[e];
+    }
+  }
+}
+
+void CpuBackend::SumSparseColumns(const std::vector<double>& per_row, bool squared, std::span<double> out) {
+  constexpr size_t kColumns = 4096;
+  const size_t tasks = (n_ + kColumns - 1) / kColumns;
+  const double values = static_cast<double>(csc_val_.size());
+  pool_.ParallelForWork(tasks, 2.0 * values * cpu_newton::kNsPerMultiplyAdd, [&](size_t t) {
+    const size_t end = std::min(n_, (t + 1) * kColumns);
+    for (size_t j = t * kColumns; j < end; ++j) {
+      double sum = 0;
+      for (uint64_t e = csc_ptr_[j]; e < csc_ptr_[j + 1]; ++e) {
+        const double x = csc_val_[e];
+        sum += per_row[csc_row_[e]] * (squared ? x * x : x);
+      }
+      out[j] = sum;
+    }
+  });
+}
+
+double CpuBackend::SumRowsByBlocks(const std::vector<double>& per_row) {
+  const size_t rows = per_row.size(), blocks = newton_block_losses_.size();
+  std::vector<double> partial(blocks, 0.0);
+  pool_.ParallelForWork(blocks, static_cast<double>(rows) * cpu_newton::kNsPerMultiplyAdd, [&](size_t b) {
+    double sum = 0;
+    for (size_t r = rows * b / blocks; r < rows * (b + 1) / blocks; ++r) sum += per_row[r];
+    partial[b] = sum;
+  });
+  double sum = 0;
+  for (double p : partial) sum += p;
+  return sum;
+}
+
 PrimalDerivatives CpuBackend::PrimalDerivativesAtGlobal() {
   CheckBeforeStep();
   const auto t0 = StartPhase();
@@ -76,18 +130,27 @@ PrimalDerivatives CpuBackend::PrimalDerivativesAtGlobal() {
     newton_margins_.assign(rows, 0.0);
     newton_curvatures_.assign(rows, 0.0);
     newton_direction_.assign(rows, 0.0);
+    if (data.is_sparse()) {
+      newton_row_terms_.assign(rows, 0.0);
+      TransposeSparseRows();
+    }
   }
-  newton_sums_.resize(blocks);
+  const bool sparse = data.is_sparse();
+  newton_sums_.resize(sparse ? 0 : blocks);
   newton_block_losses_.assign(blocks, 0.0);
   const float* w = global_.data();
   const float bias = obj.fit_bias ? global_[n_] : 0.0f;
   VisitRows(data, [&](const auto& access) {
     pool_.ParallelForWork(
         blocks, 3.0 * cpu_newton::ValuesOf(data) * cpu_newton::kNsPerMultiplyAdd, [&](size_t b) {
-          std::vector<double>& sums = newton_sums_[b];
-          sums.assign(2 * width, 0.0);
-          double* grad = sums.data();
-          double* diag = sums.data() + width;
+          double* grad = nullptr;
+          double* diag = nullptr;
+          if (!sparse) {
+            std::vector<double>& sums = newton_sums_[b];
+            sums.assign(2 * width, 0.0);
+            grad = sums.data();
+            diag = sums.data() + width;
+          }
           double loss = 0;
           for (size_t r = rows * b / blocks; r < rows * (b + 1) / blocks; ++r) {
             const float y = data.labels()[r];
@@ -96,6 +159,7 @@ PrimalDerivatives CpuBackend::PrimalDerivativesAtGlobal() {
             newton_margins_[r] = margin;
             if (!(cost > 0)) {
               newton_curvatures_[r] = 0;
+              if (sparse) newton_row_terms_[r] = 0;
               continue;
             }
             loss += cost * LossValue(LossKind::kLogistic, margin, 1.0);
@@ -103,11 +167,8 @@ PrimalDerivatives CpuBackend::PrimalDerivativesAtGlobal() {
             const double curvature = cost * cpu_newton::LogisticCurvature(margin);
             newton_curvatures_[r] = curvature;
             if constexpr (std::is_same_v<std::decay_t<decltype(access)>, SparseRows>) {
-              for (uint64_t e = access.row_ptr[r]; e < access.row_ptr[r + 1]; ++e) {
-                const double x = access.val[e];
-                grad[access.col[e]] += slope * x;
-                diag[access.col[e]] += curvature * x * x;
-              }
+              newton_row_terms_[r] = slope;  // the columns' sums come after, from the transpose
+              continue;
             } else {
               const float* x = access.values + r * access.num_features;
 #pragma omp simd
@@ -128,8 +189,15 @@ PrimalDerivatives CpuBackend::PrimalDerivativesAtGlobal() {
   PrimalDerivatives out;
   out.gradient.resize(width);
   out.curvature_diagonal.resize(width);
-  SumNewtonBlocks(0, out.gradient);
-  SumNewtonBlocks(width, out.curvature_diagonal);
+  if (sparse) {
+    SumSparseColumns(newton_row_terms_, false, out.gradient);
+    SumSparseColumns(newton_curvatures_, true, out.curvature_diagonal);
+    out.gradient[n_] = obj.fit_bias ? SumRowsByBlocks(newton_row_terms_) : 0.0;
+    out.curvature_diagonal[n_] = obj.fit_bias ? SumRowsByBlocks(newton_curvatures_) : 0.0;
+  } else {
+    SumNewtonBlocks(0, out.gradient);
+    SumNewtonBlocks(width, out.curvature_diagonal);
+  }
   for (double l : newton_block_losses_) out.loss_sum += l;
   AddPhase("worker_compute", t0);
   return out;
@@ -145,6 +213,22 @@ void CpuBackend::CurvatureTimes(std::span<const double> v, std::span<double> out
   // The dot products in float, as the model's: v rounded once.
   std::vector<float> vf(v.begin(), v.end());
   const float v_bias = fit_bias ? vf[n_] : 0.0f;
+  if (data_->is_sparse()) {
+    // u_i = c_i phi''(m_i) a_i.v by rows, then out = sum_i u_i a_i by columns from the transpose: gathers only.
+    const SparseRows access{data_->csr().row_ptr.data(), data_->csr().col.data(), data_->csr().val.data()};
+    const size_t blocks = newton_block_losses_.size();
+    pool_.ParallelForWork(blocks, cpu_newton::ValuesOf(*data_) * cpu_newton::kNsPerMultiplyAdd, [&](size_t b) {
+      for (size_t r = rows * b / blocks; r < rows * (b + 1) / blocks; ++r) {
+        const double curvature = newton_curvatures_[r];
+        newton_row_terms_[r] =
+            curvature == 0 ? 0.0 : curvature * (static_cast<double>(access.Dot(r, vf.data(), n_)) + v_bias);
+      }
+    });
+    SumSparseColumns(newton_row_terms_, false, out);
+    out[n_] = fit_bias ? SumRowsByBlocks(newton_row_terms_) : 0.0;
+    AddPhase("worker_compute", t0);
+    return;
+  }
   const size_t blocks = newton_sums_.size();
   VisitRows(*data_, [&](const auto& access) {
     pool_.ParallelForWork(
@@ -179,7 +263,7 @@ void CpuBackend::SetPrimalDirection(std::span<const double> s) {
   PIMOPT_CHECK(s.size() == n_ + 1 && newton_margins_.size() == rows, "SetPrimalDirection: n + 1 values, after PrimalDerivativesAtGlobal");
   std::vector<float> sf(s.begin(), s.end());
   const float s_bias = config_.objective.fit_bias ? sf[n_] : 0.0f;
-  const size_t blocks = newton_sums_.size();
+  const size_t blocks = newton_block_losses_.size();
   VisitRows(*data_, [&](const auto& access) {
     pool_.ParallelForWork(blocks, cpu_newton::ValuesOf(*data_) * cpu_newton::kNsPerMultiplyAdd,
                           [&](size_t b) {

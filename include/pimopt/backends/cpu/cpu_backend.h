@@ -99,6 +99,11 @@ class CpuBackend final : public IBackend {
   size_t NewtonBlocks() const;
   // out[j] = sum over blocks b, in order, of newton_sums_[b][offset + j], for j < out.size().
   void SumNewtonBlocks(size_t offset, std::span<double> out);
+  // Sparse rows: the column-major copy (csc_*), out[j] = sum over column j's rows, in row order, of per_row[i] x_ij
+  // (x_ij^2 when squared) for j < n, and the sum of per_row over the row blocks, in block order.
+  void TransposeSparseRows();
+  void SumSparseColumns(const std::vector<double>& per_row, bool squared, std::span<double> out);
+  double SumRowsByBlocks(const std::vector<double>& per_row);
 
   ThreadPool& pool_;
   const Dataset* data_ = nullptr;
@@ -148,6 +153,10 @@ class CpuBackend final : public IBackend {
   std::vector<double> newton_margins_, newton_curvatures_, newton_direction_;
   std::vector<std::vector<double>> newton_sums_;
   std::vector<double> newton_block_losses_;
+  std::vector<double> newton_row_terms_;  // sparse rows: each row's slope or c_i phi''(m_i) a_i.v, for the columns
+  std::vector<uint64_t> csc_ptr_;         // sparse rows, column-major: column j's entries [csc_ptr_[j], csc_ptr_[j + 1])
+  std::vector<uint32_t> csc_row_;
+  std::vector<float> csc_val_;
   DenseStepSplit dense_split_ = DenseStepSplit::kAuto;
   std::map<std::string, double> phase_seconds_;
   TrafficCounters traffic_;

@@ -11,9 +11,10 @@ CPU backend's. Every configuration's model is checked to be the same, bit for bi
 Cases:
   dense     DENSE_ROWS x 4,096 synthetic (`pimopt gen dense`; 3.3 GB at 200,000 rows): SGD; MB-SGD at batch 64 and
             1,024; GA-SGD, MA-SGD, ADMM and D-PSGD with 16 workers at batch 64 (GA-SGD: 1,024 over the workers);
-            PyTorch's MB-SGD at batch 64 (bench/peers.py's loop) where PyTorch imports.
+            newton (one Newton step an epoch: its passes over the rows); PyTorch's MB-SGD at batch 64
+            (bench/peers.py's loop) where PyTorch imports.
   sparse    SPARSE_ROWS x 2^20, 39 non-zeros a row (`pimopt gen sparse`, the Criteo shape): SGD; MB-SGD at batch
-            256; GA-SGD, MA-SGD and ADMM with 16 workers at batch 256 (GA-SGD over the workers) and 64.
+            256; GA-SGD, MA-SGD and ADMM with 16 workers at batch 256 (GA-SGD over the workers) and 64; newton.
   emulator  60,000 x 784 (the fashion-mnist shape, synthetic), MA-SGD and ADMM with 2,048 workers (the automatic
             batch: one row per worker and step), lr 0.05: the emulated PIM system (2,048 DPUs, 16 tasklets) against
             the CPU backend, at each thread count.
@@ -132,13 +133,14 @@ def configs(case, quick):
                 (f"MA-SGD, {workers} workers, batch 64", ["--algo", "ma", "--workers", workers, "--batch", "64"], True),
                 (f"ADMM, {workers} workers, batch 64", ["--algo", "admm", "--workers", workers, "--batch", "64"], True),
                 (f"D-PSGD, {workers} workers, batch 64", ["--algo", "dsgd", "--workers", workers, "--batch", "64"],
-                 True)], common
+                 True),
+                ("Newton (LR; an epoch is one Newton step)", ["--algo", "newton", "--tol", "0"], True)], common
     return [("SGD (one row per step)", ["--algo", "sgd"], False),
             ("MB-SGD, batch 256", ["--algo", "mbsgd", "--batch", "256"], True),
             (f"GA-SGD, {workers} workers, batch 256", ["--algo", "ga", "--workers", workers, "--batch", "256"], True),
             (f"MA-SGD, {workers} workers, batch 64", ["--algo", "ma", "--workers", workers, "--batch", "64"], True),
-            (f"ADMM, {workers} workers, batch 64", ["--algo", "admm", "--workers", workers, "--batch", "64"], True)], \
-        common
+            (f"ADMM, {workers} workers, batch 64", ["--algo", "admm", "--workers", workers, "--batch", "64"], True),
+            ("Newton (LR; an epoch is one Newton step)", ["--algo", "newton", "--tol", "0"], True)], common
 
 
 def generate(case, args, work):
@@ -175,7 +177,9 @@ def scale_case(case, args, work, bandwidth, failures):
                     False) for algo in ("ma", "admm") for backend in ("cpu", "pim")]
     else:
         entries, common = configs(case, args.quick)
-        entries = [(name, flags + common, parallel) for name, flags, parallel in entries]
+        # newton has no learning rate (it refuses --lr): it takes the regularization only.
+        entries = [(name, flags + (common[2:] if "newton" in flags else common), parallel)
+                   for name, flags, parallel in entries]
     for name, flags, parallel in entries:
         rows[name] = {"flags": flags, "data_parallel": parallel, "epoch_s": {t: [] for t in args.threads}}
     if case == "dense" and args.torch:

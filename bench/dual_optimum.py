@@ -10,13 +10,13 @@ its model's F_b, computed here, is an upper bound of the optimum F*. For each se
   - pimopt's own certificate at its stop, the relative duality gap, is at most --tol (auto: 1%),
   - its distance to LIBLINEAR's objective is within that certificate: (F - F_lib) / F <= gap,
   - its dual value D = F - gap is below F_lib (weak duality: D <= F* <= F_lib).
-With --time FILE (a LIBSVM file, e.g. fashion-mnist written by `pimopt convert fashion-mnist:train fm.svm --format
-libsvm`): the wall time of `liblinear-train -s S -c 1 -B 1 FILE` (its default tolerance, one thread) against
+With --time FILE [FILE ...] (LIBSVM files, e.g. fashion-mnist written by `pimopt convert fashion-mnist:train fm.svm
+--format libsvm` and a Criteo-shaped set from `pimopt gen sparse --rows 300000 --out criteo.svm`): the wall time of `liblinear-train -s S -c 1 -B 1 FILE` (its default tolerance, one thread) against
 `pimopt train --model M --data FILE --scale none --no-train-metrics` to its certified 1% (the default algorithm:
 newton for LR, cocoa for the SVM; also cocoa for LR and the SVM with --no-shrinking), all parsing the same text
 file, pimopt on all the machine's threads and on one (--threads 1), side by side.
 
-Usage: dual_optimum.py [--data DIR] [--check] [--time FILE]   (python3 on PATH suffices: no numpy)
+Usage: dual_optimum.py [--data DIR] [--check] [--time FILE [FILE ...]]   (python3 on PATH suffices: no numpy)
 """
 import argparse
 import json
@@ -149,22 +149,25 @@ def compare(args):
     if args.time:
         # Each pimopt run without per-epoch train metrics (a run that stops on its certificate then checks it at
         # spaced epochs), on the machine's threads and on one; LIBLINEAR single-threaded, all parsing the same file.
-        print("\n| model | liblinear-train (default tolerance) | pimopt train (certified 1%), all threads | ratio | "
-              "the same on 1 thread | threads' speed-up |")
-        print("|---|---|---|---|---|---|")
+        print("\n| file | model | liblinear-train (default tolerance) | pimopt train (certified 1%), all threads | "
+              "ratio | the same on 1 thread | threads' speed-up |")
+        print("|---|---|---|---|---|---|---|")
         with tempfile.TemporaryDirectory() as tmp:
-            for model in ("lr", "svm"):
-                t_lib = run(["liblinear-train", "-s", str(LIBLINEAR_SOLVER[model]), "-c", "1", "-B", "1", "-q", args.time,
-                             os.path.join(tmp, "m")])
-                variants = [("default", [])] + [(f"`--algo {a}`", ["--algo", a]) for a in ALGOS[model][1:]]
-                if model == "svm":
-                    variants.append(("`--no-shrinking`", ["--no-shrinking"]))
-                for label, extra in variants:
-                    p = pimopt_run(args.time, model, tmp, [*extra, "--no-train-metrics"])
-                    q = pimopt_run(args.time, model, tmp, [*extra, "--no-train-metrics", "--threads", "1"])
-                    print(f"| {model} (`-s {LIBLINEAR_SOLVER[model]}`), {label} ({p['algo']}) | {t_lib:.2f} s | "
-                          f"{p['seconds']:.2f} s ({p['epochs']} epochs, gap {100 * p['relative_gap']:.2f}%) | "
-                          f"{p['seconds'] / t_lib:.2f} | {q['seconds']:.2f} s | {q['seconds'] / p['seconds']:.2f}x |")
+            for path in args.time:
+                for model in ("lr", "svm"):
+                    t_lib = run(["liblinear-train", "-s", str(LIBLINEAR_SOLVER[model]), "-c", "1", "-B", "1", "-q",
+                                 path, os.path.join(tmp, "m")])
+                    variants = [("default", [])] + [(f"`--algo {a}`", ["--algo", a]) for a in ALGOS[model][1:]]
+                    if model == "svm":
+                        variants.append(("`--no-shrinking`", ["--no-shrinking"]))
+                    for label, extra in variants:
+                        p = pimopt_run(path, model, tmp, [*extra, "--no-train-metrics"])
+                        q = pimopt_run(path, model, tmp, [*extra, "--no-train-metrics", "--threads", "1"])
+                        print(f"| {os.path.basename(path)} | {model} (`-s {LIBLINEAR_SOLVER[model]}`), {label} "
+                              f"({p['algo']}) | {t_lib:.2f} s | "
+                              f"{p['seconds']:.2f} s ({p['epochs']} epochs, gap {100 * p['relative_gap']:.2f}%) | "
+                              f"{p['seconds'] / t_lib:.2f} | {q['seconds']:.2f} s | "
+                              f"{q['seconds'] / p['seconds']:.2f}x |")
     for f in failures:
         print("FAIL:", f)
     if args.check and failures:
@@ -176,7 +179,9 @@ def build_parser():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--data", type=bu.input_dir, default=os.path.join(ROOT, "tests", "data", "real"))
     ap.add_argument("--check", action="store_true", help="exit 1 when a check fails")
-    ap.add_argument("--time", metavar="FILE", type=bu.input_file, help="also time both tools on this LIBSVM file")
+    ap.add_argument("--time", metavar="FILE", type=bu.input_file, nargs="+",
+                    help="also time both tools on these LIBSVM files (e.g. fashion-mnist's and a Criteo-shaped "
+                         "`pimopt gen sparse --rows 300000`)")
     return ap
 
 

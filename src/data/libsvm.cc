@@ -6,14 +6,13 @@
 #include <cstring>
 #include <fstream>
 #include <algorithm>
-#include <atomic>
 #include <optional>
-#include <thread>
 #include <vector>
 
 #include "pimopt/core/atomic_file.h"
 #include "pimopt/core/error.h"
 #include "pimopt/core/file_util.h"
+#include "pimopt/core/thread_pool.h"
 
 namespace pimopt {
 
@@ -157,9 +156,9 @@ void ParsePiece(std::string_view text, LibsvmPiece& piece) {
 
 }  // namespace
 
-Dataset ParseLibsvm(std::string_view text, std::string_view path) {
-  // Pieces of whole lines, by the text's size only, parsed on as many threads as the machine has and joined in
-  // order: the same dataset, and the same first error, for any number of threads.
+Dataset ParseLibsvm(std::string_view text, std::string_view path, ThreadPool* pool) {
+  // Pieces of whole lines, by the text's size only, parsed on the pool's threads (one without a pool) and joined
+  // in order: the same dataset, and the same first error, for any number of threads.
   const size_t pieces_wanted = std::clamp<size_t>(text.size() / kPieceBytes, 1, kMostPieces);
   std::vector<std::string_view> texts;
   for (size_t begin = 0, p = 1; begin < text.size(); ++p) {
@@ -172,21 +171,18 @@ Dataset ParseLibsvm(std::string_view text, std::string_view path) {
     begin = end;
   }
   std::vector<LibsvmPiece> pieces(texts.size());
-  std::atomic<size_t> next{0};
-  auto work = [&] {
-    for (size_t k = next++; k < texts.size(); k = next++) {
-      try {
-        ParsePiece(texts[k], pieces[k]);
-      } catch (const PieceError& e) {
-        pieces[k].error = e;
-      }
+  auto parse = [&](size_t k) {
+    try {
+      ParsePiece(texts[k], pieces[k]);
+    } catch (const PieceError& e) {
+      pieces[k].error = e;
     }
   };
-  const size_t threads = std::min<size_t>(texts.size(), std::max(1u, std::thread::hardware_concurrency()));
-  std::vector<std::thread> helpers;
-  for (size_t t = 1; t < threads; ++t) helpers.emplace_back(work);
-  work();
-  for (std::thread& h : helpers) h.join();
+  if (pool != nullptr) {
+    pool->ParallelFor(texts.size(), parse);
+  } else {
+    for (size_t k = 0; k < texts.size(); ++k) parse(k);
+  }
 
   // The first error in file order: a piece's own, or a negative-label convention that contradicts the pieces
   // before it (at the piece's first negative label).
@@ -228,7 +224,7 @@ Dataset ParseLibsvm(std::string_view text, std::string_view path) {
   return data;
 }
 
-Dataset ReadLibsvm(const std::string& path) { return ParseLibsvm(ReadFileToString(path), path); }
+Dataset ReadLibsvm(const std::string& path, ThreadPool* pool) { return ParseLibsvm(ReadFileToString(path), path, pool); }
 
 void WriteLibsvm(const Dataset& data, const std::string& path) {
   AtomicFileWriter writer(path);

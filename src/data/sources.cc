@@ -165,14 +165,14 @@ void RejectArtifactTextAsLibsvm(const std::string& path, std::string_view head) 
   }
 }
 
-Dataset LoadFile(const std::string& path, const SourceOptions& options) {
+Dataset LoadFile(const std::string& path, const SourceOptions& options, ThreadPool* pool) {
   switch (options.input_format) {
     case InputFormat::kYfccText:
       return ParseYfccText(ReadFileToString(path), path);
     case InputFormat::kCriteoText:
       return ParseCriteoText(ReadFileToString(path), path);
     case InputFormat::kLibsvm:
-      return ReadLibsvm(path);
+      return ReadLibsvm(path, pool);
     case InputFormat::kAuto:
       break;
   }
@@ -203,7 +203,7 @@ Dataset LoadFile(const std::string& path, const SourceOptions& options) {
   }
   const std::string text = ReadFileToString(path);
   RejectArtifactTextAsLibsvm(path, text);
-  return ParseLibsvm(text, path);
+  return ParseLibsvm(text, path, pool);
 }
 
 }  // namespace
@@ -267,7 +267,7 @@ Dataset LoadDataset(const std::string& spec, const SourceOptions& options, Threa
     d = s.generator->Generate(0, s.generator->rows(), pool);
     d.source = spec;
   } else {
-    d = LoadFile(spec, options);
+    d = LoadFile(spec, options, pool);
   }
   return ApplyStorageChoice(std::move(d), options);
 }

@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include "pimopt/core/error.h"
+#include "pimopt/core/thread_pool.h"
 #include "test_util.h"
 
 namespace pimopt {
@@ -84,7 +85,9 @@ TEST(Libsvm, TextOfManyPiecesParsesInFileOrderAndNamesTheWholeFilesLine) {
   for (int i = 0; i < rows; ++i) {
     text += StrCat(i % 3 == 0 ? "+1" : "0", " ", 1 + i % 50, ":", i % 1000, " 77:0.25 # row ", i, "\n");
   }
-  const Dataset d = ParseLibsvm(text, "big.svm");
+  ThreadPool pool(3, /*use_all_threads=*/true);
+  const Dataset d = ParseLibsvm(text, "big.svm", &pool);
+  testing::ExpectSameData(d, ParseLibsvm(text, "big.svm"));  // on the pool's threads and on the caller's alone
   ASSERT_EQ(d.num_rows(), static_cast<size_t>(rows));
   EXPECT_EQ(d.num_features(), 77u);
   EXPECT_EQ(d.negative_label_value, 0.0);
@@ -94,9 +97,9 @@ TEST(Libsvm, TextOfManyPiecesParsesInFileOrderAndNamesTheWholeFilesLine) {
     EXPECT_EQ(d.csr().col[at], static_cast<uint32_t>(i % 50)) << i;
     EXPECT_EQ(d.csr().val[at], static_cast<float>(i % 1000)) << i;
   }
-  auto error_of = [](const std::string& t) -> std::string {
+  auto error_of = [&](const std::string& t) -> std::string {
     try {
-      ParseLibsvm(t, "big.svm");
+      ParseLibsvm(t, "big.svm", &pool);
     } catch (const ParseError& e) {
       return e.what();
     }

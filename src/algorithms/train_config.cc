@@ -24,7 +24,9 @@ std::string PerAlgorithm(Fn value) {
 }
 
 std::vector<ParamChoice> AlgorithmChoices() {
-  std::vector<ParamChoice> choices;
+  std::vector<ParamChoice> choices{
+      {"auto", "newton for --model lr on a backend with Newton's verbs (cpu) in one process, unless --workers, --batch "
+               "or a flag newton does not take is given; else cocoa", {}}};
   for (const AlgorithmTraits* t : RegisteredAlgorithms()) choices.push_back({t->name, t->title, t->aliases});
   return choices;
 }
@@ -49,14 +51,13 @@ void SetClassWeights(TrainConfig& c, const ParamValue& value) {
 ParamTable<TrainConfig> MakeTrainParams() {
   ParamTable<TrainConfig> t;
   const std::string algorithm = kAlgorithmParamGroup;
-  t.AddCustom("algo", ParamType::kChoice, std::string("cocoa"),
-              [](const TrainConfig& c) -> ParamValue { return c.algorithm; },
-              [](TrainConfig& c, const ParamValue& v) { c.algorithm = std::get<std::string>(v); })
+  t.AddCustom("algo", ParamType::kChoice, std::string("auto"),
+              [](const TrainConfig& c) -> ParamValue { return c.algorithm_auto ? std::string("auto") : c.algorithm; },
+              [](TrainConfig& c, const ParamValue& v) {
+                c.algorithm_auto = std::get<std::string>(v) == "auto";
+                c.algorithm = c.algorithm_auto ? std::string("cocoa") : std::get<std::string>(v);
+              })
       .ListChoices(AlgorithmChoices)
-      .DefaultNote([] {
-        return "newton for --model lr on a backend with Newton's verbs (cpu) in one process, unless --workers, "
-               "--batch or a flag newton does not take is given; else cocoa";
-      })
       .Noun("algorithm")
       .Group(algorithm)
       .Help("the optimization algorithm (docs/algorithms.md)");
@@ -185,7 +186,12 @@ const ParamTable<TrainConfig>& TrainParams() {
   return table;
 }
 
-TrainConfig::TrainConfig() { TrainParams().ApplyDefaults(*this); }
+TrainConfig::TrainConfig() {
+  TrainParams().ApplyDefaults(*this);
+  // A library caller's TrainConfig names its algorithm (cocoa unless it sets another); --algo auto is a run's
+  // default (RunConfig), which ResolveRunConfig resolves.
+  algorithm_auto = false;
+}
 
 void TrainConfig::Set(std::string_view name, std::string_view text) { TrainParams().SetText(*this, name, text); }
 

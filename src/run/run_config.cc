@@ -165,9 +165,10 @@ void SetParam(RunConfig& config, std::string_view name, std::string_view text) {
 void ResolveRunConfig(RunConfig& c, int processes, DataOrigin origin) {
   const ParamTable<RunConfig>& table = RunParams();
   auto given = [&](const char* name) { return c.given.count(name) > 0; };
-  // Without --algo: newton for the logistic loss in one process on a backend with its verbs (every core,
+  // --algo auto (the default): newton for the logistic loss in one process on a backend with its verbs (every core,
   // deterministically), unless a flag given asks for cocoa's K workers or does not apply to newton; else cocoa.
-  if (!given("algo")) {
+  if (c.train.algorithm_auto) {
+    c.train.algorithm_auto = false;
     c.train.algorithm = "cocoa";
     if (c.train.objective.loss == LossKind::kLogistic && FindBackend(c.backend).traits.second_order &&
         processes == 1 && !given("workers") && !given("batch")) {

@@ -36,6 +36,10 @@ struct TrainConfig {
   TrainConfig();  // TrainParams()' defaults
 
   std::string algorithm;  // a registered algorithm name (algorithm.h)
+  // --algo auto (a run's default: RunConfig; a TrainConfig of its own starts with cocoa): `algorithm` holds cocoa
+  // until the run's resolution (ResolveRunConfig) picks newton or cocoa for the run's model, backend and flags, and
+  // clears this.
+  bool algorithm_auto = false;
   Objective objective;
   int workers;     // K: data shards / workers; 0 = the algorithm's default (ResolveDefaults)
   int epochs;      // 0 = the algorithm's default (ResolveDefaults)

@@ -160,6 +160,10 @@ def test_cocoa_s_dual_passes_is_a_keyword_and_unused_keywords_are_refused(data):
     np.testing.assert_array_equal(two.coef_.ravel(), functional["coef"])
     assert two.intercept_[0] == functional["intercept"]
     assert not np.array_equal(pimopt.LogisticRegression(epochs=5).fit(X, y).coef_, two.coef_)
+    # algo "auto" (the default) is newton for LR; an explicit "cocoa" is not the default and stays cocoa.
+    assert pimopt.LogisticRegression(epochs=5).fit(X, y).report_["config"]["algo"] == "newton"
+    assert pimopt.LogisticRegression(algo="cocoa", epochs=5).fit(X, y).report_["config"]["algo"] == "cocoa"
+    assert two.report_["config"]["algo"] == "cocoa"  # dual_passes is cocoa's
     # A keyword the user sets where it does nothing is refused, naming it (one at its default is not passed).
     with pytest.raises(ValueError, match="--lr-decay: only meaningful with"):
         pimopt.LogisticRegression(algo="cocoa", lr_decay=0.5).fit(X, y)

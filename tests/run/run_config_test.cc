@@ -215,6 +215,33 @@ TEST(ResolveRunConfig, ResolvesTheAlgorithmsDefaultsAndDpus) {
   EXPECT_EQ(AutoBatch(s.train, 1000000), 1u);
 }
 
+// --algo auto, the default: newton for LR on the CPU backend in one process unless a flag asks for cocoa's workers
+// or does not apply to newton; cocoa otherwise; an explicit --algo is kept.
+TEST(ResolveRunConfig, AutoIsNewtonForLogisticRegressionWhereItFitsElseCocoa) {
+  auto resolved = [](std::vector<std::pair<std::string, std::string>> flags, int processes = 1) {
+    flags.emplace_back("data", "x.svm");
+    RunConfig c = Config(flags);
+    EXPECT_TRUE(c.train.algorithm_auto);
+    ResolveRunConfig(c, processes);
+    EXPECT_FALSE(c.train.algorithm_auto);
+    return c.train.algorithm;
+  };
+  EXPECT_EQ(resolved({}), "newton");
+  EXPECT_EQ(resolved({{"model", "lr"}, {"reg", "1e-3"}, {"tol", "0.001"}, {"threads", "3"}}), "newton");
+  EXPECT_EQ(resolved({{"model", "svm"}}), "cocoa");
+  EXPECT_EQ(resolved({{"workers", "4"}}), "cocoa");
+  EXPECT_EQ(resolved({{"batch", "1"}}), "cocoa");
+  EXPECT_EQ(resolved({{"dual-passes", "2"}}), "cocoa");
+  EXPECT_EQ(resolved({{"backend", "pim"}}), "cocoa");
+  EXPECT_EQ(resolved({{"workers", "2"}}, 2), "cocoa");  // under mpirun (cocoa's one default worker needs --workers)
+  RunConfig explicit_cocoa = Config({{"data", "x.svm"}, {"algo", "cocoa"}});
+  EXPECT_FALSE(explicit_cocoa.train.algorithm_auto);
+  ResolveRunConfig(explicit_cocoa, 1);
+  EXPECT_EQ(explicit_cocoa.train.algorithm, "cocoa");
+  EXPECT_EQ(RunParams().GetText(RunConfig(), "algo"), "auto");
+  EXPECT_EQ(TrainConfig().algorithm, "cocoa");  // a library TrainConfig names its algorithm
+}
+
 TEST(ResumeOptions, HoldEveryOptionThatChangesTheResultAndNoOther) {
   RunConfig c = Config({{"data", "x.svm"},
                         {"algo", "ma"},

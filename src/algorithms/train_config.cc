@@ -73,8 +73,8 @@ ParamTable<TrainConfig> MakeTrainParams() {
       .Unit("workers")
       .DefaultNote([] { return PerAlgorithm([](const AlgorithmTraits& a) { return a.default_workers; }); })
       .Group(algorithm)
-      .Help("K workers = K data shards (ga, ma, dsgd, admm, cocoa; sgd and mbsgd run on 1); under mpirun the total "
-            "over all ranks, at least one per rank");
+      .Help("K workers = K data shards (ga, ma, dsgd, admm, cocoa; sgd, mbsgd and newton run on 1); under mpirun the "
+            "total over all ranks, at least one per rank (not given: the algorithm's default, raised to the ranks)");
   t.Add("epochs", &TrainConfig::epochs, 0)
       .Min(1)
       .Unit("epochs")

@@ -220,6 +220,11 @@ void ResolveRunConfig(RunConfig& c, int processes, DataOrigin origin) {
                                        " backend does not offer: use --backend ",
                                        JoinNames(BackendNamesWith([](const BackendTraits& t) { return t.second_order; }), " or ")));
   }
+  // Under mpirun without --workers: at least one worker per rank (cocoa's default of one would be refused).
+  const AlgorithmTraits& resolved_traits = c.train.traits();
+  if (processes > 1 && c.train.workers == 0 && resolved_traits.distributed) {
+    c.train.workers = std::max(resolved_traits.default_workers, processes);
+  }
   c.train.ResolveDefaults();
   if (backend.traits.workers_are_devices) c.dpus = static_cast<uint32_t>(c.train.workers);
   c.train.ValidateWithoutData();

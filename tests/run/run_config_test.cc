@@ -233,7 +233,13 @@ TEST(ResolveRunConfig, AutoIsNewtonForLogisticRegressionWhereItFitsElseCocoa) {
   EXPECT_EQ(resolved({{"batch", "1"}}), "cocoa");
   EXPECT_EQ(resolved({{"dual-passes", "2"}}), "cocoa");
   EXPECT_EQ(resolved({{"backend", "pim"}}), "cocoa");
-  EXPECT_EQ(resolved({{"workers", "2"}}, 2), "cocoa");  // under mpirun (cocoa's one default worker needs --workers)
+  EXPECT_EQ(resolved({}, 3), "cocoa");  // under mpirun
+  RunConfig ranks = Config({{"data", "x.svm"}});
+  ResolveRunConfig(ranks, 3);
+  EXPECT_EQ(ranks.train.workers, 3);  // one worker per rank without --workers (cocoa's default is one)
+  RunConfig ma = Config({{"data", "x.svm"}, {"algo", "ma"}});
+  ResolveRunConfig(ma, 3);
+  EXPECT_EQ(ma.train.workers, 8);  // its own default where that is enough
   RunConfig explicit_cocoa = Config({{"data", "x.svm"}, {"algo", "cocoa"}});
   EXPECT_FALSE(explicit_cocoa.train.algorithm_auto);
   ResolveRunConfig(explicit_cocoa, 1);

@@ -20,8 +20,8 @@ namespace cpu_newton {  // named: the backend's files share unity batches
 // enough that their partial sums stay small beside the data.
 constexpr size_t kMinRowsPerBlock = 2048;
 constexpr size_t kMaxBlocks = 64;
-// The blocks' partial sums (two vectors of n + 1 doubles each) stay within this many bytes: a sparse set of 2^20
-// features gets 4 blocks.
+// Dense rows: the blocks' partial sums (two vectors of n + 1 doubles each) stay within this many bytes (2^20
+// features would get 4 blocks; sparse rows sum by columns and keep no partial vectors).
 constexpr double kMaxPartialSumBytes = 64.0 * (1 << 20);
 // Cost per multiply-add of a dense pass (the dense loops' rate, as cpu_backend.cc's estimate).
 constexpr double kNsPerMultiplyAdd = 0.19;
@@ -123,7 +123,8 @@ PrimalDerivatives CpuBackend::PrimalDerivativesAtGlobal() {
   const size_t rows = data.num_rows(), width = n_ + 1;
   const size_t blocks = NewtonBlocks();
   if (newton_margins_.size() != rows) {
-    CheckMemoryNeed(rows * 3 * sizeof(double) + blocks * 2 * width * sizeof(double),
+    const size_t per_row = data.is_sparse() ? 4 : 3, partial_vectors = data.is_sparse() ? 0 : 2 * blocks;
+    CheckMemoryNeed(rows * per_row * sizeof(double) + partial_vectors * width * sizeof(double),
                     StrCat("Newton's per-row margins, curvatures and directions (", rows, " rows) and its ", blocks,
                            " blocks' partial sums"),
                     "--algo");

@@ -224,7 +224,8 @@ std::string FormatRunHeader(const RunConfig& c, const RunData& d, const ThreadPo
                 c.train.workers, " workers\n");
   }
   for (const std::string& note : d.notes) s += StrCat("note: ", note, "\n");
-  if (pool.UsableThreads() > 1 && c.train.workers == 1 && c.train.batch == 1) {
+  if (pool.UsableThreads() > 1 && c.train.workers == 1 && c.train.batch == 1 &&
+      c.train.traits().batch_meaning != BatchMeaning::kFullBatch) {  // newton's passes split over the threads
     s += StrCat("note: a step of one row does not split: this run uses one of the ", pool.UsableThreads(),
                 " threads; mbsgd (--batch 64 or more) or ma / admm (--workers ", pool.UsableThreads(),
                 " or more) use them all (README, \"Threads\")\n");

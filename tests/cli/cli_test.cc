@@ -145,6 +145,18 @@ TEST_F(Cli, TrainWritesModelReportAndLiblinearExport) {
 
 // --scale travels with the model: the model file and the LIBLINEAR export score raw features, so predict and
 // liblinear-predict on the unscaled test file reproduce the run's test accuracy.
+// The header's note that a step of one row runs on one thread: for SGD and cocoa at batch 1 with threads to spare,
+// never for newton, whose passes split over them.
+TEST_F(Cli, TheOneThreadNoteIsForOneRowStepsOnly) {
+  const std::string note = "a step of one row does not split";
+  for (const std::string algo : {"sgd", "cocoa", "newton"}) {
+    const RunResult r = RunPimopt("train --data " + train + " --epochs 1 --batch 1 --threads 2 --algo " + algo);
+    ASSERT_EQ(r.exit_code, 0) << r.output;
+    const bool spare_threads = std::thread::hardware_concurrency() > 1;  // the note needs a second usable CPU
+    EXPECT_EQ(r.output.find(note) != std::string::npos, algo != "newton" && spare_threads) << algo << "\n" << r.output;
+  }
+}
+
 TEST_F(Cli, ScalingIsFoldedIntoTheSavedModel) {
   // The test and train files with every feature moved to 1,000 + 300 x: far from [0, 1].
   auto shifted = [&](const std::string& in, const std::string& out) {

@@ -36,6 +36,7 @@ struct CocoaOptions {
   CocoaOptions();
   int dual_passes;    // local passes of dual coordinate ascent over each worker's shard per round
   bool no_shrinking;  // visit every row in every pass (the hinge loss shrinks by default: LIBLINEAR's shrinking)
+  int dual_lanes;     // lanes of one worker's pass, combined by a line search (1: sequential)
 };
 
 const ParamTable<CocoaOptions>& CocoaParams() {
@@ -56,6 +57,15 @@ const ParamTable<CocoaOptions>& CocoaParams() {
         .Help("CoCoA with the hinge loss: visit every row in every pass instead of skipping the rows whose duals sit "
               "at a bound they would not leave (LIBLINEAR's shrinking, on the CPU backend; the PIM backend's DPUs "
               "visit every row either way; the same optimum, the certificate over every row)");
+    t.Add("dual-lanes", &CocoaOptions::dual_lanes, 1)
+        .Min(1)
+        .Max(64)
+        .Unit("lanes")
+        .AppliesWhen("algo", {"cocoa"})
+        .Group(kAlgorithmParamGroup)
+        .Help("CoCoA with one worker on dense rows, on the CPU backend: each pass in rounds of 256 rows per lane, the lanes stepped from "
+              "the round's model in parallel and their changes combined by an exact line search on the dual; the "
+              "model depends on the lanes, never on the threads (docs/algorithms.md \"Lanes\")");
     return t;
   }();
   return table;
@@ -69,6 +79,9 @@ class Cocoa final : public Algorithm {
     if (config.batch != 1) throw ConfigError("--batch", "cocoa visits the rows one at a time (batch 1)");
     if (!config.reg_is_auto() && !(config.objective.l2 > 0)) {
       throw ConfigError("--reg", "cocoa solves the dual of an L2-regularized objective: --reg must be > 0");
+    }
+    if (config.algorithm_options.As<CocoaOptions>("cocoa").dual_lanes > 1 && config.workers != 1) {
+      throw ConfigError("--dual-lanes", "lanes split one worker's pass: they need --workers 1");
     }
   }
   void ValidateForData(const TrainConfig&, uint64_t) const override {}
@@ -89,6 +102,7 @@ class Cocoa final : public Algorithm {
       request.sigma = config.workers;  // CoCoA+'s safe scaling sigma' = gamma K with gamma = 1 (adding)
       request.start_from_global = t == 0;
       request.shrink = !options.no_shrinking;
+      request.lanes = options.dual_lanes;
       backend.LocalSolve(request);
       steps += rows;
     }

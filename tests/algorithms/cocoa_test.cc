@@ -192,6 +192,57 @@ TEST(Cocoa, SameBitsForEveryThreadCount) {
   }
 }
 
+// Lanes (--dual-lanes, one worker, dense rows): each round's lanes step from the round's model and a line search
+// combines them; the run ends certified at the optimum the sequential pass certifies, with the same bits on any
+// thread count, and lanes are refused on sparse rows and with more than one worker.
+TEST(Cocoa, LanesEndAtTheCertifiedOptimumWithTheSameBitsOnAnyThreadCount) {
+  const Dataset data = testing::SmallDense(3000, 20, 6);  // 3,000 rows: several rounds of 2 and 3 lanes of 256
+  for (LossKind loss : {LossKind::kHinge, LossKind::kLogistic}) {
+    TrainConfig sequential = CocoaConfig(loss, 1, 1e-3);
+    const TrainResult one_lane = testing::TrainCpu(data, sequential, 2);
+    ASSERT_TRUE(one_lane.stopped_on_gap) << LossName(loss);
+    for (int lanes : {2, 3}) {
+      TrainConfig config = sequential;
+      config.Set("dual-lanes", std::to_string(lanes));
+      const TrainResult r = testing::TrainCpu(data, config, 2);
+      const std::string what = StrCat(LossName(loss), ", ", lanes, " lanes");
+      ASSERT_TRUE(r.stopped_on_gap) << what;
+      const DualityGap& a = r.epochs.back().gap;
+      const DualityGap& b = one_lane.epochs.back().gap;
+      EXPECT_NEAR(a.primal, b.primal, a.gap() + b.gap()) << what;
+      EXPECT_NE(r.model.weights, one_lane.model.weights) << what;  // the lanes did run
+      // The line search never lowers the dual (adding the lanes' steps unsearched would).
+      double dual = -INFINITY;
+      for (const EpochRecord& e : r.epochs) {
+        if (!e.gap.available) continue;
+        EXPECT_GE(e.gap.dual, dual - 1e-9 * std::fabs(dual)) << what << ", epoch " << e.epoch;
+        dual = e.gap.dual;
+      }
+      for (int threads : {1, 5}) {
+        const TrainResult t = testing::TrainCpu(data, config, threads);
+        EXPECT_EQ(t.model.weights, r.model.weights) << what << ", " << threads << " threads";
+        EXPECT_EQ(t.model.bias, r.model.bias) << what;
+      }
+    }
+  }
+  TrainConfig lanes = CocoaConfig(LossKind::kHinge, 1);
+  lanes.Set("dual-lanes", "2");
+  lanes.epochs = 2;
+  try {
+    testing::TrainCpu(testing::SmallSparse(600, 1 << 8, 2), lanes, 2);
+    FAIL() << "lanes on sparse rows";
+  } catch (const ConfigError& e) {
+    EXPECT_EQ(e.parameter(), "--dual-lanes");
+  }
+  lanes.workers = 2;
+  try {
+    testing::TrainCpu(data, lanes, 2);
+    FAIL() << "lanes with two workers";
+  } catch (const ConfigError& e) {
+    EXPECT_EQ(e.parameter(), "--dual-lanes");
+  }
+}
+
 // Shrinking (the hinge loss; LIBLINEAR's): rows at a bound they would not leave are skipped, every row is visited
 // again when the others are near their optimum, and the run ends at the same certified optimum as without it, on
 // 1 and 4 workers, dense and sparse rows. --no-shrinking visits every row.

@@ -30,7 +30,7 @@ const std::map<std::string, std::string>& AlternativeValues() {
   static const std::map<std::string, std::string> values{
       {"workers", "4"},        {"tol", "0.3"},          {"batch", "2"},          {"lr", "0.01"},
       {"lr-decay", "0.5"},     {"reg", "0.01"},         {"l1", "0.01"},          {"local-steps", "2"},
-      {"rho", "0.1"},          {"local-epochs", "2"},   {"dual-passes", "2"},    {"class-weights", "3:1"}, {"cg-tol", "0.5"}, {"cg-iterations", "1"},
+      {"rho", "0.1"},          {"local-epochs", "2"},   {"dual-passes", "2"},    {"class-weights", "3:1"}, {"cg-tol", "0.5"}, {"cg-iterations", "1"}, {"dual-lanes", "2"},
       {"seed", "5"},           {"tasklets", "4"},       {"profile-set", "dpu_frequency_hz=4e8"},
       {"dpus", "4"}};
   return values;
@@ -54,7 +54,9 @@ const std::map<std::string, std::string>& MayChangeNothing() {
       {"sync-path=host", "the default profile has no links: auto is host"},
       // A row shrinks in a pass where it would not move anyway; skipping it changes a later pass, beyond 2 epochs
       // (tests/algorithms/cocoa_test.cc checks what it changes).
-      {"no-shrinking=true", "no effect within 2 epochs"}};
+      {"no-shrinking=true", "no effect within 2 epochs"},
+      // A lane takes 256 rows a round: the test's 96 rows are one lane's, which is the sequential pass.
+      {"dual-lanes=2", "the test's rows fit one lane"}};
   return reasons;
 }
 

@@ -71,6 +71,10 @@ struct LocalSolveRequest {
   // kDualCoordinateAscent with the hinge loss: skip the rows whose duals sit at a bound they would not leave
   // (LIBLINEAR's shrinking; a backend that does not shrink visits every row, which is the same method, slower).
   bool shrink = false;
+  // kDualCoordinateAscent with one worker (sigma 1): the pass in rounds of `lanes` lanes, each lane's rows stepped
+  // from the round's model, the lanes' changes combined by an exact line search on the dual (the CPU backend, dense
+  // rows; 1: the sequential pass).
+  int lanes = 1;
 };
 
 // A host rule: how the host turns the workers' combined vectors into the next global model, coordinate by

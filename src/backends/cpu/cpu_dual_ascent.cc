@@ -27,6 +27,9 @@ constexpr double kUnboundedBelow = -std::numeric_limits<double>::infinity();
 // The projected gradients' span below which every row is visited again: LIBLINEAR's default stopping tolerance of
 // its dual solvers (liblinear-train -e 0.1 for -s 3).
 constexpr double kShrinkTolerance = 0.1;
+// Rows per lane in a round of LocalSolveRequest::lanes: enough work per phase to cover its fork and join (a dense
+// row of fashion-mnist is about 0.3 us of steps), few enough that the lanes' steps rarely overlap.
+constexpr size_t kLaneRows = 256;
 }  // namespace cpu_dual_ascent
 using cpu_dual_ascent::kShrinkTolerance;
 using cpu_dual_ascent::kUnboundedAbove;
@@ -65,6 +68,10 @@ void CpuBackend::SetupRowDuals() {
 }
 
 void CpuBackend::RunLocalDual(int k, const LocalSolveRequest& req) {
+  if (req.lanes > 1) {
+    RunLocalDualLanes(k, req);
+    return;
+  }
   const Dataset& data = *data_;
   const Objective& obj = config_.objective;
   float* x = local_[k].data();
@@ -113,14 +120,158 @@ void CpuBackend::RunLocalDual(int k, const LocalSolveRequest& req) {
   });
   dual_row_visits_[k] += visits;
   dual_rows_skipped_[k] += skipped;
-  if (!shrink) return;
+  if (shrink) EndShrinkingPass(k, pg_max, pg_min);
+}
+
+void CpuBackend::EndShrinkingPass(int k, double pg_max, double pg_min) {
   if (pg_max - pg_min <= kShrinkTolerance) {
     // The rows still visited are near their optimum (or none is left): visit every row of the worker again.
     ForgetShrinking(k);
     ++dual_unshrinks_[k];
   } else {
-    bounds = {pg_max > 0 ? pg_max : kUnboundedAbove, pg_min < 0 ? pg_min : kUnboundedBelow};
+    shrink_bounds_[k] = {pg_max > 0 ? pg_max : kUnboundedAbove, pg_min < 0 ? pg_min : kUnboundedBelow};
   }
+}
+
+void CpuBackend::RunLocalDualLanes(int k, const LocalSolveRequest& req) {
+  const Dataset& data = *data_;
+  if (data.is_sparse()) {
+    throw ConfigError("--dual-lanes", "lanes take dense rows (these are sparse): leave --dual-lanes at 1");
+  }
+  PIMOPT_CHECK(req.sigma == 1 && workers_ == 1, "dual lanes: one worker");
+  const Objective& obj = config_.objective;
+  const size_t width = n_ + 1, lanes = static_cast<size_t>(req.lanes);
+  float* x = local_[k].data();
+  const double n_rows = static_cast<double>(part_.total_rows);
+  const double lambda = obj.l2, inv_lambda_n = 1.0 / (lambda * n_rows);
+  const bool shrink = req.shrink && obj.loss == LossKind::kHinge;
+  ShrinkBounds& bounds = shrink_bounds_[k];
+  std::vector<uint32_t> order;
+  for (uint64_t s = req.first_step; s < req.first_step + req.num_steps; ++s) {
+    for (const uint32_t r : req.plan->LocalBatch(k, s)) order.push_back(r);
+  }
+  lane_models_.resize(lanes, std::vector<float>(width));
+  lane_changes_.resize(lanes);
+  struct Tally {
+    double pg_max = kUnboundedBelow, pg_min = kUnboundedAbove;
+    uint64_t visits = 0, skipped = 0;
+  };
+  std::vector<Tally> tallies(lanes);
+  const DenseRows access{data.dense_values().data(), data.num_features()};
+  std::vector<double> delta(width);
+  const size_t round = lanes * cpu_dual_ascent::kLaneRows;
+  for (size_t start = 0; start < order.size(); start += round) {
+    const size_t rows_in_round = std::min(round, order.size() - start);
+    pool_.ParallelForWork(lanes, 2.0 * static_cast<double>(rows_in_round * width) * 0.19, [&](size_t p) {
+      float* lx = lane_models_[p].data();
+      std::copy(x, x + width, lx);
+      std::vector<LaneChange>& changes = lane_changes_[p];
+      changes.clear();
+      Tally& tally = tallies[p];
+      const size_t begin = std::min(order.size(), start + p * cpu_dual_ascent::kLaneRows);
+      const size_t end = std::min(order.size(), begin + cpu_dual_ascent::kLaneRows);
+      for (size_t i = begin; i < end; ++i) {
+        const uint32_t r = order[i];
+        if (shrink && row_shrunk_[r] != 0) {
+          ++tally.skipped;
+          continue;
+        }
+        const float y = data.labels()[r];
+        const double cost = static_cast<double>(data.weight(r)) * obj.ClassWeight(y);
+        if (!(cost > 0)) continue;
+        const double margin = static_cast<double>(y) * (access.Dot(r, lx, n_) + lx[n_]);
+        const float before = row_duals_[r];
+        ++tally.visits;
+        if (shrink) {
+          const double g = margin - 1.0;
+          const bool at_lower = before == 0.0f, at_upper = before == 1.0f;
+          if ((at_lower && g > bounds.max_old) || (at_upper && g < bounds.min_old)) {
+            row_shrunk_[r] = 1;
+            continue;
+          }
+          const double pg = at_lower ? std::min(g, 0.0) : at_upper ? std::max(g, 0.0) : g;
+          tally.pg_max = std::max(tally.pg_max, pg);
+          tally.pg_min = std::min(tally.pg_min, pg);
+        }
+        const double q = cost * row_sq_norms_[r] * inv_lambda_n;
+        const float after = static_cast<float>(DualCoordinateStep(obj.loss, before, margin, q));
+        if (after == before) continue;
+        changes.push_back({r, before, after});
+        const float coef = static_cast<float>((static_cast<double>(after) - before) * cost * y * inv_lambda_n);
+        access.Axpy(r, coef, lx, n_);
+        if (obj.fit_bias) lx[n_] += coef;
+      }
+    });
+    // The lanes' changes, in lane order: dw = sum_p (x_p - x), and the dual along gamma,
+    // D(beta + gamma dbeta) = D + (1/N) sum_i c_i [psi(beta_i + gamma dbeta_i) - psi(beta_i)] - lambda gamma x.dw
+    //                         - (lambda/2) gamma^2 ||dw||^2, maximized over [0, 1] (gamma = 1/lanes is CoCoA's safe
+    // averaging, so the line search never does worse).
+    double xd = 0, dd = 0;
+    for (size_t j = 0; j < width; ++j) {
+      double d = 0;
+      for (size_t p = 0; p < lanes; ++p) d += static_cast<double>(lane_models_[p][j]) - x[j];
+      delta[j] = d;
+      xd += static_cast<double>(x[j]) * d;
+      dd += d * d;
+    }
+    auto cost_of = [&](uint32_t r) {
+      return static_cast<double>(data.weight(r)) * obj.ClassWeight(data.labels()[r]);
+    };
+    // The slope of the duals' part at gamma: (1/N) sum_i c_i dbeta_i psi'(beta_i + gamma dbeta_i).
+    auto psi_slope = [&](double gamma, double* curvature) {
+      double slope = 0, curve = 0;
+      for (size_t p = 0; p < lanes; ++p) {
+        for (const LaneChange& c : lane_changes_[p]) {
+          const double d = static_cast<double>(c.after) - c.before, cost = cost_of(c.row);
+          if (obj.loss == LossKind::kHinge) {
+            slope += cost * d;
+          } else {
+            const double b = std::clamp(c.before + gamma * d, 1e-300, 1 - 1e-16);
+            slope += cost * d * std::log((1 - b) / b);
+            curve -= cost * d * d / (b * (1 - b));
+          }
+        }
+      }
+      if (curvature) *curvature = curve / n_rows - lambda * dd;
+      return slope / n_rows - lambda * (xd + gamma * dd);
+    };
+    double gamma = 1.0;
+    if (dd > 0) {
+      if (obj.loss == LossKind::kHinge) {
+        gamma = std::clamp(psi_slope(0.0, nullptr) / (lambda * dd), 0.0, 1.0);  // the slope is linear in gamma
+      } else if (psi_slope(1.0, nullptr) < 0) {
+        // Newton's method on the concave function's slope, kept inside a shrinking bracket.
+        double lo = 0, hi = 1;
+        gamma = 0.5;
+        for (int it = 0; it < 30; ++it) {
+          double curvature = 0;
+          const double slope = psi_slope(gamma, &curvature);
+          (slope > 0 ? lo : hi) = gamma;
+          double next = curvature < 0 ? gamma - slope / curvature : 0.5 * (lo + hi);
+          if (!(next > lo && next < hi)) next = 0.5 * (lo + hi);
+          if (std::fabs(next - gamma) < 1e-9) {
+            gamma = next;
+            break;
+          }
+          gamma = next;
+        }
+      }
+    }
+    for (size_t p = 0; p < lanes; ++p) {
+      for (const LaneChange& c : lane_changes_[p]) {
+        row_duals_[c.row] = static_cast<float>(c.before + gamma * (static_cast<double>(c.after) - c.before));
+      }
+    }
+    for (size_t j = 0; j < width; ++j) x[j] = static_cast<float>(x[j] + gamma * delta[j]);
+  }
+  double pg_max = kUnboundedBelow, pg_min = kUnboundedAbove;
+  for (const Tally& t : tallies) {
+    dual_row_visits_[k] += t.visits;
+    dual_rows_skipped_[k] += t.skipped;
+    pg_max = std::max(pg_max, t.pg_max);
+    pg_min = std::min(pg_min, t.pg_min);
+  }
+  if (shrink) EndShrinkingPass(k, pg_max, pg_min);
 }
 
 void CpuBackend::ForgetShrinking(int k) {

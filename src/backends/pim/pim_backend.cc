@@ -268,6 +268,9 @@ void PimBackend::LocalSolve(const LocalSolveRequest& req) {
   PIMOPT_CHECK(!proximal || !offset_.empty(), "proximal steps need worker offsets (AlgorithmTraits)");
   CheckBeforeStep();
   if (req.solver == LocalSolver::kDualCoordinateAscent) {
+    if (req.lanes > 1) {
+      throw ConfigError("--dual-lanes", "the pim backend's DPUs each run their rows in one lane: use --backend cpu");
+    }
     DualAscent(req);
     return;
   }

@@ -92,8 +92,13 @@ class CpuBackend final : public IBackend {
   void RunLocalSparse(int k, const LocalSolveRequest& request);
   // LocalSolver::kDualCoordinateAscent on worker k's rows (cpu_dual_ascent.cc).
   void RunLocalDual(int k, const LocalSolveRequest& request);
+  // Its lanes (LocalSolveRequest::lanes > 1; one worker, dense rows): rounds of kLaneRows rows per lane, each lane
+  // stepping from the round's model, the changes combined by an exact line search on the dual.
+  void RunLocalDualLanes(int k, const LocalSolveRequest& request);
   void SetupRowDuals();
   void ForgetShrinking(int k);  // worker k visits every row again, from LIBLINEAR's initial bounds
+  // After a shrinking pass of worker k with these projected gradients' extremes: every row again, or new bounds.
+  void EndShrinkingPass(int k, double pg_max, double pg_min);
   void CountSync(bool push, bool pull);
   // The second-order verbs' fixed partition of the rows: block b holds rows [rows b / B, rows (b + 1) / B).
   size_t NewtonBlocks() const;
@@ -140,6 +145,12 @@ class CpuBackend final : public IBackend {
   std::vector<uint64_t> dual_row_visits_;  // per worker: the rows its dual passes stepped on
   std::vector<uint64_t> dual_rows_skipped_;  // per worker: the rows they skipped as shrunk
   std::vector<uint64_t> dual_unshrinks_;     // per worker: the passes after which it visited every row again
+  struct LaneChange {
+    uint32_t row;
+    float before, after;  // the row's dual before the round and at the lane's step
+  };
+  std::vector<std::vector<float>> lane_models_;         // per lane: the round's model plus the lane's changes
+  std::vector<std::vector<LaneChange>> lane_changes_;  // per lane: its round's changed duals
   struct RowChunk {
     int worker;
     size_t begin, end;  // positions in the worker's row list

@@ -259,8 +259,12 @@ TEST(Tolerance, WithoutTrainMetricsTheCertificateIsCheckedAtSpacedEpochs) {
     const int done = static_cast<int>(e) + 1;
     const bool due = done % std::max(1, done / 32) == 0 || e + 1 == m;
     EXPECT_EQ(spaced.epochs[e].train.rows > 0, due) << "epoch " << done;
-    if (!due) EXPECT_FALSE(spaced.epochs[e].gap.available) << "epoch " << done;
-    if (e + 1 < m && spaced.epochs[e].gap.available) EXPECT_GT(spaced.epochs[e].gap.relative(), c.tol) << done;
+    if (!due) {
+      EXPECT_FALSE(spaced.epochs[e].gap.available) << "epoch " << done;
+    }
+    if (e + 1 < m && spaced.epochs[e].gap.available) {
+      EXPECT_GT(spaced.epochs[e].gap.relative(), c.tol) << done;
+    }
     evaluated += due;
   }
   EXPECT_LT(evaluated, m / 2);

@@ -67,69 +67,77 @@ void CpuBackend::SetupRowDuals() {
   });
 }
 
+template <typename Access>
+CpuBackend::DualRowStep CpuBackend::StepRowDual(const Access& access, uint32_t r, const float* x,
+                                                const DualPass& pass, DualPassTally& tally) {
+  const float before = row_duals_[r];
+  const DualRowStep unmoved{before, before, 0.0f};
+  if (pass.shrink && row_shrunk_[r] != 0) {
+    ++tally.skipped;
+    return unmoved;
+  }
+  const double cost = RowCost(r);
+  if (!(cost > 0)) return unmoved;  // a row of weight 0 is not in the objective
+  const float y = data_->labels()[r];
+  const float z = access.Dot(r, x, n_) + x[n_];
+  const double margin = static_cast<double>(y) * z;
+  ++tally.visits;
+  if (pass.shrink) {
+    const double g = margin - 1.0;
+    const bool at_lower = before == 0.0f, at_upper = before == 1.0f;
+    if ((at_lower && g > pass.bounds->max_old) || (at_upper && g < pass.bounds->min_old)) {
+      row_shrunk_[r] = 1;  // it would stay at its bound now, and is skipped from the next pass on
+      return unmoved;
+    }
+    const double pg = at_lower ? std::min(g, 0.0) : at_upper ? std::max(g, 0.0) : g;
+    tally.pg_max = std::max(tally.pg_max, pg);
+    tally.pg_min = std::min(tally.pg_min, pg);
+  }
+  const double q = pass.sigma * cost * row_sq_norms_[r] * pass.inv_lambda_n;
+  const float after = static_cast<float>(DualCoordinateStep(config_.objective.loss, before, margin, q));
+  if (after == before) return unmoved;
+  // The stored change, so the duals and the model move together.
+  const float coef =
+      static_cast<float>(pass.sigma * (static_cast<double>(after) - before) * cost * y * pass.inv_lambda_n);
+  return {before, after, coef};
+}
+
 void CpuBackend::RunLocalDual(int k, const LocalSolveRequest& req) {
   if (req.lanes > 1) {
     RunLocalDualLanes(k, req);
     return;
   }
-  const Dataset& data = *data_;
   const Objective& obj = config_.objective;
   float* x = local_[k].data();
   // 1 / (lambda N): a dual's change times c_i y_i a_i / (lambda N) is w(beta)'s change.
-  const double inv_lambda_n = 1.0 / (obj.l2 * static_cast<double>(part_.total_rows));
-  const double sigma = req.sigma;
-  const bool shrink = req.shrink && obj.loss == LossKind::kHinge;
-  ShrinkBounds& bounds = shrink_bounds_[k];
-  double pg_max = kUnboundedBelow, pg_min = kUnboundedAbove;  // this pass's projected gradients
-  uint64_t visits = 0, skipped = 0;
-  VisitRows(data, [&](const auto& access) {
+  const DualPass pass{req.sigma, 1.0 / (obj.l2 * static_cast<double>(part_.total_rows)),
+                      req.shrink && obj.loss == LossKind::kHinge, &shrink_bounds_[k]};
+  DualPassTally tally;
+  VisitRows(*data_, [&](const auto& access) {
     for (uint64_t s = req.first_step; s < req.first_step + req.num_steps; ++s) {
       for (const uint32_t r : req.plan->LocalBatch(k, s)) {
-        if (shrink && row_shrunk_[r] != 0) {
-          ++skipped;
-          continue;
-        }
-        const float y = data.labels()[r];
-        const double cost = static_cast<double>(data.weight(r)) * obj.ClassWeight(y);
-        if (!(cost > 0)) continue;  // a row of weight 0 is not in the objective
-        const float z = access.Dot(r, x, n_) + x[n_];
-        const double margin = static_cast<double>(y) * z;
-        const float before = row_duals_[r];
-        ++visits;
-        if (shrink) {
-          const double g = margin - 1.0;
-          const bool at_lower = before == 0.0f, at_upper = before == 1.0f;
-          if ((at_lower && g > bounds.max_old) || (at_upper && g < bounds.min_old)) {
-            row_shrunk_[r] = 1;  // it would stay at its bound now, and is skipped from the next pass on
-            continue;
-          }
-          const double pg = at_lower ? std::min(g, 0.0) : at_upper ? std::max(g, 0.0) : g;
-          pg_max = std::max(pg_max, pg);
-          pg_min = std::min(pg_min, pg);
-        }
-        const double q = sigma * cost * row_sq_norms_[r] * inv_lambda_n;
-        const float after = static_cast<float>(DualCoordinateStep(obj.loss, before, margin, q));
-        if (after == before) continue;
-        row_duals_[r] = after;
-        // The stored change, so the duals and the model move together.
-        const float coef = static_cast<float>(sigma * (static_cast<double>(after) - before) * cost * y * inv_lambda_n);
-        access.Axpy(r, coef, x, n_);
-        if (obj.fit_bias) x[n_] += coef;
+        const DualRowStep step = StepRowDual(access, r, x, pass, tally);
+        if (step.after == step.before) continue;
+        row_duals_[r] = step.after;
+        access.Axpy(r, step.coef, x, n_);
+        if (obj.fit_bias) x[n_] += step.coef;
       }
     }
   });
-  dual_row_visits_[k] += visits;
-  dual_rows_skipped_[k] += skipped;
-  if (shrink) EndShrinkingPass(k, pg_max, pg_min);
+  EndDualPass(k, pass, tally);
 }
 
-void CpuBackend::EndShrinkingPass(int k, double pg_max, double pg_min) {
-  if (pg_max - pg_min <= kShrinkTolerance) {
+void CpuBackend::EndDualPass(int k, const DualPass& pass, const DualPassTally& tally) {
+  dual_row_visits_[k] += tally.visits;
+  dual_rows_skipped_[k] += tally.skipped;
+  if (!pass.shrink) return;
+  if (tally.pg_max - tally.pg_min <= kShrinkTolerance) {
     // The rows still visited are near their optimum (or none is left): visit every row of the worker again.
     ForgetShrinking(k);
     ++dual_unshrinks_[k];
   } else {
-    shrink_bounds_[k] = {pg_max > 0 ? pg_max : kUnboundedAbove, pg_min < 0 ? pg_min : kUnboundedBelow};
+    shrink_bounds_[k] = {tally.pg_max > 0 ? tally.pg_max : kUnboundedAbove,
+                         tally.pg_min < 0 ? tally.pg_min : kUnboundedBelow};
   }
 }
 
@@ -143,20 +151,15 @@ void CpuBackend::RunLocalDualLanes(int k, const LocalSolveRequest& req) {
   const size_t width = n_ + 1, lanes = static_cast<size_t>(req.lanes);
   float* x = local_[k].data();
   const double n_rows = static_cast<double>(part_.total_rows);
-  const double lambda = obj.l2, inv_lambda_n = 1.0 / (lambda * n_rows);
-  const bool shrink = req.shrink && obj.loss == LossKind::kHinge;
-  ShrinkBounds& bounds = shrink_bounds_[k];
+  const double lambda = obj.l2;
+  const DualPass pass{1.0, 1.0 / (lambda * n_rows), req.shrink && obj.loss == LossKind::kHinge, &shrink_bounds_[k]};
   std::vector<uint32_t> order;
   for (uint64_t s = req.first_step; s < req.first_step + req.num_steps; ++s) {
     for (const uint32_t r : req.plan->LocalBatch(k, s)) order.push_back(r);
   }
   lane_models_.resize(lanes, std::vector<float>(width));
   lane_changes_.resize(lanes);
-  struct Tally {
-    double pg_max = kUnboundedBelow, pg_min = kUnboundedAbove;
-    uint64_t visits = 0, skipped = 0;
-  };
-  std::vector<Tally> tallies(lanes);
+  std::vector<DualPassTally> tallies(lanes);
   const DenseRows access{data.dense_values().data(), data.num_features()};
   std::vector<double> delta(width);
   const size_t round = lanes * cpu_dual_ascent::kLaneRows;
@@ -167,39 +170,15 @@ void CpuBackend::RunLocalDualLanes(int k, const LocalSolveRequest& req) {
       std::copy(x, x + width, lx);
       std::vector<LaneChange>& changes = lane_changes_[p];
       changes.clear();
-      Tally& tally = tallies[p];
       const size_t begin = std::min(order.size(), start + p * cpu_dual_ascent::kLaneRows);
       const size_t end = std::min(order.size(), begin + cpu_dual_ascent::kLaneRows);
       for (size_t i = begin; i < end; ++i) {
         const uint32_t r = order[i];
-        if (shrink && row_shrunk_[r] != 0) {
-          ++tally.skipped;
-          continue;
-        }
-        const float y = data.labels()[r];
-        const double cost = static_cast<double>(data.weight(r)) * obj.ClassWeight(y);
-        if (!(cost > 0)) continue;
-        const double margin = static_cast<double>(y) * (access.Dot(r, lx, n_) + lx[n_]);
-        const float before = row_duals_[r];
-        ++tally.visits;
-        if (shrink) {
-          const double g = margin - 1.0;
-          const bool at_lower = before == 0.0f, at_upper = before == 1.0f;
-          if ((at_lower && g > bounds.max_old) || (at_upper && g < bounds.min_old)) {
-            row_shrunk_[r] = 1;
-            continue;
-          }
-          const double pg = at_lower ? std::min(g, 0.0) : at_upper ? std::max(g, 0.0) : g;
-          tally.pg_max = std::max(tally.pg_max, pg);
-          tally.pg_min = std::min(tally.pg_min, pg);
-        }
-        const double q = cost * row_sq_norms_[r] * inv_lambda_n;
-        const float after = static_cast<float>(DualCoordinateStep(obj.loss, before, margin, q));
-        if (after == before) continue;
-        changes.push_back({r, before, after});
-        const float coef = static_cast<float>((static_cast<double>(after) - before) * cost * y * inv_lambda_n);
-        access.Axpy(r, coef, lx, n_);
-        if (obj.fit_bias) lx[n_] += coef;
+        const DualRowStep step = StepRowDual(access, r, lx, pass, tallies[p]);
+        if (step.after == step.before) continue;
+        changes.push_back({r, step.before, step.after});
+        access.Axpy(r, step.coef, lx, n_);
+        if (obj.fit_bias) lx[n_] += step.coef;
       }
     });
     // The lanes' changes, in lane order: dw = sum_p (x_p - x), and the dual along gamma,
@@ -214,15 +193,12 @@ void CpuBackend::RunLocalDualLanes(int k, const LocalSolveRequest& req) {
       xd += static_cast<double>(x[j]) * d;
       dd += d * d;
     }
-    auto cost_of = [&](uint32_t r) {
-      return static_cast<double>(data.weight(r)) * obj.ClassWeight(data.labels()[r]);
-    };
     // The slope of the duals' part at gamma: (1/N) sum_i c_i dbeta_i psi'(beta_i + gamma dbeta_i).
     auto psi_slope = [&](double gamma, double* curvature) {
       double slope = 0, curve = 0;
       for (size_t p = 0; p < lanes; ++p) {
         for (const LaneChange& c : lane_changes_[p]) {
-          const double d = static_cast<double>(c.after) - c.before, cost = cost_of(c.row);
+          const double d = static_cast<double>(c.after) - c.before, cost = RowCost(c.row);
           if (obj.loss == LossKind::kHinge) {
             slope += cost * d;
           } else {
@@ -264,14 +240,14 @@ void CpuBackend::RunLocalDualLanes(int k, const LocalSolveRequest& req) {
     }
     for (size_t j = 0; j < width; ++j) x[j] = static_cast<float>(x[j] + gamma * delta[j]);
   }
-  double pg_max = kUnboundedBelow, pg_min = kUnboundedAbove;
-  for (const Tally& t : tallies) {
-    dual_row_visits_[k] += t.visits;
-    dual_rows_skipped_[k] += t.skipped;
-    pg_max = std::max(pg_max, t.pg_max);
-    pg_min = std::min(pg_min, t.pg_min);
+  DualPassTally tally;  // the lanes' tallies, in lane order
+  for (const DualPassTally& t : tallies) {
+    tally.visits += t.visits;
+    tally.skipped += t.skipped;
+    tally.pg_max = std::max(tally.pg_max, t.pg_max);
+    tally.pg_min = std::min(tally.pg_min, t.pg_min);
   }
-  if (shrink) EndShrinkingPass(k, pg_max, pg_min);
+  EndDualPass(k, pass, tally);
 }
 
 void CpuBackend::ForgetShrinking(int k) {

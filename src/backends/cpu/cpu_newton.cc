@@ -155,7 +155,7 @@ PrimalDerivatives CpuBackend::PrimalDerivativesAtGlobal() {
           double loss = 0;
           for (size_t r = rows * b / blocks; r < rows * (b + 1) / blocks; ++r) {
             const float y = data.labels()[r];
-            const double cost = static_cast<double>(data.weight(r)) * obj.ClassWeight(y);
+            const double cost = RowCost(r);
             const double margin = static_cast<double>(y) * (access.Dot(r, w, n_) + bias);
             newton_margins_[r] = margin;
             if (!(cost > 0)) {
@@ -279,14 +279,12 @@ void CpuBackend::SetPrimalDirection(std::span<const double> s) {
 
 double CpuBackend::LossSumAlong(double step) {
   const auto t0 = StartPhase();
-  const Dataset& data = *data_;
-  const Objective& obj = config_.objective;
-  const size_t rows = data.num_rows();
+  const size_t rows = data_->num_rows();
   const size_t blocks = newton_block_losses_.size();
   pool_.ParallelForWork(blocks, 20.0 * static_cast<double>(rows), [&](size_t b) {
     double loss = 0;
     for (size_t r = rows * b / blocks; r < rows * (b + 1) / blocks; ++r) {
-      const double cost = static_cast<double>(data.weight(r)) * obj.ClassWeight(data.labels()[r]);
+      const double cost = RowCost(r);
       if (!(cost > 0)) continue;
       loss += cost * LossValue(LossKind::kLogistic, newton_margins_[r] + step * newton_direction_[r], 1.0);
     }

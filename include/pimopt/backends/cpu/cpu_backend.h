@@ -9,6 +9,7 @@
 #pragma once
 
 #include <chrono>
+#include <limits>
 #include <map>
 #include <string>
 #include <vector>
@@ -95,10 +96,13 @@ class CpuBackend final : public IBackend {
   // Its lanes (LocalSolveRequest::lanes > 1; one worker, dense rows): rounds of kLaneRows rows per lane, each lane
   // stepping from the round's model, the changes combined by an exact line search on the dual.
   void RunLocalDualLanes(int k, const LocalSolveRequest& request);
+  // A row's cost c_i: its weight times its class's weight.
+  double RowCost(size_t row) const {
+    return static_cast<double>(data_->weight(row)) * config_.objective.ClassWeight(data_->labels()[row]);
+  }
   void SetupRowDuals();
   void ForgetShrinking(int k);  // worker k visits every row again, from LIBLINEAR's initial bounds
-  // After a shrinking pass of worker k with these projected gradients' extremes: every row again, or new bounds.
-  void EndShrinkingPass(int k, double pg_max, double pg_min);
+
   void CountSync(bool push, bool pull);
   // The second-order verbs' fixed partition of the rows: block b holds rows [rows b / B, rows (b + 1) / B).
   size_t NewtonBlocks() const;
@@ -142,6 +146,30 @@ class CpuBackend final : public IBackend {
     double min_old;
   };
   std::vector<ShrinkBounds> shrink_bounds_;
+  // What a pass of dual steps holds constant: CoCoA+'s subproblem scaling sigma, 1 / (lambda N), and whether it
+  // shrinks, by which bounds.
+  struct DualPass {
+    double sigma;
+    double inv_lambda_n;
+    bool shrink;
+    const ShrinkBounds* bounds;
+  };
+  // What a pass saw: its projected gradients' extremes (shrinking's next bounds) and its row visits and skips.
+  struct DualPassTally {
+    double pg_max = -std::numeric_limits<double>::infinity();
+    double pg_min = std::numeric_limits<double>::infinity();
+    uint64_t visits = 0, skipped = 0;
+  };
+  // One row's dual step on the model x, with shrinking's check and bookkeeping (a row it shrinks is flagged): the
+  // row's dual before and after (equal: the row does not move) and the model's coefficient for the change.
+  struct DualRowStep {
+    float before, after, coef;
+  };
+  template <typename Access>
+  DualRowStep StepRowDual(const Access& access, uint32_t row, const float* x, const DualPass& pass,
+                          DualPassTally& tally);
+  // After worker k's pass: its tallies into the counters, then (shrinking) new bounds or every row again.
+  void EndDualPass(int k, const DualPass& pass, const DualPassTally& tally);
   std::vector<uint64_t> dual_row_visits_;  // per worker: the rows its dual passes stepped on
   std::vector<uint64_t> dual_rows_skipped_;  // per worker: the rows they skipped as shrunk
   std::vector<uint64_t> dual_unshrinks_;     // per worker: the passes after which it visited every row again

@@ -165,6 +165,13 @@ void SetParam(RunConfig& config, std::string_view name, std::string_view text) {
 void ResolveRunConfig(RunConfig& c, int processes, DataOrigin origin) {
   const ParamTable<RunConfig>& table = RunParams();
   auto given = [&](const char* name) { return c.given.count(name) > 0; };
+  // The first parameter given that does not apply to `config` (nullptr: none).
+  auto first_inapplicable = [&](const RunConfig& config) -> const ParamInfo* {
+    for (const auto& e : table.entries()) {
+      if (given(e.info.name.c_str()) && !table.Applies(e, config)) return &e.info;
+    }
+    return nullptr;
+  };
   // --algo auto (the default): newton for the logistic loss in one process on a backend with its verbs (every core,
   // deterministically), unless a flag given asks for cocoa's K workers or does not apply to newton; else cocoa.
   if (c.train.algorithm_auto) {
@@ -174,15 +181,11 @@ void ResolveRunConfig(RunConfig& c, int processes, DataOrigin origin) {
         processes == 1 && !given("workers") && !given("batch")) {
       RunConfig trial = c;
       trial.train.algorithm = "newton";
-      bool fits = true;
-      for (const auto& e : table.entries()) fits = fits && (!given(e.info.name.c_str()) || table.Applies(e, trial));
-      if (fits) c.train.algorithm = "newton";
+      if (first_inapplicable(trial) == nullptr) c.train.algorithm = "newton";
     }
   }
-  for (const auto& e : table.entries()) {
-    if (given(e.info.name.c_str()) && !table.Applies(e, c)) {
-      throw ConfigError(e.info.Flag(), StrCat("only meaningful with ", e.info.AppliesText()));
-    }
+  if (const ParamInfo* info = first_inapplicable(c)) {
+    throw ConfigError(info->Flag(), StrCat("only meaningful with ", info->AppliesText()));
   }
   // Data: the names of built-ins (files are checked when they are read).
   if (origin == DataOrigin::kInMemory) {
@@ -210,20 +213,19 @@ void ResolveRunConfig(RunConfig& c, int processes, DataOrigin origin) {
     }
     c.train.workers = static_cast<int>(c.dpus);
   }
-  if (traits.row_duals && !backend.traits.keeps_row_duals) {
-    throw ConfigError("--algo", StrCat(c.train.algorithm, " keeps a dual per row, which the ", c.backend,
-                                       " backend does not: use --backend ",
-                                       JoinNames(BackendNamesWith([](const BackendTraits& t) { return t.keeps_row_duals; }), " or ")));
-  }
-  if (traits.second_order && !backend.traits.second_order) {
-    throw ConfigError("--algo", StrCat(c.train.algorithm, " takes full-batch Newton steps, which the ", c.backend,
-                                       " backend does not offer: use --backend ",
-                                       JoinNames(BackendNamesWith([](const BackendTraits& t) { return t.second_order; }), " or ")));
-  }
+  // What the algorithm needs of the backend: a capability the backend declares, or a refusal naming those that do.
+  auto require = [&](bool needed, bool BackendTraits::*capability, const char* what, const char* lacking) {
+    if (!needed || backend.traits.*capability) return;
+    throw ConfigError("--algo", StrCat(c.train.algorithm, " ", what, ", which the ", c.backend, " backend ", lacking,
+                                       ": use --backend ",
+                                       JoinNames(BackendNamesWith([&](const BackendTraits& t) { return t.*capability; }),
+                                                 " or ")));
+  };
+  require(traits.row_duals, &BackendTraits::keeps_row_duals, "keeps a dual per row", "does not");
+  require(traits.second_order, &BackendTraits::second_order, "takes full-batch Newton steps", "does not offer");
   // Under mpirun without --workers: at least one worker per rank (cocoa's default of one would be refused).
-  const AlgorithmTraits& resolved_traits = c.train.traits();
-  if (processes > 1 && c.train.workers == 0 && resolved_traits.distributed) {
-    c.train.workers = std::max(resolved_traits.default_workers, processes);
+  if (processes > 1 && c.train.workers == 0 && traits.distributed) {
+    c.train.workers = std::max(traits.default_workers, processes);
   }
   c.train.ResolveDefaults();
   if (backend.traits.workers_are_devices) c.dpus = static_cast<uint32_t>(c.train.workers);

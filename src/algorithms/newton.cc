@@ -108,7 +108,8 @@ class Newton final : public Algorithm {
       precondition[j] = d.curvature_diagonal[j] * inv_n + lambda;
     }
     if (!fit_bias) g[n] = 0;
-    const double objective = d.loss_sum * inv_n + 0.5 * lambda * Dot(w, w);
+    const double ww = Dot(w, w);
+    const double objective = d.loss_sum * inv_n + 0.5 * lambda * ww;
     const double g_norm = std::sqrt(Dot(g, g));
     if (!(g_norm > 0)) return {.steps = passes, .syncs = 0};
 
@@ -161,7 +162,7 @@ class Newton final : public Algorithm {
     const double ws = Dot(w, s), ss = Dot(s, s);
     double step = 1.0;
     for (int h = 0; h <= kMostHalvings; ++h, step *= 0.5) {
-      const double regularizer = 0.5 * lambda * (Dot(w, w) + 2 * step * ws + step * step * ss);
+      const double regularizer = 0.5 * lambda * (ww + 2 * step * ws + step * step * ss);
       const double along = backend.LossSumAlong(step) * inv_n + regularizer;
       if (along <= objective + kArmijo * step * slope) {
         backend.StepGlobalModel(step, s);

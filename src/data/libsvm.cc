@@ -1,11 +1,11 @@
 #include "pimopt/data/libsvm.h"
 
+#include <algorithm>
 #include <cerrno>
 #include <charconv>
 #include <cmath>
 #include <cstring>
 #include <fstream>
-#include <algorithm>
 #include <optional>
 #include <vector>
 
@@ -27,10 +27,6 @@ bool ParseNumber(std::string_view token, double& out) {
   const auto res = std::from_chars(token.data(), token.data() + token.size(), out);
   return res.ec == std::errc() && res.ptr == token.data() + token.size();
 }
-
-}  // namespace
-
-namespace {
 
 // Bytes per piece the parse is cut into (at line ends), and the most pieces.
 constexpr size_t kPieceBytes = size_t{4} << 20;

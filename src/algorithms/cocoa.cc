@@ -63,9 +63,10 @@ const ParamTable<CocoaOptions>& CocoaParams() {
         .Unit("lanes")
         .AppliesWhen("algo", {"cocoa"})
         .Group(kAlgorithmParamGroup)
-        .Help("CoCoA with one worker on dense rows, on the CPU backend: each pass in rounds of 256 rows per lane, the lanes stepped from "
-              "the round's model in parallel and their changes combined by an exact line search on the dual; the "
-              "model depends on the lanes, never on the threads (docs/algorithms.md \"Lanes\")");
+        .Help("CoCoA with one worker on dense rows, on the CPU backend: each pass in rounds of 256 rows per lane, "
+              "the lanes stepped from the round's model in parallel and their changes combined by an exact line "
+              "search on the dual; the model depends on the lanes, never on the threads (docs/algorithms.md "
+              "\"Lanes\")");
     return t;
   }();
   return table;

@@ -9,7 +9,9 @@ Three workloads on which the algorithms differ in quality:
 Every algorithm (GA-SGD, MA-SGD, ADMM, D-PSGD over a ring, a 2-D torus and the chip/rank hierarchy, and CoCoA+, the
 dual method that, like ADMM, synchronizes once per epoch) runs on every
 profile: today's `pim-opt`, `host-x2`, `host-x4`, `links-rank`, `links-system` (the sums of GA-SGD, MA-SGD and ADMM
-as all-reduces, D-PSGD's gossip DPU to DPU) and, for the sparse workload, today's hardware with compacted
+as all-reduces, D-PSGD's gossip DPU to DPU), today's hardware with PID-Comm's software collectives (`pim-opt
+software`: --sync-path software), with PIM-MMU's transfer engine (`pim-mmu`) and with NUMA-aware allocation
+(`numa-aware`) and, for the sparse workload, today's hardware with compacted
 synchronization (`--sync-format auto`: index/value pairs up) and with asynchronous transfers (`--transfers async`:
 each pull pipelined with the host's sums in chunks). A profile or format changes the modeled time, never
 the model (tested), so each algorithm's test AUC per epoch is the same everywhere. The script reports:
@@ -42,6 +44,8 @@ from bench_util import train  # noqa: E402
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 PROFILES = ["pim-opt", "host-x2", "host-x4", "links-rank", "links-system"]
+SOFTWARE = "pim-opt software"  # today's hardware with PID-Comm's software collectives (--sync-path software)
+ENGINES = ["pim-mmu", "numa-aware"]  # today's hardware with a better transfer engine or NUMA-aware allocation
 COMPACTED = "pim-opt compacted"  # today's hardware with --sync-format auto (sparse workload only)
 ASYNC = "pim-opt async"  # today's hardware with --transfers async: pulls and host sums pipelined (sparse workload)
 PROJECT_DPUS = 2048
@@ -72,7 +76,7 @@ def workloads(quick):
     criteo_dpus, criteo_rows, criteo_features = (16, 4096, 16384) if quick else (64, 65536, 65536)
     fashion_dpus = 64 if quick else 256
     # --quick (the test suite's run): the profiles its checks need, no link sweep (collect).
-    profiles = ["pim-opt", "host-x4", "links-system"] if quick else PROFILES
+    profiles = ["pim-opt", "host-x4", "links-system"] if quick else PROFILES + [SOFTWARE] + ENGINES
     local = 8  # rows per DPU per step (YFCC, as PIM-Opt)
     sparse_local = 128  # Criteo: PIM-Opt's 2,048 per DPU would leave one step per epoch at these rows per DPU
     return {
@@ -113,6 +117,8 @@ def run(name, flags, profile, common, tmp, overrides=None):
         args += ["--profile", "pim-opt", "--sync-format", "auto"]
     elif profile == ASYNC:
         args += ["--profile", "pim-opt", "--transfers", "async"]
+    elif profile == SOFTWARE:
+        args += ["--profile", "pim-opt", "--sync-path", "software"]
     else:
         args += ["--profile", profile]
     if overrides:
@@ -300,6 +306,12 @@ def check(key, w, result):
     for name in ("MA-SGD", "GA-SGD"):  # links spare the host's transfers and reductions
         if not joules(name, "links-system") < joules(name, "pim-opt"):
             sys.exit(f"FAIL: {key}: {name} takes no less energy with links between all DPUs")
+    if SOFTWARE in w["profiles"]:  # MA-SGD's averaging: the same bytes over the channels by either route
+        for name in ("MA-SGD",):
+            r = next(x for x in result["runs"] if x["algorithm"] == name and x["profile"] == SOFTWARE)
+            if r["to_host_bytes_per_epoch"] != next(x for x in result["runs"] if x["algorithm"] == name and
+                                                   x["profile"] == "pim-opt")["to_host_bytes_per_epoch"]:
+                sys.exit(f"FAIL: {key}: software collectives move other bytes than the host route for {name}")
     if COMPACTED in w["profiles"]:
         for name in ("GA-SGD", "MA-SGD"):
             if not per_epoch(name, COMPACTED) < per_epoch(name, "pim-opt"):

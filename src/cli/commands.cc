@@ -556,6 +556,12 @@ int RunCli(int argc, char** argv) {
                              "MLP, GEMV, BS (none or --list: describe them)");
   prim.Add(PrimCommandParams(), prim_options).Add(pim::prim::RequestParams(), prim_options.request);
 
+  CollectivesFlags collectives_options;
+  CommandFlags& collectives = flags_of(app.add_subcommand(
+      "collectives", "model every collective among DPUs on today's hardware by the SDK's host route and by "
+                     "PID-Comm's software collectives, and print their times side by side"));
+  collectives.Add(CollectivesCommandParams(), collectives_options);
+
   // Every command's parameters, for `pimopt params` (gen once per generator: its own table with gen's).
   CommandInfos command_infos;
   for (const auto& f : all_flags) {
@@ -621,6 +627,7 @@ int RunCli(int argc, char** argv) {
     if (profile.command()->parsed()) return RunProfileCommand(profile_options);
     if (validate.command()->parsed()) return RunValidateCommand(validate_options);
     if (prim.command()->parsed()) return RunPrimCommand(prim_options);
+    if (collectives.command()->parsed()) return RunCollectivesCommand(collectives_options);
   } catch (...) {
     const Failure f = Classify(std::current_exception());
     std::cerr << "pimopt: " << f.message << "\n";

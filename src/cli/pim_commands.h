@@ -34,4 +34,16 @@ struct PrimFlags {
 const ParamTable<PrimFlags>& PrimCommandParams();
 int RunPrimCommand(const PrimFlags& flags);
 
+struct CollectivesFlags {
+  uint64_t dpus = 1024;
+  std::string bytes = "32768,262144,1048576,4194304";  // bytes per DPU, a comma-separated list
+  uint64_t element_bytes = 4;
+  std::string profile = "pim-opt", profile_set;
+  bool json = false;
+};
+// `pimopt collectives`: every collective's modeled time by the SDK's host route and PID-Comm's software route
+// (pim/collectives.h) over --dpus DPUs, for each size of --bytes.
+const ParamTable<CollectivesFlags>& CollectivesCommandParams();
+int RunCollectivesCommand(const CollectivesFlags& flags);
+
 }  // namespace pimopt::cli

@@ -437,6 +437,39 @@ ParamTable<HardwareProfile> MakeProfileFields() {
       .Group(links)
       .Source("assumption: 2 us per message across ranks")
       .Help("a cross-rank message's fixed time");
+  const std::string collectives = "software collectives";
+  t.Add("direct_to_dpu_bytes_per_s", &HardwareProfile::direct_to_dpu_bytes_per_s, 16.88e9)
+      .Positive()
+      .Unit("B/s")
+      .Group(collectives)
+      .Source("[PrIM] CPU-DPU broadcast, 64 DPUs (bytes delivered): the SDK's one transfer whose host side converts "
+              "nothing per byte, so the rank's own write rate")
+      .Help("one rank's MRAM written by host threads directly (PID-Comm's stream stores, no layout conversion)");
+  t.Add("direct_from_dpu_bytes_per_s", &HardwareProfile::direct_from_dpu_bytes_per_s, 5.55e9)
+      .Positive()
+      .Unit("B/s")
+      .Group(collectives)
+      .Source("inferred: the SDK's parallel pull (rank_from_dpu_bytes_per_s, 1.81 GB/s) sped up by the factor the "
+              "SDK's conversion costs a push (rank_broadcast / rank_to_dpu = 16.88 / 5.5 = 3.07)")
+      .Help("one rank's MRAM read by host threads directly (PID-Comm's stream loads, no layout conversion)");
+  t.Add("pim_channel_bytes_per_s", &HardwareProfile::pim_channel_bytes_per_s, 19.2e9)
+      .Positive()
+      .Unit("B/s")
+      .Group(collectives)
+      .Source("a DDR4-2400 channel's peak, 19.2 GB/s ([PrIM] section 2)")
+      .Help("one memory channel of PIM DIMMs: the direct reads and writes of its ranks share it");
+  t.Add("dpus_per_channel", &HardwareProfile::dpus_per_channel, 256)
+      .Min(1)
+      .Unit("DPUs")
+      .Group(collectives)
+      .Source("[PID-Comm] README: two UPMEM DIMMs per channel, each of two ranks of 64 DPUs")
+      .Help("DPUs of the DIMMs on one memory channel");
+  t.Add("collective_host_threads", &HardwareProfile::collective_host_threads, 32)
+      .Min(1)
+      .Unit("threads")
+      .Group(collectives)
+      .Source("[PID-Comm] the host engine starts 32 threads per collective (hw_dpu_rank.c)")
+      .Help("host threads a software collective starts (each at host_thread_start_s)");
   t.Add("dpu_active_power_w", &HardwareProfile::dpu_active_power_w, 0.15)
       .Min(0)
       .Unit("W")
@@ -577,6 +610,20 @@ std::vector<ProfilePreset> MakePresets() {
         {"max_to_dpu_bytes_per_s", "9.04e+10"},
         {"max_from_dpu_bytes_per_s", "4.44e+10"},
         {"max_broadcast_bytes_per_s", "7.232e+11"}}},
+      {"pim-mmu",
+       "what-if: today's UPMEM with PIM-MMU's DMA copy engine: 4.1x the SDK's transfer rates (a rank at most a "
+       "channel's 19.2 GB/s)",
+       "what-if after [PIM-MMU]: an average 4.1x DRAM <-> PIM transfer throughput",
+       {{"rank_to_dpu_bytes_per_s", "1.92e+10"},
+        {"rank_from_dpu_bytes_per_s", "7.42e+09"},
+        {"max_to_dpu_bytes_per_s", "9.27e+10"},
+        {"max_from_dpu_bytes_per_s", "4.55e+10"}}},
+      {"numa-aware",
+       "what-if: today's UPMEM with NUMA-aware rank allocation: 2.9x the transfers' many-rank caps",
+       "what-if after [UPMEM-Unleashed]: up to 2.9x host <-> PIM transfer throughput on a dual-socket server",
+       {{"max_to_dpu_bytes_per_s", "6.55e+10"},
+        {"max_from_dpu_bytes_per_s", "3.22e+10"},
+        {"max_broadcast_bytes_per_s", "5.24e+11"}}},
       {"future-wide",
        "what-if: the 500 MHz design clock, 4x WRAM (256 KB) and 4x host links",
        "what-if after [HotChips19]'s 500 MHz target",
@@ -601,7 +648,7 @@ const ParamTable<HardwareProfile>& ProfileFields() {
 // A field added to HardwareProfile must be declared in ProfileFields(): its fields have no initializers of their
 // own, so an undeclared one would be left unset. This guard makes such an addition fail to compile on the LP64
 // platforms pimopt is built on (the size counts every field and the op-cost array).
-static_assert(sizeof(void*) != 8 || sizeof(std::string) != 32 || sizeof(HardwareProfile) == 760,
+static_assert(sizeof(void*) != 8 || sizeof(std::string) != 32 || sizeof(HardwareProfile) == 792,
               "HardwareProfile changed: declare every field in ProfileFields() and update this size");
 
 HardwareProfile::HardwareProfile() : name("pim-opt") { ProfileFields().ApplyDefaults(*this); }

@@ -377,7 +377,7 @@ std::string FormatPlan(const Plan& plan) {
   std::string out;
   char buf[512];
   std::snprintf(buf, sizeof(buf), "%-6s %5s %10s %9s %9s %9s %9s %9s %11s %9s %12s %10s\n", "algo", "DPUs", "s/epoch",
-                "CPU->DPU", "kernel", "DPU->CPU", "host", "links", "MB/epoch", "epochs", "time_s", "best");
+                "CPU->DPU", "kernel", "DPU->CPU", "host", "exchange", "MB/epoch", "epochs", "time_s", "best");
   out += buf;
   for (const PlanCandidate& c : plan.candidates) {
     const EpochProjection& e = c.epoch;
@@ -399,7 +399,7 @@ std::string FormatPlan(const Plan& plan) {
     std::snprintf(buf, sizeof(buf), "%-6s %5u %10s %9s %9s %9s %9s %9s %11s %9s %12s %10.4f%s\n",
                   c.algorithm.c_str(), c.dpus, epoch_s.c_str(), cell(e.cpu_to_dpu_s, 4).c_str(),
                   cell(e.kernel_s + e.launch_overhead_s, 4).c_str(), cell(e.dpu_to_cpu_s, 4).c_str(),
-                  cell(e.host_reduction_s, 4).c_str(), cell(e.link_s, 4).c_str(),
+                  cell(e.host_reduction_s, 4).c_str(), cell(e.link_s + e.collective_s, 4).c_str(),
                   cell((e.cpu_to_dpu_bytes + e.dpu_to_cpu_bytes + e.link_bytes) / 1e6, 3).c_str(), epochs.c_str(),
                   time.c_str(), c.best_metric, c.timed_at_run_size ? "" : "  (projected)");
     out += buf;

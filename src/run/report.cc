@@ -2,6 +2,7 @@
 
 #include <cmath>
 #include <cstdio>
+#include <cstring>
 
 #include "pimopt/algorithms/algorithm.h"
 #include "pimopt/core/atomic_file.h"
@@ -311,6 +312,7 @@ nlohmann::json ProjectionJson(const EpochProjection& p) {
                       {"modeled_dpu_to_cpu_s", Number(p.dpu_to_cpu_s)},
                       {"host_reduction_s", Number(p.host_reduction_s)},
                       {"modeled_dpu_to_dpu_s", Number(p.link_s)},
+                      {"modeled_collectives_s", Number(p.collective_s)},
                       {"modeled_overlap_saved_s", Number(p.overlap_saved_s)},
                       {"cpu_to_dpu_bytes", Number(p.cpu_to_dpu_bytes)},
                       {"dpu_to_cpu_bytes", Number(p.dpu_to_cpu_bytes)},
@@ -337,6 +339,10 @@ std::string FormatProjection(const EpochProjection& p) {
   }
   char links[64] = "";
   if (p.link_bytes > 0) std::snprintf(links, sizeof(links), " + DPU<->DPU links %.3f", p.link_s);
+  if (p.collective_s > 0) {
+    std::snprintf(links + std::strlen(links), sizeof(links) - std::strlen(links), " + collectives %.3f",
+                  p.collective_s);
+  }
   char overlap[64] = "";
   if (p.overlap_saved_s > 0) std::snprintf(overlap, sizeof(overlap), " - overlapped %.3f", p.overlap_saved_s);
   char buf[640];

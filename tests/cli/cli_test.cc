@@ -682,6 +682,32 @@ TEST_F(Cli, ParamsCommandIsCheckedForEveryFormat) {
   EXPECT_GT(nlohmann::json::parse(RunPimopt("params --format json").output).size(), 10u);  // every command
 }
 
+// pimopt collectives: both routes of every collective for each size, as a table or JSON; bad sizes, element widths
+// and DPU counts are refused naming the flag.
+TEST_F(Cli, CollectivesCompareTheHostAndTheSoftwareRoute) {
+  const RunResult r = RunPimopt("collectives --dpus 256 --bytes 65536,1048576 --json");
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  const nlohmann::json j = nlohmann::json::parse(r.output);
+  EXPECT_EQ(j["dpus"], 256);
+  ASSERT_EQ(j["rows"].size(), 10u);  // five collectives x two sizes
+  for (const auto& row : j["rows"]) {
+    EXPECT_GT(row["host"]["seconds"].get<double>(), 0.0) << row.dump();
+    EXPECT_NEAR(row["speedup"].get<double>(),
+                row["host"]["seconds"].get<double>() / row["software"]["seconds"].get<double>(), 1e-9);
+    EXPECT_EQ(row["host"]["from_dpu_bytes"], row["software"]["from_dpu_bytes"]) << row.dump();
+  }
+  const RunResult table = RunPimopt("collectives --dpus 64 --bytes 4096 --profile-set direct_from_dpu_bytes_per_s=1e9");
+  ASSERT_EQ(table.exit_code, 0) << table.output;
+  EXPECT_NE(table.output.find("| reduce-scatter | 4096 |"), std::string::npos) << table.output;
+  ExpectBadInput("collectives --bytes 12", "--bytes: '12'");
+  ExpectBadInput("collectives --bytes 64,,128", "--bytes: ''");
+  ExpectBadInput("collectives --bytes -8", "--bytes");
+  ExpectBadInput("collectives --bytes 99999999999999999999", "--bytes");
+  ExpectBadInput("collectives --element-bytes 3", "--element-bytes");
+  ExpectBadInput("collectives --dpus 0", "--dpus");
+  ExpectBadInput("collectives --dpus 9999", "--dpus: 9999 DPUs");
+}
+
 TEST_F(Cli, PrimRefusesNumbersItCannotHoldNamingTheFlag) {
   ExpectBadInput("prim VA --param -1", "--param");
   ExpectBadInput("prim VA --param 18446744073709551616", "--param: 18446744073709551616 is out of range");
@@ -730,6 +756,7 @@ TEST_F(Cli, EveryDeclaredParameterRefusesHostileValuesNamingItself) {
       {"profile", {"profile pim-opt", false}},
       {"validate", {"validate -q --hw-data " + dir.Path("missing.csv"), true}},
       {"prim", {"prim VA --param 1024", false}},
+      {"collectives", {"collectives --bytes 4096", false}},
   };
   struct Hostile {
     std::string text;

@@ -42,7 +42,7 @@ TEST(ProfileFields, EveryFieldIsDeclaredWithUnitSourceAndMeaning) {
     if (e.info.name.rfind("slots.", 0) == 0) ++slots;
   }
   EXPECT_EQ(slots, kNumOps);
-  EXPECT_EQ(ProfileFields().entries().size(), 67 + kNumOps);
+  EXPECT_EQ(ProfileFields().entries().size(), 72 + kNumOps);
 }
 
 // Fields that contradict each other describe a machine that cannot exist: refused naming both.

@@ -28,6 +28,7 @@ struct EpochProjection {
   double mram_wram_bytes = 0;  // DMA between every DPU's MRAM and WRAM, both directions
   double link_s = 0;           // exchanges over what-if DPU links, re-modeled at the target DPU count
   double link_bytes = 0;
+  double collective_s = 0;     // --sync-path software: the software collectives, re-modeled at the target DPU count
   double overlap_saved_s = 0;  // --transfers async: pulls and host reductions that overlap (subtracted)
   pim::EnergyJoules energy;    // per epoch (pim/energy.h)
   // Empty, or why the epoch is not projected: the profile's links do not cover the target DPU count, so a run there
@@ -45,7 +46,7 @@ struct EpochProjection {
         {"launch", launch_overhead_s}, {"DPU->CPU", dpu_to_cpu_s},    {"host reduction", host_reduction_s},
         {"CPU->DPU bytes", cpu_to_dpu_bytes}, {"DPU->CPU bytes", dpu_to_cpu_bytes},
         {"MRAM-WRAM bytes", mram_wram_bytes}, {"link", link_s},       {"link bytes", link_bytes},
-        {"overlap", overlap_saved_s}, {"energy", energy.total_j()}};
+        {"collectives", collective_s}, {"overlap", overlap_saved_s}, {"energy", energy.total_j()}};
     for (const auto& [name, value] : figures) {
       if (!std::isfinite(value)) {
         throw InternalError(StrCat("the projection to ", dpus, " DPUs x ", rows_per_dpu, " rows has a non-finite ",

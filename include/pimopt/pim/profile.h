@@ -99,6 +99,13 @@ struct HardwareProfile {
   double link_latency_s;               // per message
   double inter_rank_link_bytes_per_s;  // one rank's port to the other ranks, each direction
   double inter_rank_link_latency_s;
+  // Software collectives on today's hardware (collectives.h, PID-Comm's route): host threads that read and write the
+  // ranks' MRAM directly, without the SDK's layout conversion, over the DIMMs' channels.
+  double direct_to_dpu_bytes_per_s;    // one rank written directly
+  double direct_from_dpu_bytes_per_s;  // one rank read directly
+  double pim_channel_bytes_per_s;      // one memory channel of PIM DIMMs
+  uint32_t dpus_per_channel;           // the DPUs of the DIMMs that share a channel
+  uint32_t collective_host_threads;    // the host threads a software collective starts
   // energy (pim/energy.h)
   double dpu_active_power_w;
   double host_core_power_w;          // one host core at work (moving data, reducing, launching)
@@ -133,7 +140,8 @@ struct ProfilePreset {
   std::string source;
   std::vector<std::pair<std::string, std::string>> fields;
 };
-// pim-opt, prim-2556, prim-640, upmem-2524, and the what-if designs future-fpu and future-wide.
+// pim-opt, prim-2556, prim-640, upmem-2524, and the what-ifs: future-fpu, links-chip, links-rank, links-system,
+// host-x2, host-x4, pim-mmu, numa-aware and future-wide.
 const std::vector<ProfilePreset>& ProfilePresets();
 std::vector<std::string> ProfileNames();
 // The preset; ConfigError naming --profile (with the known names) for an unknown one.

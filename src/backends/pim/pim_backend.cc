@@ -185,11 +185,13 @@ void PimBackend::GradientStep(std::span<const std::span<const uint32_t>> worker_
                "the gradient sum of GA-SGD or MB-SGD (an all-reduce)");
   // --sync-format auto: the gradient's touched coordinates as (index, value) pairs when smaller (not with PIM-Opt's
   // narrowed dense gradients, nor over links).
+  // --sync-path software: a software all-reduce of the gradients, after which every DPU applies the step as over links.
+  const bool software = SoftwareCollectives();
   const bool compact = options_.sync_format == PimBackendOptions::SyncFormat::kAuto;
-  const uint64_t pairs = compact && !narrow && !linked ? MostTouchedPairs(worker_rows) : 0;
+  const uint64_t pairs = compact && !narrow && !linked && !software ? MostTouchedPairs(worker_rows) : 0;
   const bool compacted = pairs > 0 && CompactedBytes(pairs) < layout_.gradient_bytes();
   // The emulator's pull; the machine's, when compacted, is recorded after it.
-  const Activity activity = linked ? Activity::kLinkExchange
+  const Activity activity = linked || software ? Activity::kLinkExchange
                             : compacted ? Activity::kEncodedCarrier
                                         : Activity::kTraining;
   if (narrow) {
@@ -226,6 +228,12 @@ void PimBackend::GradientStep(std::span<const std::span<const uint32_t>> worker_
   if (!config_.objective.fit_bias) global_[layout_.n_pad] = 0;
   if (linked) {
     RecordLinkWork(*linked, {std::nullopt, 2 * layout_.model_bytes()});
+    global_on_dpus_ = true;
+    return;
+  }
+  if (software) {
+    RecordCollective({pim::Collective::kAllReduce, narrow ? layout_.model_bytes() : layout_.gradient_bytes(),
+                      narrow ? 4u : 8u});
     global_on_dpus_ = true;
     return;
   }
@@ -352,7 +360,10 @@ void PimBackend::MixLocalModels(const Topology& topology) {
   const std::optional<pim::LinkExchangeTime> linked =
       LinkPath(pim::ModelNeighbourExchange(profile_, all_dpus, topology.EdgeList(), layout_.model_bytes()),
                "the gossip's topology");
-  const Activity activity = linked ? Activity::kLinkExchange : Activity::kTraining;
+  // --sync-path software: the host reads every model directly, mixes them in registers and writes each DPU its own:
+  // the bytes of an all-to-all of the models.
+  const bool software = !linked && SoftwareCollectives();
+  const Activity activity = linked || software ? Activity::kLinkExchange : Activity::kTraining;
   PullModels(activity);
   const auto t0 = Clock::now();
   const double comm_s0 = comm_->stats().seconds;
@@ -378,6 +389,8 @@ void PimBackend::MixLocalModels(const Topology& topology) {
   if (linked) {
     // The DPUs mix on their own: no host work; the link exchange's modeled time and bytes.
     RecordLinkWork(*linked, {topology.kind(), layout_.model_bytes()});
+  } else if (software) {
+    RecordCollective({pim::Collective::kAllToAll, layout_.model_bytes(), 4});
   } else {
     // Every DPU's neighbours' models read, its new model written.
     RecordHostWork({.vectors_per_dpu = topology.max_degree() + 1, .bytes_per_element = 4, .elements = total,
@@ -400,13 +413,17 @@ void PimBackend::AverageLocalModels() {
   model_delta_pairs_ = 0;
   // --sync-format auto: each DPU sends x_k - global at the coordinates it touched; the host adds them to K global
   // (exact: the same sums as the whole models').
-  const bool compacted = !linked && bits == 0 && pairs > 0 && CompactedBytes(pairs) < layout_.model_bytes();
-  PullModels(linked ? Activity::kLinkExchange
+  // --sync-path software: a software all-reduce (the host sums the int32 models, or the quantized deltas, in 64-bit
+  // lanes of its registers and writes the mean to every DPU).
+  const bool software = SoftwareCollectives();
+  const bool compacted =
+      !linked && !software && bits == 0 && pairs > 0 && CompactedBytes(pairs) < layout_.model_bytes();
+  PullModels(linked || software ? Activity::kLinkExchange
              : bits > 0 || compacted ? Activity::kEncodedCarrier
                                      : Activity::kTraining);
   if (bits > 0) {
     const double cycles = QuantizeModelDeltas(bits);
-    if (linked) {
+    if (linked || software) {
       RecordEncoding(cycles);
     } else {
       RecordEncodedPull(TransferKind::kPullModels, QuantizedBytes(bits), cycles);
@@ -428,6 +445,12 @@ void PimBackend::AverageLocalModels() {
   });
   if (linked) {
     RecordLinkWork(*linked, {std::nullopt, allreduce_bytes});
+    global_on_dpus_ = true;
+    return;
+  }
+  if (software) {
+    RecordCollective({pim::Collective::kAllReduce, bits > 0 ? QuantizedBytes(bits) : layout_.model_bytes(),
+                      bits > 0 ? static_cast<uint32_t>(std::max(1, bits / 8)) : 4u});
     global_on_dpus_ = true;
     return;
   }
@@ -458,8 +481,11 @@ ConsensusNorms PimBackend::Consensus(const ConsensusRule& rule) {
   const std::optional<pim::LinkExchangeTime> linked =
       LinkPath(pim::ModelAllReduce(profile_, part_.total_workers, 2 * layout_.model_bytes()),
                "a consensus (an all-reduce)");
-  targets_on_dpus_ = linked.has_value();
-  PullModels(linked ? Activity::kLinkExchange : Activity::kTraining);
+  // --sync-path software: a software all-reduce of x_k and o_k (the host reads both, writes z to every DPU, and each
+  // DPU computes its o_k and its next center itself, as over links) and one of the three squared sums.
+  const bool software = SoftwareCollectives();
+  targets_on_dpus_ = linked.has_value() || software;
+  PullModels(linked || software ? Activity::kLinkExchange : Activity::kTraining);
   const auto t0 = Clock::now();
   const double comm_s0 = comm_->stats().seconds;
   const DivideTowardZero mean(part_.total_workers);
@@ -531,6 +557,9 @@ ConsensusNorms PimBackend::Consensus(const ConsensusRule& rule) {
         pim::ModelAllReduce(profile_, part_.total_workers, kConsensusNormBytes);
     PIMOPT_CHECK(norms.has_value());
     RecordLinkWork(*norms, {std::nullopt, kConsensusNormBytes}, /*sync=*/false);
+  } else if (software) {
+    RecordCollective({pim::Collective::kAllReduce, 2 * layout_.model_bytes(), 4});
+    RecordCollective({pim::Collective::kAllReduce, kConsensusNormBytes, 8}, /*sync=*/false);
   } else {
     // x_k and o_k summed; then every o_k updated from x_k (read both, write o_k: 12 bytes) besides z.
     RecordHostWork({.vectors_per_dpu = 2,

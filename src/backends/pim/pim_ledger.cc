@@ -80,7 +80,10 @@ void PimBackend::Broadcast(Activity activity, TransferKind kind, uint64_t offset
 
 std::optional<pim::LinkExchangeTime> PimBackend::LinkPath(const std::optional<pim::LinkExchangeTime>& covered,
                                                           const char* what) const {
-  if (options_.sync_path == PimBackendOptions::SyncPath::kHost) return std::nullopt;
+  if (options_.sync_path == PimBackendOptions::SyncPath::kHost ||
+      options_.sync_path == PimBackendOptions::SyncPath::kSoftware) {
+    return std::nullopt;
+  }
   if (!covered && options_.sync_path == PimBackendOptions::SyncPath::kLinks && part_.total_workers == 1) {
     throw ConfigError("--sync-path", StrCat("links: ", what, " over one DPU is no exchange between DPUs (it goes "
                                             "through the host on every profile); use --sync-path host or auto, or "
@@ -101,6 +104,22 @@ void PimBackend::RecordLinkWork(const pim::LinkExchangeTime& time, const Ledger:
   // This process's share of the bytes (the exchange is over all DPUs of the run).
   ledger_.link_bytes += time.link_bytes * num_dpus_ / static_cast<uint64_t>(part_.total_workers);
   ++ledger_.link_work[work];
+  if (sync) ++ledger_.syncs;
+}
+
+void PimBackend::RecordCollective(const Ledger::CollectiveWork& work, bool sync) {
+  round_pulls_.clear();
+  Ledger::CollectiveWork w = work;
+  w.bytes = (w.bytes + 7) / 8 * 8;
+  const uint32_t all = static_cast<uint32_t>(part_.total_workers);
+  const pim::CollectiveCost cost =
+      pim::ModelCollective(profile_, w.collective, pim::CollectiveRoute::kSoftware, all, w.bytes, w.element_bytes);
+  ledger_.collective_s += cost.seconds;
+  ledger_.collective_bus_s += cost.bus_s;
+  // This process's share of the bytes (the collective is over all DPUs of the run).
+  ledger_.collective_to_dpu_bytes += cost.to_dpu_bytes * num_dpus_ / all;
+  ledger_.collective_from_dpu_bytes += cost.from_dpu_bytes * num_dpus_ / all;
+  ++ledger_.collective_work[w];
   if (sync) ++ledger_.syncs;
 }
 
@@ -127,11 +146,12 @@ std::map<std::string, double> PimBackend::PhaseSeconds() const {
   const double host_s = options_.measured_host ? l.host_reduction_s : l.modeled_host_reduction_s;
   const double whole = num_dpus_ > 0 ? static_cast<double>(part_.total_workers) / num_dpus_ : 1.0;
   const double training_bytes = static_cast<double>(l.to_dpu[static_cast<size_t>(Activity::kTraining)].bytes +
-                                                    l.from_dpu[static_cast<size_t>(Activity::kTraining)].bytes);
+                                                    l.from_dpu[static_cast<size_t>(Activity::kTraining)].bytes +
+                                                    l.collective_to_dpu_bytes + l.collective_from_dpu_bytes);
   pim::EnergyJoules energy;
   energy.dpu_j = l.dpu_energy_j * whole;
   energy.transfer_j = pim::TransferEnergyJoules(profile_, static_cast<uint32_t>(part_.total_workers),
-                                                training_bytes * whole, to_dpu_s + from_dpu_s);
+                                                training_bytes * whole, to_dpu_s + from_dpu_s + l.collective_bus_s);
   energy.host_j = pim::HostEnergyJoules(profile_, host_s, l.launch_s);
   energy.link_j = pim::LinkEnergyJoules(profile_, static_cast<double>(l.link_bytes) * whole);
   return {{"modeled_cpu_to_dpu", to_dpu_s},
@@ -143,9 +163,11 @@ std::map<std::string, double> PimBackend::PhaseSeconds() const {
           {"modeled_dpu_to_cpu", from_dpu_s},
           {"modeled_host_reduction", host_s},
           {"modeled_dpu_to_dpu", l.link_s},
+          {"modeled_collectives", l.collective_s},
           // --transfers async: the pulls and the host's reductions that overlapped (subtracted from the total).
           {"modeled_overlap_saved", l.overlap_saved_s},
-          {"modeled_total", to_dpu_s + l.kernel_s + l.launch_s + from_dpu_s + host_s + l.link_s - l.overlap_saved_s},
+          {"modeled_total", to_dpu_s + l.kernel_s + l.launch_s + from_dpu_s + host_s + l.link_s + l.collective_s -
+                                l.overlap_saved_s},
           // The error bar the hardware validation supports, each component's share added (its errors repeat from
           // one launch or transfer of the same shape to the next); the host reduction has none (not validated).
           {"modeled_total_uncertainty", profile_.kernel_time_uncertainty * (l.kernel_s + l.launch_s) +
@@ -164,8 +186,11 @@ std::map<std::string, double> PimBackend::PhaseSeconds() const {
 
 TrafficCounters PimBackend::Traffic() const {
   TrafficCounters t;
-  t.to_workers_bytes = ledger_.to_dpu[static_cast<size_t>(Activity::kTraining)].bytes;
-  t.from_workers_bytes = ledger_.from_dpu[static_cast<size_t>(Activity::kTraining)].bytes;
+  // The software collectives' bytes cross the channels between the host and the DIMMs too.
+  t.to_workers_bytes =
+      ledger_.to_dpu[static_cast<size_t>(Activity::kTraining)].bytes + ledger_.collective_to_dpu_bytes;
+  t.from_workers_bytes =
+      ledger_.from_dpu[static_cast<size_t>(Activity::kTraining)].bytes + ledger_.collective_from_dpu_bytes;
   t.syncs = ledger_.syncs;
   return t;
 }

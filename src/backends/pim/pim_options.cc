@@ -100,14 +100,19 @@ ParamTable<PimBackendOptions> MakePimParams() {
                     "every synchronization over the profile's links (all-reduces, gossip); an error when they do not "
                     "cover it",
                     {}},
-                   PimBackendOptions::SyncPath::kLinks}})
+                   PimBackendOptions::SyncPath::kLinks},
+                  {{"software",
+                    "PID-Comm's software collectives on today's UPMEM: the host reads and writes the DPUs' MRAM "
+                    "directly, relocation kernels on the DPUs (docs/pim-emulator.md 'Software collectives')",
+                    {}},
+                   PimBackendOptions::SyncPath::kSoftware}})
       .Noun("path")
       .Effect(ParamEffect::kModeledTime)
       .AppliesWhen("backend", {"pim"})
       .Group(group)
-      .Help("how DPUs synchronize on a profile with what-if DPU links (docs/pim-emulator.md 'What-if "
-            "interconnects'): the sums of MA-SGD, GA-SGD and ADMM by all-reduce (flat ring or hierarchical), D-PSGD's "
-            "gossip DPU to DPU");
+      .Help("how DPUs synchronize: through the host with the SDK's transfers, by software collectives, or over "
+            "what-if DPU links (docs/pim-emulator.md 'What-if interconnects', 'Software collectives'): the sums of "
+            "MA-SGD, CoCoA, GA-SGD and ADMM by all-reduce, D-PSGD's gossip DPU to DPU; the same models on every path");
   t.AddChoice(
        "host-time", &PimBackendOptions::measured_host, false,
        std::vector<std::pair<ParamChoice, bool>>{

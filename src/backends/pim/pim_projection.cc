@@ -63,6 +63,7 @@ EpochProjection PimBackend::Project(uint32_t target_dpus, uint64_t target_rows_p
   }
   // Exchanges over what-if links, re-modeled at the target: the ring all-reduce over the target's DPUs, the gossip
   // over the run's topology kind built for them.
+  double collective_bus_s = 0;  // of the software collectives' time, their transfers' (for their energy)
   for (const auto& [work, count] : ledger_.link_work) {
     std::optional<pim::LinkExchangeTime> t;
     if (!work.topology) {
@@ -81,6 +82,16 @@ EpochProjection PimBackend::Project(uint32_t target_dpus, uint64_t target_rows_p
     p.link_s += n * t->seconds;
     p.link_bytes += n * static_cast<double>(t->link_bytes);
   }
+  // Software collectives, re-modeled over the target's DPUs; their bytes cross the channels like the transfers'.
+  for (const auto& [work, count] : ledger_.collective_work) {
+    const double n = static_cast<double>(count) * per_epoch * sync_factor;
+    const pim::CollectiveCost c = pim::ModelCollective(profile_, work.collective, pim::CollectiveRoute::kSoftware,
+                                                       target_dpus, work.bytes, work.element_bytes);
+    p.collective_s += n * c.seconds;
+    collective_bus_s += n * c.bus_s;
+    p.cpu_to_dpu_bytes += n * static_cast<double>(c.to_dpu_bytes);
+    p.dpu_to_cpu_bytes += n * static_cast<double>(c.from_dpu_bytes);
+  }
   // --transfers async: each pipelined reduction re-modeled at the target DPU count.
   for (const auto& [key, count] : ledger_.reductions) {
     const auto& [pulls, work] = key;
@@ -88,13 +99,13 @@ EpochProjection PimBackend::Project(uint32_t target_dpus, uint64_t target_rows_p
     p.overlap_saved_s +=
         n * pim::ModelPipelinedReduction(profile_, target_dpus, pulls, HostReduction(work, target_dpus)).saved_s();
   }
-  p.epoch_s = p.kernel_s + p.launch_overhead_s + p.cpu_to_dpu_s + p.dpu_to_cpu_s + p.host_reduction_s + p.link_s -
-              p.overlap_saved_s;
+  p.epoch_s = p.kernel_s + p.launch_overhead_s + p.cpu_to_dpu_s + p.dpu_to_cpu_s + p.host_reduction_s + p.link_s +
+              p.collective_s - p.overlap_saved_s;
   // Energy per epoch at the target: every DPU busy as this run's were, for its rows (weak scaling), the projected
   // transfers, reductions, launches and link exchanges.
   p.energy.dpu_j = ledger_.dpu_energy_j * per_epoch * row_factor * target_dpus / num_dpus_;
   p.energy.transfer_j = pim::TransferEnergyJoules(profile_, target_dpus, p.cpu_to_dpu_bytes + p.dpu_to_cpu_bytes,
-                                                  p.cpu_to_dpu_s + p.dpu_to_cpu_s);
+                                                  p.cpu_to_dpu_s + p.dpu_to_cpu_s + collective_bus_s);
   p.energy.host_j = pim::HostEnergyJoules(profile_, p.host_reduction_s, p.launch_overhead_s);
   p.energy.link_j = pim::LinkEnergyJoules(profile_, p.link_bytes);
   if (!p.note.empty()) {
@@ -102,7 +113,7 @@ EpochProjection PimBackend::Project(uint32_t target_dpus, uint64_t target_rows_p
     // is what the DPUs do on their own rows (the kernel, its DMA bytes, the DPUs' energy).
     const double missing = std::numeric_limits<double>::quiet_NaN();
     for (double* figure : {&p.epoch_s, &p.cpu_to_dpu_s, &p.launch_overhead_s, &p.dpu_to_cpu_s, &p.host_reduction_s,
-                           &p.cpu_to_dpu_bytes, &p.dpu_to_cpu_bytes, &p.link_s, &p.link_bytes, &p.overlap_saved_s,
+                           &p.cpu_to_dpu_bytes, &p.dpu_to_cpu_bytes, &p.link_s, &p.link_bytes, &p.collective_s, &p.overlap_saved_s,
                            &p.energy.transfer_j, &p.energy.host_j, &p.energy.link_j}) {
       *figure = missing;
     }

@@ -27,6 +27,7 @@
 #include "pimopt/core/params.h"
 #include "pimopt/backends/pim/linear_kernel.h"
 #include "pimopt/fixed/fixed_point.h"
+#include "pimopt/pim/collectives.h"
 #include "pimopt/pim/energy.h"
 #include "pimopt/pim/interconnect.h"
 #include "pimopt/pim/pipelined_reduction.h"
@@ -51,8 +52,9 @@ struct PimBackendOptions {
                          // software-float sigmoid
   // How synchronizations travel: kAuto uses what-if DPU links where the profile's links cover them (model averaging
   // by ring all-reduce, D-PSGD's gossip), kHost always the host, kLinks requires the links (ConfigError naming
-  // --profile when they do not cover the run).
-  enum class SyncPath { kAuto, kHost, kLinks };
+  // --profile when they do not cover the run), kSoftware PID-Comm's software collectives on today's hardware
+  // (pim/collectives.h): the same models, another time.
+  enum class SyncPath { kAuto, kHost, kLinks, kSoftware };
   SyncPath sync_path;
   // --sync-format: kAuto: DPUs send the coordinates they touched as (index, value) pairs when smaller than the
   // dense vector (GA-SGD's gradients; MA-SGD's model deltas with no L2): modeled time and bytes only; kInt16, kInt8:
@@ -112,8 +114,8 @@ class PimBackend final : public IBackend, public EpochProjector {
   EpochProjection Project(uint32_t target_dpus, uint64_t target_rows_per_dpu, int epochs) const override;
 
   // What a transfer served. Only training transfers are host <-> worker traffic; the others are reported apart.
-  // kLinkExchange: transfers that carry, functionally, what a what-if DPU <-> DPU link moves on the modeled
-  // machine; their host time is not the machine's (Ledger::link_s is).
+  // kLinkExchange: transfers that carry, functionally, what a what-if DPU <-> DPU link or a software collective
+  // moves on the modeled machine; their host time is not the machine's (Ledger::link_s or collective_s is).
   // kEncodedCarrier: the emulator's dense transfer of a vector that the machine moves encoded (compacted (index,
   // value) pairs, quantized deltas), recorded apart as a training transfer.
   enum class Activity { kSetup, kTraining, kCheckpoint, kDiagnostics, kLinkExchange, kEncodedCarrier };
@@ -137,6 +139,10 @@ class PimBackend final : public IBackend, public EpochProjector {
     double host_reduction_s = 0;          // measured on this machine (this process's share)
     double modeled_host_reduction_s = 0;  // the profile's host model, over all DPUs
     double link_s = 0;  // modeled DPU <-> DPU exchanges over what-if links
+    // --sync-path software: the software collectives' modeled seconds (relocation kernels, direct transfers, host
+    // threads), of them the transfers', and this process's share of their bytes over the channels.
+    double collective_s = 0, collective_bus_s = 0;
+    uint64_t collective_to_dpu_bytes = 0, collective_from_dpu_bytes = 0;
     double encoding_s = 0;  // of kernel_s: the DPUs' compaction or quantization before a pull (--sync-format)
     uint64_t link_bytes = 0;
     uint64_t launches = 0, syncs = 0;
@@ -162,6 +168,14 @@ class PimBackend final : public IBackend, public EpochProjector {
       auto operator<=>(const LinkWork&) const = default;
     };
     std::map<LinkWork, uint64_t> link_work;
+    // Each software collective (over all DPUs of the run), and how often (for projections).
+    struct CollectiveWork {
+      pim::Collective collective = pim::Collective::kAllReduce;
+      uint64_t bytes = 0;  // per DPU
+      uint32_t element_bytes = 4;
+      auto operator<=>(const CollectiveWork&) const = default;
+    };
+    std::map<CollectiveWork, uint64_t> collective_work;
     // --transfers async: the seconds the pipelined reductions saved, and each reduction's pulls and host work, and
     // how often (for projections).
     double overlap_saved_s = 0;
@@ -191,6 +205,12 @@ class PimBackend final : public IBackend, public EpochProjector {
   // One exchange over what-if links in the ledger (time, this process's share of the bytes, the work for
   // projections); `sync`: it is a synchronization of the algorithm (counted in syncs).
   void RecordLinkWork(const pim::LinkExchangeTime& time, const Ledger::LinkWork& work, bool sync = true);
+  // --sync-path software over more than one DPU: synchronizations are software collectives.
+  bool SoftwareCollectives() const {
+    return options_.sync_path == PimBackendOptions::SyncPath::kSoftware && part_.total_workers > 1;
+  }
+  // One software collective over all DPUs of the run in the ledger (`bytes` per DPU, rounded up to 8).
+  void RecordCollective(const Ledger::CollectiveWork& work, bool sync = true);
   static constexpr uint64_t kConsensusNormBytes = 3 * sizeof(double);  // sums of ||x - z||^2, ||x||^2, ||o||^2
   void Launch();
   pimbackend::LinearKernelArgs BaseArgs() const;

@@ -35,14 +35,16 @@ struct Case {
   std::string algo;
   LossKind loss;
   uint64_t batch;
+  bool artifact_kernel = false;  // PIM-Opt's kernel and transfers (--kernel pim-opt): int32 dense gradients
 };
 
 TEST(SoftwareCollectives, EveryAlgorithmTrainsTheSameModelWithTheSameBytesInAnotherTime) {
   const Dataset train = testing::SmallDense(4096, 64, 7);
   for (const Case& k : {Case{"ma", LossKind::kLogistic, 8}, Case{"ga", LossKind::kHinge, 64},
                         Case{"admm", LossKind::kLogistic, 16}, Case{"cocoa", LossKind::kHinge, 1},
-                        Case{"dsgd", LossKind::kLogistic, 8}}) {
-    SCOPED_TRACE(k.algo);
+                        Case{"dsgd", LossKind::kLogistic, 8}, Case{"ga", LossKind::kLogistic, 64, true},
+                        Case{"ma", LossKind::kHinge, 8, true}}) {
+    SCOPED_TRACE(k.algo + (k.artifact_kernel ? " (PIM-Opt's kernel)" : ""));
     TrainConfig c;
     c.algorithm = k.algo;
     c.objective.loss = k.loss;
@@ -54,7 +56,9 @@ TEST(SoftwareCollectives, EveryAlgorithmTrainsTheSameModelWithTheSameBytesInAnot
     c.seed = 3;
     if (k.algo == "dsgd") c.Set("topology", Topology::Name(TopologyKind::kRing));
     ThreadPool pool(2);
-    PimBackend host_backend(pool, {}), software_backend(pool, Software());
+    PimBackendOptions host_options, software_options = Software();
+    host_options.artifact_kernel = software_options.artifact_kernel = k.artifact_kernel;
+    PimBackend host_backend(pool, host_options), software_backend(pool, software_options);
     const TrainResult a = Train(train, nullptr, c, host_backend, {});
     const TrainResult b = Train(train, nullptr, c, software_backend, {});
     EXPECT_EQ(a.model.weights, b.model.weights);

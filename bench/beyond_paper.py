@@ -344,7 +344,8 @@ def build_parser():
                     help="exit 1 unless every algorithm's test AUC per epoch is the same on every profile (a profile "
                          "changes modeled time only), links between all DPUs make the talking algorithms' epochs "
                          "cheaper and take less energy (MA-SGD, GA-SGD), compaction makes GA-SGD's and MA-SGD's sparse epochs "
-                         "cheaper, and asynchronous transfers never make an epoch dearer and shorten GA-SGD's at 2,048 DPUs")
+                         "cheaper, asynchronous transfers never make an epoch dearer and shorten GA-SGD's at 2,048 DPUs, and software "
+                         "collectives move MA-SGD's bytes as the host route does")
     return ap
 
 

@@ -143,7 +143,14 @@ CollectiveCost SoftwareRoute(const HardwareProfile& p, Collective c, uint32_t n,
   const double channels = static_cast<double>((uint64_t{n} + p.dpus_per_channel - 1) / p.dpus_per_channel);
   const double channel_s =
       static_cast<double>(cost.from_dpu_bytes + cost.to_dpu_bytes) / (channels * p.pim_channel_bytes_per_s);
-  cost.bus_s = std::max(per_rank_s, channel_s) + ModelParallelTransferSeconds(p, XferDirection::kFromDpu, n, 8);
+  // The host's work in registers: every value read is added (a reduction) or moved between lanes, at the host model's
+  // cycles per element, on the collective's threads (at most the host's cores). It overlaps the streaming loads and
+  // stores: the phase takes the longer of the two.
+  const double values = static_cast<double>(cost.from_dpu_bytes) / e;
+  const double threads = std::min(p.collective_host_threads, p.host_cores);
+  const double register_s = values * p.host_cycles_per_element / (p.host_clock_hz * threads);
+  cost.bus_s = std::max({per_rank_s, channel_s, register_s}) +
+               ModelParallelTransferSeconds(p, XferDirection::kFromDpu, n, 8);
   if (shape.broadcast_result) {
     cost.bus_s += ModelBroadcastSeconds(p, n, s);
     cost.to_dpu_bytes += uint64_t{n} * s;

@@ -156,8 +156,10 @@ CollectiveCost SoftwareRoute(const HardwareProfile& p, Collective c, uint32_t n,
     cost.to_dpu_bytes += uint64_t{n} * s;
   }
   cost.host_s = p.collective_host_threads * p.host_thread_start_s;
-  const double relocation_s = ModelLaunchOverheadSeconds(p, n) + RelocationKernelSeconds(p, s);
-  cost.dpu_s = (shape.relocate_before ? relocation_s : 0) + (shape.relocate_after ? relocation_s : 0);
+  const double kernel_s = RelocationKernelSeconds(p, s);
+  const int kernels = (shape.relocate_before ? 1 : 0) + (shape.relocate_after ? 1 : 0);
+  cost.dpu_s = kernels * (ModelLaunchOverheadSeconds(p, n) + kernel_s);
+  cost.dpu_busy_s = kernels * kernel_s * n;
   cost.seconds = cost.dpu_s + cost.bus_s + cost.host_s;
   return cost;
 }

@@ -19,4 +19,12 @@ double HostEnergyJoules(const HardwareProfile& p, double reduction_s, double lau
 
 double LinkEnergyJoules(const HardwareProfile& p, double bytes) { return bytes * p.channel_energy_j_per_byte; }
 
+EnergyJoules CollectiveEnergyJoules(const HardwareProfile& p, double bytes, double bus_s, double dpu_busy_s) {
+  const uint32_t cores = std::max<uint32_t>(1, std::min(p.collective_host_threads, p.host_cores));
+  EnergyJoules e;
+  e.transfer_j = bytes * p.channel_energy_j_per_byte + bus_s * cores * p.host_core_power_w;
+  e.dpu_j = DpuEnergyJoules(p, dpu_busy_s);
+  return e;
+}
+
 }  // namespace pimopt::pim

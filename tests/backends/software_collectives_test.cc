@@ -73,6 +73,11 @@ TEST(SoftwareCollectives, EveryAlgorithmTrainsTheSameModelWithTheSameBytesInAnot
     // The collectives' bytes cross the channels as the SDK's transfers' did.
     EXPECT_GT(b.traffic.from_workers_bytes, 0u);
     EXPECT_NE(a.phase_seconds.at("modeled_total"), b.phase_seconds.at("modeled_total"));
+    // Energy: the relocation kernels keep every DPU busy a little longer; the channels carry the collectives' bytes.
+    EXPECT_GT(b.phase_seconds.at("modeled_energy_dpu_j"), a.phase_seconds.at("modeled_energy_dpu_j"));
+    const double channel_j = pim::MakeProfile("pim-opt").channel_energy_j_per_byte *
+                             static_cast<double>(b.traffic.to_workers_bytes + b.traffic.from_workers_bytes);
+    EXPECT_GT(b.phase_seconds.at("modeled_energy_transfer_j"), channel_j);
     // The ledger's collectives are the model's: each re-modeled at the run's own size gives the run's time.
     const EpochProjection same = software_backend.Project(16, 256, 2);
     EXPECT_NEAR(same.collective_s, software_backend.ledger().collective_s / 2,

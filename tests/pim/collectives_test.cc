@@ -4,10 +4,12 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstring>
 #include <vector>
 
 #include "pimopt/core/error.h"
+#include "pimopt/pim/energy.h"
 #include "pimopt/pim/host_model.h"
 #include "pimopt/pim/system.h"
 #include "pimopt/pim/timing.h"
@@ -121,6 +123,22 @@ TEST(Collectives, TheRelocationKernelsTimeIsTheEmulatorsAndGrowsWithItsBytes) {
   EXPECT_GT(one, 2.0 * (1 << 20) * p.dma_occupancy_cycles_per_byte / p.dpu_frequency_hz);
   p.dma_occupancy_cycles_per_byte *= 2;  // another profile: timed again
   EXPECT_GT(RelocationKernelSeconds(p, 1 << 20), 1.5 * one);
+}
+
+TEST(Collectives, TheSoftwareRoutesEnergyIsItsBytesItsHostThreadsAndItsRelocatingDpus) {
+  HardwareProfile p = MakeProfile("pim-opt");
+  const uint32_t n = 1024;
+  const uint64_t s = 1 << 20;
+  const CollectiveCost ar = ModelCollective(p, Collective::kAllReduce, CollectiveRoute::kSoftware, n, s);
+  EXPECT_DOUBLE_EQ(ar.dpu_busy_s, n * RelocationKernelSeconds(p, s));  // one relocation before the host's phase
+  const CollectiveCost a2a = ModelCollective(p, Collective::kAllToAll, CollectiveRoute::kSoftware, n, s);
+  EXPECT_DOUBLE_EQ(a2a.dpu_busy_s, 2 * ar.dpu_busy_s);                  // one before, one after
+  const double bytes = static_cast<double>(ar.to_dpu_bytes + ar.from_dpu_bytes);
+  const EnergyJoules e = CollectiveEnergyJoules(p, bytes, ar.bus_s, ar.dpu_busy_s);
+  const double cores = std::min(p.collective_host_threads, p.host_cores);
+  EXPECT_DOUBLE_EQ(e.transfer_j, bytes * p.channel_energy_j_per_byte + ar.bus_s * cores * p.host_core_power_w);
+  EXPECT_DOUBLE_EQ(e.dpu_j, ar.dpu_busy_s * p.dpu_active_power_w);
+  EXPECT_EQ(e.host_j + e.link_j, 0.0);
 }
 
 TEST(Collectives, BadSizesNameTheirArgument) {

@@ -34,6 +34,7 @@ const char* CollectiveRouteName(CollectiveRoute r);  // "host", "software"
 struct CollectiveCost {
   double seconds = 0;
   double dpu_s = 0;   // the relocation kernels with their launches (software route)
+  double dpu_busy_s = 0;  // of them, the kernels' own time summed over every DPU (for energy)
   double bus_s = 0;   // transfers between the host and the DIMMs
   double host_s = 0;  // the host's reduction or rearrangement in DRAM (host route), its threads' start (software)
   uint64_t to_dpu_bytes = 0;    // over the channels, all DPUs

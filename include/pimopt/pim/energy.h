@@ -4,7 +4,9 @@
 //  - transfers between the host and the DPUs: the bytes over the DRAM channel (channel_energy_j_per_byte) and the
 //    host cores that move them, one per rank worked in parallel (host_core_power_w);
 //  - the host: its cores during each reduction (min(host_reduction_threads, host_cores)) and during launches (one);
-//  - what-if DPU links: their bytes at the channel's energy per byte (an assumption: no such link exists).
+//  - what-if DPU links: their bytes at the channel's energy per byte (an assumption: no such link exists);
+//  - software collectives (collectives.h): their bytes over the channels, the host threads that stream them
+//    (min(collective_host_threads, host_cores) cores) and every DPU busy in the relocation kernels.
 // Not modeled: the static power of idle DPUs and DIMMs, the host's uncore and memory beyond the channel's bytes.
 #pragma once
 
@@ -30,5 +32,8 @@ double TransferEnergyJoules(const HardwareProfile& p, uint32_t dpus, double byte
 double HostEnergyJoules(const HardwareProfile& p, double reduction_s, double launch_s);
 // Bytes over what-if DPU links.
 double LinkEnergyJoules(const HardwareProfile& p, double bytes);
+// Software collectives: `bytes` over the channels in `bus_s` seconds, and DPUs busy `dpu_busy_s` seconds in all
+// (summed over DPUs) in relocation kernels. Returned as the transfers' and the DPUs' shares.
+EnergyJoules CollectiveEnergyJoules(const HardwareProfile& p, double bytes, double bus_s, double dpu_busy_s);
 
 }  // namespace pimopt::pim

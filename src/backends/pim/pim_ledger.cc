@@ -116,6 +116,7 @@ void PimBackend::RecordCollective(const Ledger::CollectiveWork& work, bool sync)
       pim::ModelCollective(profile_, w.collective, pim::CollectiveRoute::kSoftware, all, w.bytes, w.element_bytes);
   ledger_.collective_s += cost.seconds;
   ledger_.collective_bus_s += cost.bus_s;
+  ledger_.collective_dpu_busy_s += cost.dpu_busy_s * num_dpus_ / all;
   // This process's share of the bytes (the collective is over all DPUs of the run).
   ledger_.collective_to_dpu_bytes += cost.to_dpu_bytes * num_dpus_ / all;
   ledger_.collective_from_dpu_bytes += cost.from_dpu_bytes * num_dpus_ / all;
@@ -146,12 +147,16 @@ std::map<std::string, double> PimBackend::PhaseSeconds() const {
   const double host_s = options_.measured_host ? l.host_reduction_s : l.modeled_host_reduction_s;
   const double whole = num_dpus_ > 0 ? static_cast<double>(part_.total_workers) / num_dpus_ : 1.0;
   const double training_bytes = static_cast<double>(l.to_dpu[static_cast<size_t>(Activity::kTraining)].bytes +
-                                                    l.from_dpu[static_cast<size_t>(Activity::kTraining)].bytes +
-                                                    l.collective_to_dpu_bytes + l.collective_from_dpu_bytes);
+                                                    l.from_dpu[static_cast<size_t>(Activity::kTraining)].bytes);
   pim::EnergyJoules energy;
   energy.dpu_j = l.dpu_energy_j * whole;
   energy.transfer_j = pim::TransferEnergyJoules(profile_, static_cast<uint32_t>(part_.total_workers),
-                                                training_bytes * whole, to_dpu_s + from_dpu_s + l.collective_bus_s);
+                                                training_bytes * whole, to_dpu_s + from_dpu_s);
+  const pim::EnergyJoules collectives = pim::CollectiveEnergyJoules(
+      profile_, static_cast<double>(l.collective_to_dpu_bytes + l.collective_from_dpu_bytes) * whole,
+      l.collective_bus_s, l.collective_dpu_busy_s * whole);
+  energy.transfer_j += collectives.transfer_j;
+  energy.dpu_j += collectives.dpu_j;
   energy.host_j = pim::HostEnergyJoules(profile_, host_s, l.launch_s);
   energy.link_j = pim::LinkEnergyJoules(profile_, static_cast<double>(l.link_bytes) * whole);
   return {{"modeled_cpu_to_dpu", to_dpu_s},

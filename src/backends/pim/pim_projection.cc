@@ -61,9 +61,10 @@ EpochProjection PimBackend::Project(uint32_t target_dpus, uint64_t target_rows_p
       p.host_reduction_s += static_cast<double>(count) * per_epoch * sync_factor * ModelHostSeconds(work, target_dpus);
     }
   }
+  pim::EnergyJoules collective_energy;  // of the software collectives (their bytes, host threads and DPUs)
+  double collective_bytes = 0;
   // Exchanges over what-if links, re-modeled at the target: the ring all-reduce over the target's DPUs, the gossip
   // over the run's topology kind built for them.
-  double collective_bus_s = 0;  // of the software collectives' time, their transfers' (for their energy)
   for (const auto& [work, count] : ledger_.link_work) {
     std::optional<pim::LinkExchangeTime> t;
     if (!work.topology) {
@@ -88,7 +89,11 @@ EpochProjection PimBackend::Project(uint32_t target_dpus, uint64_t target_rows_p
     const pim::CollectiveCost c = pim::ModelCollective(profile_, work.collective, pim::CollectiveRoute::kSoftware,
                                                        target_dpus, work.bytes, work.element_bytes);
     p.collective_s += n * c.seconds;
-    collective_bus_s += n * c.bus_s;
+    const pim::EnergyJoules e = pim::CollectiveEnergyJoules(
+        profile_, n * static_cast<double>(c.to_dpu_bytes + c.from_dpu_bytes), n * c.bus_s, n * c.dpu_busy_s);
+    collective_energy.transfer_j += e.transfer_j;
+    collective_energy.dpu_j += e.dpu_j;
+    collective_bytes += n * static_cast<double>(c.to_dpu_bytes + c.from_dpu_bytes);
     p.cpu_to_dpu_bytes += n * static_cast<double>(c.to_dpu_bytes);
     p.dpu_to_cpu_bytes += n * static_cast<double>(c.from_dpu_bytes);
   }
@@ -104,8 +109,11 @@ EpochProjection PimBackend::Project(uint32_t target_dpus, uint64_t target_rows_p
   // Energy per epoch at the target: every DPU busy as this run's were, for its rows (weak scaling), the projected
   // transfers, reductions, launches and link exchanges.
   p.energy.dpu_j = ledger_.dpu_energy_j * per_epoch * row_factor * target_dpus / num_dpus_;
-  p.energy.transfer_j = pim::TransferEnergyJoules(profile_, target_dpus, p.cpu_to_dpu_bytes + p.dpu_to_cpu_bytes,
-                                                  p.cpu_to_dpu_s + p.dpu_to_cpu_s + collective_bus_s);
+  p.energy.transfer_j = pim::TransferEnergyJoules(profile_, target_dpus,
+                                                  p.cpu_to_dpu_bytes + p.dpu_to_cpu_bytes - collective_bytes,
+                                                  p.cpu_to_dpu_s + p.dpu_to_cpu_s) +
+                        collective_energy.transfer_j;
+  p.energy.dpu_j += collective_energy.dpu_j;
   p.energy.host_j = pim::HostEnergyJoules(profile_, p.host_reduction_s, p.launch_overhead_s);
   p.energy.link_j = pim::LinkEnergyJoules(profile_, p.link_bytes);
   if (!p.note.empty()) {

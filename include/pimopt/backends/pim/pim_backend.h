@@ -142,6 +142,7 @@ class PimBackend final : public IBackend, public EpochProjector {
     // --sync-path software: the software collectives' modeled seconds (relocation kernels, direct transfers, host
     // threads), of them the transfers', and this process's share of their bytes over the channels.
     double collective_s = 0, collective_bus_s = 0;
+    double collective_dpu_busy_s = 0;  // the relocation kernels, summed over this process's DPUs
     uint64_t collective_to_dpu_bytes = 0, collective_from_dpu_bytes = 0;
     double encoding_s = 0;  // of kernel_s: the DPUs' compaction or quantization before a pull (--sync-format)
     uint64_t link_bytes = 0;

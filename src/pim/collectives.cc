@@ -18,9 +18,11 @@ namespace pimopt::pim {
 
 namespace collective_routes {  // named: the library's sources share a unity batch
 
-// PID-Comm's relocation kernels ([PID-Comm] pidcomm_lib/dpu*/): every tasklet copies blocks of the DPU's vector
-// MRAM -> WRAM -> MRAM, each to its place in the exchange's layout. Written on the operand types, so the loop's
-// instructions are counted, and every DMA is an event of the clock.
+// PID-Comm's relocation kernels ([PID-Comm] pidcomm_lib/data_relocate_*/): built for 16 tasklets, of which 8 work in
+// lockstep, each copying a 2 KB block MRAM -> WRAM -> MRAM to its place in the exchange's layout, with a barrier of
+// the 8 after every read and after every write. Written on the operand types, so the loop's instructions are counted,
+// and every DMA is an event of the clock.
+constexpr uint32_t kRelocationWorkers = 8;
 class RelocationKernel final : public Kernel {
  public:
   KernelSpec Spec() const override {
@@ -33,20 +35,28 @@ class RelocationKernel final : public Kernel {
   }
 
   void Main(Tasklet& t) override {
+    if (t.me() >= kRelocationWorkers) return;
     if (t.me() == 0) t.MemReset();
-    t.BarrierWait();
+    t.BarrierWait(0, kRelocationWorkers);
     const u32 bytes = Cast<uint32_t>(Load(t.Wram<uint64_t>("bytes")));
     const WramPtr<uint64_t> block = t.Alloc<uint64_t>(kRelocationBlockBytes / 8);
     const u32 source = Cast<uint32_t>(u64(t.MramHeap()));
     const u32 destination = source + bytes;
     const u32 blocks = (bytes + (kRelocationBlockBytes - 1)) / kRelocationBlockBytes;  // a shift: 2 KB blocks
-    for (u32 i = u32(t.me()); i < blocks; i += t.nr_tasklets()) {
+    const u32 rounds = (blocks + (kRelocationWorkers - 1)) / kRelocationWorkers;
+    for (u32 round = 0; round < rounds; ++round) {
+      const u32 i = round * kRelocationWorkers + t.me();
+      const bool mine = (i < blocks).value();
       const u32 offset = i * kRelocationBlockBytes;
-      const u32 size = std::min<uint32_t>(kRelocationBlockBytes, (bytes - offset).value());
-      u32 target = i + t.dpu_index();
-      while (target >= blocks) target -= blocks;
-      t.MramRead(source + offset, block, size);
-      t.MramWrite(block, destination + target * kRelocationBlockBytes, size);
+      const uint32_t size = mine ? std::min<uint32_t>(kRelocationBlockBytes, (bytes - offset).value()) : 0;
+      if (mine) t.MramRead(source + offset, block, size);
+      t.BarrierWait(0, kRelocationWorkers);
+      if (mine) {
+        u32 target = i + t.dpu_index();
+        while (target >= blocks) target -= blocks;
+        t.MramWrite(block, destination + target * kRelocationBlockBytes, size);
+      }
+      t.BarrierWait(0, kRelocationWorkers);
     }
   }
 };

@@ -42,6 +42,15 @@ std::string AsOverrides(const pim::validation::Report& r) {
   return StrCat(s, ",", buf);
 }
 
+// --profile and --profile-set of a command that runs on one emulated system (validate, prim, collectives).
+template <typename Flags>
+void AddProfileParams(ParamTable<Flags>& t, std::string Flags::*profile, std::string Flags::*profile_set,
+                      const std::string& group, const char* profile_help) {
+  t.Add("profile", profile, "pim-opt").Effect(ParamEffect::kNone).Group(group).Help(profile_help);
+  t.Add("profile-set", profile_set, "").Effect(ParamEffect::kNone).Group(group).Help(
+      "FIELD=VALUE,... overrides of the profile");
+}
+
 void WriteFile(const std::string& path, const std::string& text) {
   AtomicFileWriter out(path);
   out.stream() << text;
@@ -59,10 +68,8 @@ const ParamTable<ValidateFlags>& ValidateCommandParams() {
         .DefaultNote("$PIMOPT_HW_DATA, else " + pim::validation::DefaultHwDataPath())
         .Group(group)
         .Help("the hardware measurements (CSV)");
-    t.Add("profile", &ValidateFlags::profile, "pim-opt").Effect(ParamEffect::kNone).Group(group).Help(
-        "the hardware profile to start from");
-    t.Add("profile-set", &ValidateFlags::profile_set, "").Effect(ParamEffect::kNone).Group(group).Help(
-        "FIELD=VALUE,... overrides of the profile");
+    AddProfileParams(t, &ValidateFlags::profile, &ValidateFlags::profile_set, group,
+                     "the hardware profile to start from");
     t.Add("markdown", &ValidateFlags::markdown_out, "").Effect(ParamEffect::kNone).Group(group).Help(
         "also write the table (markdown) here");
     t.Add("json", &ValidateFlags::json_out, "").Effect(ParamEffect::kNone).Group(group).Help(
@@ -80,10 +87,7 @@ const ParamTable<PrimFlags>& PrimCommandParams() {
     const std::string group = "Run";
     t.Add("list", &PrimFlags::list, false).Effect(ParamEffect::kNone).Group(group).Help(
         "list the benchmarks and what their size parameter means");
-    t.Add("profile", &PrimFlags::profile, "pim-opt").Effect(ParamEffect::kNone).Group(group).Help(
-        "hardware profile");
-    t.Add("profile-set", &PrimFlags::profile_set, "").Effect(ParamEffect::kNone).Group(group).Help(
-        "FIELD=VALUE,... overrides of the profile");
+    AddProfileParams(t, &PrimFlags::profile, &PrimFlags::profile_set, group, "hardware profile");
     t.Add("json", &PrimFlags::json, false).Effect(ParamEffect::kNone).Group(group).Help("print the result as JSON");
     return t;
   }();
@@ -179,10 +183,7 @@ const ParamTable<CollectivesFlags>& CollectivesCommandParams() {
         .Effect(ParamEffect::kNone)
         .Group(group)
         .Help("bytes of the elements a reduction adds: 1, 2, 4 or 8");
-    t.Add("profile", &CollectivesFlags::profile, "pim-opt").Effect(ParamEffect::kNone).Group(group).Help(
-        "hardware profile");
-    t.Add("profile-set", &CollectivesFlags::profile_set, "").Effect(ParamEffect::kNone).Group(group).Help(
-        "FIELD=VALUE,... overrides of the profile");
+    AddProfileParams(t, &CollectivesFlags::profile, &CollectivesFlags::profile_set, group, "hardware profile");
     t.Add("json", &CollectivesFlags::json, false).Effect(ParamEffect::kNone).Group(group).Help(
         "print the table as JSON");
     return t;

@@ -5,8 +5,7 @@
 #include <algorithm>
 #include <map>
 #include <mutex>
-#include <tuple>
-#include <utility>
+#include <string>
 
 #include "pimopt/core/error.h"
 #include "pimopt/pim/host_model.h"
@@ -190,8 +189,6 @@ const char* CollectiveName(Collective c) {
   }
   return "?";
 }
-
-const char* CollectiveRouteName(CollectiveRoute r) { return r == CollectiveRoute::kHost ? "host" : "software"; }
 
 std::shared_ptr<Kernel> MakeRelocationKernel() { return std::make_shared<RelocationKernel>(); }
 

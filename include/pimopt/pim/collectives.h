@@ -25,8 +25,7 @@ namespace pimopt::pim {
 
 enum class Collective { kAllReduce, kReduceScatter, kAllGather, kAllToAll, kBroadcast };
 enum class CollectiveRoute { kHost, kSoftware };
-const char* CollectiveName(Collective c);       // "all-reduce", ...
-const char* CollectiveRouteName(CollectiveRoute r);  // "host", "software"
+const char* CollectiveName(Collective c);  // "all-reduce", ...
 
 // One collective's modeled time and traffic. Sizes: `bytes_per_dpu` is the larger of a DPU's input and output
 // vector: all-reduce and all-to-all S in and S out; reduce-scatter S in, S / n out; all-gather S / n in, S out;
@@ -47,8 +46,8 @@ CollectiveCost ModelCollective(const HardwareProfile& profile, Collective collec
                                uint32_t dpus, uint64_t bytes_per_dpu, uint32_t element_bytes = 4);
 
 // Modeled seconds of the software route's relocation kernel on one DPU moving `bytes` (a multiple of 8) from one
-// MRAM region to another in 2 KB blocks with 16 tasklets, without the launch's fixed cost: the emulator runs it on
-// one DPU of `profile` (memoized per profile and size).
+// MRAM region to another in 2 KB blocks, 8 of its 16 tasklets in lockstep as PID-Comm's, without the launch's fixed
+// cost: the emulator runs it on one DPU of `profile` (memoized per profile and size).
 double RelocationKernelSeconds(const HardwareProfile& profile, uint64_t bytes);
 
 // The relocation kernel itself (kernel.h), for tests: DPU d of a set moves block i of the `bytes` (its WRAM variable

@@ -362,7 +362,7 @@ void PimBackend::MixLocalModels(const Topology& topology) {
                "the gossip's topology");
   // --sync-path software: the host reads every model directly, mixes them in registers and writes each DPU its own:
   // the bytes of an all-to-all of the models.
-  const bool software = !linked && SoftwareCollectives();
+  const bool software = SoftwareCollectives();
   const Activity activity = linked || software ? Activity::kLinkExchange : Activity::kTraining;
   PullModels(activity);
   const auto t0 = Clock::now();

@@ -34,6 +34,7 @@ bad = [k for k in ("host_to_workers_bytes", "workers_to_host_bytes", "syncs") if
 bad += ["final"] if o["final"] != n["final"] else []
 po, pn = o["time"]["phases_seconds"], n["time"]["phases_seconds"]
 bad += [k for k in po if times and k.startswith("modeled") and po[k] != pn.get(k)]
+bad += ["projection"] if times and o.get("projection") != n.get("projection") else []
 if bad:
     print("  differs in:", ", ".join(bad))
     sys.exit(1)
@@ -76,5 +77,17 @@ for backend in cpu pim; do
   run --data "dense:rows=3000,features=40,seed=2" --epochs 2 --algo ga --workers 4 --batch 64 --ga-batches per-worker \
     --no-shuffle --lr 0.05 --backend $backend
 done
+# Projections (--project-dpus: the run's transfers re-timed at the target), with the encoded pulls of --sync-format
+# auto and int8, the pipelined pulls of --transfers async, and PIM-Opt's pushes of one model buffer to every DPU.
+for algo in ga ma admm; do
+  run --data "sparse:rows=6000,features=20000,seed=4" --epochs 2 --algo $algo --backend pim --dpus 16 --batch 32 \
+    --lr 0.05 --reg 0 --sync-format auto --project-dpus 2048
+done
+run --data "dense:rows=3000,features=64,seed=4" --epochs 2 --algo ma --backend pim --dpus 16 --batch 32 --lr 0.05 \
+  --sync-format int8 --transfers async --project-dpus 1024
+run --data "dense:rows=3000,features=64,seed=4" --epochs 2 --algo ga --backend pim --dpus 16 --batch 32 --lr 0.05 \
+  --transfers async --project-dpus 2048
+run --data "dense:rows=3000,features=64,seed=4" --epochs 2 --algo ma --backend pim --dpus 16 --batch 32 --lr 0.05 \
+  --kernel pim-opt --project-dpus 2048
 echo "$runs configurations, $differing differing"
 ((differing == 0))

@@ -16,16 +16,23 @@ class EmulatedMachine final : public PimMachine {
   void PrepareXfer(uint32_t dpu, void* buffer, uint64_t buffer_bytes) override {
     dpus_.PrepareXfer(dpu, buffer, buffer_bytes);
   }
-  MachineTime PushXfer(XferDirection direction, std::string_view symbol, uint64_t offset, uint64_t bytes) override {
-    return {dpus_.PushXfer(direction, symbol, offset, bytes), false};
+  MachineTime PushXfer(XferDirection direction, std::string_view symbol, uint64_t offset, uint64_t bytes,
+                       uint32_t tag) override {
+    return {dpus_.PushXfer(direction, symbol, offset, bytes, tag), false};
   }
-  MachineTime BroadcastTo(std::string_view symbol, uint64_t offset, const void* source, uint64_t bytes) override {
-    return {dpus_.BroadcastTo(symbol, offset, source, bytes), false};
+  MachineTime PullEncoded(std::string_view symbol, uint64_t offset, uint64_t bytes, uint64_t encoded_bytes,
+                          uint32_t tag) override {
+    return {dpus_.PushXfer(XferDirection::kFromDpu, symbol, offset, bytes, tag, encoded_bytes), false};
   }
-  MachineTime CopyFrom(uint32_t dpu, std::string_view symbol, uint64_t offset, void* destination,
-                       uint64_t bytes) override {
-    return {dpus_.CopyFrom(dpu, symbol, offset, destination, bytes), false};
+  MachineTime BroadcastTo(std::string_view symbol, uint64_t offset, const void* source, uint64_t bytes,
+                          uint32_t tag) override {
+    return {dpus_.BroadcastTo(symbol, offset, source, bytes, tag), false};
   }
+  MachineTime CopyFrom(uint32_t dpu, std::string_view symbol, uint64_t offset, void* destination, uint64_t bytes,
+                       uint32_t tag) override {
+    return {dpus_.CopyFrom(dpu, symbol, offset, destination, bytes, tag), false};
+  }
+  const MachineLog& log() const override { return dpus_.log(); }
   MachineLaunch Launch() override { return {dpus_.Launch(), false}; }
 
  private:

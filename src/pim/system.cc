@@ -116,24 +116,32 @@ LaunchStats DpuSet::Launch(uint32_t first, uint32_t count) {
   return s;
 }
 
-double DpuSet::CopyTo(uint32_t dpu, std::string_view symbol, uint64_t offset, const void* source, uint64_t bytes) {
-  if (dpu >= size()) throw PimError(StrCat("CopyTo: DPU ", dpu, " is not in this set of ", size()));
-  dpus_[dpu]->HostWrite(symbol, offset, source, bytes);
-  const double s = ModelSerialTransferSeconds(*profile_, XferDirection::kToDpu, size(), bytes);
-  stats_.to_dpu_s += s;
-  stats_.to_dpu_bytes += bytes;
+double DpuSet::Transferred(const TransferVerb& verb, uint32_t tag) {
+  const double s = ModelTransferSeconds(*profile_, verb);
+  log_.Add(tag, verb);
+  if (verb.to_dpu()) {
+    stats_.to_dpu_s += s;
+    stats_.to_dpu_bytes += verb.bytes();
+  } else {
+    stats_.from_dpu_s += s;
+    stats_.from_dpu_bytes += verb.bytes();
+  }
   ++stats_.transfers;
   return s;
 }
 
-double DpuSet::CopyFrom(uint32_t dpu, std::string_view symbol, uint64_t offset, void* destination, uint64_t bytes) {
+double DpuSet::CopyTo(uint32_t dpu, std::string_view symbol, uint64_t offset, const void* source, uint64_t bytes,
+                      uint32_t tag) {
+  if (dpu >= size()) throw PimError(StrCat("CopyTo: DPU ", dpu, " is not in this set of ", size()));
+  dpus_[dpu]->HostWrite(symbol, offset, source, bytes);
+  return Transferred({TransferVerb::Kind::kCopyTo, size(), bytes}, tag);
+}
+
+double DpuSet::CopyFrom(uint32_t dpu, std::string_view symbol, uint64_t offset, void* destination, uint64_t bytes,
+                        uint32_t tag) {
   if (dpu >= size()) throw PimError(StrCat("CopyFrom: DPU ", dpu, " is not in this set of ", size()));
   dpus_[dpu]->HostRead(symbol, offset, destination, bytes);
-  const double s = ModelSerialTransferSeconds(*profile_, XferDirection::kFromDpu, size(), bytes);
-  stats_.from_dpu_s += s;
-  stats_.from_dpu_bytes += bytes;
-  ++stats_.transfers;
-  return s;
+  return Transferred({TransferVerb::Kind::kCopyFrom, size(), bytes}, tag);
 }
 
 void DpuSet::PrepareXfer(uint32_t dpu, void* buffer, uint64_t buffer_bytes) {
@@ -141,7 +149,8 @@ void DpuSet::PrepareXfer(uint32_t dpu, void* buffer, uint64_t buffer_bytes) {
   prepared_[dpu] = {buffer, buffer_bytes};
 }
 
-double DpuSet::PushXfer(XferDirection direction, std::string_view symbol, uint64_t offset, uint64_t bytes) {
+double DpuSet::PushXfer(XferDirection direction, std::string_view symbol, uint64_t offset, uint64_t bytes,
+                        uint32_t tag, uint64_t modeled_bytes) {
   const char* verb = direction == XferDirection::kToDpu ? "push to DPUs" : "push from DPUs";
   // Prepared buffers are consumed by this push, whether it succeeds or not (DPU_XFER_DEFAULT).
   struct ClearPrepared {
@@ -168,30 +177,24 @@ double DpuSet::PushXfer(XferDirection direction, std::string_view symbol, uint64
       dpus_[i]->HostRead(symbol, offset, prepared_[i].first, bytes);
     }
   });
-  std::vector<const void*> sources(prepared_.size());
-  for (size_t i = 0; i < prepared_.size(); ++i) sources[i] = prepared_[i].first;
-  last_push_sources_per_rank_ = SourcesPerRank(sources, profile_->dpus_per_rank);
-  const double s = ModelParallelTransferSeconds(*profile_, direction, count, bytes, last_push_sources_per_rank_);
-  const uint64_t total = static_cast<uint64_t>(count) * bytes;
+  TransferVerb transfer{direction == XferDirection::kToDpu ? TransferVerb::Kind::kPush : TransferVerb::Kind::kPull,
+                        count, modeled_bytes != 0 ? modeled_bytes : bytes};
   if (direction == XferDirection::kToDpu) {
-    stats_.to_dpu_s += s;
-    stats_.to_dpu_bytes += total;
-  } else {
-    stats_.from_dpu_s += s;
-    stats_.from_dpu_bytes += total;
+    std::vector<const void*> sources(prepared_.size());
+    for (size_t i = 0; i < prepared_.size(); ++i) sources[i] = prepared_[i].first;
+    // Recorded as 0 when every DPU of the fullest rank has a buffer of its own (the same time): the log then says
+    // "one per DPU" at any DPU count it is re-timed for.
+    const uint32_t sources_per_rank = SourcesPerRank(sources, profile_->dpus_per_rank);
+    transfer.sources_per_rank = sources_per_rank == std::min(count, profile_->dpus_per_rank) ? 0 : sources_per_rank;
   }
-  ++stats_.transfers;
-  return s;
+  return Transferred(transfer, tag);
 }
 
-double DpuSet::BroadcastTo(std::string_view symbol, uint64_t offset, const void* source, uint64_t bytes) {
+double DpuSet::BroadcastTo(std::string_view symbol, uint64_t offset, const void* source, uint64_t bytes,
+                           uint32_t tag) {
   for (auto& d : dpus_) d->CheckHostAccess(symbol, offset, bytes, "broadcast");
   pool_->ParallelFor(size(), [&](size_t i) { dpus_[i]->HostWrite(symbol, offset, source, bytes); });
-  const double s = ModelBroadcastSeconds(*profile_, size(), bytes);
-  stats_.to_dpu_s += s;
-  stats_.to_dpu_bytes += static_cast<uint64_t>(size()) * bytes;
-  ++stats_.transfers;
-  return s;
+  return Transferred({TransferVerb::Kind::kBroadcast, size(), bytes}, tag);
 }
 
 uint64_t DpuSet::HostMemoryBytes() const {

@@ -4,6 +4,7 @@
 #include <cmath>
 #include <vector>
 
+#include "pimopt/pim/machine_log.h"
 #include "pimopt/pim/timing.h"
 
 namespace pimopt::pim {
@@ -117,6 +118,23 @@ double ModelSerialTransferSeconds(const HardwareProfile& p, XferDirection direct
   // A serial read waits on every DPU of the set's rank, as a parallel pull does (the per-DPU term).
   const double per_dpu = to ? 0.0 : p.push_from_dpu_overhead_per_dpu_s * std::min(set_dpus, p.dpus_per_rank);
   return p.serial_call_overhead_s + per_dpu + static_cast<double>(bytes) / bw;
+}
+
+double ModelTransferSeconds(const HardwareProfile& p, const TransferVerb& verb) {
+  switch (verb.kind) {
+    case TransferVerb::Kind::kPush:
+      return ModelTransferSeconds(p, TransferShape::kParallelPush, verb.dpus, verb.bytes_per_dpu,
+                                  verb.sources_per_rank);
+    case TransferVerb::Kind::kPull:
+      return ModelTransferSeconds(p, TransferShape::kParallelPull, verb.dpus, verb.bytes_per_dpu);
+    case TransferVerb::Kind::kBroadcast:
+      return ModelTransferSeconds(p, TransferShape::kBroadcast, verb.dpus, verb.bytes_per_dpu);
+    case TransferVerb::Kind::kCopyTo:
+      return ModelSerialTransferSeconds(p, XferDirection::kToDpu, verb.dpus, verb.bytes_per_dpu);
+    case TransferVerb::Kind::kCopyFrom:
+      return ModelSerialTransferSeconds(p, XferDirection::kFromDpu, verb.dpus, verb.bytes_per_dpu);
+  }
+  return 0;
 }
 
 double ModelLaunchOverheadSeconds(const HardwareProfile& p, uint32_t dpus) {

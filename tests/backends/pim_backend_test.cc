@@ -544,6 +544,36 @@ TEST(PimBackend, QuantizedModelDeltasWithErrorFeedback) {
   }
 }
 
+// A projection to the run's own DPU count and rows per DPU re-times the machine's logged training transfers as the
+// run timed them (one function times both): pimopt's broadcasts, PIM-Opt's pushes of one model buffer to every DPU
+// (one source per rank, whose host cache knee a projection once missed), the encoded pulls of --sync-format.
+TEST(PimBackend, AProjectionToTheRunsOwnSizeRetimesItsTransfersAsTheRunDid) {
+  const Dataset data = testing::SmallDense(3200, 300, 9);
+  ThreadPool pool(2);
+  for (const bool artifact : {false, true}) {
+    for (const std::string algo : {"ga", "ma"}) {
+      TrainConfig c = SmallConfig(algo, LossKind::kLogistic);
+      c.workers = 16;
+      c.batch = algo == "ga" ? 64 : 8;
+      c.epochs = 2;
+      c.objective.l2 = 0;
+      PimBackendOptions options;
+      options.artifact_kernel = artifact;
+      if (!artifact && algo == "ma") options.sync_format = PimBackendOptions::SyncFormat::kInt8;
+      PimBackend backend(pool, options);
+      Train(data, nullptr, c, backend, TrainOptions{});
+      const auto training = static_cast<size_t>(PimBackend::Activity::kTraining);
+      const EpochProjection same = backend.Project(16, 200, 2);
+      const double to_s = backend.ledger().to_dpu[training].modeled_s / 2;
+      const double from_s = backend.ledger().from_dpu[training].modeled_s / 2;
+      EXPECT_NEAR(same.cpu_to_dpu_s, to_s, 1e-12 * to_s) << algo << (artifact ? " pim-opt" : "");
+      EXPECT_NEAR(same.dpu_to_cpu_s, from_s, 1e-12 * from_s) << algo << (artifact ? " pim-opt" : "");
+      EXPECT_GT(to_s, 0);
+      EXPECT_GT(from_s, 0);
+    }
+  }
+}
+
 // --kernel pim-opt: PIM-Opt's transfer pattern, synchronization by synchronization, and a model as good as pimopt's.
 TEST(PimBackend, ArtifactKernelMovesWhatPimOptMoves) {
   using Kind = PimBackend::TransferKind;
@@ -564,12 +594,21 @@ TEST(PimBackend, ArtifactKernelMovesWhatPimOptMoves) {
     const uint64_t n_pad = 384, model_bytes = (n_pad + 8) * 4, gradient_bytes = (n_pad + 8) * 8;
     const uint64_t syncs = ledger.syncs;
     ASSERT_GT(syncs, 0u);
-    auto count = [&](Kind kind, uint64_t bytes) {
-      auto it = ledger.training_transfers.find({kind, bytes});
-      return it == ledger.training_transfers.end() ? uint64_t{0} : it->second;
+    // The training transfers of `kind` and `bytes` per DPU, as the machine logged them.
+    auto count_in = [](const PimBackend& backend, Kind kind, uint64_t bytes) {
+      uint64_t n = 0;
+      for (const auto& [key, times] : backend.machine_log().transfers()) {
+        if (PimBackend::LoggedActivity(key.tag) == PimBackend::Activity::kTraining &&
+            PimBackend::LoggedKind(key.tag) == kind && key.verb.bytes_per_dpu == bytes) {
+          n += times;
+        }
+      }
+      return n;
     };
-    for (const auto& [key, n] : ledger.training_transfers) {
-      EXPECT_NE(key.first, Kind::kBroadcastModel) << algo << ": PIM-Opt pushes the model to each DPU";
+    auto count = [&](Kind kind, uint64_t bytes) { return count_in(artifact_backend, kind, bytes); };
+    for (const auto& [key, n] : artifact_backend.machine_log().transfers()) {
+      if (PimBackend::LoggedActivity(key.tag) != PimBackend::Activity::kTraining) continue;
+      EXPECT_NE(key.verb.kind, pim::TransferVerb::Kind::kBroadcast) << algo << ": PIM-Opt pushes the model to each DPU";
     }
     if (algo == "ma") {
       EXPECT_EQ(count(Kind::kPushModels, model_bytes), syncs);
@@ -577,7 +616,7 @@ TEST(PimBackend, ArtifactKernelMovesWhatPimOptMoves) {
     } else if (algo == "ga") {
       EXPECT_EQ(count(Kind::kPushModels, model_bytes), syncs);
       EXPECT_EQ(count(Kind::kPullGradients, model_bytes), syncs);  // int32 gradients on dense data
-      EXPECT_EQ(pimopt_backend.ledger().training_transfers.at({Kind::kPullGradients, gradient_bytes}),
+      EXPECT_EQ(count_in(pimopt_backend, Kind::kPullGradients, gradient_bytes),
                 pimopt_backend.ledger().syncs);  // pimopt's are int64
     } else {
       EXPECT_EQ(syncs, 2u);                                     // one consensus round per epoch
@@ -610,21 +649,27 @@ class WrappedMachine final : public pim::PimMachine {
     inner_->Load(name, tasklets);
   }
   void PrepareXfer(uint32_t dpu, void* buffer, uint64_t bytes) override { inner_->PrepareXfer(dpu, buffer, bytes); }
-  pim::MachineTime PushXfer(pim::XferDirection d, std::string_view symbol, uint64_t offset,
-                            uint64_t bytes) override {
+  pim::MachineTime PushXfer(pim::XferDirection d, std::string_view symbol, uint64_t offset, uint64_t bytes,
+                            uint32_t tag) override {
     ++verbs_["push"];
-    return Measured(inner_->PushXfer(d, symbol, offset, bytes));
+    return Measured(inner_->PushXfer(d, symbol, offset, bytes, tag));
   }
-  pim::MachineTime BroadcastTo(std::string_view symbol, uint64_t offset, const void* source,
-                               uint64_t bytes) override {
+  pim::MachineTime PullEncoded(std::string_view symbol, uint64_t offset, uint64_t bytes, uint64_t encoded_bytes,
+                               uint32_t tag) override {
+    ++verbs_["pull encoded"];
+    return Measured(inner_->PullEncoded(symbol, offset, bytes, encoded_bytes, tag));
+  }
+  pim::MachineTime BroadcastTo(std::string_view symbol, uint64_t offset, const void* source, uint64_t bytes,
+                               uint32_t tag) override {
     ++verbs_["broadcast"];
-    return Measured(inner_->BroadcastTo(symbol, offset, source, bytes));
+    return Measured(inner_->BroadcastTo(symbol, offset, source, bytes, tag));
   }
   pim::MachineTime CopyFrom(uint32_t dpu, std::string_view symbol, uint64_t offset, void* destination,
-                            uint64_t bytes) override {
+                            uint64_t bytes, uint32_t tag) override {
     ++verbs_["copy"];
-    return Measured(inner_->CopyFrom(dpu, symbol, offset, destination, bytes));
+    return Measured(inner_->CopyFrom(dpu, symbol, offset, destination, bytes, tag));
   }
+  const pim::MachineLog& log() const override { return inner_->log(); }
   pim::MachineLaunch Launch() override {
     ++verbs_["launch"];
     pim::MachineLaunch l = inner_->Launch();
@@ -676,8 +721,11 @@ TEST(PimBackend, TrainsOnAnyPimMachineThroughTheSeam) {
     for (size_t i = 0; i < PimBackend::kNumActivities; ++i) {
       transfers += wrapped.ledger().to_dpu[i].count + wrapped.ledger().from_dpu[i].count;
     }
-    // Every transfer the ledger holds came from the machine (no encoded pulls at the default --sync-format).
-    EXPECT_EQ(verbs["push"] + verbs["broadcast"] + verbs["copy"], transfers) << algo;
+    // Every transfer the ledger holds came from the machine, and the machine's log holds each of them once.
+    EXPECT_EQ(verbs["push"] + verbs["pull encoded"] + verbs["broadcast"] + verbs["copy"], transfers) << algo;
+    uint64_t logged = 0;
+    for (const auto& [key, times] : wrapped.machine_log().transfers()) logged += times;
+    EXPECT_EQ(logged, transfers) << algo;
     EXPECT_EQ(wrapped.ledger().measured_times, transfers + verbs["launch"]) << algo;
     const auto counters = wrapped.Counters();  // reads the saturation counters: one copy per DPU, measured too
     EXPECT_EQ(counters.at("machine_measured_times"), static_cast<double>(transfers + verbs["launch"] + 4)) << algo;

@@ -3,6 +3,7 @@
 // what kernels do.
 #include <gtest/gtest.h>
 
+#include <map>
 #include <vector>
 
 #include <cstring>
@@ -283,6 +284,51 @@ TEST(PimTiming, ABufferPushedToEveryDpuOfARankIsReadOnce) {
   for (uint32_t d = 0; d < 64; ++d) set.PrepareXfer(d, buffer.data(), buffer.size());
   EXPECT_EQ(set.PushXfer(XferDirection::kToDpu, kMramHeapSymbol, 0, buffer.size()),
             ModelParallelTransferSeconds(p, XferDirection::kToDpu, 64, buffer.size(), 1));
+}
+
+// The set logs every transfer it makes, under its caller's tag, as the shape its time was modeled from: re-timing
+// the log under the same profile gives the times the verbs returned, and under another DPU count the model's time
+// there (what --project-dpus and `pimopt validate` do with it).
+TEST(PimTiming, TheSetLogsEachTransferAsItWasTimed) {
+  const HardwareProfile p = MakeProfile("pim-opt");
+  PimSystem system(p, 1);
+  DpuSet set = system.Allocate(8);
+  set.Load(std::make_shared<Spin>(0, false));
+  std::vector<std::vector<uint8_t>> own(8, std::vector<uint8_t>(4096, 1));
+  std::vector<uint8_t> shared(4096, 2), one(64, 3);
+  double to_s = 0, from_s = 0;
+  for (int round = 0; round < 3; ++round) {
+    for (uint32_t d = 0; d < 8; ++d) set.PrepareXfer(d, own[d].data(), 4096);
+    to_s += set.PushXfer(XferDirection::kToDpu, kMramHeapSymbol, 0, 4096, 7);
+    for (uint32_t d = 0; d < 8; ++d) set.PrepareXfer(d, shared.data(), 4096);
+    to_s += set.PushXfer(XferDirection::kToDpu, kMramHeapSymbol, 0, 4096, 7);
+    for (uint32_t d = 0; d < 4; ++d) set.PrepareXfer(d, own[d].data(), 4096);  // half the set
+    from_s += set.PushXfer(XferDirection::kFromDpu, kMramHeapSymbol, 0, 1024, 8, 512);  // an encoded pull
+  }
+  to_s += set.BroadcastTo(kMramHeapSymbol, 0, shared.data(), 2048, 9);
+  to_s += set.CopyTo(5, kMramHeapSymbol, 0, one.data(), 64);
+  from_s += set.CopyFrom(6, kMramHeapSymbol, 0, one.data(), 64, 10);
+  using Kind = TransferVerb::Kind;
+  const std::map<MachineLog::Key, uint64_t> expected = {
+      {{0, {Kind::kCopyTo, 8, 64, 0}}, 1},      {{7, {Kind::kPush, 8, 4096, 0}}, 3},
+      {{7, {Kind::kPush, 8, 4096, 1}}, 3},      {{8, {Kind::kPull, 4, 512, 0}}, 3},
+      {{9, {Kind::kBroadcast, 8, 2048, 0}}, 1}, {{10, {Kind::kCopyFrom, 8, 64, 0}}, 1}};
+  EXPECT_EQ(set.log().transfers(), expected);
+  double retimed_to = 0, retimed_from = 0;
+  for (const auto& [key, times] : set.log().transfers()) {
+    (key.verb.to_dpu() ? retimed_to : retimed_from) += static_cast<double>(times) * ModelTransferSeconds(p, key.verb);
+  }
+  EXPECT_NEAR(retimed_to, to_s, 1e-15);
+  EXPECT_NEAR(retimed_from, from_s, 1e-15);
+  EXPECT_NEAR(set.stats().to_dpu_s, to_s, 1e-15);
+  EXPECT_EQ(set.stats().from_dpu_bytes, 3 * 4 * 512 + 64u);  // the encoded pull's bytes, as modeled
+  // At another DPU count: the same shapes over 2,048 DPUs (the shared buffer still one per rank).
+  const TransferVerb push_shared{Kind::kPush, 2048, 4096, 1};
+  EXPECT_EQ(ModelTransferSeconds(p, push_shared), ModelParallelTransferSeconds(p, XferDirection::kToDpu, 2048, 4096, 1));
+  EXPECT_EQ(ModelTransferSeconds(p, {Kind::kPush, 2048, 4096, 0}),
+            ModelParallelTransferSeconds(p, XferDirection::kToDpu, 2048, 4096));
+  EXPECT_EQ(ModelTransferSeconds(p, {Kind::kCopyFrom, 2048, 64, 0}),
+            ModelSerialTransferSeconds(p, XferDirection::kFromDpu, 2048, 64));
 }
 
 TEST(PimTiming, PullsAndSerialReadsPayPerDpuOfOneRank) {

@@ -1,6 +1,8 @@
 // Hardware rules are enforced: each violation raises PimError naming the kernel, DPU and tasklet.
 #include <gtest/gtest.h>
 
+#include <map>
+
 #include <functional>
 
 #include "pimopt/pim/machine.h"
@@ -282,7 +284,7 @@ TEST(PimMachine, TheEmulatedMachineIsTheDpuSetWithModeledTimes) {
   EXPECT_EQ(launch.stats.kernel, "named");
   uint64_t out[3] = {};
   for (uint32_t k = 0; k < 3; ++k) machine->PrepareXfer(k, &out[k], 8);
-  const MachineTime pull = machine->PushXfer(XferDirection::kFromDpu, "out", 0, 8);
+  const MachineTime pull = machine->PushXfer(XferDirection::kFromDpu, "out", 0, 8, 1);
   EXPECT_FALSE(pull.measured);
   EXPECT_EQ(out[0] + out[1] + out[2], 7u + 8u + 9u);
   // The same verbs on a DpuSet take the same modeled times.
@@ -294,10 +296,24 @@ TEST(PimMachine, TheEmulatedMachineIsTheDpuSetWithModeledTimes) {
   for (uint32_t k = 0; k < 3; ++k) set.PrepareXfer(k, &out[k], 8);
   EXPECT_EQ(set.PushXfer(XferDirection::kFromDpu, "out", 0, 8), pull.seconds);
   uint64_t value = 0;
-  const MachineTime copy = machine->CopyFrom(1, "out", 0, &value, 8);
+  const MachineTime copy = machine->CopyFrom(1, "out", 0, &value, 8, 2);
   EXPECT_EQ(value, 8u);
   EXPECT_EQ(copy.seconds, set.CopyFrom(1, "out", 0, &value, 8));
-  EXPECT_EQ(machine->BroadcastTo(kMramHeapSymbol, 0, &value, 8).seconds, set.BroadcastTo(kMramHeapSymbol, 0, &value, 8));
+  EXPECT_EQ(machine->BroadcastTo(kMramHeapSymbol, 0, &value, 8, 3).seconds, set.BroadcastTo(kMramHeapSymbol, 0, &value, 8));
+  // An encoded pull: the emulator copies the dense bytes, the machine's time and log are the encoded pull's.
+  for (uint32_t k = 0; k < 3; ++k) machine->PrepareXfer(k, &out[k], 8);
+  out[0] = out[1] = out[2] = 0;
+  const MachineTime encoded = machine->PullEncoded("out", 0, 8, 16, 4);
+  EXPECT_EQ(out[0] + out[1] + out[2], 7u + 8u + 9u);
+  EXPECT_EQ(encoded.seconds, ModelParallelTransferSeconds(profile, XferDirection::kFromDpu, 3, 16));
+  // Every transfer in the machine's log, under its tag, and the set's log has its own (tag 0).
+  using Kind = TransferVerb::Kind;
+  const std::map<MachineLog::Key, uint64_t> logged = {{{1, {Kind::kPull, 3, 8, 0}}, 1},
+                                                      {{2, {Kind::kCopyFrom, 3, 8, 0}}, 1},
+                                                      {{3, {Kind::kBroadcast, 3, 8, 0}}, 1},
+                                                      {{4, {Kind::kPull, 3, 16, 0}}, 1}};
+  EXPECT_EQ(machine->log().transfers(), logged);
+  EXPECT_EQ(set.log().transfers().size(), 3u);
   EXPECT_THROW(machine->Load("no_such_kernel", 1), PimError);
   EXPECT_THROW(AllocateEmulatedMachine(profile, profile.num_dpus + 1), ConfigError);  // as dpu_alloc refuses
 }

@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "pimopt/core/params.h"
+#include "pimopt/pim/machine_log.h"
 #include "pimopt/pim/native_program.h"
 #include "pimopt/pim/profile.h"
 #include "pimopt/pim/system.h"
@@ -53,16 +54,6 @@ struct PhaseTimes {
   double dpu_to_dpu_s = 0;
 };
 
-// How a timed transfer was made (to re-time it under another profile).
-struct TransferRecord {
-  enum Kind { kParallel, kSerial, kBroadcast } kind = kParallel;
-  XferDirection direction = XferDirection::kToDpu;
-  uint32_t dpus = 0;   // DPUs in the transfer (kSerial: in the set, whose size a serial copy's cost depends on)
-  uint64_t bytes = 0;  // per DPU
-  int column = 0;      // 1 CPU->DPU, 2 DPU->CPU, 3 DPU->DPU
-  uint32_t sources_per_rank = 0;  // kParallel to DPUs: distinct host buffers per rank (0: one per DPU)
-};
-
 struct LaunchRecord {
   uint32_t dpus = 0;
   std::vector<uint32_t> traces;  // per DPU: an index into RunResult::traces (identical traces are kept once)
@@ -83,8 +74,11 @@ struct RunResult {
   // With RunRequest::keep_events:
   std::vector<LaunchRecord> kernel_launches;  // the launches the kernel timer covers
   std::vector<timing::DpuTrace> traces;
-  std::vector<TransferRecord> transfers;  // the timed transfers
+  // Every transfer of the run, as the DPU set logged it; the tag is PrIM's timer around it (kTransferColumn*; 0:
+  // outside every timer).
+  MachineLog transfers;
 };
+inline constexpr uint32_t kTransferColumnCpuToDpu = 1, kTransferColumnDpuToCpu = 2, kTransferColumnDpuToDpu = 3;
 
 // Runs benchmark `name` (PimError if its output differs from the host reference; ConfigError naming
 // --dpus / --param for a request the benchmark's host program cannot run).
@@ -92,15 +86,13 @@ RunResult Run(const std::string& name, const RunRequest& request, const Hardware
 // The run's times under `profile`: its kernel launches replayed from their events, its transfers from the models
 // (needs a run made with keep_events).
 PhaseTimes Retime(const RunResult& run, const HardwareProfile& profile);
-// Only the transfers (no kernel replay): the transfer columns of Retime.
+// Only the transfers (no kernel replay): the transfer columns of Retime, each logged transfer under
+// ModelTransferSeconds.
 PhaseTimes RetimeTransfers(const RunResult& run, const HardwareProfile& profile);
 // The compiled DPU program `program` (src/pim/validation/prim/dpu/PROGRAM.c) for `tasklets` tasklets: built with
 // pimopt for the hardware's 16, compiled by pimopt-dpu-cc on first use for another count and kept beside them
 // ($PIMOPT_PRIM_PROGRAMS, else the build's dpu_programs/prim). ConfigError naming --kernels when pimopt was built
 // without the DPU toolchain; PimError with the compiler's message when the compile fails.
 std::string ProgramPath(const std::string& program, uint32_t tasklets);
-
-// One recorded transfer's seconds under `profile` (what RetimeTransfers adds per transfer).
-double TransferSeconds(const TransferRecord& x, const HardwareProfile& profile);
 
 }  // namespace pimopt::pim::prim

@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "pimopt/pim/kernel.h"
+#include "pimopt/pim/machine_log.h"
 #include "pimopt/pim/profile.h"
 #include "pimopt/pim/timing.h"
 
@@ -95,18 +96,25 @@ class DpuSet {
   // keep their state. PimError for a range outside the set.
   LaunchStats Launch(uint32_t first, uint32_t count);
 
+  // Every transfer verb below is recorded in the set's log() under `tag` (the caller's: what it served).
   // Serial copies to / from one DPU (dpu_copy_to / dpu_copy_from). Return modeled seconds.
-  double CopyTo(uint32_t dpu, std::string_view symbol, uint64_t offset, const void* source, uint64_t bytes);
-  double CopyFrom(uint32_t dpu, std::string_view symbol, uint64_t offset, void* destination, uint64_t bytes);
+  double CopyTo(uint32_t dpu, std::string_view symbol, uint64_t offset, const void* source, uint64_t bytes,
+                uint32_t tag = 0);
+  double CopyFrom(uint32_t dpu, std::string_view symbol, uint64_t offset, void* destination, uint64_t bytes,
+                  uint32_t tag = 0);
   // dpu_prepare_xfer: the host buffer of one DPU for the next PushXfer (must hold at least the pushed length).
   void PrepareXfer(uint32_t dpu, void* buffer, uint64_t buffer_bytes);
   // dpu_push_xfer: `bytes` to / from every DPU with a prepared buffer, in one parallel transfer; clears the
-  // prepared buffers (also when it fails). Returns modeled seconds.
-  double PushXfer(XferDirection direction, std::string_view symbol, uint64_t offset, uint64_t bytes);
-  // The distinct host buffers per rank of the last PushXfer, which its modeled time used (timing.h SourcesPerRank).
-  uint32_t last_push_sources_per_rank() const { return last_push_sources_per_rank_; }
+  // prepared buffers (also when it fails). Returns modeled seconds. `modeled_bytes` (not 0): the modeled machine
+  // moves that many bytes per DPU instead (an encoded pull: PimMachine::PullEncoded), as timed and logged.
+  double PushXfer(XferDirection direction, std::string_view symbol, uint64_t offset, uint64_t bytes,
+                  uint32_t tag = 0, uint64_t modeled_bytes = 0);
   // dpu_broadcast_to: the same buffer to every DPU. Returns modeled seconds.
-  double BroadcastTo(std::string_view symbol, uint64_t offset, const void* source, uint64_t bytes);
+  double BroadcastTo(std::string_view symbol, uint64_t offset, const void* source, uint64_t bytes,
+                     uint32_t tag = 0);
+  // The transfers this set made, by tag and shape (machine_log.h): what re-timing them under another profile or
+  // DPU count needs.
+  const MachineLog& log() const { return log_; }
 
   const SetStats& stats() const { return stats_; }
   // Tasklets that become ready at the same modeled cycle run in tasklet order; with a seed (not 0) in a seeded
@@ -132,7 +140,9 @@ class DpuSet {
   uint64_t shuffle_seed_ = 0;
   bool record_traces_ = false;
   Scheduler scheduler_ = Scheduler::kBatched;
-  uint32_t last_push_sources_per_rank_ = 0;
+  MachineLog log_;
+  // Times a transfer the set just made, records it, and adds it to the statistics.
+  double Transferred(const TransferVerb& verb, uint32_t tag);
 };
 
 // Owns a profile and the host threads that run the DPUs.

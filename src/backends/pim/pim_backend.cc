@@ -134,10 +134,11 @@ void PimBackend::PushModelVectors(TransferKind kind, uint64_t offset,
   Push(activity, kind, pim::kMramHeapSymbol, offset, layout_.model_bytes());
 }
 
-void PimBackend::PullModels(Activity activity) {
+void PimBackend::PullModels(Activity activity, uint64_t encoded_bytes) {
   std::vector<std::vector<int32_t>>& buffers = Staging(staged_models_);
   for (uint32_t k = 0; k < num_dpus_; ++k) machine_->PrepareXfer(k, buffers[k].data(), layout_.model_bytes());
-  Pull(activity, TransferKind::kPullModels, pim::kMramHeapSymbol, layout_.w_offset, layout_.model_bytes());
+  Pull(activity, TransferKind::kPullModels, pim::kMramHeapSymbol, layout_.w_offset, layout_.model_bytes(),
+       encoded_bytes);
   for (uint32_t k = 0; k < num_dpus_; ++k) std::copy_n(buffers[k].begin(), layout_.n_pad + 1, local_[k].begin());
 }
 
@@ -190,10 +191,10 @@ void PimBackend::GradientStep(std::span<const std::span<const uint32_t>> worker_
   const bool compact = options_.sync_format == PimBackendOptions::SyncFormat::kAuto;
   const uint64_t pairs = compact && !narrow && !linked && !software ? MostTouchedPairs(worker_rows) : 0;
   const bool compacted = pairs > 0 && CompactedBytes(pairs) < layout_.gradient_bytes();
-  // The emulator's pull; the machine's, when compacted, is recorded after it.
-  const Activity activity = linked || software ? Activity::kLinkExchange
-                            : compacted ? Activity::kEncodedCarrier
-                                        : Activity::kTraining;
+  // Compacted: the DPUs encode, then the machine pulls the pairs (the emulator copies the dense gradients).
+  const Activity activity = linked || software ? Activity::kLinkExchange : Activity::kTraining;
+  const uint64_t encoded_bytes = compacted ? CompactedBytes(pairs) : 0;
+  if (compacted) RecordEncoding(pim::CompactionCycles(profile_, pairs, encoded_bytes));
   if (narrow) {
     std::vector<std::vector<int32_t>>& narrowed = Staging(staged_narrow_gradients_);
     for (uint32_t k = 0; k < num_dpus_; ++k) machine_->PrepareXfer(k, narrowed[k].data(), layout_.model_bytes());
@@ -205,10 +206,8 @@ void PimBackend::GradientStep(std::span<const std::span<const uint32_t>> worker_
   } else {
     for (uint32_t k = 0; k < num_dpus_; ++k) machine_->PrepareXfer(k, grads[k].data(), layout_.gradient_bytes());
     Pull(activity, TransferKind::kPullGradients, pim::kMramHeapSymbol, layout_.g_offset,
-         layout_.gradient_bytes());
+         layout_.gradient_bytes(), encoded_bytes);
   }
-  if (compacted) RecordEncodedPull(TransferKind::kPullGradients, CompactedBytes(pairs),
-                                    pim::CompactionCycles(profile_, pairs, CompactedBytes(pairs)));
   // Host: exact 64-bit sums over the DPUs (and over processes), then the fixed-point step.
   const auto t0 = Clock::now();
   const double comm_s0 = comm_->stats().seconds;
@@ -418,20 +417,18 @@ void PimBackend::AverageLocalModels() {
   const bool software = SoftwareCollectives();
   const bool compacted =
       !linked && !software && bits == 0 && pairs > 0 && CompactedBytes(pairs) < layout_.model_bytes();
-  PullModels(linked || software ? Activity::kLinkExchange
-             : bits > 0 || compacted ? Activity::kEncodedCarrier
-                                     : Activity::kTraining);
+  // Quantized or compacted: the DPUs encode, then the machine pulls the encoding (over links or by software
+  // collectives the quantized deltas travel between DPUs; the emulator's dense pull carries them).
+  uint64_t encoded_bytes = 0;
   if (bits > 0) {
-    const double cycles = QuantizeModelDeltas(bits);
-    if (linked || software) {
-      RecordEncoding(cycles);
-    } else {
-      RecordEncodedPull(TransferKind::kPullModels, QuantizedBytes(bits), cycles);
-    }
+    RecordEncoding(QuantizationCycles(bits));
+    if (!linked && !software) encoded_bytes = QuantizedBytes(bits);
   } else if (compacted) {
-    RecordEncodedPull(TransferKind::kPullModels, CompactedBytes(pairs),
-                      pim::CompactionCycles(profile_, pairs, CompactedBytes(pairs)));
+    encoded_bytes = CompactedBytes(pairs);
+    RecordEncoding(pim::CompactionCycles(profile_, pairs, encoded_bytes));
   }
+  PullModels(linked || software ? Activity::kLinkExchange : Activity::kTraining, encoded_bytes);
+  if (bits > 0) QuantizeModelDeltas(bits);
   const auto t0 = Clock::now();
   const double comm_s0 = comm_->stats().seconds;
   const size_t total = layout_.n_pad + 1;

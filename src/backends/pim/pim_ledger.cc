@@ -55,26 +55,32 @@ void PimBackend::Record(Activity activity, bool to_dpu, TransferKind kind, const
   ledger_.measured_times += time.measured ? 1 : 0;
   t.bytes += uint64_t{num_dpus_} * bytes_per_dpu;
   ++t.count;
-  if (activity == Activity::kTraining) {
-    ++ledger_.training_transfers[{kind, bytes_per_dpu}];
-    if (!to_dpu) round_pulls_.push_back({bytes_per_dpu});
-  }
+  if (activity == Activity::kTraining && !to_dpu) round_pulls_.push_back({bytes_per_dpu});
 }
 
 void PimBackend::Push(Activity activity, TransferKind kind, std::string_view symbol, uint64_t offset,
                       uint64_t bytes_per_dpu) {
-  const pim::MachineTime t = machine_->PushXfer(pim::XferDirection::kToDpu, symbol, offset, bytes_per_dpu);
+  const pim::MachineTime t =
+      machine_->PushXfer(pim::XferDirection::kToDpu, symbol, offset, bytes_per_dpu, LogTag(activity, kind));
   Record(activity, true, kind, t, bytes_per_dpu);
 }
 
 void PimBackend::Pull(Activity activity, TransferKind kind, std::string_view symbol, uint64_t offset,
-                      uint64_t bytes_per_dpu) {
-  const pim::MachineTime t = machine_->PushXfer(pim::XferDirection::kFromDpu, symbol, offset, bytes_per_dpu);
+                      uint64_t bytes_per_dpu, uint64_t encoded_bytes) {
+  if (encoded_bytes != 0) {
+    const pim::MachineTime t =
+        machine_->PullEncoded(symbol, offset, bytes_per_dpu, encoded_bytes, LogTag(activity, kind));
+    Record(activity, false, kind, t, encoded_bytes);
+    return;
+  }
+  const pim::MachineTime t =
+      machine_->PushXfer(pim::XferDirection::kFromDpu, symbol, offset, bytes_per_dpu, LogTag(activity, kind));
   Record(activity, false, kind, t, bytes_per_dpu);
 }
 
 void PimBackend::Broadcast(Activity activity, TransferKind kind, uint64_t offset, const void* source, uint64_t bytes) {
-  const pim::MachineTime t = machine_->BroadcastTo(pim::kMramHeapSymbol, offset, source, bytes);
+  const pim::MachineTime t =
+      machine_->BroadcastTo(pim::kMramHeapSymbol, offset, source, bytes, LogTag(activity, kind));
   Record(activity, true, kind, t, bytes);
 }
 
@@ -130,13 +136,6 @@ void PimBackend::RecordEncoding(double cycles) {
   ledger_.kernel_s += seconds;
   ledger_.dma_s += seconds;
   ledger_.encoding_s += seconds;
-}
-
-void PimBackend::RecordEncodedPull(TransferKind kind, uint64_t bytes_per_dpu, double encoding_cycles) {
-  RecordEncoding(encoding_cycles);
-  const pim::MachineTime modeled{
-      pim::ModelParallelTransferSeconds(profile_, pim::XferDirection::kFromDpu, num_dpus_, bytes_per_dpu), false};
-  Record(Activity::kTraining, false, kind, modeled, bytes_per_dpu);
 }
 
 std::map<std::string, double> PimBackend::PhaseSeconds() const {
@@ -218,7 +217,8 @@ std::map<std::string, double> PimBackend::Counters() {
     for (uint32_t k = 0; k < num_dpus_; ++k) {
       uint64_t counters[pimbackend::kMaxTasklets] = {};
       const pim::MachineTime t =
-          machine_->CopyFrom(k, pimbackend::kSaturationsSymbol, 0, counters, sizeof(counters));
+          machine_->CopyFrom(k, pimbackend::kSaturationsSymbol, 0, counters, sizeof(counters),
+                             LogTag(Activity::kDiagnostics, TransferKind::kCounters));
       Record(Activity::kDiagnostics, false, TransferKind::kCounters, t, sizeof(counters));
       for (uint64_t v : counters) total += v;
     }

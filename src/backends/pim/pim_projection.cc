@@ -33,25 +33,18 @@ EpochProjection PimBackend::Project(uint32_t target_dpus, uint64_t target_rows_p
   p.mram_wram_bytes = static_cast<double>(ledger_.mram_wram_bytes) * per_epoch * row_factor * target_dpus / num_dpus_;
   p.launch_overhead_s = static_cast<double>(ledger_.launches) * per_epoch * sync_factor *
                         pim::ModelLaunchOverheadSeconds(profile_, target_dpus);
-  for (const auto& [key, count] : ledger_.training_transfers) {
-    const auto [kind, bytes] = key;
+  // The training transfers, as the machine logged them, re-timed over the target's DPUs.
+  for (const auto& [key, count] : machine_->log().transfers()) {
+    if (LoggedActivity(key.tag) != Activity::kTraining) continue;
+    pim::TransferVerb at = key.verb;
+    at.dpus = target_dpus;
     // Row lists grow with the rows per step (local SGD launches cover an epoch of the DPU's rows).
-    const uint64_t projected_bytes = kind == TransferKind::kPushRows
-                                         ? static_cast<uint64_t>(bytes * std::max(1.0, row_factor / sync_factor))
-                                         : bytes;
-    const double n = static_cast<double>(count) * per_epoch * sync_factor;
-    if (kind == TransferKind::kBroadcastModel) {
-      p.cpu_to_dpu_s += n * pim::ModelBroadcastSeconds(profile_, target_dpus, projected_bytes);
-      p.cpu_to_dpu_bytes += n * target_dpus * projected_bytes;
-    } else if (kind == TransferKind::kPullModels || kind == TransferKind::kPullGradients) {
-      p.dpu_to_cpu_s +=
-          n * pim::ModelParallelTransferSeconds(profile_, pim::XferDirection::kFromDpu, target_dpus, projected_bytes);
-      p.dpu_to_cpu_bytes += n * target_dpus * projected_bytes;
-    } else {
-      p.cpu_to_dpu_s +=
-          n * pim::ModelParallelTransferSeconds(profile_, pim::XferDirection::kToDpu, target_dpus, projected_bytes);
-      p.cpu_to_dpu_bytes += n * target_dpus * projected_bytes;
+    if (LoggedKind(key.tag) == TransferKind::kPushRows) {
+      at.bytes_per_dpu = static_cast<uint64_t>(at.bytes_per_dpu * std::max(1.0, row_factor / sync_factor));
     }
+    const double n = static_cast<double>(count) * per_epoch * sync_factor;
+    (at.to_dpu() ? p.cpu_to_dpu_s : p.dpu_to_cpu_s) += n * pim::ModelTransferSeconds(profile_, at);
+    (at.to_dpu() ? p.cpu_to_dpu_bytes : p.dpu_to_cpu_bytes) += n * target_dpus * at.bytes_per_dpu;
   }
   if (options_.measured_host) {
     // Measured on this host: linear in the number of DPU vectors reduced.

@@ -23,7 +23,7 @@ int PimBackend::QuantizedBits() const {
   }
 }
 
-double PimBackend::QuantizeModelDeltas(int bits) {
+void PimBackend::QuantizeModelDeltas(int bits) {
   // Per DPU: d = x_k - global + e_k (exact integers); a power-of-two step 2^s, the smallest with every |d_j| / 2^s
   // rounded within q_max = 2^(bits - 1) - 1; q_j = round(d_j / 2^s) (half away from zero); the host receives
   // global + q_j 2^s and the DPU keeps e_k = d - q 2^s (error feedback: Seide et al. 2014, Karimireddy et al. 2019,
@@ -53,7 +53,10 @@ double PimBackend::QuantizeModelDeltas(int bits) {
     }
   });
   for (const fixed::Saturation& x : sat) saturation_.events += x.events;
-  return pim::QuantizationCycles(profile_, total, bits);  // the DPUs' encoding (pim/encoding_cost.h)
+}
+
+double PimBackend::QuantizationCycles(int bits) const {
+  return pim::QuantizationCycles(profile_, layout_.n_pad + 1, bits);  // pim/encoding_cost.h
 }
 
 uint64_t PimBackend::QuantizedBytes(int bits) const {

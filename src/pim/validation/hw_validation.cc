@@ -513,21 +513,23 @@ std::vector<KernelConstants> Starts(const HardwareProfile& base) {
 struct TransferPoint {
   double measured_s = 0;
   uint64_t bytes = 0;
-  int column = 0;
+  uint32_t column = 0;  // the log's tag: prim::kTransferColumnCpuToDpu or kTransferColumnDpuToCpu
 };
 std::vector<TransferPoint> TransferPoints(const RowRun& r) {
   std::vector<TransferPoint> points;
   uint64_t to = 0, from = 0;
-  for (const prim::TransferRecord& x : r.run.transfers) {
-    const uint64_t bytes = x.kind == prim::TransferRecord::kSerial ? x.bytes : uint64_t{x.dpus} * x.bytes;
-    if (x.column == 1) to += bytes;
-    if (x.column == 2) from += bytes;
+  for (const auto& [key, times] : r.run.transfers.transfers()) {
+    const uint64_t bytes = times * key.verb.bytes();
+    if (key.tag == prim::kTransferColumnCpuToDpu) to += bytes;
+    if (key.tag == prim::kTransferColumnDpuToCpu) from += bytes;
   }
-  if (r.hw.cpu_to_dpu_s > 0 && to > 0) points.push_back({r.hw.cpu_to_dpu_s, to, 1});
-  if (r.hw.dpu_to_cpu_s > 0 && from > 0) points.push_back({r.hw.dpu_to_cpu_s, from, 2});
+  if (r.hw.cpu_to_dpu_s > 0 && to > 0) points.push_back({r.hw.cpu_to_dpu_s, to, prim::kTransferColumnCpuToDpu});
+  if (r.hw.dpu_to_cpu_s > 0 && from > 0) points.push_back({r.hw.dpu_to_cpu_s, from, prim::kTransferColumnDpuToCpu});
   return points;
 }
-double ModeledColumn(const prim::PhaseTimes& t, int column) { return column == 1 ? t.cpu_to_dpu_s : t.dpu_to_cpu_s; }
+double ModeledColumn(const prim::PhaseTimes& t, uint32_t column) {
+  return column == prim::kTransferColumnCpuToDpu ? t.cpu_to_dpu_s : t.dpu_to_cpu_s;
+}
 
 }  // namespace
 
@@ -556,13 +558,11 @@ TransferConstants FitTransfers(const std::vector<RowRun>& rows, const std::vecto
                              std::exp(x[8]), std::exp(x[9]), std::exp(x[10])};
   };
   // What an evaluation needs, worked out once: per fitted row, its measured points and, per point, the row's
-  // transfers of that column, consecutive equal ones as one transfer and a count. An evaluation models each
-  // distinct transfer once and adds it as often as it occurs, in the rows' order: the same sums, bit for bit, as
-  // retiming every transfer of every row (prim::RetimeTransfers), at a fraction of the cost (the ports repeat
-  // their transfers per iteration and per DPU).
+  // logged transfers of that column (each distinct transfer once, with how often it happened): the same sums, bit
+  // for bit, as prim::RetimeTransfers.
   struct Repeated {
-    prim::TransferRecord transfer;
-    uint32_t times = 0;
+    TransferVerb transfer;
+    uint64_t times = 0;
   };
   struct FitPoint {
     double measured_s = 0;
@@ -585,17 +585,8 @@ TransferConstants FitTransfers(const std::vector<RowRun>& rows, const std::vecto
     row.benchmark = static_cast<size_t>(std::lower_bound(fitted.begin(), fitted.end(), r.hw.benchmark) - fitted.begin());
     for (const TransferPoint& point : TransferPoints(r)) {
       FitPoint fp{point.measured_s, {}};
-      for (const prim::TransferRecord& x : r.run.transfers) {
-        if (x.column != point.column) continue;
-        if (!fp.transfers.empty()) {
-          const prim::TransferRecord& last = fp.transfers.back().transfer;
-          if (last.kind == x.kind && last.direction == x.direction && last.dpus == x.dpus && last.bytes == x.bytes &&
-              last.sources_per_rank == x.sources_per_rank) {
-            ++fp.transfers.back().times;
-            continue;
-          }
-        }
-        fp.transfers.push_back({x, 1});
+      for (const auto& [key, times] : r.run.transfers.transfers()) {
+        if (key.tag == point.column) fp.transfers.push_back({key.verb, times});
       }
       row.points.push_back(std::move(fp));
     }
@@ -609,8 +600,7 @@ TransferConstants FitTransfers(const std::vector<RowRun>& rows, const std::vecto
       for (const FitPoint& point : row.points) {
         double modeled = 0;
         for (const Repeated& r : point.transfers) {
-          const double s = prim::TransferSeconds(r.transfer, p);
-          for (uint32_t k = 0; k < r.times; ++k) modeled += s;
+          modeled += static_cast<double>(r.times) * ModelTransferSeconds(p, r.transfer);
         }
         const double e = LogError(modeled, point.measured_s);
         sums[row.benchmark].first += e * e;
@@ -730,7 +720,7 @@ Report LeaveOneOut(const Runs& runs, const HardwareProfile& base, const FreeKern
         x_all.push_back(e_out);
         if (point.bytes >= (1u << 20)) {
           x_out.push_back(e_out);
-          (point.column == 1 ? all_to : all_from).push_back(e_out);
+          (point.column == prim::kTransferColumnCpuToDpu ? all_to : all_from).push_back(e_out);
           x_in.push_back(ModeledColumn(t_in, point.column) / point.measured_s - 1);
         }
       }

@@ -116,12 +116,18 @@ class PimBackend final : public IBackend, public EpochProjector {
   // What a transfer served. Only training transfers are host <-> worker traffic; the others are reported apart.
   // kLinkExchange: transfers that carry, functionally, what a what-if DPU <-> DPU link or a software collective
   // moves on the modeled machine; their host time is not the machine's (Ledger::link_s or collective_s is).
-  // kEncodedCarrier: the emulator's dense transfer of a vector that the machine moves encoded (compacted (index,
-  // value) pairs, quantized deltas), recorded apart as a training transfer.
-  enum class Activity { kSetup, kTraining, kCheckpoint, kDiagnostics, kLinkExchange, kEncodedCarrier };
-  static constexpr size_t kNumActivities = 6;
+  enum class Activity { kSetup, kTraining, kCheckpoint, kDiagnostics, kLinkExchange };
+  static constexpr size_t kNumActivities = 5;
   enum class TransferKind { kData, kPushArgs, kPushRows, kBroadcastModel, kPushModels, kPushTargets, kPullModels, kPullGradients,
                             kCounters, kDuals };
+  // A transfer's tag in the machine's log (pim/machine_log.h): what it served and what it moved.
+  static uint32_t LogTag(Activity activity, TransferKind kind) {
+    return static_cast<uint32_t>(activity) << 8 | static_cast<uint32_t>(kind);
+  }
+  static Activity LoggedActivity(uint32_t tag) { return static_cast<Activity>(tag >> 8); }
+  static TransferKind LoggedKind(uint32_t tag) { return static_cast<TransferKind>(tag & 0xFF); }
+  // Every transfer this process's DPUs made, as the machine logged it (the projections re-time its training ones).
+  const pim::MachineLog& machine_log() const { return machine_->log(); }
   // Everything this backend accounts, in one place: each transfer, launch and host reduction is recorded once, when
   // it happens, under what it served; reports read these totals (never differences of the emulator's counters).
   struct Ledger {
@@ -131,8 +137,8 @@ class PimBackend final : public IBackend, public EpochProjector {
       uint64_t count = 0;
     };
     std::array<Transfers, kNumActivities> to_dpu, from_dpu;
-    // Training: modeled seconds of the PIM machine, real host seconds, and how often each training transfer
-    // (kind, bytes per DPU) happened, for projections.
+    // Training: modeled seconds of the PIM machine and real host seconds (the transfers themselves, for
+    // projections, are in the machine's log).
     double kernel_s = 0, compute_s = 0, dma_s = 0, sync_s = 0, launch_s = 0;
     double dpu_energy_j = 0;  // this process's DPUs' busy time at their active power
     double emulation_wall_s = 0;
@@ -149,7 +155,6 @@ class PimBackend final : public IBackend, public EpochProjector {
     uint64_t launches = 0, syncs = 0;
     uint64_t mram_wram_bytes = 0;  // training launches' DMA, both directions, over this process's DPUs
     uint64_t measured_times = 0;   // transfers and launches whose time the machine measured (0 on the emulator)
-    std::map<std::pair<TransferKind, uint64_t>, uint64_t> training_transfers;
     // What each synchronization asked of the host, per DPU of the whole run, and how often (for projections).
     struct HostWork {
       uint32_t vectors_per_dpu = 1;   // vectors summed per DPU (a consensus: x_k and o_k)
@@ -185,9 +190,11 @@ class PimBackend final : public IBackend, public EpochProjector {
   const Ledger& ledger() const { return ledger_; }
 
  private:
-  // The transfer verbs of the emulator, recorded in the ledger (pushes and pulls use the prepared buffers).
+  // The transfer verbs of the machine, recorded in the ledger (pushes and pulls use the prepared buffers).
+  // `encoded_bytes` (not 0): the machine pulls the vectors encoded in that many bytes per DPU (PullEncoded).
   void Push(Activity activity, TransferKind kind, std::string_view symbol, uint64_t offset, uint64_t bytes_per_dpu);
-  void Pull(Activity activity, TransferKind kind, std::string_view symbol, uint64_t offset, uint64_t bytes_per_dpu);
+  void Pull(Activity activity, TransferKind kind, std::string_view symbol, uint64_t offset, uint64_t bytes_per_dpu,
+            uint64_t encoded_bytes = 0);
   void Broadcast(Activity activity, TransferKind kind, uint64_t offset, const void* source, uint64_t bytes);
   void Record(Activity activity, bool to_dpu, TransferKind kind, const pim::MachineTime& time,
               uint64_t bytes_per_dpu);
@@ -198,7 +205,7 @@ class PimBackend final : public IBackend, public EpochProjector {
   void PushModelVectors(TransferKind kind, uint64_t offset,
                         const std::function<void(uint32_t dpu, int32_t* vector)>& fill,
                         Activity activity = Activity::kTraining);
-  void PullModels(Activity activity = Activity::kTraining);
+  void PullModels(Activity activity = Activity::kTraining, uint64_t encoded_bytes = 0);
   // `covered` (a link model's time, or nullopt when the profile's links do not cover the exchange) as --sync-path
   // allows: nullopt with kHost, a ConfigError naming --profile with kLinks when not covered.
   std::optional<pim::LinkExchangeTime> LinkPath(const std::optional<pim::LinkExchangeTime>& covered,
@@ -242,9 +249,7 @@ class PimBackend final : public IBackend, public EpochProjector {
   // and the bias); 0 when not countable. The pairs' bytes: 8 each (a 4-byte index, the value padded) and a count.
   uint64_t MostTouchedPairs(std::span<const std::span<const uint32_t>> worker_rows) const;
   static uint64_t CompactedBytes(uint64_t pairs) { return 8 * pairs + 8; }
-  // An encoded pull (compacted or quantized) after the emulator's dense carrier transfer: the DPUs' encoding
-  // (`encoding_cycles`, part of the kernel time) and the machine's parallel pull of `bytes_per_dpu`.
-  void RecordEncodedPull(TransferKind kind, uint64_t bytes_per_dpu, double encoding_cycles);
+  // The DPUs' encoding of the vectors an encoded pull then moves (compaction, quantization): `cycles` of kernel time.
   void RecordEncoding(double cycles);
   double ModelHostSeconds(const Ledger::HostWork& work, uint32_t dpus) const;
   static pim::HostReductionWork HostReduction(const Ledger::HostWork& work, uint32_t dpus);
@@ -287,8 +292,9 @@ class PimBackend final : public IBackend, public EpochProjector {
   std::vector<std::vector<int32_t>> delta_error_;
   int QuantizedBits() const;  // 16, 8, or 0 (no quantization)
   // MA-SGD's averaging with quantized deltas: replaces each pulled x_k by global + Q(x_k - global + e_k) and keeps
-  // the new error; returns the DPUs' encoding cycles.
-  double QuantizeModelDeltas(int bits);
+  // the new error.
+  void QuantizeModelDeltas(int bits);
+  double QuantizationCycles(int bits) const;  // the DPUs' encoding of their deltas
   uint64_t QuantizedBytes(int bits) const;  // a quantized vector and its step, per DPU
   Ledger ledger_;
 };

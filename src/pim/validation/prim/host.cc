@@ -181,23 +181,12 @@ PhaseTimes Retime(const RunResult& run, const HardwareProfile& profile) {
   return t;
 }
 
-double TransferSeconds(const TransferRecord& x, const HardwareProfile& profile) {
-  switch (x.kind) {
-    case TransferRecord::kParallel:
-      return ModelParallelTransferSeconds(profile, x.direction, x.dpus, x.bytes, x.sources_per_rank);
-    case TransferRecord::kSerial:
-      return ModelSerialTransferSeconds(profile, x.direction, x.dpus, x.bytes);
-    case TransferRecord::kBroadcast:
-      return ModelBroadcastSeconds(profile, x.dpus, x.bytes);
-  }
-  return 0;
-}
-
 PhaseTimes RetimeTransfers(const RunResult& run, const HardwareProfile& profile) {
   PhaseTimes t;
-  for (const TransferRecord& x : run.transfers) {
-    const double s = TransferSeconds(x, profile);
-    (x.column == kCpuToDpu ? t.cpu_to_dpu_s : x.column == kDpuToCpu ? t.dpu_to_cpu_s : t.dpu_to_dpu_s) += s;
+  for (const auto& [key, times] : run.transfers.transfers()) {
+    if (key.tag == kUntimed) continue;
+    double& column = key.tag == kCpuToDpu ? t.cpu_to_dpu_s : key.tag == kDpuToCpu ? t.dpu_to_cpu_s : t.dpu_to_dpu_s;
+    column += static_cast<double>(times) * ModelTransferSeconds(profile, key.verb);
   }
   return t;
 }
@@ -234,6 +223,7 @@ void Host::Load(const std::string& program, std::shared_ptr<Kernel> port) {
 }
 
 void Host::Reallocate(uint32_t dpus) {
+  released_log_.Merge(set_->log());
   set_ = std::make_unique<DpuSet>(system_->Allocate(dpus));
   set_->RecordTraces(request_.keep_events);
   set_->SetShuffleSeed(request_.shuffle_seed);
@@ -241,54 +231,40 @@ void Host::Reallocate(uint32_t dpus) {
   set_->Load(kernel_, request_.tasklets);
 }
 
-void Host::AddTransfer(Column column, TransferRecord::Kind kind, XferDirection direction, uint32_t dpus, uint64_t bytes,
-                       double seconds, uint32_t sources_per_rank) {
+void Host::AddTransfer(Column column, double seconds) {
   if (column == kUntimed) return;
   PhaseTimes& m = result_.modeled;
   (column == kCpuToDpu ? m.cpu_to_dpu_s : column == kDpuToCpu ? m.dpu_to_cpu_s : m.dpu_to_dpu_s) += seconds;
-  if (request_.keep_events) result_.transfers.push_back({kind, direction, dpus, bytes, column, sources_per_rank});
 }
 
 void Host::Push(Column column, std::string_view symbol, uint64_t offset, uint64_t bytes,
                 const std::vector<const void*>& buffers) {
-  uint32_t count = 0;
   for (uint32_t d = 0; d < set_->size() && d < buffers.size(); ++d) {
-    if (buffers[d] == nullptr) continue;
-    set_->PrepareXfer(d, const_cast<void*>(buffers[d]), bytes);
-    ++count;
+    if (buffers[d] != nullptr) set_->PrepareXfer(d, const_cast<void*>(buffers[d]), bytes);
   }
-  const double s = set_->PushXfer(XferDirection::kToDpu, symbol, offset, bytes);
-  AddTransfer(column, TransferRecord::kParallel, XferDirection::kToDpu, count, bytes, s,
-              set_->last_push_sources_per_rank());
+  AddTransfer(column, set_->PushXfer(XferDirection::kToDpu, symbol, offset, bytes, column));
 }
 
 void Host::Pull(Column column, std::string_view symbol, uint64_t offset, uint64_t bytes,
                 const std::vector<void*>& buffers) {
-  uint32_t count = 0;
   for (uint32_t d = 0; d < set_->size() && d < buffers.size(); ++d) {
-    if (buffers[d] == nullptr) continue;
-    set_->PrepareXfer(d, buffers[d], bytes);
-    ++count;
+    if (buffers[d] != nullptr) set_->PrepareXfer(d, buffers[d], bytes);
   }
-  const double s = set_->PushXfer(XferDirection::kFromDpu, symbol, offset, bytes);
-  AddTransfer(column, TransferRecord::kParallel, XferDirection::kFromDpu, count, bytes, s);
+  AddTransfer(column, set_->PushXfer(XferDirection::kFromDpu, symbol, offset, bytes, column));
 }
 
 void Host::Broadcast(Column column, std::string_view symbol, uint64_t offset, const void* source, uint64_t bytes) {
-  const double s = set_->BroadcastTo(symbol, offset, source, bytes);
-  AddTransfer(column, TransferRecord::kBroadcast, XferDirection::kToDpu, set_->size(), bytes, s);
+  AddTransfer(column, set_->BroadcastTo(symbol, offset, source, bytes, column));
 }
 
 void Host::CopyTo(Column column, uint32_t dpu, std::string_view symbol, uint64_t offset, const void* source,
                   uint64_t bytes) {
-  const double s = set_->CopyTo(dpu, symbol, offset, source, bytes);
-  AddTransfer(column, TransferRecord::kSerial, XferDirection::kToDpu, set_->size(), bytes, s);
+  AddTransfer(column, set_->CopyTo(dpu, symbol, offset, source, bytes, column));
 }
 
 void Host::CopyFrom(Column column, uint32_t dpu, std::string_view symbol, uint64_t offset, void* destination,
                     uint64_t bytes) {
-  const double s = set_->CopyFrom(dpu, symbol, offset, destination, bytes);
-  AddTransfer(column, TransferRecord::kSerial, XferDirection::kFromDpu, set_->size(), bytes, s);
+  AddTransfer(column, set_->CopyFrom(dpu, symbol, offset, destination, bytes, column));
 }
 
 uint32_t Host::KeepTrace(timing::DpuTrace&& trace) {
@@ -352,6 +328,8 @@ void Host::Launch(bool kernel_timer) {
 
 RunResult Host::Finish(std::string check) {
   result_.check = std::move(check);
+  result_.transfers = released_log_;
+  result_.transfers.Merge(set_->log());
   return std::move(result_);
 }
 

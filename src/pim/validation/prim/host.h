@@ -13,7 +13,13 @@
 
 namespace pimopt::pim::prim {
 
-enum Column : int { kUntimed = 0, kCpuToDpu = 1, kDpuToCpu = 2, kDpuToDpu = 3 };
+// PrIM's timers, as the tags of the transfers they time in the DPU set's log (RunResult::transfers).
+enum Column : uint32_t {
+  kUntimed = 0,
+  kCpuToDpu = kTransferColumnCpuToDpu,
+  kDpuToCpu = kTransferColumnDpuToCpu,
+  kDpuToDpu = kTransferColumnDpuToDpu
+};
 
 // PrIM's support macros.
 inline uint64_t DivCeil(uint64_t n, uint64_t m) { return (n - 1) / m + 1; }
@@ -73,14 +79,14 @@ class Host {
   RunResult Finish(std::string check);
 
  private:
-  void AddTransfer(Column column, TransferRecord::Kind kind, XferDirection direction, uint32_t dpus, uint64_t bytes,
-                   double seconds, uint32_t sources_per_rank = 0);
+  void AddTransfer(Column column, double seconds);
   uint32_t KeepTrace(timing::DpuTrace&& trace);
 
   RunRequest request_;
   const HardwareProfile& profile_;
   std::unique_ptr<PimSystem> system_;
   std::unique_ptr<DpuSet> set_;
+  MachineLog released_log_;  // the transfers of the sets Reallocate replaced
   std::shared_ptr<Kernel> kernel_;
   RunResult result_;
   std::vector<uint64_t> trace_hashes_;

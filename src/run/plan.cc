@@ -45,7 +45,7 @@ void RefuseFlags(const RunConfig& base) {
 // project (the PIM backend).
 const BackendRegistration& PlannedBackend() {
   for (const BackendRegistration* b : RegisteredBackends()) {
-    if (b->traits.workers_are_devices && b->traits.projects_epochs && b->machine) return *b;
+    if (b->traits.workers_are_devices && b->traits.projects_epochs && b->system) return *b;
   }
   throw InternalError("no registered backend projects its epochs: nothing to plan for");
 }
@@ -203,10 +203,10 @@ Plan MakePlan(const RunConfig& base, const PlanOptions& options,
                                             : 64;
   // A plan for more DPUs than the profile has would recommend a run that `train` refuses: refused here, first.
   const BackendRegistration& planned = PlannedBackend();
-  const BackendMachine machine = planned.machine(base.backend_options.Of(planned.traits.name));
-  if (plan.dpus > machine.most_workers) {
+  const BackendSystem system = planned.system(base.backend_options.Of(planned.traits.name));
+  if (plan.dpus > system.most_workers) {
     throw ConfigError(base.given.count("dpus") ? "--dpus" : "--workers",
-                      StrCat(plan.dpus, " DPUs: profile '", machine.name, "' has ", machine.most_workers));
+                      StrCat(plan.dpus, " DPUs: profile '", system.name, "' has ", system.most_workers));
   }
   plan.metric = base.target_auc > 0 ? "auc" : "accuracy";
   plan.target = base.target_auc > 0 ? base.target_auc : base.target_accuracy;
@@ -230,7 +230,7 @@ Plan MakePlan(const RunConfig& base, const PlanOptions& options,
   plan.data = data.train.source;
   plan.rows = data.train.num_rows();
   plan.features = data.train.num_features();
-  plan.profile = machine.name;
+  plan.profile = system.name;
   plan.set = test ? "test" : "train";
 
   std::vector<TrainResult> pilots;

@@ -23,7 +23,7 @@ struct BackendTraits {
   std::string help;       // one line for --backend's choices
   int listing_order = 0;  // where it appears in lists and --help
   std::string param_group;  // --help's group of its parameters (and of --dpus, --project-dpus for devices)
-  // Every worker is a device of a machine the run sizes (a DPU): --dpus counts them and the run's
+  // Every worker is a device of a system the run sizes (a DPU): --dpus counts them and the run's
   // --project-dpus/--project-rows-per-dpu project to other sizes.
   bool workers_are_devices = false;
   bool projects_epochs = false;  // its instances offer an EpochProjector (projection.h)
@@ -33,8 +33,8 @@ struct BackendTraits {
   bool second_order = false;
 };
 
-// The machine a backend's options describe, for a planner: its name and how many workers it holds.
-struct BackendMachine {
+// The system a backend's options describe (a PIM profile), for a planner: its name and how many workers it holds.
+struct BackendSystem {
   std::string name;
   uint64_t most_workers = 0;
 };
@@ -46,8 +46,8 @@ struct BackendRegistration {
   std::function<std::any()> default_options;
   // The checks that need no data (ConfigError naming the flag); the run's host threads passed on.
   std::function<void(std::any& options, int host_threads)> resolve;
-  // The machine the options describe; unset: no machine (the workers are threads).
-  std::function<BackendMachine(const std::any& options)> machine;
+  // The system the options describe; unset: none (the workers are threads).
+  std::function<BackendSystem(const std::any& options)> system;
   std::function<std::unique_ptr<IBackend>(ThreadPool& pool, const std::any& options)> make;
 };
 

@@ -142,7 +142,7 @@ std::map<std::string, double> PimBackend::PhaseSeconds() const {
   const Ledger& l = ledger_;
   const double to_dpu_s = l.to_dpu[static_cast<size_t>(Activity::kTraining)].modeled_s;
   const double from_dpu_s = l.from_dpu[static_cast<size_t>(Activity::kTraining)].modeled_s;
-  // The modeled machine's host: the profile's model, or (--host-time measured) this machine's measured seconds.
+  // The modeled system's host: the profile's model, or (--host-time measured) the seconds measured where pimopt runs.
   const double host_s = options_.measured_host ? l.host_reduction_s : l.modeled_host_reduction_s;
   const double whole = num_dpus_ > 0 ? static_cast<double>(part_.total_workers) / num_dpus_ : 1.0;
   const double training_bytes = static_cast<double>(l.to_dpu[static_cast<size_t>(Activity::kTraining)].bytes +

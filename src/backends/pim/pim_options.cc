@@ -214,10 +214,10 @@ BackendRegistration PimRegistration() {
     o.host_threads = host_threads;
     o.ResolveProfile();
   };
-  r.machine = [](const std::any& options) {
+  r.system = [](const std::any& options) {
     const auto& o = std::any_cast<const PimBackendOptions&>(options);
     const pim::HardwareProfile profile = pim::MakeProfile(o.profile, o.profile_overrides);
-    return BackendMachine{profile.name, profile.num_dpus};
+    return BackendSystem{profile.name, profile.num_dpus};
   };
   r.make = [](ThreadPool& pool, const std::any& options) -> std::unique_ptr<IBackend> {
     return std::make_unique<PimBackend>(pool, std::any_cast<const PimBackendOptions&>(options));

@@ -47,7 +47,7 @@ struct PimBackendOptions {
   uint32_t tasklets;
   bool sigmoid_float;  // LR: PIM-Opt's software-float sigmoid instead of the fixed-point table
   bool feature_split;  // dense data: PIM-Opt's tasklet split (features of each sample, 2 barriers/sample)
-  bool measured_host;  // host reduction time: this machine's measured seconds instead of the profile's host model
+  bool measured_host;  // host reduction time: the seconds measured on the computer pimopt runs on, not the profile's
   bool artifact_kernel;  // PIM-Opt's kernel and transfers (--kernel pim-opt): implies the feature split and the
                          // software-float sigmoid
   // How synchronizations travel: kAuto uses what-if DPU links where the profile's links cover them (model averaging
@@ -142,7 +142,7 @@ class PimBackend final : public IBackend, public EpochProjector {
     double kernel_s = 0, compute_s = 0, dma_s = 0, sync_s = 0, launch_s = 0;
     double dpu_energy_j = 0;  // this process's DPUs' busy time at their active power
     double emulation_wall_s = 0;
-    double host_reduction_s = 0;          // measured on this machine (this process's share)
+    double host_reduction_s = 0;          // measured on the computer pimopt runs on (this process's share)
     double modeled_host_reduction_s = 0;  // the profile's host model, over all DPUs
     double link_s = 0;  // modeled DPU <-> DPU exchanges over what-if links
     // --sync-path software: the software collectives' modeled seconds (relocation kernels, direct transfers, host

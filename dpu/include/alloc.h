@@ -1,4 +1,5 @@
-/* pimopt's DPU headers (see attributes.h). alloc.h: the WRAM heap shared by the tasklets (8-byte aligned blocks). */
+/* pimopt's DPU headers (see attributes.h). alloc.h: the WRAM heap shared by the tasklets (8-byte aligned blocks),
+ * and the fixed-size block allocator (fsb_allocator.h). */
 #ifndef PIMOPT_DPU_ALLOC_H
 #define PIMOPT_DPU_ALLOC_H
 
@@ -12,5 +13,7 @@ void mem_reset(void);
 #ifdef __cplusplus
 }
 #endif
+
+#include <fsb_allocator.h> /* as the SDK's alloc.h: the fixed-size block allocator */
 
 #endif

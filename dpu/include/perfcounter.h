@@ -17,4 +17,11 @@ perfcounter_t perfcounter_get(void);
 }
 #endif
 
+/* The DPU's frequency in Hz, a variable of the runtime that a program and its host read (the host by its name, with
+ * dpu_copy_from) to turn counted cycles into seconds: the loader writes the profile's dpu_frequency_hz. Read-only to
+ * the program, as the SDK declares it; defined here under the same name (weak: one for the whole program; writable,
+ * so that it lies in WRAM, where the host reaches it) since the runtime is not a separate object. */
+extern const volatile uint32_t CLOCKS_PER_SEC;
+__attribute__((weak)) volatile uint32_t __pimopt_dpu_clocks_per_sec __asm__("CLOCKS_PER_SEC");
+
 #endif

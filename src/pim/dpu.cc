@@ -145,14 +145,15 @@ class TaskletFiber {
   }
 
  private:
-  // Boost.Context stack allocator: plain heap memory (the fibers live as long as their host thread).
+  // Boost.Context stack allocator: memory below 2 GiB where the host allows it (LowAddressAllocator: a pointer to a
+  // tasklet's local kept in 32 bits comes back whole, as WRAM's do; the fibers live as long as their host thread).
   // The top of each stack is offset by a different multiple of a cache line (its colour): with equal 256 KB stacks,
   // the 16 tasklets' active frames would sit at the same offset modulo 4 KB and compete for the same L1 sets.
   struct Stack {
     void** base_out;
     size_t colour_bytes;
     ctx::stack_context allocate() {
-      void* base = ::operator new(kStackBytes);
+      void* base = LowAddressAllocator<uint8_t>().allocate(kStackBytes);
       *base_out = base;
       ctx::stack_context sc;
       sc.size = kStackBytes - colour_bytes;
@@ -164,7 +165,7 @@ class TaskletFiber {
 #if defined(__SANITIZE_ADDRESS__)
       __asan_unpoison_memory_region(base, kStackBytes);  // the redzones of the frames that ran on it
 #endif
-      ::operator delete(base);
+      LowAddressAllocator<uint8_t>().deallocate(static_cast<uint8_t*>(base), kStackBytes);
     }
   };
 
@@ -351,6 +352,12 @@ void Dpu::Load(const KernelSpec& spec, uint32_t tasklets) {
     if (s.initial.size() > s.bytes) Fail(nullptr, StrCat("WRAM symbol '", s.name, "': initial value too long"));
     if (!s.initial.empty() && top + s.initial.size() <= wram_.size()) {
       std::copy(s.initial.begin(), s.initial.end(), wram_.begin() + static_cast<std::ptrdiff_t>(top));
+    }
+    if (s.name == kClocksPerSecSymbol && s.bytes == 4 && top + 4 <= wram_.size()) {
+      // The SDK runtime's variable (perfcounter.h) that the host reads to turn cycles into seconds: the loader
+      // writes the DPU's frequency.
+      const auto hz = static_cast<uint32_t>(std::llround(profile_.dpu_frequency_hz));
+      std::memcpy(wram_.data() + top, &hz, 4);
     }
     top = AlignUp(top + s.bytes, 8);
   }

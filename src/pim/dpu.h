@@ -14,7 +14,34 @@
 #include "pimopt/pim/system.h"
 #include "pimopt/pim/timing.h"
 
+#include <sys/mman.h>
+
 namespace pimopt::pim {
+
+// Memory mapped below 2 GiB of the host's address space where the host allows it (x86-64 Linux's MAP_32BIT), else
+// anywhere: a DPU's WRAM image. A DPU program may keep a WRAM pointer in a 32-bit integer, as its addresses are 16-bit
+// on the DPU (SimplePIM's reductions loop over `(uint32_t)` addresses of mem_alloc'd buffers); the image's host
+// addresses then survive the round trip. Every block is its own mapping, unmapped when freed.
+template <class T>
+struct LowAddressAllocator {
+  using value_type = T;
+  LowAddressAllocator() = default;
+  template <class U>
+  LowAddressAllocator(const LowAddressAllocator<U>&) {}
+  T* allocate(size_t n) {
+    const size_t bytes = n * sizeof(T);
+    void* p = MAP_FAILED;
+#ifdef MAP_32BIT
+    p = mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_32BIT, -1, 0);
+#endif
+    if (p == MAP_FAILED) p = mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (p == MAP_FAILED) throw std::bad_alloc();
+    return static_cast<T*>(p);
+  }
+  void deallocate(T* p, size_t n) { munmap(p, n * sizeof(T)); }
+  template <class U>
+  bool operator==(const LowAddressAllocator<U>&) const { return true; }
+};
 
 // Memory backed by 64 KB pages allocated on first write; untouched pages read as zeros.
 class LazyMemory {
@@ -187,7 +214,7 @@ class Dpu {
   uint32_t tasklets_ = 0;
   std::vector<int32_t> semaphores_;
   LazyMemory mram_;
-  std::vector<uint8_t> wram_;
+  std::vector<uint8_t, LowAddressAllocator<uint8_t>> wram_;
   SymbolTable wram_symbols_;
   SymbolTable mram_symbols_;
   uint64_t heap_start_ = 0, heap_top_ = 0, heap_end_ = 0;

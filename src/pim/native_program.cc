@@ -351,6 +351,12 @@ int __pimopt_dpu_printf(const char* format, ...) {
   t_running.program->AppendLog(t_running.tasklet->dpu_index(), text);
   return n;
 }
+// assert.h: a failed assertion is the DPU's fault (the SDK's assert halts the DPU), reported with its line, DPU
+// and tasklet, never an abort of the emulator's process.
+void __pimopt_dpu_assert_fail(const char* expression, const char* file, unsigned int line) {
+  const char* base = std::strrchr(file, '/');
+  t_running.tasklet->Fail(pimopt::StrCat(base ? base + 1 : file, ":", line, ": assertion failed: ", expression));
+}
 int __pimopt_dpu_puts(const char* s) {
   t_running.program->AppendLog(t_running.tasklet->dpu_index(), pimopt::StrCat(s, "\n"));
   return 1;

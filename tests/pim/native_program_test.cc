@@ -177,6 +177,95 @@ TEST(NativeProgram, ABrokenDpuRuleIsTheEmulatorsError) {
 // A program's own definition of a C library function (PIM-Opt's programs bring a table-based expf) is what its calls
 // reach: the emulator's process has the C library's too, and a call that went there would silently compute and
 // charge something else.
+// A false assert() is the DPU's fault, with the expression, the line and the tasklet; the emulator's process lives on.
+TEST(NativeProgram, AFalseAssertionIsTheDpusFaultNamingItsLine) {
+  PimSystem system(MakeProfile("pim-opt"));
+  DpuSet set = system.Allocate(2);
+  set.Load(LoadNativeProgram(Program("assert_fault")));
+  uint32_t value = 1;
+  set.CopyTo(1, "value", 0, &value, 4);
+  set.Launch();  // true: nothing happens
+  value = 3;
+  set.CopyTo(1, "value", 0, &value, 4);
+  try {
+    set.Launch();
+    ADD_FAILURE() << "a false assertion ran on";
+  } catch (const PimError& e) {
+    const std::string what = e.what();
+    EXPECT_NE(what.find("assert_fault.c:9: assertion failed: value != 3"), std::string::npos) << what;
+    EXPECT_NE(what.find("DPU 1"), std::string::npos) << what;
+  }
+}
+
+// WRAM and stack pointers kept in 32 bits come back whole (the emulator maps them below 2 GiB on x86-64 Linux).
+TEST(NativeProgram, AWramPointerKeptIn32BitsComesBackWhole) {
+  PimSystem system(MakeProfile("pim-opt"));
+  DpuSet set = system.Allocate(3);
+  set.Load(LoadNativeProgram(Program("wram_pointer_32")));
+  set.Launch();
+  for (uint32_t d = 0; d < 3; ++d) {
+    uint32_t heap = 0, stack = 0;
+    set.CopyFrom(d, "from_heap", 0, &heap, 4);
+    set.CopyFrom(d, "from_stack", 0, &stack, 4);
+    EXPECT_EQ(heap, 42u) << d;
+    EXPECT_EQ(stack, 9u) << d;
+  }
+}
+
+// A loop that stops at a null pointer stops there (an optimizer once deleted the test: pointer_chain.c).
+TEST(NativeProgram, AWalkAlongAPointerChainStopsAtItsEnd) {
+  PimSystem system(MakeProfile("pim-opt"));
+  DpuSet set = system.Allocate(1);
+  set.Load(LoadNativeProgram(Program("pointer_chain")));
+  set.Launch();
+  uint32_t steps = 0, sum = 0;
+  set.CopyFrom(0, "steps", 0, &steps, 4);
+  set.CopyFrom(0, "sum", 0, &sum, 4);
+  EXPECT_EQ(steps, 5u);
+  EXPECT_EQ(sum, 15u);
+}
+
+// The SDK's fixed-size block allocator: the tasklets share its blocks, each taken once, none overlapping, every one
+// back after fsb_free, NULL when none is left.
+TEST(NativeProgram, TheFixedSizeBlockAllocatorSharesItsBlocksAmongTheTasklets) {
+  PimSystem system(MakeProfile("pim-opt"));
+  DpuSet set = system.Allocate(1);
+  set.Load(LoadNativeProgram(Program("fsb_blocks")));
+  for (int launch = 0; launch < 2; ++launch) {  // mem_reset: the heap starts afresh at each launch
+    set.Launch();
+    uint32_t got[16] = {}, intact = 0, regot = 0, refused = 0;
+    set.CopyFrom(0, "got", 0, got, sizeof got);
+    set.CopyFrom(0, "intact", 0, &intact, 4);
+    set.CopyFrom(0, "regot", 0, &regot, 4);
+    set.CopyFrom(0, "refused", 0, &refused, 4);
+    uint32_t total = 0;
+    for (uint32_t n : got) total += n;
+    EXPECT_EQ(total, 20u);  // 16 tasklets asked for 8 each
+    EXPECT_EQ(intact, 1u);
+    EXPECT_EQ(regot, 20u);
+    EXPECT_EQ(refused, 1u);
+  }
+}
+
+// The runtime's CLOCKS_PER_SEC: the profile's DPU frequency, for the program and for its host by name.
+TEST(NativeProgram, ClocksPerSecIsTheProfilesFrequency) {
+  for (const char* name : {"pim-opt", "prim-2556"}) {
+    const HardwareProfile profile = MakeProfile(name);
+    PimSystem system(profile);
+    DpuSet set = system.Allocate(2);
+    set.Load(LoadNativeProgram(Program("clocks_per_sec")));
+    uint32_t hz = 0;
+    set.CopyFrom(1, "CLOCKS_PER_SEC", 0, &hz, sizeof hz);
+    EXPECT_EQ(hz, static_cast<uint32_t>(profile.dpu_frequency_hz)) << name;
+    set.Launch();
+    uint32_t seen = 0;
+    set.CopyFrom(0, "seen", 0, &seen, sizeof seen);
+    EXPECT_EQ(seen, hz) << name;
+  }
+}
+
+// A program's own definition of a C library function is the one its calls run, even where the host's compiler knows
+// the function as an instruction.
 TEST(NativeProgram, AProgramsOwnLibraryFunctionIsTheOneItCalls) {
   PimSystem system(MakeProfile("pim-opt"));
   DpuSet set = system.Allocate(1);
@@ -187,6 +276,13 @@ TEST(NativeProgram, AProgramsOwnLibraryFunctionIsTheOneItCalls) {
   float out = 0;
   set.CopyFrom(0, "out", 0, &out, sizeof out);
   EXPECT_EQ(out, 6.0f);  // the C library's expf(3) is 20.09
+  // Functions the host's compiler would make an instruction of (sqrtss, andps, roundss): the program's own.
+  set.CopyFrom(0, "out_sqrt", 0, &out, sizeof out);
+  EXPECT_EQ(out, 1.5f);  // sqrt(3) is 1.73
+  set.CopyFrom(0, "out_fabs", 0, &out, sizeof out);
+  EXPECT_EQ(out, -2.0f);
+  set.CopyFrom(0, "out_floor", 0, &out, sizeof out);
+  EXPECT_EQ(out, 2.0f);
 }
 
 // A WRAM load through an MRAM variable's address (PIM-Opt's programs read the first MRAM variable's address that

@@ -22,6 +22,7 @@
 #include <string>
 #include <vector>
 
+#include "llvm/ADT/SmallPtrSet.h"
 #include "llvm/Analysis/ValueTracking.h"
 #include "llvm/IR/Constants.h"
 #include "llvm/Support/KnownBits.h"
@@ -67,6 +68,41 @@ constexpr const char* kCountersSymbol = "_ZN6pimopt3pim13tls_op_countsE";
 bool Wide(const Type* t) {
   t = t->getScalarType();
   return t->isIntegerTy() && t->getIntegerBitWidth() > 32;
+}
+
+// A 64-bit value whose high word nothing observes: it only indexes memory (a GEP index: the DPU's addresses are
+// 32-bit), is truncated to 32 bits or less, or flows (through additions, extensions and loop phis) into such uses
+// only. The host's 64-bit addresses make LLVM widen a 32-bit index and its arithmetic; on the DPU they stay one
+// 32-bit register. A cycle of phis is decided by its other uses.
+bool HighWordUnobserved(const Instruction& i, SmallPtrSetImpl<const Instruction*>& seen) {
+  if (!seen.insert(&i).second) return true;
+  if (i.use_empty() || seen.size() > 32) return false;
+  for (const Use& use : i.uses()) {
+    const auto* user = dyn_cast<Instruction>(use.getUser());
+    if (user == nullptr) return false;
+    switch (user->getOpcode()) {
+      case Instruction::GetElementPtr:
+        if (use.getOperandNo() == 0) return false;  // the base address, not an index
+        break;
+      case Instruction::Trunc:
+        if (user->getType()->getScalarSizeInBits() > 32) return false;
+        break;
+      case Instruction::Add:
+      case Instruction::Sub:
+      case Instruction::ZExt:
+      case Instruction::SExt:
+      case Instruction::PHI:
+        if (!HighWordUnobserved(*user, seen)) return false;
+        break;
+      default:
+        return false;
+    }
+  }
+  return true;
+}
+bool OnlyIndexesMemory(const Instruction& i) {
+  SmallPtrSet<const Instruction*, 8> seen;
+  return HighWordUnobserved(i, seen);
 }
 
 // The address space of the SDK's __mram_ptr (dpu/include/attributes.h).
@@ -276,8 +312,8 @@ void CountInstruction(const Instruction& i, std::vector<uint64_t>& counts) {
   const DataLayout& layout = i.getModule()->getDataLayout();
   switch (i.getOpcode()) {
     case Instruction::Add:
-    case Instruction::Sub:
-      ++counts[Wide(t) ? kInt64Add : kInt32Add];
+    case Instruction::Sub:  // address arithmetic (only indexing memory) is 32-bit on the DPU
+      ++counts[Wide(t) && !OnlyIndexesMemory(i) ? kInt64Add : kInt32Add];
       break;
     case Instruction::And:
     case Instruction::Or:
@@ -355,7 +391,9 @@ void CountInstruction(const Instruction& i, std::vector<uint64_t>& counts) {
       break;
     case Instruction::SExt:
     case Instruction::ZExt:
-      if (Wide(t)) ++counts[kInt32Add];  // the high word
+      // The high word; an index widened only to address memory (the host's 64-bit GEP index) costs nothing: the
+      // DPU's addresses are 32-bit.
+      if (Wide(t) && !OnlyIndexesMemory(i)) ++counts[kInt32Add];
       break;
     case Instruction::GetElementPtr:
       for (auto it = cast<GetElementPtrInst>(i).idx_begin(); it != cast<GetElementPtrInst>(i).idx_end(); ++it) {
@@ -841,8 +879,9 @@ class DpuPass : public PassInfoMixin<DpuPass> {
     }
   }
 
-  // The host's data model is not the DPU's: a WRAM pointer kept in 32 bits loses its high half here (WRAM is host
-  // memory), where on the DPU it is a 16-bit address. Warned, with the line.
+  // The host's data model is not the DPU's: a pointer is 64 bits. The emulator maps WRAM images and tasklet stacks
+  // below 2 GiB where the host allows it (x86-64 Linux), so a WRAM pointer kept in 32 bits comes back whole there;
+  // elsewhere it would lose its high half. Warned, with the line, as a portability note.
   static void WarnOnDataModel(Module& m) {
     for (Function& f : m) {
       if (f.isDeclaration()) continue;
@@ -856,8 +895,8 @@ class DpuPass : public PassInfoMixin<DpuPass> {
           }
           if (narrow) {
             errs() << "pimopt-dpu-cc: warning: " << (Where(i).empty() ? f.getName().str() : Where(i))
-                   << ": a WRAM pointer converted to a 32-bit integer; on the host a pointer is 64 bits, so "
-                      "converting it back does not give the pointer (docs/pim-emulator.md, \"What differs\")\n";
+                   << ": a WRAM pointer converted to a 32-bit integer: it comes back whole only where the emulator "
+                      "can map WRAM below 2 GiB, as on x86-64 Linux (docs/pim-emulator.md, \"What differs\")\n";
           }
         }
       }

@@ -36,6 +36,9 @@ const char* SchedulerName(Scheduler scheduler);
 
 // The MRAM heap symbol (the SDK's DPU_MRAM_HEAP_POINTER_NAME): MRAM after the kernel's MRAM variables.
 inline constexpr std::string_view kMramHeapSymbol = "__sys_used_mram_end";
+// The SDK runtime's WRAM variable holding the DPU's frequency in Hz (perfcounter.h): a program that declares it finds
+// the profile's dpu_frequency_hz there, as the host does by its name.
+inline constexpr std::string_view kClocksPerSecSymbol = "CLOCKS_PER_SEC";
 
 struct LaunchStats {
   std::string kernel;

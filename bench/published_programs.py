@@ -1,17 +1,23 @@
 #!/usr/bin/env python3
-"""Published UPMEM programs beyond PrIM, unmodified, on pimopt: SparseP's SpMV kernels and PIM-ML's linear and
-logistic regression programs, each built with its own Makefile by pimopt's DPU toolchain (build/sdk/bin), run on
-the emulator through libpimopt_dpu (dpu.h) under PIMOPT_MODELED_CLOCK=1, and judged by its own output check
-("Outputs are equal": the DPUs' result equals the program's host reference). Reports, per program, whether it
-built, ran and checked, and the kernel time its own timer printed (modeled).
+"""Published UPMEM programs beyond PrIM, unmodified, on pimopt: SparseP's SpMV kernels, PIM-ML's linear and
+logistic regression programs, SimplePIM's vector addition, reduction and histogram, and TransPimLib's
+transcendental functions, each built with its own Makefile by pimopt's DPU toolchain (build/sdk/bin), run on the
+emulator through libpimopt_dpu (dpu.h) under PIMOPT_MODELED_CLOCK=1, and judged by its own output check ("Outputs
+are equal", "the result is correct": the DPUs' result equals the program's host reference; TransPimLib's largest
+error against the host's libm, within 1e-2). Reports, per program, whether it built, ran and checked, and the kernel
+time or cycles its own timer printed (modeled).
 
-    bench/published_programs.py [--sparsep PATH/TO/SparseP] [--pim-ml PATH/TO/pim-ml] [--types INT32,FP64]
-                                [--dpus 8] [--json OUT.json] [--markdown OUT.md]
+    bench/published_programs.py [--sparsep PATH/TO/SparseP] [--pim-ml PATH/TO/pim-ml] [--simplepim PATH]
+                                [--transpimlib PATH] [--types INT32,FP64] [--dpus 8] [--json OUT.json]
+                                [--markdown OUT.md]
 
-The paths are the user's checkouts (github.com/CMU-SAFARI/SparseP, github.com/CMU-SAFARI/pim-ml); nothing of them
-enters this repository: each program is copied to a scratch folder and built there. SparseP's check is compiled
-out by default (support/utils.h: CHECK_CORR 0): the scratch copy sets it to 1, the one change made, and reads a
-random square matrix this script writes in Matrix Market format. PIM-ML's programs make their own data.
+The paths are the user's checkouts (github.com/CMU-SAFARI/SparseP, github.com/CMU-SAFARI/pim-ml,
+github.com/CMU-SAFARI/SimplePIM, github.com/CMU-SAFARI/transpimlib); nothing of them enters this repository: each
+program is copied to a scratch folder and built there. SparseP's check is compiled out by default (support/utils.h:
+CHECK_CORR 0): the scratch copy sets it to 1, the one change made, and reads a random square matrix this script
+writes in Matrix Market format. PIM-ML's programs make their own data; SimplePIM's run at their published sizes (its
+histogram has no check of its own: it counts as checked when it runs); TransPimLib's microbenchmark runs 10 values
+per tasklet (ARRAY_SIZE=10) for each function by its interpolated look-up table.
 Exit status: 0 when every program built, ran and said its output was right; 1 otherwise; 2 for bad arguments.
 """
 import argparse
@@ -30,6 +36,12 @@ from bench_util import atomic_open
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 OK = re.compile(r"Outputs are equal", re.IGNORECASE)
 KERNEL_TIME = re.compile(r"(?:DPU )?[Kk]ernel Time \(ms\):\s*([0-9.]+)")
+SIMPLEPIM_OK = re.compile(r"the result is correct")
+SIMPLEPIM_TIME = re.compile(r"(?:map|reduction) function kernel execution time : ([0-9.]+)")
+SIMPLEPIM_PROGRAMS = ("va", "red", "hist")
+TRANSPIMLIB_OPERATIONS = ("SIN", "COS", "EXP", "LOG", "SQRT")
+TRANSPIMLIB_MAX_ERROR = re.compile(r"Max Error:\s*([0-9.eE+-]+)")
+TRANSPIMLIB_CYCLES = re.compile(r"Cycles per Iteration:\s*([0-9.]+)")
 SPARSEP_TYPES = ["INT8", "INT16", "INT32", "INT64", "FP32", "FP64"]
 # PIM-ML programs that check their DPUs' model against the host's; the SUSY ones need the SUSY dataset, and
 # LogReg_no_quantization/LogReg_int32LUT_float does not compile as published (an #else after an #else).
@@ -52,27 +64,55 @@ def write_matrix(path, rows, seed):
     return len(entries)
 
 
-def run_one(source, copy, make_args, command, sdk_bin, timeout_s, prepare=None):
+def run_one(source, copy, make_args, command, sdk_bin, timeout_s, prepare=None, judge=None):
     """Copies `source` (without build outputs), builds it with `make make_args`, runs `command` there. Returns a
-    result dict: ok, kernel_ms (the program's own timer, modeled), error."""
+    result dict: ok, kernel_ms (the program's own timer, modeled), error. `judge(output)` -> (ok, kernel time) for a
+    program whose check is not "Outputs are equal"."""
     shutil.copytree(source, copy, symlinks=True, ignore=shutil.ignore_patterns("bin", "bin_*"))
     if prepare:
         prepare(copy)
+    return build_and_run(copy, make_args, command, sdk_bin, timeout_s, judge)
+
+
+def build_and_run(folder, make_args, command, sdk_bin, timeout_s, judge=None):
+    """Builds `folder` with its own Makefile (`make make_args`) and runs `command` there (see run_one)."""
     env = dict(os.environ, PATH=sdk_bin + os.pathsep + os.environ["PATH"], PIMOPT_MODELED_CLOCK="1")
-    r = subprocess.run(["make"] + make_args, cwd=copy, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+    r = subprocess.run(["make"] + make_args, cwd=folder, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
                        text=True)
     if r.returncode != 0:
         return {"ok": False, "kernel_ms": None, "error": "build failed: " + r.stdout[-1500:]}
     try:
-        r = subprocess.run(command, cwd=copy, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+        r = subprocess.run(command, cwd=folder, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
                            timeout=timeout_s)
     except subprocess.TimeoutExpired:
         return {"ok": False, "kernel_ms": None, "error": f"timed out after {timeout_s} s"}
     out = r.stdout
-    times = KERNEL_TIME.findall(out)
-    ok = r.returncode == 0 and OK.search(out) is not None
-    return {"ok": ok, "kernel_ms": float(times[0]) if times else None,
-            "error": None if ok else f"exit {r.returncode}: " + out[-1500:]}
+    if judge:
+        ok, kernel = judge(out)
+        ok = ok and r.returncode == 0
+    else:
+        times = KERNEL_TIME.findall(out)
+        ok = r.returncode == 0 and OK.search(out) is not None
+        kernel = float(times[0]) if times else None
+    return {"ok": ok, "kernel_ms": kernel, "error": None if ok else f"exit {r.returncode}: " + out[-1500:]}
+
+
+def judge_simplepim(name):
+    def judge(out):
+        times = SIMPLEPIM_TIME.findall(out)
+        return (name == "hist" or SIMPLEPIM_OK.search(out) is not None), float(times[0]) if times else None
+    return judge
+
+
+def judge_transpimlib(out):
+    """The microbenchmark's largest error against the host's libm within 1e-2; its cycles per call."""
+    errors, cycles = TRANSPIMLIB_MAX_ERROR.findall(out), TRANSPIMLIB_CYCLES.findall(out)
+    return bool(errors) and max(float(e) for e in errors) < 1e-2, float(cycles[0]) if cycles else None
+
+
+def make_output_folders(copy):
+    for folder in ("bin/dpu", "bin/host", "output"):
+        os.makedirs(os.path.join(copy, folder), exist_ok=True)
 
 
 def sparsep_programs(root):
@@ -108,6 +148,8 @@ def build_parser():
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--sparsep", type=bench_util.input_dir, help="a checkout of SparseP")
     parser.add_argument("--pim-ml", type=bench_util.input_dir, help="a checkout of pim-ml")
+    parser.add_argument("--simplepim", type=bench_util.input_dir, help="a checkout of SimplePIM")
+    parser.add_argument("--transpimlib", type=bench_util.input_dir, help="a checkout of TransPimLib")
     parser.add_argument("--build", default=os.path.join(ROOT, "build"), type=bench_util.path,
                         help="pimopt's build folder")
     parser.add_argument("--types", type=bench_util.NameList(SPARSEP_TYPES, "type"), default=["INT32"],
@@ -124,8 +166,8 @@ def build_parser():
 
 def main():
     args = build_parser().parse_args()
-    if not args.sparsep and not args.pim_ml:
-        build_parser().error("give --sparsep and/or --pim-ml")
+    if not (args.sparsep or args.pim_ml or args.simplepim or args.transpimlib):
+        build_parser().error("give --sparsep, --pim-ml, --simplepim and/or --transpimlib")
     sdk_bin = os.path.join(args.build, "sdk", "bin")
     if not os.path.exists(os.path.join(sdk_bin, "dpu-upmem-dpurte-clang")):
         sys.exit(f"published_programs.py: {sdk_bin}/dpu-upmem-dpurte-clang not built (clang and llvm-dev missing?)")
@@ -134,7 +176,8 @@ def main():
 
     def report(suite, name, variant, result):
         results.append(dict(result, suite=suite, program=name, variant=variant))
-        ms = "-" if result["kernel_ms"] is None else f"{result['kernel_ms']:.4g} ms"
+        unit = "cycles a call" if suite == "TransPimLib" else "ms"  # its microbenchmark counts cycles
+        ms = "-" if result["kernel_ms"] is None else f"{result['kernel_ms']:.4g} {unit}"
         print(f"{suite:8} {name:48} {variant:6} {'ok' if result['ok'] else 'FAILED':6} kernel {ms}", flush=True)
         if not result["ok"]:
             print(result["error"], file=sys.stderr)
@@ -156,10 +199,35 @@ def main():
                              ["./bin/host_code", "-m", "2048", "-n", "16", "-i", "10", "-w", "0", "-e", "1"],
                              sdk_bin, args.timeout)
             report("PIM-ML", name, "", result)
+    if args.simplepim or args.transpimlib:
+        # Their programs reach the library beside them (../../lib, ../dpu) by relative paths: each checkout is copied
+        # whole, without its git data and prebuilt binaries, and its programs are built where they lie in the copy.
+        def copy_checkout(source, name):
+            copy = os.path.join(scratch, name)
+            shutil.copytree(source, copy, symlinks=True, ignore=shutil.ignore_patterns(".git", "bin", "build"))
+            return copy
+    if args.simplepim:
+        root = copy_checkout(args.simplepim, "simplepim")
+        for name in SIMPLEPIM_PROGRAMS:
+            folder = os.path.join(root, "benchmarks", name)
+            os.makedirs(os.path.join(folder, "bin"), exist_ok=True)
+            result = build_and_run(folder, [], ["./bin/host"], sdk_bin, args.timeout, judge_simplepim(name))
+            report("SimplePIM", name, "", result)
+    if args.transpimlib:
+        root = copy_checkout(args.transpimlib, "transpimlib")
+        folder = os.path.join(root, "microbenchmarks")
+        for operation in TRANSPIMLIB_OPERATIONS:
+            make_output_folders(folder)
+            result = build_and_run(folder, ["method_performance", "ARRAY_SIZE=10", "METHOD=LUT_LDEXPF_INTERPOLATE",
+                                            f"OPERATION={operation}"],
+                                   ["./bin/host/transcendental_performance_host"], sdk_bin, args.timeout,
+                                   judge_transpimlib)
+            report("TransPimLib", operation, "", result)
     failures = sum(1 for r in results if not r["ok"])
     lines = ["| suite | program | type | checked | kernel (modeled) |", "|---|---|---|---|---|"]
     for r in results:
-        ms = "-" if r["kernel_ms"] is None else f"{r['kernel_ms']:.4g} ms"
+        unit = "cycles a call" if r["suite"] == "TransPimLib" else "ms"
+        ms = "-" if r["kernel_ms"] is None else f"{r['kernel_ms']:.4g} {unit}"
         lines.append(f"| {r['suite']} | {r['program']} | {r['variant'] or '-'} | "
                      f"{'yes' if r['ok'] else 'NO'} | {ms} |")
     if args.json:

@@ -21,7 +21,7 @@ void* mem_alloc(size_t size);
 
 struct pimopt_fsb_allocator {
   void* free_blocks;  /* the first free block; each free block holds the next one's address */
-  struct mutex_t lock;
+  uint8_t lock;       /* a mutex (mutex.h) */
 };
 typedef struct pimopt_fsb_allocator* fsb_allocator_t;
 
@@ -29,7 +29,6 @@ static inline fsb_allocator_t fsb_alloc(unsigned int block_size, unsigned int nb
   const size_t size = block_size <= 8u ? 8u : ((size_t)block_size + 7u) & ~(size_t)7u;
   fsb_allocator_t allocator = (fsb_allocator_t)mem_alloc(sizeof(struct pimopt_fsb_allocator));
   char* blocks = (char*)mem_alloc(size * nb_of_blocks);
-  allocator->lock.holder = 0;
   allocator->free_blocks = NULL;
   for (unsigned int i = nb_of_blocks; i-- > 0;) {
     void** block = (void**)(blocks + (size_t)i * size);

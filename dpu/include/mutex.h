@@ -1,13 +1,13 @@
 /* pimopt's DPU headers (see attributes.h). mutex.h: MUTEX_INIT(name) declares a mutex; mutex_lock and mutex_unlock
- * take and release it. */
+ * take and release it. As the SDK's, a mutex is one byte (mutex_id_t is a uint8_t pointer: a program may lock the
+ * bytes of an array of its own, as SimplePIM's tables do); the emulator keeps who holds it, and reports a
+ * mutex_unlock by a tasklet that does not hold it at its line. */
 #ifndef PIMOPT_DPU_MUTEX_H
 #define PIMOPT_DPU_MUTEX_H
 
 #include <stdint.h>
 
-typedef struct mutex_t {
-  uint32_t holder; /* the holding tasklet + 1, 0 when free: the runtime checks mutex_unlock against it */
-} * mutex_id_t;
+typedef uint8_t* mutex_id_t;
 
 #ifdef __cplusplus
 extern "C" {
@@ -18,8 +18,8 @@ void mutex_unlock(mutex_id_t mutex);
 }
 #endif
 
-#define MUTEX_INIT(name)                  \
-  struct mutex_t __pimopt_mutex_##name = {0}; \
+#define MUTEX_INIT(name)                 \
+  uint8_t __pimopt_mutex_##name = 0;     \
   const mutex_id_t name = &__pimopt_mutex_##name
 
 #endif

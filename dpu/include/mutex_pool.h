@@ -10,10 +10,10 @@
 
 #define MUTEX_POOL_INIT(name, size)                                                                 \
   _Static_assert((size) > 0 && ((size) & ((size)-1)) == 0, "MUTEX_POOL_INIT: size must be a power of 2"); \
-  struct mutex_t name[size]
+  uint8_t name[size]
 
 #define __PIMOPT_MUTEX_POOL_MEMBER(pool, key) \
-  (&(*(pool))[(uint32_t)(key) & (uint32_t)(sizeof(*(pool)) / sizeof(struct mutex_t) - 1)])
+  (&(*(pool))[(uint32_t)(key) & (uint32_t)(sizeof(*(pool)) - 1)])
 #define mutex_pool_lock(pool, key) mutex_lock(__PIMOPT_MUTEX_POOL_MEMBER(pool, key))
 #define mutex_pool_unlock(pool, key) mutex_unlock(__PIMOPT_MUTEX_POOL_MEMBER(pool, key))
 

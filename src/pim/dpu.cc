@@ -267,8 +267,19 @@ void Tasklet::BarrierWait(uint32_t barrier, uint32_t participants) {
   }
   dpu_->Event(*this, {timing::EventKind::kBarrier, barrier, participants});
 }
-void Tasklet::MutexLock(uint32_t mutex) { dpu_->Event(*this, {timing::EventKind::kMutexLock, mutex, 0}); }
-void Tasklet::MutexUnlock(uint32_t mutex) { dpu_->Event(*this, {timing::EventKind::kMutexUnlock, mutex, 0}); }
+void Tasklet::MutexLock(uint32_t mutex) {
+  dpu_->Event(*this, {timing::EventKind::kMutexLock, mutex, 0});
+  dpu_->MutexHolder(mutex) = static_cast<uint8_t>(id_ + 1);  // the clock has given it to this tasklet
+}
+void Tasklet::MutexUnlock(uint32_t mutex) {
+  const uint8_t holder = dpu_->MutexHolder(mutex);
+  if (holder != id_ + 1) {
+    Fail(holder == 0 ? std::string("mutex_unlock of a mutex no tasklet holds")
+                     : StrCat("mutex_unlock of a mutex tasklet ", holder - 1, " holds"));
+  }
+  dpu_->MutexHolder(mutex) = 0;
+  dpu_->Event(*this, {timing::EventKind::kMutexUnlock, mutex, 0});
+}
 void Tasklet::HandshakeNotify() { dpu_->Event(*this, {timing::EventKind::kHandshakeNotify, 0, 0}); }
 int Tasklet::HandshakeWaitFor(uint32_t notifier) {
   if (notifier >= num_tasklets_) Fail(StrCat("handshake_wait_for(", notifier, "): there is no tasklet ", notifier));
@@ -648,6 +659,7 @@ constexpr size_t kMaxLoggedSteps = size_t{1} << 22;  // 128 MB of log per host t
 
 DpuLaunchResult Dpu::Launch(Kernel& kernel, const LaunchOptions& options) {
   const bool record = options.record;
+  mutex_holders_.fill(0);  // a boot: every mutex free
   // The tasklets' records are kept per host thread and reused by the DPUs it runs.
   thread_local std::vector<Tasklet> tasklets;
   thread_local std::vector<TaskletRun> runs;

@@ -186,6 +186,9 @@ class Dpu {
   // and the batched scheduler runs, else when the modeled clock has taken its events. Returns the event's result
   // (timing::DpuClock::Result; 0 for an event that does not block).
   uint64_t Event(Tasklet& t, const timing::Event& event);
+  // Each mutex's holder this launch (its tasklet + 1; 0: free): mutex_unlock by another tasklet is an error, as the
+  // SDK's mutexes are the holder's to release. Kept here, not in the program's WRAM (the SDK's mutex is one byte).
+  uint8_t& MutexHolder(uint32_t mutex) { return mutex_holders_[mutex % mutex_holders_.size()]; }
   [[noreturn]] void Fail(const Tasklet* t, const std::string& what) const;
   const HardwareProfile& profile() const { return profile_; }
 
@@ -215,6 +218,7 @@ class Dpu {
   std::vector<int32_t> semaphores_;
   LazyMemory mram_;
   std::vector<uint8_t, LowAddressAllocator<uint8_t>> wram_;
+  std::array<uint8_t, timing::kMaxSyncObjects> mutex_holders_{};
   SymbolTable wram_symbols_;
   SymbolTable mram_symbols_;
   uint64_t heap_start_ = 0, heap_top_ = 0, heap_end_ = 0;

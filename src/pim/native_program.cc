@@ -380,31 +380,15 @@ void barrier_wait(barrier_t* barrier) {
   const uint32_t id = r.program().SyncObject(barrier, true);
   r.Checked([&] { r.tasklet().BarrierWait(id, barrier->initial_count); });
 }
-// A MUTEX_INIT mutex (in WRAM) records its holder, so that an unlock by another tasklet is reported at its line;
-// a mutex the program made otherwise is checked by the emulator when its clock reaches the unlock.
-struct mutex_t {  // dpu/include/mutex.h
-  uint32_t holder;
-};
-static mutex_t* MutexInWram(void* mutex) {
-  return pimopt::pim::WramOffset(mutex, sizeof(mutex_t)) >= 0 ? static_cast<mutex_t*>(mutex) : nullptr;
-}
+// The SDK's mutex is one byte (mutex_id_t is uint8_t *): the program's byte only names it; the holder is the
+// emulator's (Tasklet::MutexUnlock checks it).
 void mutex_lock(void* mutex) {
   const pimopt::pim::Resume r;
-  mutex_t* m = MutexInWram(mutex);
   r.Checked([&] { r.tasklet().MutexLock(r.program().SyncObject(mutex, false)); });
-  if (m) m->holder = r.tasklet().me() + 1;
 }
 void mutex_unlock(void* mutex) {
   const pimopt::pim::Resume r;
-  mutex_t* m = MutexInWram(mutex);
-  r.Checked([&] {
-    if (m && m->holder != r.tasklet().me() + 1) {
-      r.tasklet().Fail(m->holder == 0 ? std::string("mutex_unlock of a mutex no tasklet holds")
-                                      : pimopt::StrCat("mutex_unlock of a mutex tasklet ", m->holder - 1, " holds"));
-    }
-    if (m) m->holder = 0;
-    r.tasklet().MutexUnlock(r.program().SyncObject(mutex, false));
-  });
+  r.Checked([&] { r.tasklet().MutexUnlock(r.program().SyncObject(mutex, false)); });
 }
 void sem_take(void* semaphore) {
   const pimopt::pim::Resume r;

@@ -177,6 +177,19 @@ TEST(NativeProgram, ABrokenDpuRuleIsTheEmulatorsError) {
 // A program's own definition of a C library function (PIM-Opt's programs bring a table-based expf) is what its calls
 // reach: the emulator's process has the C library's too, and a call that went there would silently compute and
 // charge something else.
+// Mutexes are the SDK's bytes: the bytes of a program's array, held by different tasklets at once, each count exact.
+TEST(NativeProgram, TheBytesOfAnArrayAreMutexesOfTheirOwn) {
+  PimSystem system(MakeProfile("pim-opt"));
+  DpuSet set = system.Allocate(2);
+  set.Load(LoadNativeProgram(Program("mutex_bytes")));
+  set.Launch();
+  for (uint32_t d = 0; d < 2; ++d) {
+    uint32_t counters[16] = {};
+    set.CopyFrom(d, "counters", 0, counters, sizeof counters);
+    for (uint32_t k = 0; k < 16; ++k) EXPECT_EQ(counters[k], 16u * 20u) << "DPU " << d << ", lock " << k;
+  }
+}
+
 // A false assert() is the DPU's fault, with the expression, the line and the tasklet; the emulator's process lives on.
 TEST(NativeProgram, AFalseAssertionIsTheDpusFaultNamingItsLine) {
   PimSystem system(MakeProfile("pim-opt"));

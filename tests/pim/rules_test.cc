@@ -180,7 +180,7 @@ TEST(PimRules, HostTransfersCheckSizesAlignmentAndBounds) {
 }
 
 TEST(PimRules, DeadlockAndMutexMisuseAreReported) {
-  ExpectLaunchError([](Tasklet& t) { t.MutexUnlock(3); }, "does not hold it");
+  ExpectLaunchError([](Tasklet& t) { t.MutexUnlock(3); }, "mutex_unlock of a mutex no tasklet holds");
   ExpectLaunchError(
       [](Tasklet& t) {
         t.MutexLock(1);

@@ -16,5 +16,7 @@
 #define __dma_aligned __attribute__((aligned(8)))
 #define __noinline __attribute__((noinline))
 #define __keep __attribute__((used))
+/* The SDK places a variable among the DPU's atomic bits (section .atomic); here it is a plain byte. */
+#define __atomic_bit
 
 #endif

@@ -5,6 +5,9 @@
 
 #include <stdint.h>
 
+#include <atomic_bit.h> /* as the SDK's barrier.h */
+#include "attributes.h"
+
 /* The SDK's layout (some programs set up barriers field by field): the emulator uses initial_count, the number of
  * tasklets that meet there. */
 typedef struct barrier_t {
@@ -22,6 +25,7 @@ void barrier_wait(barrier_t* barrier);
 }
 #endif
 
-#define BARRIER_INIT(name, counter) barrier_t name = {0xff, (counter), (counter), 0}
+/* Ends with its own ';', as the SDK's (programs write BARRIER_INIT(name, n) with or without one). */
+#define BARRIER_INIT(name, counter) barrier_t name = {0xff, (counter), (counter), 0};
 
 #endif

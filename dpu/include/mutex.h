@@ -7,6 +7,9 @@
 
 #include <stdint.h>
 
+#include <atomic_bit.h> /* as the SDK's mutex.h */
+#include "attributes.h"
+
 typedef uint8_t* mutex_id_t;
 
 #ifdef __cplusplus

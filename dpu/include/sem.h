@@ -19,7 +19,8 @@ void sem_give(sem_t* semaphore);
 }
 #endif
 
+/* Ends with its own ';', as the SDK's. */
 #define SEMAPHORE_INIT(name, count) \
-  sem_t name __attribute__((section(".pimopt.semaphore"), aligned(8))) = {(count), 0}
+  sem_t name __attribute__((section(".pimopt.semaphore"), aligned(8))) = {(count), 0};
 
 #endif

@@ -72,7 +72,7 @@ class NativeProgram final : public DpuProgram {
     }
     const void* tasklets = dlsym(handle_, "__pimopt_dpu_nr_tasklets");
     spec_.name = path_;
-    spec_.tasklets = tasklets ? *static_cast<const uint32_t*>(tasklets) : 16;
+    spec_.tasklets = tasklets ? *static_cast<const uint32_t*>(tasklets) : 1;  // the SDK's default
     for (uint64_t i = 0; i < count; ++i) {
       const SymbolRecord& r = records[i];
       SymbolSpec s{r.name, static_cast<uint32_t>(r.bytes), {}};
@@ -277,6 +277,8 @@ int32_t __pimopt_dpu_mul8(uint32_t a, uint32_t b, uint32_t selects) {
   };
   return byte(a, (selects & 1) != 0, (selects & 2) != 0) * byte(b, (selects & 4) != 0, (selects & 8) != 0);
 }
+// The SDK compiler's __builtin_nop_ (dpu/include/pimopt_compiler_builtins.h): one issue slot.
+void __pimopt_dpu_nop() { pimopt::pim::Count(Op::kInt32Logic); }
 uint32_t __pimopt_dpu_udiv32(uint32_t a, uint32_t b) { return (pimopt::pim::u32(a) / pimopt::pim::u32(b)).value(); }
 int32_t __pimopt_dpu_sdiv32(int32_t a, int32_t b) { return (pimopt::pim::i32(a) / pimopt::pim::i32(b)).value(); }
 uint32_t __pimopt_dpu_urem32(uint32_t a, uint32_t b) { return (pimopt::pim::u32(a) % pimopt::pim::u32(b)).value(); }

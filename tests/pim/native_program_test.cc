@@ -177,6 +177,36 @@ TEST(NativeProgram, ABrokenDpuRuleIsTheEmulatorsError) {
 // A program's own definition of a C library function (PIM-Opt's programs bring a table-based expf) is what its calls
 // reach: the emulator's process has the C library's too, and a call that went there would silently compute and
 // charge something else.
+// The tasklets are the command line's NR_TASKLETS whatever the program includes; 1 (the SDK's default) without it.
+TEST(NativeProgram, TheTaskletsAreTheCommandLinesWhateverTheProgramIncludes) {
+  EXPECT_EQ(LoadNativeProgram(Program("no_defs_t3"))->Spec().tasklets, 3u);
+  EXPECT_EQ(LoadNativeProgram(Program("no_defs_default"))->Spec().tasklets, 1u);
+  PimSystem system(MakeProfile("pim-opt"));
+  DpuSet set = system.Allocate(1);
+  set.Load(LoadNativeProgram(Program("no_defs_t3")));
+  set.Launch();
+  uint32_t runs = 0;
+  set.CopyFrom(0, "runs", 0, &runs, 4);
+  EXPECT_EQ(runs, 3u);
+}
+
+// The SDK compiler's __builtin_nop_ is one issue slot each, never optimized away; the SDK's macros and attributes
+// that programs write without a header of their own compile and run.
+TEST(NativeProgram, TheSdkCompilersBuiltinsAndMacrosWork) {
+  PimSystem system(MakeProfile("pim-opt"));
+  DpuSet set = system.Allocate(1);
+  set.Load(LoadNativeProgram(Program("sdk_builtins")));
+  const uint64_t idle = set.Launch().issue_slots;
+  const uint32_t spins = 1000;
+  set.CopyTo(0, "spins", 0, &spins, 4);
+  const uint64_t spinning = set.Launch().issue_slots;
+  EXPECT_GE(spinning - idle, 16u * spins);      // at least the nops of 16 tasklets
+  EXPECT_LE(spinning - idle, 16u * spins * 6);  // and the loop around them
+  uint32_t passed = 0;
+  set.CopyFrom(0, "passed", 0, &passed, 4);
+  EXPECT_EQ(passed, 32u);
+}
+
 // Mutexes are the SDK's bytes: the bytes of a program's array, held by different tasklets at once, each count exact.
 TEST(NativeProgram, TheBytesOfAnArrayAreMutexesOfTheirOwn) {
   PimSystem system(MakeProfile("pim-opt"));

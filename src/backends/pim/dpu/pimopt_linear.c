@@ -50,7 +50,7 @@ __host int64_t partials[MAX_TASKLETS];
 __host uint64_t saturations[MAX_TASKLETS];
 int64_t dual_coef; /* dual ascent: tasklet 0's step coefficient for every tasklet */
 
-BARRIER_INIT(step_barrier, NR_TASKLETS);
+BARRIER_INIT(step_barrier, NR_TASKLETS) /* the macro ends with its own ";", as the SDK's */
 
 /* The launch's configuration, read from `args` once into registers. */
 typedef struct {

@@ -21,6 +21,9 @@ void mutex_unlock(mutex_id_t mutex);
 }
 #endif
 
+/* The mutex MUTEX_INIT(name) declared, as a mutex_id_t. */
+#define MUTEX_GET(name) name
+
 #define MUTEX_INIT(name)                 \
   uint8_t __pimopt_mutex_##name = 0;     \
   const mutex_id_t name = &__pimopt_mutex_##name

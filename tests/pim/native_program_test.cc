@@ -521,6 +521,31 @@ TEST(NativeProgram, APublishedMakefilesFlagsDoNotChangeTheCounts) {
   EXPECT_GE(plain[static_cast<size_t>(Op::kWramLoad)], 2u * 4096);
 }
 
+// A 64-bit multiply by a constant other than a power of two is one __muldi3 (int64_mul) per element, as the DPU
+// backend compiles it ([DPU-LLVM] in docs/sources.md); by a power of two, a shift. The results are the host's.
+TEST(NativeProgram, ASixtyFourBitMultiplyByAConstantIsTheRuntimesUnlessAPowerOfTwo) {
+  PimSystem system(MakeProfile("pim-opt"));
+  DpuSet set = system.Allocate(1);
+  set.Load(LoadNativeProgram(Program("mul64_constant")));
+  for (const uint32_t power_of_two : {0u, 1u}) {
+    set.CopyTo(0, "power_of_two", 0, &power_of_two, 4);
+    auto run = [&](uint32_t n) {
+      const uint64_t seed = 12345;
+      set.CopyTo(0, "state", 0, &seed, 8);
+      set.CopyTo(0, "n", 0, &n, 4);
+      return set.Launch().op_counts[static_cast<size_t>(Op::kInt64Mul)];
+    };
+    const uint64_t few = run(100), many = run(300);
+    EXPECT_EQ(many - few, power_of_two ? 0u : 200u) << power_of_two;
+    uint64_t expected = 12345, state = 0;
+    for (uint32_t i = 0; i < 300; ++i) {
+      expected = power_of_two ? expected * 8 + i : expected * 6364136223846793005ull + 1442695040888963407ull;
+    }
+    set.CopyFrom(0, "state", 0, &state, 8);
+    EXPECT_EQ(state, expected) << power_of_two;
+  }
+}
+
 // Per element of a loop (the counts of n = 512 less those of n = 256, over 256): one `ld` and one `lw`, no 64-bit
 // logic, add or compare (the low-bit test of a 64-bit value is a 32-bit `and`; the index stays 32-bit).
 TEST(NativeProgram, TheLoopIsChargedAsTheDpusThirtyTwoBitCode) {

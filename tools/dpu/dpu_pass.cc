@@ -343,6 +343,12 @@ void CountInstruction(const Instruction& i, std::vector<uint64_t>& counts) {
         break;
       }
       const unsigned bits = c ? c->getValue().countPopulation() : 1;
+      // A 64-bit multiply by a constant that is not a power of two is __muldi3, as by a run-time operand: the DPU
+      // backend breaks only powers of two into shifts (it does not override decomposeMulByConstant, [DPU-LLVM]).
+      if (Wide(t) && bits > 1) {
+        ++counts[kInt64Mul];
+        break;
+      }
       counts[Wide(t) ? kInt64Shift : kInt32Shift] += 1;
       if (bits > 1) counts[Wide(t) ? kInt64Add : kInt32Add] += bits - 1;
       break;

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # pimopt-dpu-cc's command line (tests/CMakeLists.txt): a program that does not compile gets clang's diagnostics,
-# exit 2 and no output file; a WRAM pointer kept in 32 bits is warned with its line; a program of two files, one
-# compiled with -c first, links into one program with one WRAM layout; the SDK's command names answer.
+# exit 2 and no output file; so does a call of a function defined nowhere; a WRAM pointer kept in 32 bits is warned
+# with its line; a program of two files, one compiled with -c first, links into one program with one WRAM layout;
+# the SDK's command names answer (bin/clang with the DPU target too).
 #   dpu_cc_test.sh BUILD_DIR SOURCE_DIR
 set -uo pipefail
 build=$1 src=$2
@@ -14,6 +15,18 @@ rc=$?
 [[ $rc -eq 2 ]] || fail "a program that does not compile: exit $rc, expected 2"
 [[ ! -e $work/bad.dpu ]] || fail "a program that does not compile left $work/bad.dpu"
 grep -q "does_not_compile.c:5:.*error" "$work/bad.err" || fail "no clang diagnostic: $(cat "$work/bad.err")"
+
+# A call of a function defined nowhere is refused at build time, naming it, not at dpu_load.
+"$build/pimopt-dpu-cc" -o "$work/undefined.dpu" "$src/undefined_call.c" 2> "$work/undefined.err"
+rc=$?
+[[ $rc -eq 2 ]] || fail "a call of an undefined function: exit $rc, expected 2"
+[[ ! -e $work/undefined.dpu ]] || fail "a call of an undefined function left $work/undefined.dpu"
+grep -q "'gelu' is called but defined nowhere" "$work/undefined.err" || fail "no error naming gelu: $(cat "$work/undefined.err")"
+
+# The SDK's bin/clang with the DPU target is pimopt-dpu-cc.
+"$build/sdk/bin/clang" --target=dpu-upmem-dpurte -DNR_TASKLETS=4 -O2 -o "$work/target.dpu" "$src/two_files_main.c" \
+  "$src/two_files_helper.c" || fail "clang --target=dpu-upmem-dpurte did not build"
+nm -D "$work/target.dpu" | grep -q " __pimopt_dpu_symbols$" || fail "clang --target=dpu-upmem-dpurte: not a DPU program"
 
 line=$(grep -n "DATA MODEL" "$src/data_model.c" | cut -d: -f1)
 "$build/pimopt-dpu-cc" -o "$work/data_model.dpu" "$src/data_model.c" 2> "$work/data_model.err" ||

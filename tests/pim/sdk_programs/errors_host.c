@@ -65,7 +65,10 @@ int main(void) {
   struct dpu_set_t set, dpu;
   uint32_t value = 0;
   EXPECT_STATUS(dpu_alloc(100000, NULL, &set), DPU_ERR_ALLOCATION);
-  EXPECT_STATUS(dpu_alloc(4, "backend=simulator,nrThreadsPerRank=2", &set), DPU_ERR_INVALID_PROFILE);
+  EXPECT_STATUS(dpu_alloc(4, "backend=simulator,cycleAccurate=true", &set), DPU_ERR_INVALID_PROFILE);
+  /* The SDK's host-thread settings are accepted (they change no modeled time). */
+  EXPECT_STATUS(dpu_alloc(4, "backend=hw,nrThreadsPerRank=2,nrJobsPerRank=256", &set), DPU_OK);
+  EXPECT_STATUS(dpu_free(set), DPU_OK);
   /* The system's DPUs are shared by the live allocations: two of 1,000 leave too few for a third. */
   struct dpu_set_t first, second, third;
   EXPECT_STATUS(dpu_alloc(1000, NULL, &first), DPU_OK);

@@ -18,6 +18,7 @@
 // the loader (src/pim/native_program.cc).
 #include <algorithm>
 #include <cstdint>
+#include <cstdlib>
 #include <map>
 #include <string>
 #include <vector>
@@ -30,6 +31,7 @@
 #include "llvm/IR/DataLayout.h"
 #include "llvm/IR/IRBuilder.h"
 #include "llvm/IR/DebugInfoMetadata.h"
+#include "llvm/IR/InlineAsm.h"
 #include "llvm/IR/Instructions.h"
 #include "llvm/IR/IntrinsicInst.h"
 #include "llvm/IR/Intrinsics.h"
@@ -490,6 +492,7 @@ class DpuPass : public PassInfoMixin<DpuPass> {
         f->setWillReturn();
       }
     }
+    RefuseInlineAssembly(m);
     TrapWramAccessesThroughMram(m, placed);
     for (const Placed& p : placed) Relocate(p, base_fn, i8, i64);
     CapAlignments(m);
@@ -754,7 +757,8 @@ class DpuPass : public PassInfoMixin<DpuPass> {
           if (isa<AtomicRMWInst>(i) || isa<AtomicCmpXchgInst>(i)) {
             for (const Value* op : i.operands()) {
               if (in_mram(op)) {
-                report_fatal_error(Twine("pimopt-dpu-cc: ") + Where(i) + ": an atomic operation on MRAM");
+                errs() << "pimopt-dpu-cc: error: " << Where(i) << ": an atomic operation on MRAM\n";
+                std::exit(2);
               }
             }
           }
@@ -883,6 +887,29 @@ class DpuPass : public PassInfoMixin<DpuPass> {
         i->eraseFromParent();
       }
     }
+  }
+
+  // DPU assembly in a C program (`__asm__("ldma ...")`, usecase_dpu_alignment's scoring loops) cannot run: the
+  // program is host code here. Refused with every line that has some, before the host's assembler would fail on a
+  // DPU mnemonic without naming the line.
+  static void RefuseInlineAssembly(Module& m) {
+    unsigned found = 0;
+    for (Function& f : m) {
+      for (BasicBlock& b : f) {
+        for (Instruction& i : b) {
+          const auto* call = dyn_cast<CallBase>(&i);
+          if (call == nullptr || !call->isInlineAsm()) continue;
+          const auto* asm_code = cast<InlineAsm>(call->getCalledOperand());
+          std::string text = asm_code->getAsmString();
+          text = text.substr(0, text.find_first_of("\n;"));
+          errs() << "pimopt-dpu-cc: error: " << (Where(i).empty() ? f.getName().str() : Where(i))
+                 << ": DPU assembly (\"" << text << "\") is not supported: pimopt runs a DPU program as host code "
+                 << "(docs/pim-emulator.md, \"What differs\")\n";
+          ++found;
+        }
+      }
+    }
+    if (found > 0) std::exit(2);  // opt's own exit, without a crash report: pimopt-dpu-cc then exits 2, writing nothing
   }
 
   // The host's data model is not the DPU's: a pointer is 64 bits. The emulator maps WRAM images and tasklet stacks

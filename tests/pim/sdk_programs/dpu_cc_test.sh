@@ -23,6 +23,13 @@ rc=$?
 [[ ! -e $work/undefined.dpu ]] || fail "a call of an undefined function left $work/undefined.dpu"
 grep -q "'gelu' is called but defined nowhere" "$work/undefined.err" || fail "no error naming gelu: $(cat "$work/undefined.err")"
 
+# DPU assembly is refused, naming its line.
+asm_line=$(grep -n "ASM" "$src/inline_asm.c" | tail -1 | cut -d: -f1)
+"$build/pimopt-dpu-cc" -o "$work/asm.dpu" "$src/inline_asm.c" 2> "$work/asm.err"
+rc=$?
+[[ $rc -eq 2 && ! -e $work/asm.dpu ]] || fail "DPU assembly: exit $rc, expected 2 and no output"
+grep -q "inline_asm.c:$asm_line: DPU assembly (\"cmpb4" "$work/asm.err" || fail "no error at inline_asm.c:$asm_line: $(cat "$work/asm.err")"
+
 # The SDK's bin/clang with the DPU target is pimopt-dpu-cc.
 "$build/sdk/bin/clang" --target=dpu-upmem-dpurte -DNR_TASKLETS=4 -O2 -o "$work/target.dpu" "$src/two_files_main.c" \
   "$src/two_files_helper.c" || fail "clang --target=dpu-upmem-dpurte did not build"

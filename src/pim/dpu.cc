@@ -743,11 +743,13 @@ DpuLaunchResult Dpu::Launch(Kernel& kernel, const LaunchOptions& options) {
     misses = hits = 0;
   }
   size_t matched = 0;
-  if (shared_clock && log.launch_id != 0 && (misses < 4 || hits >= misses || (misses + hits) % 16 == 0)) {
+  if (shared_clock && log.launch_id != 0 && log.semaphores_before == semaphores_ &&
+      (misses < 4 || hits >= misses || (misses + hits) % 16 == 0)) {
     matched = FollowLog(log, runs, record);
     if (matched == log.steps.size()) {
       ++hits;
       finish();
+      semaphores_ = log.semaphores_after;
       result.cycles = log.cycles;
       result.dmas = log.dmas;
       result.barrier_waits = log.barrier_waits;
@@ -770,6 +772,7 @@ DpuLaunchResult Dpu::Launch(Kernel& kernel, const LaunchOptions& options) {
   if (shared_clock) {
     steps.resize(matched);  // this DPU's events so far; the log becomes this DPU's
     log.launch_id = 0;      // until this DPU's launch has ended well
+    log.semaphores_before = semaphores_;
   }
   for (;;) {
     const timing::DpuClock::State state = clock_step([&] { return clock.Advance(); });
@@ -812,12 +815,16 @@ DpuLaunchResult Dpu::Launch(Kernel& kernel, const LaunchOptions& options) {
     });
   }
   finish();
+  // A semaphore is a WRAM variable of the program: its count stays for the next launch, as the SDK's does (its
+  // SEMAPHORE_INIT count is set again only by dpu_load).
+  semaphores_ = clock.SemaphoreCounts(semaphores_.size());
   result.cycles = clock.Cycles();
   result.dmas = clock.dmas();
   result.barrier_waits = clock.barrier_waits();
   result.lock_contentions = clock.lock_contentions();
   if (shared_clock) {
     log.launch_id = options.launch_id;
+    log.semaphores_after = semaphores_;
     log.cycles = result.cycles;
     log.dmas = result.dmas;
     log.barrier_waits = result.barrier_waits;

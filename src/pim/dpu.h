@@ -101,6 +101,8 @@ struct LaunchLog {
   };
   uint64_t launch_id = 0;  // 0: empty
   std::vector<Step> steps;
+  // The semaphores' counts at the launch's start and end (a DPU follows the log only from the same start).
+  std::vector<int32_t> semaphores_before, semaphores_after;
   DpuCycles cycles;
   uint64_t dmas = 0, barrier_waits = 0, lock_contentions = 0;
 };

@@ -78,7 +78,7 @@ class NativeProgram final : public DpuProgram {
       SymbolSpec s{r.name, static_cast<uint32_t>(r.bytes), {}};
       if (r.initial) s.initial.assign(r.initial, r.initial + r.bytes);
       const bool wram = r.kind == 0 || r.kind == 3;
-      if (r.kind == 3) {  // SEMAPHORE_INIT: its initial count, for every launch
+      if (r.kind == 3) {  // SEMAPHORE_INIT: its initial count, set at each load (a launch leaves its count to the next)
         int32_t initial = 0;
         if (r.initial) std::memcpy(&initial, r.initial, sizeof(initial));
         semaphores_[r.offset] = static_cast<uint32_t>(spec_.semaphores.size());

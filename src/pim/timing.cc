@@ -216,6 +216,12 @@ void DpuClock::SetSemaphores(const std::vector<int32_t>& initial_counts) {
     At(semaphores_, static_cast<uint32_t>(s)).count = initial_counts[s];
 }
 
+std::vector<int32_t> DpuClock::SemaphoreCounts(size_t n) const {
+  std::vector<int32_t> counts(n, 0);
+  for (size_t s = 0; s < n && s < semaphores_.size(); ++s) counts[s] = static_cast<int32_t>(semaphores_[s].count);
+  return counts;
+}
+
 const std::vector<uint32_t>& DpuClock::Order() {
   if (order_.size() != tasklets_.size()) {
     order_.resize(tasklets_.size());

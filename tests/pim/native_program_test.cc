@@ -207,6 +207,32 @@ TEST(NativeProgram, TheSdkCompilersBuiltinsAndMacrosWork) {
   EXPECT_EQ(passed, 32u);
 }
 
+// A semaphore's count stays between launches (a WRAM variable of the program) and is set again only by a load.
+TEST(NativeProgram, ASemaphoreKeepsItsCountBetweenLaunches) {
+  for (const uint32_t dpus : {1u, 8u}) {  // 8 DPUs on the test's threads also follow each other's logged launches
+    PimSystem system(MakeProfile("pim-opt"), 2);
+    DpuSet set = system.Allocate(dpus);
+    set.Load(LoadNativeProgram(Program("sem_across_launches")));
+    auto launch = [&](uint32_t give) {
+      set.BroadcastTo("give", 0, &give, 4);
+      set.Launch();
+    };
+    launch(1);
+    launch(1);
+    launch(0);
+    launch(0);  // both tokens of the two earlier launches
+    for (uint32_t d = 0; d < dpus; ++d) {
+      uint32_t taken = 0;
+      set.CopyFrom(d, "taken", 0, &taken, 4);
+      EXPECT_EQ(taken, 2u) << d;
+    }
+    EXPECT_THROW(launch(0), PimError) << dpus;  // none left: a deadlock
+    set.Load(LoadNativeProgram(Program("sem_across_launches")));
+    launch(1);
+    launch(0);  // a load starts from the SEMAPHORE_INIT count again, then the given token
+  }
+}
+
 // Mutexes are the SDK's bytes: the bytes of a program's array, held by different tasklets at once, each count exact.
 TEST(NativeProgram, TheBytesOfAnArrayAreMutexesOfTheirOwn) {
   PimSystem system(MakeProfile("pim-opt"));

@@ -132,6 +132,8 @@ class DpuClock {
   void Reset(const ClockParams& params, uint32_t tasklets, uint64_t shuffle_seed = 0);
   // Initial counts of semaphores (index = semaphore); others start at 0.
   void SetSemaphores(const std::vector<int32_t>& initial_counts);
+  // The counts of the first `n` semaphores now (at a launch's end: what the next launch starts from).
+  std::vector<int32_t> SemaphoreCounts(size_t n) const;
 
   // Moves modeled time on until a tasklet is ready to run (kReady), every tasklet has ended (kFinished), no
   // tasklet can ever run again (kDeadlock), or tasklets spin on shared WRAM with nothing left that could change it

@@ -102,7 +102,7 @@ bool HighWordUnobserved(const Instruction& i, SmallPtrSetImpl<const Instruction*
   }
   return true;
 }
-bool OnlyIndexesMemory(const Instruction& i) {
+bool HighWordUnobserved(const Instruction& i) {
   SmallPtrSet<const Instruction*, 8> seen;
   return HighWordUnobserved(i, seen);
 }
@@ -315,7 +315,7 @@ void CountInstruction(const Instruction& i, std::vector<uint64_t>& counts) {
   switch (i.getOpcode()) {
     case Instruction::Add:
     case Instruction::Sub:  // address arithmetic (only indexing memory) is 32-bit on the DPU
-      ++counts[Wide(t) && !OnlyIndexesMemory(i) ? kInt64Add : kInt32Add];
+      ++counts[Wide(t) && !HighWordUnobserved(i) ? kInt64Add : kInt32Add];
       break;
     case Instruction::And:
     case Instruction::Or:
@@ -401,7 +401,7 @@ void CountInstruction(const Instruction& i, std::vector<uint64_t>& counts) {
     case Instruction::ZExt:
       // The high word; an index widened only to address memory (the host's 64-bit GEP index) costs nothing: the
       // DPU's addresses are 32-bit.
-      if (Wide(t) && !OnlyIndexesMemory(i)) ++counts[kInt32Add];
+      if (Wide(t) && !HighWordUnobserved(i)) ++counts[kInt32Add];
       break;
     case Instruction::GetElementPtr:
       for (auto it = cast<GetElementPtrInst>(i).idx_begin(); it != cast<GetElementPtrInst>(i).idx_end(); ++it) {

@@ -50,12 +50,10 @@ class MachineLog {
     TransferVerb verb;
     auto operator<=>(const Key&) const = default;
   };
-  void Add(uint32_t tag, const TransferVerb& verb, uint64_t times = 1) { transfers_[{tag, verb}] += times; }
+  void Add(uint32_t tag, const TransferVerb& verb) { ++transfers_[{tag, verb}]; }
   void Merge(const MachineLog& other) {
     for (const auto& [key, times] : other.transfers_) transfers_[key] += times;
   }
-  void Clear() { transfers_.clear(); }
-  bool empty() const { return transfers_.empty(); }
   const std::map<Key, uint64_t>& transfers() const { return transfers_; }
 
  private:

@@ -48,8 +48,7 @@ void PimBackend::RecordHostWork(const Ledger::HostWork& work, Clock::time_point 
   round_pulls_.clear();
 }
 
-void PimBackend::Record(Activity activity, bool to_dpu, TransferKind kind, const pim::MachineTime& time,
-                        uint64_t bytes_per_dpu) {
+void PimBackend::Record(Activity activity, bool to_dpu, const pim::MachineTime& time, uint64_t bytes_per_dpu) {
   Ledger::Transfers& t = (to_dpu ? ledger_.to_dpu : ledger_.from_dpu)[static_cast<size_t>(activity)];
   t.modeled_s += time.seconds;
   ledger_.measured_times += time.measured ? 1 : 0;
@@ -62,26 +61,22 @@ void PimBackend::Push(Activity activity, TransferKind kind, std::string_view sym
                       uint64_t bytes_per_dpu) {
   const pim::MachineTime t =
       machine_->PushXfer(pim::XferDirection::kToDpu, symbol, offset, bytes_per_dpu, LogTag(activity, kind));
-  Record(activity, true, kind, t, bytes_per_dpu);
+  Record(activity, true, t, bytes_per_dpu);
 }
 
 void PimBackend::Pull(Activity activity, TransferKind kind, std::string_view symbol, uint64_t offset,
                       uint64_t bytes_per_dpu, uint64_t encoded_bytes) {
-  if (encoded_bytes != 0) {
-    const pim::MachineTime t =
-        machine_->PullEncoded(symbol, offset, bytes_per_dpu, encoded_bytes, LogTag(activity, kind));
-    Record(activity, false, kind, t, encoded_bytes);
-    return;
-  }
+  const uint32_t tag = LogTag(activity, kind);
   const pim::MachineTime t =
-      machine_->PushXfer(pim::XferDirection::kFromDpu, symbol, offset, bytes_per_dpu, LogTag(activity, kind));
-  Record(activity, false, kind, t, bytes_per_dpu);
+      encoded_bytes != 0 ? machine_->PullEncoded(symbol, offset, bytes_per_dpu, encoded_bytes, tag)
+                         : machine_->PushXfer(pim::XferDirection::kFromDpu, symbol, offset, bytes_per_dpu, tag);
+  Record(activity, false, t, encoded_bytes != 0 ? encoded_bytes : bytes_per_dpu);
 }
 
 void PimBackend::Broadcast(Activity activity, TransferKind kind, uint64_t offset, const void* source, uint64_t bytes) {
   const pim::MachineTime t =
       machine_->BroadcastTo(pim::kMramHeapSymbol, offset, source, bytes, LogTag(activity, kind));
-  Record(activity, true, kind, t, bytes);
+  Record(activity, true, t, bytes);
 }
 
 std::optional<pim::LinkExchangeTime> PimBackend::LinkPath(const std::optional<pim::LinkExchangeTime>& covered,
@@ -219,7 +214,7 @@ std::map<std::string, double> PimBackend::Counters() {
       const pim::MachineTime t =
           machine_->CopyFrom(k, pimbackend::kSaturationsSymbol, 0, counters, sizeof(counters),
                              LogTag(Activity::kDiagnostics, TransferKind::kCounters));
-      Record(Activity::kDiagnostics, false, TransferKind::kCounters, t, sizeof(counters));
+      Record(Activity::kDiagnostics, false, t, sizeof(counters));
       for (uint64_t v : counters) total += v;
     }
     c["dpu_saturations"] = static_cast<double>(total);

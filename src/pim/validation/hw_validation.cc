@@ -557,20 +557,12 @@ TransferConstants FitTransfers(const std::vector<RowRun>& rows, const std::vecto
                              std::exp(x[4]), std::exp(x[5]), std::exp(x[6]), std::exp(x[7]),
                              std::exp(x[8]), std::exp(x[9]), std::exp(x[10])};
   };
-  // What an evaluation needs, worked out once: per fitted row, its measured points and, per point, the row's
-  // logged transfers of that column (each distinct transfer once, with how often it happened): the same sums, bit
-  // for bit, as prim::RetimeTransfers.
-  struct Repeated {
-    TransferVerb transfer;
-    uint64_t times = 0;
-  };
-  struct FitPoint {
-    double measured_s = 0;
-    std::vector<Repeated> transfers;  // of the point's column
-  };
+  // What an evaluation needs, worked out once: per fitted row, its run (whose logged transfers each evaluation
+  // re-times with prim::RetimeTransfers, each distinct transfer once) and its measured points.
   struct FitRow {
     size_t benchmark = 0;  // index into `fitted` (sorted by name: BenchmarkMean's order)
-    std::vector<FitPoint> points;
+    const prim::RunResult* run = nullptr;
+    std::vector<TransferPoint> points;
   };
   std::vector<std::string> fitted;
   for (const RowRun& r : rows) {
@@ -583,13 +575,8 @@ TransferConstants FitTransfers(const std::vector<RowRun>& rows, const std::vecto
     if (!In(benchmarks, r.hw.benchmark)) continue;
     FitRow row;
     row.benchmark = static_cast<size_t>(std::lower_bound(fitted.begin(), fitted.end(), r.hw.benchmark) - fitted.begin());
-    for (const TransferPoint& point : TransferPoints(r)) {
-      FitPoint fp{point.measured_s, {}};
-      for (const auto& [key, times] : r.run.transfers.transfers()) {
-        if (key.tag == point.column) fp.transfers.push_back({key.verb, times});
-      }
-      row.points.push_back(std::move(fp));
-    }
+    row.run = &r.run;
+    row.points = TransferPoints(r);
     if (!row.points.empty()) fit_rows.push_back(std::move(row));
   }
   auto objective = [&](const std::vector<double>& x) {
@@ -597,12 +584,9 @@ TransferConstants FitTransfers(const std::vector<RowRun>& rows, const std::vecto
     Apply(unpack(x), p);
     std::vector<std::pair<double, int>> sums(fitted.size(), {0.0, 0});
     for (const FitRow& row : fit_rows) {
-      for (const FitPoint& point : row.points) {
-        double modeled = 0;
-        for (const Repeated& r : point.transfers) {
-          modeled += static_cast<double>(r.times) * ModelTransferSeconds(p, r.transfer);
-        }
-        const double e = LogError(modeled, point.measured_s);
+      const prim::PhaseTimes modeled = prim::RetimeTransfers(*row.run, p);
+      for (const TransferPoint& point : row.points) {
+        const double e = LogError(ModeledColumn(modeled, point.column), point.measured_s);
         sums[row.benchmark].first += e * e;
         ++sums[row.benchmark].second;
       }

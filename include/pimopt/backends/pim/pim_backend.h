@@ -196,8 +196,7 @@ class PimBackend final : public IBackend, public EpochProjector {
   void Pull(Activity activity, TransferKind kind, std::string_view symbol, uint64_t offset, uint64_t bytes_per_dpu,
             uint64_t encoded_bytes = 0);
   void Broadcast(Activity activity, TransferKind kind, uint64_t offset, const void* source, uint64_t bytes);
-  void Record(Activity activity, bool to_dpu, TransferKind kind, const pim::MachineTime& time,
-              uint64_t bytes_per_dpu);
+  void Record(Activity activity, bool to_dpu, const pim::MachineTime& time, uint64_t bytes_per_dpu);
   void PushRowLists(const std::vector<std::vector<uint32_t>>& per_dpu_lists, uint32_t slots);
   void PushArgs(const std::vector<pimbackend::LinearKernelArgs>& args);
   void BroadcastModel(const std::vector<int32_t>& model);

@@ -64,18 +64,18 @@ def write_matrix(path, rows, seed):
     return len(entries)
 
 
-def run_one(source, copy, make_args, command, sdk_bin, timeout_s, prepare=None, judge=None):
+def run_one(source, copy, make_args, command, sdk_bin, timeout_s, prepare=None):
     """Copies `source` (without build outputs), builds it with `make make_args`, runs `command` there. Returns a
-    result dict: ok, kernel_ms (the program's own timer, modeled), error. `judge(output)` -> (ok, kernel time) for a
-    program whose check is not "Outputs are equal"."""
+    result dict: ok, kernel_ms (the program's own timer, modeled), error."""
     shutil.copytree(source, copy, symlinks=True, ignore=shutil.ignore_patterns("bin", "bin_*"))
     if prepare:
         prepare(copy)
-    return build_and_run(copy, make_args, command, sdk_bin, timeout_s, judge)
+    return build_and_run(copy, make_args, command, sdk_bin, timeout_s)
 
 
 def build_and_run(folder, make_args, command, sdk_bin, timeout_s, judge=None):
-    """Builds `folder` with its own Makefile (`make make_args`) and runs `command` there (see run_one)."""
+    """Builds `folder` with its own Makefile (`make make_args`) and runs `command` there (see run_one). `judge(output)`
+    -> (ok, kernel time) for a program whose check is not "Outputs are equal"."""
     env = dict(os.environ, PATH=sdk_bin + os.pathsep + os.environ["PATH"], PIMOPT_MODELED_CLOCK="1")
     r = subprocess.run(["make"] + make_args, cwd=folder, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
                        text=True)
@@ -110,9 +110,10 @@ def judge_transpimlib(out):
     return bool(errors) and max(float(e) for e in errors) < 1e-2, float(cycles[0]) if cycles else None
 
 
-def make_output_folders(copy):
-    for folder in ("bin/dpu", "bin/host", "output"):
-        os.makedirs(os.path.join(copy, folder), exist_ok=True)
+def kernel_text(suite, kernel):
+    """The kernel figure a program printed, with its unit (TransPimLib's microbenchmark counts cycles)."""
+    unit = "cycles a call" if suite == "TransPimLib" else "ms"
+    return "-" if kernel is None else f"{kernel:.4g} {unit}"
 
 
 def sparsep_programs(root):
@@ -176,8 +177,7 @@ def main():
 
     def report(suite, name, variant, result):
         results.append(dict(result, suite=suite, program=name, variant=variant))
-        unit = "cycles a call" if suite == "TransPimLib" else "ms"  # its microbenchmark counts cycles
-        ms = "-" if result["kernel_ms"] is None else f"{result['kernel_ms']:.4g} {unit}"
+        ms = kernel_text(suite, result["kernel_ms"])
         print(f"{suite:8} {name:48} {variant:6} {'ok' if result['ok'] else 'FAILED':6} kernel {ms}", flush=True)
         if not result["ok"]:
             print(result["error"], file=sys.stderr)
@@ -216,8 +216,9 @@ def main():
     if args.transpimlib:
         root = copy_checkout(args.transpimlib, "transpimlib")
         folder = os.path.join(root, "microbenchmarks")
+        for output in ("bin/dpu", "bin/host", "output"):  # its Makefile writes there, without making them
+            os.makedirs(os.path.join(folder, output), exist_ok=True)
         for operation in TRANSPIMLIB_OPERATIONS:
-            make_output_folders(folder)
             result = build_and_run(folder, ["method_performance", "ARRAY_SIZE=10", "METHOD=LUT_LDEXPF_INTERPOLATE",
                                             f"OPERATION={operation}"],
                                    ["./bin/host/transcendental_performance_host"], sdk_bin, args.timeout,
@@ -226,8 +227,7 @@ def main():
     failures = sum(1 for r in results if not r["ok"])
     lines = ["| suite | program | type | checked | kernel (modeled) |", "|---|---|---|---|---|"]
     for r in results:
-        unit = "cycles a call" if r["suite"] == "TransPimLib" else "ms"
-        ms = "-" if r["kernel_ms"] is None else f"{r['kernel_ms']:.4g} {unit}"
+        ms = kernel_text(r["suite"], r["kernel_ms"])
         lines.append(f"| {r['suite']} | {r['program']} | {r['variant'] or '-'} | "
                      f"{'yes' if r['ok'] else 'NO'} | {ms} |")
     if args.json:

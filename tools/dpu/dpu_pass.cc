@@ -213,6 +213,12 @@ std::string Where(const Instruction& i) {
   return file + ":" + std::to_string(loc->getLine());
 }
 
+// Where(i), or the name of its function when it has no line (for a diagnostic).
+std::string WhereOrFunction(const Instruction& i) {
+  const std::string where = Where(i);
+  return where.empty() ? i.getFunction()->getName().str() : where;
+}
+
 // Calls that cost no call instruction: the pass's hooks, LLVM's intrinsics, and the SDK's API.
 bool IsRuntime(const Function* f) {
   if (f == nullptr) return false;
@@ -902,7 +908,7 @@ class DpuPass : public PassInfoMixin<DpuPass> {
           const auto* asm_code = cast<InlineAsm>(call->getCalledOperand());
           std::string text = asm_code->getAsmString();
           text = text.substr(0, text.find_first_of("\n;"));
-          errs() << "pimopt-dpu-cc: error: " << (Where(i).empty() ? f.getName().str() : Where(i))
+          errs() << "pimopt-dpu-cc: error: " << WhereOrFunction(i)
                  << ": DPU assembly (\"" << text << "\") is not supported: pimopt runs a DPU program as host code "
                  << "(docs/pim-emulator.md, \"What differs\")\n";
           ++found;
@@ -927,7 +933,7 @@ class DpuPass : public PassInfoMixin<DpuPass> {
             if (isa<TruncInst>(u) && u->getType()->getIntegerBitWidth() < 64) narrow = true;
           }
           if (narrow) {
-            errs() << "pimopt-dpu-cc: warning: " << (Where(i).empty() ? f.getName().str() : Where(i))
+            errs() << "pimopt-dpu-cc: warning: " << WhereOrFunction(i)
                    << ": a WRAM pointer converted to a 32-bit integer: it comes back whole only where the emulator "
                       "can map WRAM below 2 GiB, as on x86-64 Linux (docs/pim-emulator.md, \"What differs\")\n";
           }

@@ -9,15 +9,8 @@
 
 #include <stddef.h>
 
+#include <alloc.h> /* mem_alloc (alloc.h includes this header in turn; the guards make either order work) */
 #include <mutex.h>
-
-#ifdef __cplusplus
-extern "C" {
-#endif
-void* mem_alloc(size_t size);
-#ifdef __cplusplus
-}
-#endif
 
 struct pimopt_fsb_allocator {
   void* free_blocks;  /* the first free block; each free block holds the next one's address */

@@ -197,9 +197,14 @@ TEST(NativeProgram, TheSdkCompilersBuiltinsAndMacrosWork) {
   DpuSet set = system.Allocate(1);
   set.Load(LoadNativeProgram(Program("sdk_builtins")));
   const uint64_t idle = set.Launch().issue_slots;
+  uint64_t section[2] = {};  // dpu_profiling_t: start, cycles (summed over the launches)
+  set.CopyFrom(0, "section", 0, section, sizeof section);
+  const uint64_t idle_cycles = section[1];
   const uint32_t spins = 1000;
   set.CopyTo(0, "spins", 0, &spins, 4);
   const uint64_t spinning = set.Launch().issue_slots;
+  set.CopyFrom(0, "section", 0, section, sizeof section);
+  EXPECT_GE(section[1] - idle_cycles, spins);  // the profiling section counted at least tasklet 0's 1,000 nops
   EXPECT_GE(spinning - idle, 16u * spins);      // at least the nops of 16 tasklets
   EXPECT_LE(spinning - idle, 16u * spins * 6);  // and the loop around them
   uint32_t passed = 0;

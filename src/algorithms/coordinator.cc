@@ -292,7 +292,12 @@ TrainResult Train(const Dataset& train, const Dataset* test, const TrainConfig& 
     identity.data = FingerprintTrainingData(train, part, comm);
   }
   const Resumed resumed = ResumeFromCheckpoint(options, identity, config, part, backend, comm);
-  if (resumed.epochs_done == 0 && options.warm_start) backend.RestoreState(*options.warm_start);
+  if (resumed.epochs_done == 0 && options.warm_start) {
+    backend.RestoreState(*options.warm_start);
+    if (options.warm_start_l2 > 0 && options.warm_start_l2 != config.objective.l2) {
+      backend.MoveRowDualsToL2(options.warm_start_l2);
+    }
+  }
   result.resumed_from_epoch = resumed.epochs_done;
   TrainProgress progress = resumed.progress;
   try {
@@ -335,11 +340,7 @@ TrainResult Train(const Dataset& train, const Dataset* test, const TrainConfig& 
                                 " (the training objective is not finite): ", DivergenceAdvice(config)));
       }
     }
-    if (test) record.test = EvaluateAcross(result.model, *test, config.objective, options.eval_pool, comm);
     record.train_seconds = std::chrono::duration<double>(t1 - t0).count();
-    record.eval_seconds = std::chrono::duration<double>(Clock::now() - t1).count();
-    result.train_seconds += record.train_seconds;
-    result.eval_seconds += record.eval_seconds;
     result.traffic.to_workers_bytes += record.traffic.to_workers_bytes;
     result.traffic.from_workers_bytes += record.traffic.from_workers_bytes;
     result.traffic.mpi_bytes += record.traffic.mpi_bytes;
@@ -413,6 +414,14 @@ TrainResult Train(const Dataset& train, const Dataset* test, const TrainConfig& 
       record.gap = certificate(record.train.objective);  // --tol 0: the last epoch's gap is still reported
     }
     if (due) last_evaluated = done;
+    // The test set, after the stopping rule (which never looks at it): every epoch, or only the run's last.
+    const bool last_epoch = done == config.epochs || result.converged || !result.stalled.empty();
+    if (test && (options.evaluate_test_every_epoch || last_epoch)) {
+      record.test = EvaluateAcross(result.model, *test, config.objective, options.eval_pool, comm);
+    }
+    record.eval_seconds = std::chrono::duration<double>(Clock::now() - t1).count();
+    result.train_seconds += record.train_seconds;
+    result.eval_seconds += record.eval_seconds;
     result.plateaus = progress.plateaus;
     if (options.on_epoch) options.on_epoch(record);
     result.epochs.push_back(std::move(record));

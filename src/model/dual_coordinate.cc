@@ -19,10 +19,7 @@ double LogisticDualOfMargin(double margin) {
 }  // namespace
 
 double DualCoordinateStep(LossKind loss, double beta, double margin, double q) {
-  if (loss == LossKind::kHinge) {
-    if (!(q > 0)) return margin < 1 ? 1.0 : 0.0;
-    return std::clamp(beta + (1 - margin) / q, 0.0, 1.0);
-  }
+  if (loss == LossKind::kHinge) return HingeDualStep(beta, margin, q);
   const double free = LogisticDualOfMargin(margin);
   if (!(q > 0)) return free;
   double lo = std::min(beta, free), hi = std::max(beta, free);

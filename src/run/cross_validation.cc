@@ -5,6 +5,7 @@
 
 #include "pimopt/algorithms/algorithm.h"
 #include "pimopt/core/error.h"
+#include "pimopt/backends/registry.h"
 #include "pimopt/core/rng.h"
 #include "pimopt/run/pipeline.h"
 
@@ -75,6 +76,28 @@ std::vector<uint32_t> CheckCrossValidation(const RunConfig& config, const Datase
   return fold;
 }
 
+namespace {
+
+// The objective without its L2 strength: what a dual method's warm start must share.
+Objective WithoutL2(Objective objective) {
+  objective.l2 = 0;
+  return objective;
+}
+
+// Whether `set` is of the same kind as a run of `config` (the run replaces it), and whether it can warm-start it.
+bool SameKind(const FoldStateSet& set, const RunConfig& config) {
+  return set.backend == config.backend && set.algorithm == config.train.algorithm &&
+         set.workers == config.train.workers &&
+         (!config.train.traits().row_duals || WithoutL2(set.objective) == WithoutL2(config.train.objective));
+}
+bool CanWarmStart(const FoldStateSet& set, const RunConfig& config, uint32_t k) {
+  return SameKind(set, config) && set.per_fold.size() == k &&
+         (!config.train.traits().row_duals || set.objective == config.train.objective ||
+          FindBackend(config.backend).traits.rescales_row_duals);
+}
+
+}  // namespace
+
 CrossValidation CrossValidate(const RunConfig& config, const Dataset& train, ThreadPool& pool,
                               const std::function<void(uint32_t fold, const Metrics& metrics)>& on_fold,
                               FoldStates* warm) {
@@ -83,7 +106,16 @@ CrossValidation CrossValidate(const RunConfig& config, const Dataset& train, Thr
   const std::vector<uint32_t> fold = CheckCrossValidation(config, train);
   CrossValidation cv;
   cv.folds = k;
-  std::vector<BackendState> next_states;
+  // A warm start must come from the same fold of the same rows: a state trained on rows that are this fold's
+  // held-out rows (another --seed deals other folds) would score them as seen data.
+  if (warm && warm->folds != fold) *warm = FoldStates{fold, {}};
+  const FoldStateSet* from = nullptr;
+  if (warm) {
+    for (auto it = warm->sets.rbegin(); it != warm->sets.rend() && !from; ++it) {
+      if (CanWarmStart(*it, config, k)) from = &*it;
+    }
+  }
+  FoldStateSet next{config.backend, config.train.algorithm, config.train.workers, config.train.objective, {}, {}};
   for (uint32_t f = 0; f < k; ++f) {
     std::vector<uint32_t> fit_rows, held_rows;
     for (uint32_t r = 0; r < train.num_rows(); ++r) (fold[r] == f ? held_rows : fit_rows).push_back(r);
@@ -92,21 +124,23 @@ CrossValidation CrossValidate(const RunConfig& config, const Dataset& train, Thr
     TrainOptions options;  // no checkpoints, no training-set metrics: only the held-out fold is scored
     options.eval_pool = &pool;
     options.evaluate_train = false;
-    // A warm start must come from the same fold of the same rows: a state trained on rows that are this fold's
-    // held-out rows (another --seed deals other folds) would score them as seen data.
-    const bool warm_fits = warm && warm->folds == fold && warm->backend == config.backend && warm->algorithm == config.train.algorithm &&
-                           warm->workers == config.train.workers && warm->per_fold.size() == k &&
-                           (!config.train.traits().row_duals || warm->objective == config.train.objective);
-    if (warm_fits) options.warm_start = &warm->per_fold[f];
+    options.evaluate_test_every_epoch = false;
+    if (from) {
+      options.warm_start = &from->per_fold[f];
+      if (config.train.traits().row_duals) options.warm_start_l2 = from->l2[f];
+    }
     options.keep_final_state = warm != nullptr;
     TrainResult result = Train(fit, &held, config.train, *backend, options);
-    if (warm) next_states.push_back(std::move(result.final_state));
+    if (warm) {
+      next.per_fold.push_back(std::move(result.final_state));
+      next.l2.push_back(result.config.objective.l2);
+    }
     cv.per_fold.push_back(*result.epochs.back().test);
     if (on_fold) on_fold(f, cv.per_fold.back());
   }
   if (warm) {
-    *warm = FoldStates{config.backend, config.train.algorithm, config.train.workers, std::move(next_states),
-                       config.train.objective, fold};
+    std::erase_if(warm->sets, [&](const FoldStateSet& set) { return SameKind(set, config); });
+    warm->sets.push_back(std::move(next));
   }
   Summarize(cv);
   cv.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();

@@ -141,7 +141,27 @@ TEST(Cocoa, TheDualNeverFallsAndTheCertificateHolds) {
   }
 }
 
-// The model the workers' updates built is w(beta) = (1/(lambda N)) sum_i c_i beta_i y_i a_i of the duals they keep.
+// Checks that `model` is w(beta) = (1/(lambda N)) sum_i c_i beta_i y_i a_i of the duals `beta` (each in [0, 1]).
+void ExpectTheDualsImage(const LinearModel& model, const Dataset& data, const Objective& objective,
+                         const std::vector<float>& beta) {
+  ASSERT_EQ(beta.size(), data.num_rows());
+  std::vector<double> w(data.num_features() + 1, 0.0);
+  const double scale = 1.0 / (objective.l2 * static_cast<double>(data.num_rows()));
+  for (size_t i = 0; i < data.num_rows(); ++i) {
+    ASSERT_TRUE(beta[i] >= 0.0f && beta[i] <= 1.0f) << i << ": " << beta[i];
+    const float y = data.labels()[i];
+    const double q = objective.ClassWeight(y) * beta[i] * y * scale;
+    for (size_t j = 0; j < data.num_features(); ++j) w[j] += q * data.dense_row(i)[j];
+    w[data.num_features()] += q;
+  }
+  double largest = 0;
+  for (double v : w) largest = std::max(largest, std::fabs(v));
+  ASSERT_GT(largest, 0.01);
+  for (size_t j = 0; j < data.num_features(); ++j) EXPECT_NEAR(model.weights[j], w[j], 1e-5 * largest) << j;
+  EXPECT_NEAR(model.bias, w[data.num_features()], 1e-5 * largest);
+}
+
+// The model the workers' updates built is w(beta) of the duals they keep.
 TEST(Cocoa, TheModelIsTheDualsImage) {
   const Dataset data = testing::SmallDense(800, 15, 2);
   TrainConfig config = CocoaConfig(LossKind::kHinge, 4, 0);
@@ -150,21 +170,51 @@ TEST(Cocoa, TheModelIsTheDualsImage) {
   ThreadPool pool(2);
   CpuBackend backend(pool);
   const TrainResult r = Train(data, nullptr, config, backend, {});
-  const std::vector<float> beta = backend.RowDuals();
-  std::vector<double> w(data.num_features() + 1, 0.0);
-  const double scale = 1.0 / (r.config.objective.l2 * static_cast<double>(data.num_rows()));
-  for (size_t i = 0; i < data.num_rows(); ++i) {
-    ASSERT_TRUE(beta[i] >= 0.0f && beta[i] <= 1.0f);
-    const float y = data.labels()[i];
-    const double q = r.config.objective.ClassWeight(y) * beta[i] * y * scale;
-    for (size_t j = 0; j < data.num_features(); ++j) w[j] += q * data.dense_row(i)[j];
-    w[data.num_features()] += q;
+  ExpectTheDualsImage(r.model, data, r.config.objective, backend.RowDuals());
+}
+
+// A warm start from a state of another L2 strength (pimopt tune's regularization path): moved to the run's L2, the
+// model is still w(beta) of duals inside [0, 1], towards a weaker L2 (the duals shrink, w stays, as LIBLINEAR's
+// warm start along C) and a stronger one (the duals stay, w shrinks); the run then ends certified at the optimum a
+// cold start certifies.
+TEST(Cocoa, AWarmStartFromAnotherL2KeepsTheModelTheDualsImage) {
+  const Dataset data = testing::SmallDense(800, 15, 2);
+  for (LossKind loss : {LossKind::kHinge, LossKind::kLogistic}) {
+    TrainConfig from = CocoaConfig(loss, 4);
+    from.epochs = 2000;
+    from.objective.negative_weight = 0.5;
+    ThreadPool pool(2);
+    CpuBackend trained(pool);
+    TrainOptions keep;
+    keep.keep_final_state = true;
+    const TrainResult first = Train(data, nullptr, from, trained, keep);
+    for (double l2 : {1e-3, 1e-1}) {
+      SCOPED_TRACE(StrCat(LossName(loss), ", from L2 ", from.objective.l2, " to ", l2));
+      TrainConfig to = from;
+      to.objective.l2 = l2;
+      to.ResolveDefaults();
+      CpuBackend moved(pool);
+      moved.Setup(data, to);
+      moved.RestoreState(first.final_state);
+      moved.MoveRowDualsToL2(from.objective.l2);
+      LinearModel model;
+      moved.ExportModelInto(model);
+      ExpectTheDualsImage(model, data, to.objective, moved.RowDuals());
+
+      TrainOptions warm;
+      warm.warm_start = &first.final_state;
+      warm.warm_start_l2 = from.objective.l2;
+      CpuBackend warm_backend(pool), cold_backend(pool);
+      const TrainResult w = Train(data, nullptr, to, warm_backend, warm);
+      const TrainResult c = Train(data, nullptr, to, cold_backend, {});
+      ASSERT_TRUE(w.stopped_on_gap) << w.epochs.size() << " epochs, gap " << w.epochs.back().gap.relative() << " "
+                                    << w.stalled << "; cold " << c.epochs.size();
+      ASSERT_TRUE(c.stopped_on_gap);
+      const double fw = w.epochs.back().train.objective, fc = c.epochs.back().train.objective;
+      EXPECT_NEAR(fw, fc, 2e-2 * fc);  // both within 1% of the optimum
+      EXPECT_NE(w.model.weights, c.model.weights);  // another start, another path
+    }
   }
-  double largest = 0;
-  for (double v : w) largest = std::max(largest, std::fabs(v));
-  ASSERT_GT(largest, 0.01);
-  for (size_t j = 0; j < data.num_features(); ++j) EXPECT_NEAR(r.model.weights[j], w[j], 1e-5 * largest) << j;
-  EXPECT_NEAR(r.model.bias, w[data.num_features()], 1e-5 * largest);
 }
 
 TEST(Cocoa, NoBiasKeepsTheBiasAtZero) {

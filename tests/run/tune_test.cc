@@ -96,9 +96,9 @@ TEST(Tune, AFlagForSomeSettingsAppliesWhereItMeansSomething) {
 }
 
 // Warm starts: with the default plateau schedule each fold of a setting starts from the model the same fold of the
-// previous setting ended with (fewer epochs on the same problem); the first setting, and any setting whose
-// backend, algorithm or workers differ from the previous one, trains from zero exactly as without warm starts.
-TEST(Tune, WarmStartsFromThePreviousSettingsFoldsWhenTheyFit) {
+// most recent setting of the same backend, algorithm and workers ended with (fewer epochs on the same problem); a
+// setting with no such predecessor trains from zero exactly as without warm starts.
+TEST(Tune, WarmStartsFromTheLatestFittingSettingsFolds) {
   RunConfig base;
   SetParam(base, "data", "dense:rows=1600,features=16,seed=4");
   SetParam(base, "algo", "mbsgd");
@@ -111,32 +111,47 @@ TEST(Tune, WarmStartsFromThePreviousSettingsFoldsWhenTheyFit) {
   const TuneResult warm = Tune(GridSettings(base, grid), TuneMetric::kAccuracy, train, pool, {}, true);
   const TuneResult cold = Tune(GridSettings(base, grid), TuneMetric::kAccuracy, train, pool, {}, false);
   ASSERT_EQ(warm.trials.size(), 4u);
-  // Settings: (auto, ma), (auto, mbsgd), (auto, ma), (auto, mbsgd): the algorithm alternates, so no state fits and
-  // every setting trains from zero.
-  for (size_t i = 0; i < 4; ++i) EXPECT_EQ(warm.trials[i].cv.mean.objective, cold.trials[i].cv.mean.objective) << i;
+  // Settings: (auto, ma), (auto, mbsgd), (auto, ma), (auto, mbsgd): the first of each algorithm trains from zero,
+  // the second starts from the first's folds although another algorithm ran between them.
+  for (size_t i = 0; i < 2; ++i) EXPECT_EQ(warm.trials[i].cv.mean.objective, cold.trials[i].cv.mean.objective) << i;
+  for (size_t i = 2; i < 4; ++i) {
+    EXPECT_NE(warm.trials[i].cv.mean.objective, cold.trials[i].cv.mean.objective) << i;
+    EXPECT_NEAR(warm.trials[i].cv.mean.accuracy, cold.trials[i].cv.mean.accuracy, 0.01) << i;
+  }
 
   // The same setting twice in a row: the second starts from the first's final models.
   RunConfig config = base;
   ResolveRunConfig(config, 1);
   FoldStates states;
   const CrossValidation first = CrossValidate(config, train, pool, {}, &states);
-  ASSERT_EQ(states.per_fold.size(), 3u);
-  EXPECT_EQ(states.algorithm, "mbsgd");
+  ASSERT_EQ(states.sets.size(), 1u);
+  ASSERT_EQ(states.sets[0].per_fold.size(), 3u);
+  EXPECT_EQ(states.sets[0].algorithm, "mbsgd");
   const FoldStates after_first = states;
   const CrossValidation second = CrossValidate(config, train, pool, {}, &states);
   EXPECT_NE(second.mean.objective, first.mean.objective);  // another start, another path
   EXPECT_NEAR(second.mean.accuracy, first.mean.accuracy, 0.01);
-  // A state of another algorithm is not used: the run equals a cold one.
+  ASSERT_EQ(states.sets.size(), 1u);  // the run's states replace those of its kind
+  // A state of another algorithm is not used: the run equals a cold one, and its states are kept beside.
   FoldStates foreign = after_first;
-  foreign.algorithm = "ma";
+  foreign.sets[0].algorithm = "ma";
   const CrossValidation ignored = CrossValidate(config, train, pool, {}, &foreign);
   EXPECT_EQ(ignored.mean.objective, first.mean.objective);
-  EXPECT_EQ(foreign.algorithm, "mbsgd");  // and it now holds this run's states
+  ASSERT_EQ(foreign.sets.size(), 2u);
+  EXPECT_EQ(foreign.sets[0].algorithm, "ma");
+  EXPECT_EQ(foreign.sets[1].algorithm, "mbsgd");  // the most recent last
+  // Folds of another seed are not used either, and the states of the old folds are dropped.
+  FoldStates other_folds = after_first;
+  other_folds.folds[0] = other_folds.folds[0] == 0 ? 1 : 0;
+  const CrossValidation unrelated = CrossValidate(config, train, pool, {}, &other_folds);
+  EXPECT_EQ(unrelated.mean.objective, first.mean.objective);
+  EXPECT_EQ(other_folds.sets.size(), 1u);
 }
 
-// A dual method's state belongs to its objective (its model is w(beta) for one L2 strength): CoCoA warm-starts from
-// the previous setting's folds only when the objective is the same; across L2 strengths it starts from zero.
-TEST(Tune, CocoaWarmStartsOnlyFromTheSameObjective) {
+// A dual method's state belongs to its objective (its model is w(beta) for one L2 strength): on the CPU backend a
+// CoCoA fold warm-starts from another L2's fold by moving its duals (LIBLINEAR's warm start along C); another loss
+// or other costs start from zero.
+TEST(Tune, CocoaWarmStartsAlongTheRegularizationPathOfTheSameLoss) {
   RunConfig base;
   SetParam(base, "data", "dense:rows=900,features=10,seed=4");
   SetParam(base, "algo", "cocoa");
@@ -144,15 +159,30 @@ TEST(Tune, CocoaWarmStartsOnlyFromTheSameObjective) {
   SetParam(base, "threads", "2");
   ThreadPool pool(2);
   const Dataset train = testing::SmallDense(900, 10, 4);
-  const std::vector<GridAxis> grid = {{"reg", {"1e-2", "1e-3", "1e-3"}}};
+  const std::vector<GridAxis> grid = {{"reg", {"1e-2", "1e-3", "1e-3"}}, {"model", {"lr", "svm"}}};
   const TuneResult warm = Tune(GridSettings(base, grid), TuneMetric::kAccuracy, train, pool, {}, true);
   const TuneResult cold = Tune(GridSettings(base, grid), TuneMetric::kAccuracy, train, pool, {}, false);
-  ASSERT_EQ(warm.trials.size(), 3u);
-  // 1e-2 then 1e-3: another objective, a cold start (the same bits as without warm starts).
-  EXPECT_EQ(warm.trials[1].cv.mean.objective, cold.trials[1].cv.mean.objective);
-  // 1e-3 again: the same objective, started from the previous folds' duals and models (another path).
-  EXPECT_NE(warm.trials[2].cv.mean.objective, cold.trials[2].cv.mean.objective);
-  EXPECT_NEAR(warm.trials[2].cv.mean.accuracy, cold.trials[2].cv.mean.accuracy, 0.01);
+  ASSERT_EQ(warm.trials.size(), 6u);
+  // (1e-2, lr), (1e-2, svm): the first of each loss, cold (the same bits as without warm starts).
+  for (size_t i = 0; i < 2; ++i) EXPECT_EQ(warm.trials[i].cv.mean.objective, cold.trials[i].cv.mean.objective) << i;
+  // Then 1e-3 from 1e-2 (the duals moved) and 1e-3 again (the same objective): each from its own loss's folds.
+  for (size_t i = 2; i < 6; ++i) {
+    EXPECT_NE(warm.trials[i].cv.mean.objective, cold.trials[i].cv.mean.objective) << i;
+    EXPECT_NEAR(warm.trials[i].cv.mean.accuracy, cold.trials[i].cv.mean.accuracy, 0.01) << i;
+    EXPECT_NEAR(warm.trials[i].cv.mean.objective, cold.trials[i].cv.mean.objective,
+                0.02 * cold.trials[i].cv.mean.objective) << i;  // both certified within --tol 1%
+  }
+  // Other class costs: another objective than any state's, a cold start.
+  RunConfig weighted = base;
+  SetParam(weighted, "class-weights", "2:1");
+  ResolveRunConfig(weighted, 1);
+  RunConfig plain = base;
+  ResolveRunConfig(plain, 1);
+  FoldStates states;
+  CrossValidate(plain, train, pool, {}, &states);
+  const CrossValidation from_other_costs = CrossValidate(weighted, train, pool, {}, &states);
+  const CrossValidation alone = CrossValidate(weighted, train, pool, {}, nullptr);
+  EXPECT_EQ(from_other_costs.mean.objective, alone.mean.objective);
 }
 
 // Train with a warm start begins where the other run ended: its first epoch's objective is already near that run's
@@ -174,6 +204,30 @@ TEST(Tune, AWarmStartBeginsWhereTheOtherRunEnded) {
   EXPECT_LT(warm.epochs.front().train.objective, cold.epochs.front().train.objective);
   EXPECT_LT(warm.epochs.front().train.objective, cold.epochs.back().train.objective * 1.02);
   EXPECT_LE(warm.epochs.size(), cold.epochs.size());
+}
+
+// A cross-validation's folds score only their final model: with evaluate_test_every_epoch off, the test set is
+// scored after the run's last epoch alone (whatever ends the run), to the same metrics and the same model.
+TEST(Tune, AFoldScoresItsTestRowsOnceWithTheSameResult) {
+  const Dataset train = testing::SmallDense(2000, 12, 3), test = testing::SmallDense(400, 12, 9);
+  for (const char* algorithm : {"mbsgd", "cocoa"}) {
+    TrainConfig c;
+    c.algorithm = algorithm;
+    ThreadPool pool(2);
+    CpuBackend every_backend(pool), last_backend(pool);
+    TrainOptions every, last;
+    every.evaluate_train = last.evaluate_train = false;
+    last.evaluate_test_every_epoch = false;
+    const TrainResult a = Train(train, &test, c, every_backend, every);
+    const TrainResult b = Train(train, &test, c, last_backend, last);
+    ASSERT_GT(a.epochs.size(), 2u) << algorithm;
+    ASSERT_EQ(a.epochs.size(), b.epochs.size()) << algorithm;
+    for (size_t e = 0; e + 1 < b.epochs.size(); ++e) EXPECT_FALSE(b.epochs[e].test.has_value()) << algorithm << e;
+    ASSERT_TRUE(b.epochs.back().test.has_value());
+    EXPECT_EQ(b.epochs.back().test->accuracy, a.epochs.back().test->accuracy) << algorithm;
+    EXPECT_EQ(b.epochs.back().test->objective, a.epochs.back().test->objective) << algorithm;
+    EXPECT_EQ(b.model.weights, a.model.weights) << algorithm;
+  }
 }
 
 }  // namespace

@@ -222,6 +222,13 @@ class IBackend {
   // Checkpointing (after Setup): the state that the next verbs depend on.
   virtual BackendState SaveState() = 0;
   virtual void RestoreState(const BackendState& state) = 0;
+  // After RestoreState of a state trained with row duals under the L2 strength `from_l2` (the same objective
+  // otherwise, the same rows): moves it to this run's L2 so that w = w(beta) still holds and every dual stays in
+  // its bounds (a warm start along a regularization path, BackendTraits::rescales_row_duals).
+  virtual void MoveRowDualsToL2(double from_l2) {
+    (void)from_l2;
+    throw ConfigError("--algo", StrCat("the ", name(), " backend cannot move row duals to another L2 strength"));
+  }
 
   // A front end's check between steps (the Python package's Ctrl-C): every backend calls CheckBeforeStep() at the
   // start of each GradientStep and LocalSolve. The check may throw, which abandons the run like any error.

@@ -43,6 +43,10 @@ class ShardPlan {
   uint64_t max_batches() const;
   // Rows of worker k's local step s (wrapping around its batches).
   std::span<const uint32_t> LocalBatch(int k, uint64_t step) const;
+  // Rows of worker k's local steps first_step, first_step + 1, ..., at most num_steps of them and none past the end
+  // of its order (no wrap), in visiting order: the rows LocalBatch gives step by step, without a division per step.
+  // *steps says how many steps they are (at least 1 when num_steps is).
+  std::span<const uint32_t> LocalSteps(int k, uint64_t first_step, uint64_t num_steps, uint64_t* steps) const;
   const std::vector<Shard>& shards() const { return shards_; }
 
  private:

@@ -26,7 +26,7 @@ struct EpochRecord {
   Metrics train;
   std::optional<Metrics> test;
   double train_seconds = 0;  // host wall time of this epoch's training (evaluation excluded)
-  double eval_seconds = 0;
+  double eval_seconds = 0;   // and of its evaluations: metrics and the certificate
   // The backend's phase times spent in this epoch (rank 0's under MPI), plus "mpi_comm": seconds in MPI
   // collectives during training (not evaluation), excluded from the backend's phases.
   std::map<std::string, double> phase_seconds;
@@ -62,6 +62,9 @@ struct TrainResult {
 
 struct TrainOptions {
   bool evaluate_train = true;  // compute train-set metrics every epoch (else only after the last)
+  // Score the test set after every epoch (else only after the run's last: a cross-validation's folds, whose score
+  // is the final model's).
+  bool evaluate_test_every_epoch = true;
   ThreadPool* eval_pool = nullptr;
   std::function<void(const EpochRecord&)> on_epoch;  // progress callback
   // Checkpoints: write the state to `checkpoint_path` every `checkpoint_every` epochs (and after the last); with
@@ -75,6 +78,9 @@ struct TrainOptions {
   // A warm start: the run begins from this state (another run's final_state on the same training rows, backend,
   // algorithm and workers) instead of zero. A resumed checkpoint takes precedence.
   const BackendState* warm_start = nullptr;
+  // The L2 strength the warm start was trained under, when it kept row duals and differs from this run's (resolved)
+  // one: the backend moves the duals to this run's (IBackend::MoveRowDualsToL2). 0: the same objective.
+  double warm_start_l2 = 0;
   bool keep_final_state = false;
   // The processes of the run (nullptr: this process alone). Under MPI, `train` is this rank's part of the
   // training set (`partition`) and `test` its EvaluationSlice of the test set; metrics are computed over all ranks'

@@ -29,6 +29,8 @@ struct BackendTraits {
   bool projects_epochs = false;  // its instances offer an EpochProjector (projection.h)
   // It keeps per-row duals with the workers and runs LocalSolver::kDualCoordinateAscent (AlgorithmTraits::row_duals).
   bool keeps_row_duals = false;
+  // Its row duals can warm-start a run under another L2 strength (IBackend::MoveRowDualsToL2).
+  bool rescales_row_duals = false;
   // It offers the full-batch second-order verbs (IBackend::PrimalDerivativesAtGlobal ...; AlgorithmTraits::second_order).
   bool second_order = false;
 };

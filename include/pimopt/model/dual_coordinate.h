@@ -13,6 +13,8 @@
 // bisection step when Newton would leave it), as LIBLINEAR's dual logistic solver does (Yu, Huang & Lin 2011).
 #pragma once
 
+#include <algorithm>
+
 #include "pimopt/model/loss.h"
 
 namespace pimopt {
@@ -20,6 +22,12 @@ namespace pimopt {
 // The step's new dual beta' (see above), for beta in [0, 1], a finite margin m and q >= 0 (q = 0: the row has no
 // values and no bias; beta' maximizes psi(b) - b m alone). Deterministic: a pure function of its arguments.
 double DualCoordinateStep(LossKind loss, double beta, double margin, double q);
+// The hinge loss's step in closed form (what DualCoordinateStep returns for LossKind::kHinge), inline for the
+// passes' inner loops.
+inline double HingeDualStep(double beta, double margin, double q) {
+  if (!(q > 0)) return margin < 1 ? 1.0 : 0.0;
+  return std::clamp(beta + (1 - margin) / q, 0.0, 1.0);
+}
 
 // The most Newton iterations of the logistic step (each halves the bracket at worst); it ends earlier once a step
 // moves beta by less than kDualNewtonTolerance.

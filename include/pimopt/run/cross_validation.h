@@ -29,16 +29,23 @@ struct CrossValidation {
   double seconds = 0;             // wall time of all folds (training and evaluation)
 };
 
-// Warm starts between cross-validations of one training set with the same folds (pimopt tune): each fold's final
-// backend state, and what it belongs to. A run with other folds (another --seed or --cv), of another backend, algorithm or worker count starts from zero, and
-// so does a run of a dual method (AlgorithmTraits::row_duals) with another objective: its model is w(beta) of its
-// duals for one objective (L2 strength, loss, costs), and a state of another would start it off that invariant.
-struct FoldStates {
+// Warm starts between cross-validations of one training set with the same folds (pimopt tune): the final backend
+// states of earlier cross-validations, the latest of each kind. A fold starts from the most recent state of the same
+// fold of the same rows (another --seed or --cv deals other folds), backend, algorithm and worker count. A dual
+// method's model (AlgorithmTraits::row_duals) is w(beta) of its duals for one objective, so it also needs the same
+// loss and costs; a state of another L2 strength is moved to this run's (IBackend::MoveRowDualsToL2, LIBLINEAR's
+// warm start along C) where the backend can (BackendTraits::rescales_row_duals), and not used otherwise.
+struct FoldStateSet {
   std::string backend, algorithm;
   int workers = 0;
+  Objective objective;        // as configured (an auto L2 stays auto: each fold resolves it from its rows)
+  std::vector<double> l2;     // each fold's L2 strength as its run resolved it
   std::vector<BackendState> per_fold;
-  Objective objective;  // as configured (an auto L2 stays auto: each fold resolves it from its rows)
-  std::vector<uint32_t> folds;  // the fold of every row: a state warm-starts only the same fold of the same rows
+};
+struct FoldStates {
+  std::vector<uint32_t> folds;      // the fold of every row: a state warm-starts only the same fold of the same rows
+  std::vector<FoldStateSet> sets;   // the latest of each kind (backend, algorithm, workers; loss and costs for row
+                                    // duals), the most recent last
 };
 
 // The folds of config.cv_folds-fold cross-validation of `train` (StratifiedFolds with --seed), after checking that
@@ -46,8 +53,8 @@ struct FoldStates {
 std::vector<uint32_t> CheckCrossValidation(const RunConfig& config, const Dataset& train);
 
 // Runs the K trainings (config.cv_folds folds of `train`, which must be the whole training set of one process).
-// `on_fold(f, metrics)` is called after each fold. With `warm`, fold f starts from warm->per_fold[f] when it belongs
-// to the same backend, algorithm and workers, and `warm` then holds this run's final states. Throws ConfigError
+// `on_fold(f, metrics)` is called after each fold. With `warm`, fold f starts from the most recent fitting state
+// (FoldStates), and `warm` then holds this run's final states in place of those of its kind. Throws ConfigError
 // naming --cv when a fold would hold no row of a class or the folds leave a training part smaller than the run
 // needs.
 CrossValidation CrossValidate(const RunConfig& config, const Dataset& train, ThreadPool& pool,

@@ -566,7 +566,10 @@ void CpuBackend::LocalSolve(const LocalSolveRequest& req) {
   // of the global model, the proximal shift, and on sparse data the scaled model's setup and fold-back).
   uint64_t rows = 0;
   for (int k = 0; k < workers_; ++k) {
-    for (uint64_t s = req.first_step; s < req.first_step + req.num_steps; ++s) rows += req.plan->LocalBatch(k, s).size();
+    const uint64_t end_step = req.first_step + req.num_steps;
+    for (uint64_t s = req.first_step, covered = 0; s < end_step; s += covered) {
+      rows += req.plan->LocalSteps(k, s, end_step - s, &covered).size();
+    }
   }
   const double values_per_row =
       data_->is_sparse() ? static_cast<double>(data_->csr().val.size()) / std::max<uint64_t>(1, data_->num_rows())
@@ -831,6 +834,7 @@ BackendRegistration CpuRegistration() {
   r.traits.listing_order = 10;
   r.traits.param_group = "Run";
   r.traits.keeps_row_duals = true;
+  r.traits.rescales_row_duals = true;
   r.traits.second_order = true;
   r.default_options = [] { return std::any(); };
   r.resolve = [](std::any&, int) {};

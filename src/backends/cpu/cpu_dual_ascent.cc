@@ -94,7 +94,9 @@ CpuBackend::DualRowStep CpuBackend::StepRowDual(const Access& access, uint32_t r
     tally.pg_min = std::min(tally.pg_min, pg);
   }
   const double q = pass.sigma * cost * row_sq_norms_[r] * pass.inv_lambda_n;
-  const float after = static_cast<float>(DualCoordinateStep(config_.objective.loss, before, margin, q));
+  const LossKind loss = config_.objective.loss;
+  const float after = static_cast<float>(loss == LossKind::kHinge ? HingeDualStep(before, margin, q)
+                                                                  : DualCoordinateStep(loss, before, margin, q));
   if (after == before) return unmoved;
   // The stored change, so the duals and the model move together.
   const float coef =
@@ -114,8 +116,9 @@ void CpuBackend::RunLocalDual(int k, const LocalSolveRequest& req) {
                       req.shrink && obj.loss == LossKind::kHinge, &shrink_bounds_[k]};
   DualPassTally tally;
   VisitRows(*data_, [&](const auto& access) {
-    for (uint64_t s = req.first_step; s < req.first_step + req.num_steps; ++s) {
-      for (const uint32_t r : req.plan->LocalBatch(k, s)) {
+    const uint64_t end_step = req.first_step + req.num_steps;
+    for (uint64_t s = req.first_step, covered = 0; s < end_step; s += covered) {
+      for (const uint32_t r : req.plan->LocalSteps(k, s, end_step - s, &covered)) {
         const DualRowStep step = StepRowDual(access, r, x, pass, tally);
         if (step.after == step.before) continue;
         row_duals_[r] = step.after;
@@ -154,8 +157,10 @@ void CpuBackend::RunLocalDualLanes(int k, const LocalSolveRequest& req) {
   const double lambda = obj.l2;
   const DualPass pass{1.0, 1.0 / (lambda * n_rows), req.shrink && obj.loss == LossKind::kHinge, &shrink_bounds_[k]};
   std::vector<uint32_t> order;
-  for (uint64_t s = req.first_step; s < req.first_step + req.num_steps; ++s) {
-    for (const uint32_t r : req.plan->LocalBatch(k, s)) order.push_back(r);
+  const uint64_t end_step = req.first_step + req.num_steps;
+  for (uint64_t s = req.first_step, covered = 0; s < end_step; s += covered) {
+    const std::span<const uint32_t> rows = req.plan->LocalSteps(k, s, end_step - s, &covered);
+    order.insert(order.end(), rows.begin(), rows.end());
   }
   lane_models_.resize(lanes, std::vector<float>(width));
   lane_changes_.resize(lanes);
@@ -253,6 +258,25 @@ void CpuBackend::RunLocalDualLanes(int k, const LocalSolveRequest& req) {
 void CpuBackend::ForgetShrinking(int k) {
   std::fill(row_shrunk_.begin() + shards_[k].begin, row_shrunk_.begin() + shards_[k].end, uint8_t{0});
   shrink_bounds_[k] = {kUnboundedAbove, kUnboundedBelow};
+}
+
+void CpuBackend::MoveRowDualsToL2(double from_l2) {
+  PIMOPT_CHECK(!row_duals_.empty() && from_l2 > 0, "MoveRowDualsToL2: a state with row duals and a positive L2");
+  // w(beta) = (1/(l2 N)) sum_i c_i beta_i y_i a_i. Towards a weaker L2 the duals shrink by l2 / from_l2 and w stays
+  // (LIBLINEAR's warm start along C keeps its alpha = beta / (l2 N)); towards a stronger one the duals could leave
+  // [0, 1], so they stay and w shrinks by from_l2 / l2 instead. Either way w = w(beta) under this run's L2.
+  const double ratio = config_.objective.l2 / from_l2;
+  if (ratio <= 1.0) {
+    for (float& b : row_duals_) b = static_cast<float>(b * ratio);
+  } else {
+    const float shrink = static_cast<float>(1.0 / ratio);
+    for (float& v : global_) v *= shrink;
+    for (std::vector<float>& local : local_) {
+      for (float& v : local) v *= shrink;
+    }
+  }
+  // The shrinking bounds and flags were judged against the old objective's gradients.
+  for (int k = 0; k < workers_; ++k) ForgetShrinking(k);
 }
 
 std::map<std::string, double> CpuBackend::Counters() {

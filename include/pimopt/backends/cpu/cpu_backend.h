@@ -57,6 +57,7 @@ class CpuBackend final : public IBackend {
   void StepGlobalModel(double step, std::span<const double> s) override;
   BackendState SaveState() override;
   void RestoreState(const BackendState& state) override;
+  void MoveRowDualsToL2(double from_l2) override;
 
  private:
   using Clock = std::chrono::steady_clock;

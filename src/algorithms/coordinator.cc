@@ -24,6 +24,19 @@ constexpr double kGapCheckGain = 1e-2;  // the duality gap is computed after epo
 // epochs later than one that evaluated every epoch, with the same model at each epoch.
 constexpr int kEvaluationsPerDoubling = 32;
 int EvaluationInterval(int epoch) { return std::max(1, epoch / kEvaluationsPerDoubling); }
+// Between those epochs, once two computed gaps show how fast the gap falls, the next evaluation waits until the gap,
+// falling at that rate, would have covered half its way (in log) to --tol, and at most 1 / kMostEpochsSkipped of
+// the epochs done: a gap that keeps its rate is checked about log2 of the remaining epochs times, a slower one more
+// often, a faster one is found at most that fraction of the epochs late. Which epochs are evaluated never changes
+// the model; the gaps are the same on every thread count and split into ranks, so the stopping epoch is too.
+constexpr int kMostEpochsSkipped = 8;
+int NextEvaluationFrom(double previous_gap, int previous_epoch, double gap, int epoch, double tol) {
+  if (!(std::isfinite(previous_gap) && gap < previous_gap && gap > tol && epoch > previous_epoch && tol > 0)) return 0;
+  const double log_fall_per_epoch = std::log(gap / previous_gap) / (epoch - previous_epoch);  // < 0
+  const double epochs_to_tol = std::log(tol / gap) / log_fall_per_epoch;                     // > 0
+  const double skip = std::min(epochs_to_tol / 2, static_cast<double>(epoch) / kMostEpochsSkipped);
+  return epoch + static_cast<int>(skip);
+}
 
 // Copies a vector's bytes into / out of a byte buffer (for gathers).
 template <typename T>
@@ -320,7 +333,8 @@ TrainResult Train(const Dataset& train, const Dataset* test, const TrainConfig& 
   int last_evaluated = result.resumed_from_epoch;
   for (int epoch = result.resumed_from_epoch; epoch < config.epochs; ++epoch) {
     const int done = epoch + 1;
-    const bool due = !spaced_evaluations || done % EvaluationInterval(done) == 0 || done == config.epochs;
+    const bool due = !spaced_evaluations || done == config.epochs ||
+                     (done % EvaluationInterval(done) == 0 && done >= progress.evaluate_from);
     config.lr_factor = progress.lr_factor;
     EpochRecord record;
     record.epoch = done;
@@ -383,6 +397,12 @@ TrainResult Train(const Dataset& train, const Dataset* test, const TrainConfig& 
         result.stopped_on_gap = true;
       }
       progress.certified_gap = record.gap.available ? record.gap.relative() : NAN;
+      if (spaced_evaluations && record.gap.available) {
+        const double g = record.gap.relative();
+        progress.evaluate_from = NextEvaluationFrom(progress.spaced_gap, progress.spaced_gap_epoch, g, done, config.tol);
+        progress.spaced_gap = g;
+        progress.spaced_gap_epoch = done;
+      }
       // A dual method's gap falls to 0 in exact arithmetic; one that stops falling for kStallEpochs epochs is held
       // up by the backend's arithmetic (or the rows): the run stops and says so instead of running out its epochs.
       if (!result.converged && config.tol > 0 && config.traits().row_duals && record.gap.available) {

@@ -1,6 +1,7 @@
 // Every algorithm learns: held-out accuracy close to the planted model's, the objective falls, ADMM's residuals
 // shrink and its L1 step produces sparsity.
 #include <ostream>
+#include <stdexcept>
 
 #include <gtest/gtest.h>
 
@@ -222,9 +223,11 @@ TEST(Tolerance, StopsAtTheFirstEpochWhoseGapIsBelowTolWithTheModelOfThatManyEpoc
 }
 
 // Without per-epoch train metrics a run that stops on its certificate evaluates F and the gap only at spaced epochs
-// (every epoch up to 32, then multiples of epoch / 32): the same models epoch by epoch, a stop at a checked epoch
-// whose gap is below tol, at most 1/32 of the epochs after the stop of a run that evaluated every epoch, and no
-// train metrics in the epochs it did not evaluate.
+// (every epoch up to 32, then multiples of epoch / 32), and once two gaps show how fast the gap falls, only from the
+// epoch at which it would have covered half its way to tol (at most epoch / 8 later): the same models epoch by
+// epoch, a stop at a checked epoch whose gap is below tol, at most 1/8 + 1/32 of the epochs after the stop of a run
+// that evaluated every epoch, fewer evaluations than the fixed spacing, and no train metrics in the epochs it did
+// not evaluate. A run killed and resumed from a checkpoint evaluates at the same epochs and stops at the same one.
 TEST(Tolerance, WithoutTrainMetricsTheCertificateIsCheckedAtSpacedEpochs) {
   const Dataset train = testing::SmallSparse(1500, 1 << 10, 5);
   TrainConfig c;
@@ -235,12 +238,11 @@ TEST(Tolerance, WithoutTrainMetricsTheCertificateIsCheckedAtSpacedEpochs) {
   c.epochs = 2000;
   c.tol = 1e-3;
   ThreadPool pool(2);
-  auto run = [&](bool every_epoch, int epochs, double tol) {
+  auto run = [&](bool every_epoch, int epochs, double tol, TrainOptions options = {}) {
     TrainConfig config = c;
     config.epochs = epochs;
     config.tol = tol;
     CpuBackend backend(pool);
-    TrainOptions options;
     options.eval_pool = &pool;
     options.evaluate_train = every_epoch;
     return Train(train, nullptr, config, backend, options);
@@ -252,26 +254,53 @@ TEST(Tolerance, WithoutTrainMetricsTheCertificateIsCheckedAtSpacedEpochs) {
   const size_t n = dense.epochs.size(), m = spaced.epochs.size();
   ASSERT_GT(n, 64u) << "the test needs a run long enough to space its checks";
   EXPECT_GE(m, n);
-  EXPECT_LE(m, n + n / 32 + 1);
+  EXPECT_LE(m, n + n / 8 + n / 32 + 1);
   EXPECT_LE(spaced.epochs.back().gap.relative(), c.tol);
-  size_t evaluated = 0;
+  size_t evaluated = 0, fixed_spacing = 0, gaps = 0;
   for (size_t e = 0; e < m; ++e) {
     const int done = static_cast<int>(e) + 1;
-    const bool due = done % std::max(1, done / 32) == 0 || e + 1 == m;
-    EXPECT_EQ(spaced.epochs[e].train.rows > 0, due) << "epoch " << done;
-    if (!due) {
+    const bool on_fixed_spacing = done % std::max(1, done / 32) == 0 || e + 1 == m;
+    const bool was_evaluated = spaced.epochs[e].train.rows > 0;
+    EXPECT_TRUE(on_fixed_spacing || !was_evaluated) << "epoch " << done;
+    if (!was_evaluated) {
       EXPECT_FALSE(spaced.epochs[e].gap.available) << "epoch " << done;
     }
     if (e + 1 < m && spaced.epochs[e].gap.available) {
       EXPECT_GT(spaced.epochs[e].gap.relative(), c.tol) << done;
     }
-    evaluated += due;
+    evaluated += was_evaluated;
+    fixed_spacing += on_fixed_spacing;
+    gaps += spaced.epochs[e].gap.available;
   }
-  EXPECT_LT(evaluated, m / 2);
+  EXPECT_LT(evaluated, fixed_spacing * 3 / 4) << "the gaps' rate skips evaluations";
+  EXPECT_GE(gaps, 3u);
   // The model of the spaced run's last epoch is that of a run of as many epochs without a stopping rule.
   const TrainResult fixed = run(true, static_cast<int>(m), 0);
   EXPECT_EQ(fixed.model.weights, spaced.model.weights);
   EXPECT_EQ(fixed.model.bias, spaced.model.bias);
+
+  // Killed after 2/3 of its epochs (a checkpoint every 7 epochs) and resumed: the same evaluated epochs from the
+  // checkpoint on, the same stop, the same model.
+  testing::TempDir dir;
+  TrainOptions first;
+  first.checkpoint_path = dir.Path("run.ckpt");
+  first.checkpoint_every = 7;
+  const int killed_at = static_cast<int>(m * 2 / 3) / 7 * 7;
+  first.after_epoch = [&](int done) {
+    if (done == killed_at) throw std::runtime_error("killed");
+  };
+  EXPECT_THROW(run(false, c.epochs, c.tol, first), std::runtime_error);
+  TrainOptions again;
+  again.checkpoint_path = first.checkpoint_path;
+  again.checkpoint_every = 7;
+  again.resume = true;
+  const TrainResult resumed = run(false, c.epochs, c.tol, again);
+  EXPECT_EQ(resumed.resumed_from_epoch, killed_at);
+  ASSERT_EQ(resumed.resumed_from_epoch + resumed.epochs.size(), m);
+  for (size_t e = 0; e < resumed.epochs.size(); ++e) {
+    EXPECT_EQ(resumed.epochs[e].train.rows, spaced.epochs[killed_at + e].train.rows) << "epoch " << killed_at + e + 1;
+  }
+  EXPECT_EQ(resumed.model.weights, spaced.model.weights);
 }
 
 // Without L2 regularization there is no certificate (the conjugate of the regularizer is not finite): --tol then

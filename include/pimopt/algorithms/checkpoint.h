@@ -67,6 +67,11 @@ struct TrainProgress {
   // (NaN before the first), and the epochs since one did.
   double stall_reference_gap = std::numeric_limits<double>::quiet_NaN();
   int stall_epochs = 0;
+  // Spaced evaluations (TrainOptions::evaluate_train off, a run that stops on its certificate): the last computed
+  // gap and its epoch (0: none yet), and the first epoch at which the next evaluation may come (0: any).
+  double spaced_gap = std::numeric_limits<double>::quiet_NaN();
+  int spaced_gap_epoch = 0;
+  int evaluate_from = 0;
   std::vector<double> algorithm;  // the algorithm's own progress (Algorithm::SaveProgress: ADMM's next penalty)
 };
 

@@ -38,6 +38,7 @@ int FixedExponent(double bound, double terms, int bits = 62) {
 }
 
 constexpr uint32_t kRowChunk = 1024;
+constexpr uint32_t kPrefetchRows = 4;  // how far ahead a sparse row's accumulators are asked for
 
 }  // namespace
 
@@ -166,6 +167,14 @@ DualityGap ComputeDualityGap(const LinearModel& model, const Dataset& local, con
           }
         } else {
           const CsrMatrix& m = local.csr();
+          // A row whose every candidate dual is 0 (most rows, at the hinge loss's optimum) adds nothing.
+          bool contributes = false;
+          for (size_t c = 0; c < candidates; ++c) contributes |= qi[c] != 0;
+          if (!contributes) continue;
+          // The first candidate's accumulators of a row a few rows ahead, for its columns' random writes.
+          if (const uint32_t ahead = i + kPrefetchRows; ahead < chunks[t].end) {
+            for (uint64_t k = m.row_ptr[ahead]; k < m.row_ptr[ahead + 1]; ++k) __builtin_prefetch(&acc[m.col[k]], 1);
+          }
           for (uint64_t k = m.row_ptr[i]; k < m.row_ptr[i + 1]; ++k) {
             const int64_t xq = static_cast<int64_t>(m.val[k] * x_unit);
             for (size_t c = 0; c < candidates; ++c) {

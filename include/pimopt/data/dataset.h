@@ -123,6 +123,21 @@ struct SparseRows {
       if (col[k] < g_size) g[col[k]] += a * val[k];
     }
   }
+  // Asking the caches ahead for a pass that visits rows in a shuffled order, in three stages a few rows apart (each
+  // needs what the previous one fetched): the row's extent, its non-zeros, the entries of w it touches.
+  void PrefetchExtent(size_t row) const { __builtin_prefetch(row_ptr + row); }
+  void PrefetchNonZeros(size_t row) const {
+    const uint64_t begin = row_ptr[row], end = row_ptr[row + 1];
+    for (uint64_t k = begin; k < end; k += 16) {
+      __builtin_prefetch(col + k);
+      __builtin_prefetch(val + k);
+    }
+  }
+  void PrefetchModel(size_t row, const float* w, size_t w_size) const {
+    for (uint64_t k = row_ptr[row]; k < row_ptr[row + 1]; ++k) {
+      if (col[k] < w_size) __builtin_prefetch(w + col[k], 1);
+    }
+  }
 };
 
 // Calls fn(DenseRows) or fn(SparseRows) according to the dataset's storage.

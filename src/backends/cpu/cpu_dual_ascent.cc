@@ -30,15 +30,7 @@ constexpr double kShrinkTolerance = 0.1;
 // Rows per lane in a round of LocalSolveRequest::lanes: enough work per phase to cover its fork and join (a dense
 // row of fashion-mnist is about 0.3 us of steps), few enough that the lanes' steps rarely overlap.
 constexpr size_t kLaneRows = 256;
-// How many rows ahead a sparse pass asks for a row's extent, its non-zeros (and the row's own dual, flag, norm and
-// label), and the model entries it touches.
-constexpr size_t kPrefetchExtentRows = 12;
-constexpr size_t kPrefetchNonZeroRows = 6;
-constexpr size_t kPrefetchModelRows = 2;
 }  // namespace cpu_dual_ascent
-using cpu_dual_ascent::kPrefetchExtentRows;
-using cpu_dual_ascent::kPrefetchModelRows;
-using cpu_dual_ascent::kPrefetchNonZeroRows;
 using cpu_dual_ascent::kShrinkTolerance;
 using cpu_dual_ascent::kUnboundedAbove;
 using cpu_dual_ascent::kUnboundedBelow;
@@ -130,19 +122,19 @@ void CpuBackend::RunLocalDual(int k, const LocalSolveRequest& req) {
       for (size_t i = 0; i < rows.size(); ++i) {
         const uint32_t r = rows[i];
         if constexpr (std::is_same_v<std::decay_t<decltype(access)>, SparseRows>) {
-          // Random rows of random columns: every stage of a row's step would wait for memory (about 15 ns per
-          // non-zero on the Criteo-shaped set without this).
-          if (i + kPrefetchExtentRows < rows.size()) access.PrefetchExtent(rows[i + kPrefetchExtentRows]);
-          if (i + kPrefetchNonZeroRows < rows.size()) {
-            const uint32_t ahead = rows[i + kPrefetchNonZeroRows];
+          // Random rows of random columns (SparseRows::PrefetchAhead's stages, with the row's own dual, flag, norm
+          // and label beside its non-zeros, and no model entries for a row that will be skipped).
+          if (i + SparseRows::kExtentAhead < rows.size()) access.PrefetchExtent(rows[i + SparseRows::kExtentAhead]);
+          if (i + SparseRows::kNonZerosAhead < rows.size()) {
+            const uint32_t ahead = rows[i + SparseRows::kNonZerosAhead];
             access.PrefetchNonZeros(ahead);
             __builtin_prefetch(&row_shrunk_[ahead]);
             __builtin_prefetch(&row_duals_[ahead], 1);
             __builtin_prefetch(&row_sq_norms_[ahead]);
             __builtin_prefetch(&data_->labels()[ahead]);
           }
-          if (i + kPrefetchModelRows < rows.size()) {
-            const uint32_t ahead = rows[i + kPrefetchModelRows];
+          if (i + SparseRows::kModelAhead < rows.size()) {
+            const uint32_t ahead = rows[i + SparseRows::kModelAhead];
             if (!(pass.shrink && row_shrunk_[ahead] != 0)) access.PrefetchModel(ahead, x, n_);
           }
         }

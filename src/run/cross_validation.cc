@@ -1,10 +1,13 @@
 #include "pimopt/run/cross_validation.h"
 
+#include <algorithm>
 #include <chrono>
+#include <exception>
 #include <cmath>
 
 #include "pimopt/algorithms/algorithm.h"
 #include "pimopt/core/error.h"
+#include "pimopt/core/file_util.h"
 #include "pimopt/backends/registry.h"
 #include "pimopt/core/rng.h"
 #include "pimopt/run/pipeline.h"
@@ -96,6 +99,19 @@ bool CanWarmStart(const FoldStateSet& set, const RunConfig& config, uint32_t k) 
           FindBackend(config.backend).traits.rescales_row_duals);
 }
 
+// How many folds train at once: folds are independent trainings, so on a backend whose workers are threads they run
+// one per host thread (a fold's phases then run inline on its thread, with the bits a fold gets alone), as many as
+// the host threads, the folds and the memory for a copy of the training rows per fold allow.
+int FoldsAtOnce(const RunConfig& config, const Dataset& train, const ThreadPool& pool, uint32_t k) {
+  if (FindBackend(config.backend).traits.workers_are_devices) return 1;  // an emulated machine each: one at a time
+  const uint64_t row_bytes = train.is_sparse() ? train.csr().val.size() * (sizeof(float) + sizeof(uint32_t)) +
+                                                     train.num_rows() * sizeof(uint64_t)
+                                               : uint64_t{train.num_rows()} * train.num_features() * sizeof(float);
+  const uint64_t per_fold = 2 * std::max<uint64_t>(row_bytes, 1);  // the fold's rows and the backend's own state
+  const uint64_t fit_in_memory = std::max<uint64_t>(1, AvailableMemoryBytes() / per_fold);
+  return static_cast<int>(std::min<uint64_t>({static_cast<uint64_t>(pool.UsableThreads()), k, fit_in_memory}));
+}
+
 }  // namespace
 
 CrossValidation CrossValidate(const RunConfig& config, const Dataset& train, ThreadPool& pool,
@@ -116,26 +132,48 @@ CrossValidation CrossValidate(const RunConfig& config, const Dataset& train, Thr
     }
   }
   FoldStateSet next{config.backend, config.train.algorithm, config.train.workers, config.train.objective, {}, {}};
+  if (warm) {
+    next.per_fold.resize(k);
+    next.l2.resize(k);
+  }
+  std::vector<Metrics> scores(k);
+  std::vector<std::exception_ptr> errors(k);
+  auto run_fold = [&](size_t f) {
+    try {
+      std::vector<uint32_t> fit_rows, held_rows;
+      for (uint32_t r = 0; r < train.num_rows(); ++r) (fold[r] == f ? held_rows : fit_rows).push_back(r);
+      const Dataset fit = train.SelectRows(fit_rows), held = train.SelectRows(held_rows);
+      std::unique_ptr<IBackend> backend = MakeBackend(config, pool);
+      TrainOptions options;  // no checkpoints, no training-set metrics: only the held-out fold is scored
+      options.eval_pool = &pool;
+      options.evaluate_train = false;
+      options.evaluate_test_every_epoch = false;
+      if (from) {
+        options.warm_start = &from->per_fold[f];
+        if (config.train.traits().row_duals) options.warm_start_l2 = from->l2[f];
+      }
+      options.keep_final_state = warm != nullptr;
+      TrainResult result = Train(fit, &held, config.train, *backend, options);
+      if (warm) {
+        next.per_fold[f] = std::move(result.final_state);
+        next.l2[f] = result.config.objective.l2;
+      }
+      scores[f] = *result.epochs.back().test;
+    } catch (...) {
+      errors[f] = std::current_exception();
+    }
+  };
+  const int at_once = FoldsAtOnce(config, train, pool, k);
+  if (at_once > 1) {
+    pool.ParallelFor(k, run_fold, at_once);  // each fold's own phases run inline on its thread
+  } else {
+    for (uint32_t f = 0; f < k; ++f) run_fold(f);
+  }
   for (uint32_t f = 0; f < k; ++f) {
-    std::vector<uint32_t> fit_rows, held_rows;
-    for (uint32_t r = 0; r < train.num_rows(); ++r) (fold[r] == f ? held_rows : fit_rows).push_back(r);
-    const Dataset fit = train.SelectRows(fit_rows), held = train.SelectRows(held_rows);
-    std::unique_ptr<IBackend> backend = MakeBackend(config, pool);
-    TrainOptions options;  // no checkpoints, no training-set metrics: only the held-out fold is scored
-    options.eval_pool = &pool;
-    options.evaluate_train = false;
-    options.evaluate_test_every_epoch = false;
-    if (from) {
-      options.warm_start = &from->per_fold[f];
-      if (config.train.traits().row_duals) options.warm_start_l2 = from->l2[f];
-    }
-    options.keep_final_state = warm != nullptr;
-    TrainResult result = Train(fit, &held, config.train, *backend, options);
-    if (warm) {
-      next.per_fold.push_back(std::move(result.final_state));
-      next.l2.push_back(result.config.objective.l2);
-    }
-    cv.per_fold.push_back(*result.epochs.back().test);
+    if (errors[f]) std::rethrow_exception(errors[f]);  // the first fold's error, whichever thread met it first
+  }
+  for (uint32_t f = 0; f < k; ++f) {
+    cv.per_fold.push_back(scores[f]);
     if (on_fold) on_fold(f, cv.per_fold.back());
   }
   if (warm) {

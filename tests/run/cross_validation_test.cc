@@ -8,6 +8,7 @@
 
 #include "pimopt/collectives/communicator.h"
 #include "pimopt/core/error.h"
+#include "pimopt/data/sources.h"
 #include "pimopt/run/pipeline.h"
 
 namespace pimopt {
@@ -82,6 +83,26 @@ TEST(CrossValidation, FoldsCoverTheTrainingSetAndScoresDoNotDependOnThreads) {
     for (size_t f = 0; f < 5; ++f) {
       EXPECT_EQ(runs[0].per_fold[f].accuracy, runs[1].per_fold[f].accuracy) << backend << " fold " << f;
       EXPECT_EQ(runs[0].per_fold[f].auc, runs[1].per_fold[f].auc) << backend << " fold " << f;
+    }
+  }
+}
+
+// A fold whose training fails, while other folds train at once on other threads, fails the cross-validation with
+// that error on the calling thread (the lowest such fold's), on every thread count.
+TEST(CrossValidation, AFailingFoldFailsItWithItsError) {
+  for (int threads : {1, 2}) {
+    RunConfig config = SmallRun("cpu", threads);
+    SetParam(config, "lr", "3e38");  // overflows float in every fold
+    SetParam(config, "reg", "0");
+    SetParam(config, "lr-schedule", "constant");
+    ResolveRunConfig(config, 1);
+    ThreadPool pool(threads);
+    const Dataset train = LoadDataset("dense:rows=800,features=20,separation=0.3,seed=4", {});
+    try {
+      CrossValidate(config, train, pool);
+      ADD_FAILURE() << "no error with " << threads << " threads";
+    } catch (const InputError& e) {
+      EXPECT_NE(std::string(e.what()).find("training diverged"), std::string::npos) << e.what();
     }
   }
 }

@@ -14,7 +14,7 @@ namespace pimopt {
 namespace {
 
 constexpr char kMagic[8] = {'P', 'I', 'M', 'O', 'P', 'T', 'C', 'K'};
-constexpr uint32_t kVersion = 8;
+constexpr uint32_t kVersion = 9;
 
 template <typename T>
 void Put(std::string& out, T v) {
@@ -203,6 +203,7 @@ std::string SerializeCheckpoint(const Checkpoint& c) {
   Put<double>(body, c.progress.certified_gap);
   Put<double>(body, c.progress.stall_reference_gap);
   Put<int32_t>(body, c.progress.stall_epochs);
+  Put<int32_t>(body, c.progress.stall_checks);
   Put<double>(body, c.progress.spaced_gap);
   Put<int32_t>(body, c.progress.spaced_gap_epoch);
   Put<int32_t>(body, c.progress.evaluate_from);
@@ -261,11 +262,12 @@ Checkpoint ParseCheckpoint(const std::string& bytes, const std::string& name) {
   c.progress.certified_gap = in.Get<double>();
   c.progress.stall_reference_gap = in.Get<double>();
   c.progress.stall_epochs = in.Get<int32_t>();
+  c.progress.stall_checks = in.Get<int32_t>();
   c.progress.spaced_gap = in.Get<double>();
   c.progress.spaced_gap_epoch = in.Get<int32_t>();
   c.progress.evaluate_from = in.Get<int32_t>();
   if (std::isinf(c.progress.certified_gap) || std::isinf(c.progress.stall_reference_gap) ||
-      std::isinf(c.progress.spaced_gap) || c.progress.stall_epochs < 0) {
+      std::isinf(c.progress.spaced_gap) || c.progress.stall_epochs < 0 || c.progress.stall_checks < 0) {
     throw ParseError(name, "corrupt training progress (an infinite gap or a negative stall count)");
   }
   if (c.progress.spaced_gap_epoch < 0 || c.progress.spaced_gap_epoch > c.epochs_done ||

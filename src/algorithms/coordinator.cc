@@ -190,7 +190,8 @@ Resumed ResumeFromCheckpoint(const TrainOptions& options, const RunIdentity& ide
                                          TrainConfig::kPlateauStops, "th plateau (epoch ", checkpoint->epochs_done,
                                          "); start afresh without --resume to train with other settings"));
   }
-  if (config.tol > 0 && config.traits().row_duals && checkpoint->progress.stall_epochs >= TrainConfig::kStallEpochs) {
+  if (config.tol > 0 && config.traits().row_duals && checkpoint->progress.stall_epochs >= TrainConfig::kStallEpochs &&
+      checkpoint->progress.stall_checks >= TrainConfig::kStallChecks) {
     throw ConfigError("--resume", StrCat(options.checkpoint_path, ": the checkpoint's run already stopped on a stalled "
                                          "certificate (epoch ", checkpoint->epochs_done, ", relative duality gap ",
                                          FormatDouble(checkpoint->progress.certified_gap), "); raise --tol, or start "
@@ -411,10 +412,12 @@ TrainResult Train(const Dataset& train, const Dataset* test, const TrainConfig& 
             g < progress.stall_reference_gap * (1 - TrainConfig::kStallGain)) {
           progress.stall_reference_gap = g;  // the first gap, or one that fell enough: the count starts again
           progress.stall_epochs = 0;
+          progress.stall_checks = 0;
         } else {
           progress.stall_epochs += done - last_evaluated;
+          ++progress.stall_checks;
         }
-        if (progress.stall_epochs >= TrainConfig::kStallEpochs) {
+        if (progress.stall_epochs >= TrainConfig::kStallEpochs && progress.stall_checks >= TrainConfig::kStallChecks) {
           const std::string limits = backend.PrecisionLimits();
           auto short_number = [](double v) {
             char buf[32];

@@ -67,6 +67,7 @@ struct TrainProgress {
   // (NaN before the first), and the epochs since one did.
   double stall_reference_gap = std::numeric_limits<double>::quiet_NaN();
   int stall_epochs = 0;
+  int stall_checks = 0;  // gaps computed since the reference
   // Spaced evaluations (TrainOptions::evaluate_train off, a run that stops on its certificate): the last computed
   // gap and its epoch (0: none yet), and the first epoch at which the next evaluation may come (0: any).
   double spaced_gap = std::numeric_limits<double>::quiet_NaN();

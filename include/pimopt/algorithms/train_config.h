@@ -85,9 +85,11 @@ struct TrainConfig {
   // Sets parameter `name` from text through TrainParams() (ConfigError naming the flag).
   void Set(std::string_view name, std::string_view text);
   // Whether each epoch needs the training objective (the plateau schedule or --tol).
-  // A dual method's certificate has stalled when kStallEpochs epochs in a row computed no gap below
-  // (1 - kStallGain) x the gap they started from: the run stops and says why (its backend's precision limits).
+  // A dual method's certificate has stalled when kStallEpochs epochs in a row, and at least kStallChecks computed
+  // gaps, found no gap below (1 - kStallGain) x the gap they started from: the run stops and says why (its
+  // backend's precision limits). The gap of dual iterates is not monotone, so a few spaced checks can miss its lows.
   static constexpr int kStallEpochs = 100;
+  static constexpr int kStallChecks = 5;
   static constexpr double kStallGain = 0.01;
   bool watches_objective() const { return schedule == LrSchedule::kPlateau || tol > 0; }
   // Learning rate of epoch e (0-based), times lr_factor.

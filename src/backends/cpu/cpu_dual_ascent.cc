@@ -122,20 +122,25 @@ void CpuBackend::RunLocalDual(int k, const LocalSolveRequest& req) {
       for (size_t i = 0; i < rows.size(); ++i) {
         const uint32_t r = rows[i];
         if constexpr (std::is_same_v<std::decay_t<decltype(access)>, SparseRows>) {
-          // Random rows of random columns (SparseRows::PrefetchAhead's stages, with the row's own dual, flag, norm
-          // and label beside its non-zeros, and no model entries for a row that will be skipped).
-          if (i + SparseRows::kExtentAhead < rows.size()) access.PrefetchExtent(rows[i + SparseRows::kExtentAhead]);
-          if (i + SparseRows::kNonZerosAhead < rows.size()) {
+          // Random rows of random columns: SparseRows' three prefetch stages, the row's own flag with its extent and
+          // its dual, norm and label with its non-zeros; nothing but the flag for a row that will be skipped.
+          // A row shrunk in this pass stays so until its end: only its flag is read.
+          auto skipped = [&](uint32_t row) { return pass.shrink && row_shrunk_[row] != 0; };
+          if (i + SparseRows::kExtentAhead < rows.size()) {
+            const uint32_t ahead = rows[i + SparseRows::kExtentAhead];
+            __builtin_prefetch(&row_shrunk_[ahead]);
+            access.PrefetchExtent(ahead);
+          }
+          if (i + SparseRows::kNonZerosAhead < rows.size() && !skipped(rows[i + SparseRows::kNonZerosAhead])) {
             const uint32_t ahead = rows[i + SparseRows::kNonZerosAhead];
             access.PrefetchNonZeros(ahead);
-            __builtin_prefetch(&row_shrunk_[ahead]);
             __builtin_prefetch(&row_duals_[ahead], 1);
             __builtin_prefetch(&row_sq_norms_[ahead]);
             __builtin_prefetch(&data_->labels()[ahead]);
           }
           if (i + SparseRows::kModelAhead < rows.size()) {
             const uint32_t ahead = rows[i + SparseRows::kModelAhead];
-            if (!(pass.shrink && row_shrunk_[ahead] != 0)) access.PrefetchModel(ahead, x, n_);
+            if (!skipped(ahead)) access.PrefetchModel(ahead, x, n_);
           }
         }
         const DualRowStep step = StepRowDual(access, r, x, pass, tally);

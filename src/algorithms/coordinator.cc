@@ -426,7 +426,8 @@ TrainResult Train(const Dataset& train, const Dataset* test, const TrainConfig& 
           };
           result.stalled = StrCat("the relative duality gap has stayed above ",
                                   short_number(progress.stall_reference_gap * (1 - TrainConfig::kStallGain)), " for ",
-                                  TrainConfig::kStallEpochs, " epochs (at ", short_number(g), ", --tol ",
+                                  progress.stall_epochs, " epochs and ", progress.stall_checks,
+                                  " computed gaps (at ", short_number(g), ", --tol ",
                                   FormatDouble(config.tol), ")",
                                   limits.empty() ? "" : StrCat(": on the ", backend.name(), " backend ", limits));
         }

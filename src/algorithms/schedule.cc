@@ -48,8 +48,8 @@ std::span<const uint32_t> ShardPlan::LocalBatch(int k, uint64_t step) const {
   return std::span<const uint32_t>(orders_[k]).subspan(begin, end - begin);
 }
 
-std::span<const uint32_t> ShardPlan::LocalSteps(int k, uint64_t first_step, uint64_t num_steps,
-                                                uint64_t* steps) const {
+std::span<const uint32_t> ShardPlan::RowsOfStepsInOnePass(int k, uint64_t first_step, uint64_t num_steps,
+                                                          uint64_t* steps) const {
   const uint64_t per_pass = batches(k);
   const uint64_t t = first_step % per_pass;
   *steps = std::min(num_steps, per_pass - t);

@@ -43,13 +43,26 @@ class ShardPlan {
   uint64_t max_batches() const;
   // Rows of worker k's local step s (wrapping around its batches).
   std::span<const uint32_t> LocalBatch(int k, uint64_t step) const;
-  // Rows of worker k's local steps first_step, first_step + 1, ..., at most num_steps of them and none past the end
-  // of its order (no wrap), in visiting order: the rows LocalBatch gives step by step, without a division per step.
-  // *steps says how many steps they are (at least 1 when num_steps is).
-  std::span<const uint32_t> LocalSteps(int k, uint64_t first_step, uint64_t num_steps, uint64_t* steps) const;
+  // Calls fn(rows) with the rows of worker k's local steps first_step .. first_step + num_steps - 1 in visiting
+  // order, as one span per pass through its order: the rows LocalBatch gives step by step, without a division per
+  // step.
+  template <typename Fn>
+  void ForEachRowSpan(int k, uint64_t first_step, uint64_t num_steps, Fn&& fn) const {
+    const uint64_t end_step = first_step + num_steps;
+    for (uint64_t s = first_step; s < end_step;) {
+      uint64_t steps = 0;
+      fn(RowsOfStepsInOnePass(k, s, end_step - s, &steps));
+      s += steps;
+    }
+  }
   const std::vector<Shard>& shards() const { return shards_; }
 
  private:
+  // The rows of steps first_step .. of worker k up to num_steps of them or the end of its order, whichever comes
+  // first; *steps says how many steps they are (at least 1).
+  std::span<const uint32_t> RowsOfStepsInOnePass(int k, uint64_t first_step, uint64_t num_steps,
+                                                 uint64_t* steps) const;
+
   std::vector<Shard> shards_;
   uint64_t batch_;
   std::vector<std::vector<uint32_t>> orders_;  // global row ids per worker, in visiting order

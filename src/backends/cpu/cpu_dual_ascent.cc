@@ -115,17 +115,15 @@ void CpuBackend::RunLocalDual(int k, const LocalSolveRequest& req) {
   const DualPass pass{req.sigma, 1.0 / (obj.l2 * static_cast<double>(part_.total_rows)),
                       req.shrink && obj.loss == LossKind::kHinge, &shrink_bounds_[k]};
   DualPassTally tally;
+  // A row shrunk in this pass stays so until the pass ends.
+  auto skipped = [&](uint32_t row) { return pass.shrink && row_shrunk_[row] != 0; };
   VisitRows(*data_, [&](const auto& access) {
-    const uint64_t end_step = req.first_step + req.num_steps;
-    for (uint64_t s = req.first_step, covered = 0; s < end_step; s += covered) {
-      const std::span<const uint32_t> rows = req.plan->LocalSteps(k, s, end_step - s, &covered);
+    req.plan->ForEachRowSpan(k, req.first_step, req.num_steps, [&](std::span<const uint32_t> rows) {
       for (size_t i = 0; i < rows.size(); ++i) {
         const uint32_t r = rows[i];
         if constexpr (std::is_same_v<std::decay_t<decltype(access)>, SparseRows>) {
           // Random rows of random columns: SparseRows' three prefetch stages, the row's own flag with its extent and
           // its dual, norm and label with its non-zeros; nothing but the flag for a row that will be skipped.
-          // A row shrunk in this pass stays so until its end: only its flag is read.
-          auto skipped = [&](uint32_t row) { return pass.shrink && row_shrunk_[row] != 0; };
           if (i + SparseRows::kExtentAhead < rows.size()) {
             const uint32_t ahead = rows[i + SparseRows::kExtentAhead];
             __builtin_prefetch(&row_shrunk_[ahead]);
@@ -149,7 +147,7 @@ void CpuBackend::RunLocalDual(int k, const LocalSolveRequest& req) {
         access.Axpy(r, step.coef, x, n_);
         if (obj.fit_bias) x[n_] += step.coef;
       }
-    }
+    });
   });
   EndDualPass(k, pass, tally);
 }
@@ -181,11 +179,8 @@ void CpuBackend::RunLocalDualLanes(int k, const LocalSolveRequest& req) {
   const double lambda = obj.l2;
   const DualPass pass{1.0, 1.0 / (lambda * n_rows), req.shrink && obj.loss == LossKind::kHinge, &shrink_bounds_[k]};
   std::vector<uint32_t> order;
-  const uint64_t end_step = req.first_step + req.num_steps;
-  for (uint64_t s = req.first_step, covered = 0; s < end_step; s += covered) {
-    const std::span<const uint32_t> rows = req.plan->LocalSteps(k, s, end_step - s, &covered);
-    order.insert(order.end(), rows.begin(), rows.end());
-  }
+  req.plan->ForEachRowSpan(k, req.first_step, req.num_steps,
+                           [&](std::span<const uint32_t> rows) { order.insert(order.end(), rows.begin(), rows.end()); });
   lane_models_.resize(lanes, std::vector<float>(width));
   lane_changes_.resize(lanes);
   std::vector<DualPassTally> tallies(lanes);

@@ -615,23 +615,12 @@ void CpuBackend::AverageLocalModels() {
   const auto t0 = StartPhase();
   global_scale_ = 1.0f;  // global_ is replaced
   const float inv = 1.0f / static_cast<float>(part_.total_workers);
-  if (comm_->size() == 1) {
-    // One process: the same sums (from 0, in worker order) and scaling in one pass over the models.
-    ForFeatureBlocks([&](size_t begin, size_t end) {
-      for (size_t j = begin; j < end; ++j) {
-        float v = 0.0f;
-        for (int k = 0; k < workers_; ++k) v += local_[k][j];
-        global_[j] = v * inv;
-      }
-    });
-  } else {
-    std::span<float> sum(reduced_.data(), n_ + 1);
-    std::fill(sum.begin(), sum.end(), 0.0f);
-    comm_->OrderedSum(sum, [&](std::span<float> chunk, size_t offset) { FoldInto(chunk, offset, local_, workers_, 0); });
-    ForFeatureBlocks([&](size_t begin, size_t end) {
-      for (size_t j = begin; j < end; ++j) global_[j] = sum[j] * inv;
-    });
-  }
+  std::span<float> sum(reduced_.data(), n_ + 1);
+  std::fill(sum.begin(), sum.end(), 0.0f);
+  comm_->OrderedSum(sum, [&](std::span<float> chunk, size_t offset) { FoldInto(chunk, offset, local_, workers_, 0); });
+  ForFeatureBlocks([&](size_t begin, size_t end) {
+    for (size_t j = begin; j < end; ++j) global_[j] = sum[j] * inv;
+  });
   CountSync(false, true);
   AddPhase("reduce", t0);
 }

@@ -59,6 +59,17 @@ TEST(NativeProgram, VectorAddRunsOnEveryDpuWithItsOwnGlobals) {
 
 std::string Program(const char* name) { return std::string(PIMOPT_DPU_PROGRAMS) + "/" + name + ".dpu"; }
 
+// The message of the PimError a launch of `set` must fail with; a test failure saying `what_ran` when it does not.
+std::string LaunchFault(DpuSet& set, const std::string& what_ran) {
+  try {
+    set.Launch();
+  } catch (const PimError& e) {
+    return e.what();
+  }
+  ADD_FAILURE() << what_ran;
+  return "";
+}
+
 // A mutex the tasklets of each DPU share: every increment counts, on every DPU (one object per DPU's WRAM).
 TEST(NativeProgram, AMutexSerializesTheTaskletsOfEachDpu) {
   PimSystem system(MakeProfile("pim-opt"));
@@ -164,14 +175,9 @@ TEST(NativeProgram, ABrokenDpuRuleIsTheEmulatorsError) {
   PimSystem system(MakeProfile("pim-opt"));
   DpuSet set = system.Allocate(1);
   set.Load(LoadNativeProgram(Program("bad_dma")));
-  try {
-    set.Launch();
-    ADD_FAILURE() << "a 12-byte DMA was accepted";
-  } catch (const PimError& e) {
-    const std::string what = e.what();
-    EXPECT_NE(what.find("bad_dma.dpu"), std::string::npos) << what;
-    EXPECT_NE(what.find("12"), std::string::npos) << what;
-  }
+  const std::string what = LaunchFault(set, "a 12-byte DMA was accepted");
+  EXPECT_NE(what.find("bad_dma.dpu"), std::string::npos) << what;
+  EXPECT_NE(what.find("12"), std::string::npos) << what;
 }
 
 // A program's own definition of a C library function (PIM-Opt's programs bring a table-based expf) is what its calls
@@ -261,14 +267,9 @@ TEST(NativeProgram, AFalseAssertionIsTheDpusFaultNamingItsLine) {
   set.Launch();  // true: nothing happens
   value = 3;
   set.CopyTo(1, "value", 0, &value, 4);
-  try {
-    set.Launch();
-    ADD_FAILURE() << "a false assertion ran on";
-  } catch (const PimError& e) {
-    const std::string what = e.what();
-    EXPECT_NE(what.find("assert_fault.c:9: assertion failed: value != 3"), std::string::npos) << what;
-    EXPECT_NE(what.find("DPU 1"), std::string::npos) << what;
-  }
+  const std::string what = LaunchFault(set, "a false assertion ran on");
+  EXPECT_NE(what.find("assert_fault.c:9: assertion failed: value != 3"), std::string::npos) << what;
+  EXPECT_NE(what.find("DPU 1"), std::string::npos) << what;
 }
 
 // WRAM and stack pointers kept in 32 bits come back whole (the emulator maps them below 2 GiB on x86-64 Linux).
@@ -373,24 +374,15 @@ TEST(NativeProgram, AWramLoadThroughAnMramAddressReadsTheZeroWordOrIsAnErrorNami
   EXPECT_EQ(base, 1u);  // 0 + 1
   const uint32_t which = 1;
   set.CopyTo(0, "which", 0, &which, 4);
-  try {
-    set.Launch();
-    ADD_FAILURE() << "the load through an MRAM address beyond the zero word ran";
-  } catch (const PimError& e) {
-    const std::string what = e.what();
-    EXPECT_NE(what.find("mram_as_wram.c:17"), std::string::npos) << what;
-    EXPECT_NE(what.find("MRAM variable 'RESULTS'"), std::string::npos) << what;
-  }
+  const std::string load = LaunchFault(set, "the load through an MRAM address beyond the zero word ran");
+  EXPECT_NE(load.find("mram_as_wram.c:17"), std::string::npos) << load;
+  EXPECT_NE(load.find("MRAM variable 'RESULTS'"), std::string::npos) << load;
   const uint32_t store = 2;  // a store through it: an error too, even where a load would read the zero word
   set.CopyTo(0, "which", 0, &store, 4);
-  try {
-    set.Launch();
-    ADD_FAILURE() << "the store through an MRAM address ran";
-  } catch (const PimError& e) {
-    const std::string what = e.what();
-    EXPECT_NE(what.find("mram_as_wram.c:18"), std::string::npos) << what;
-    EXPECT_NE(what.find("a WRAM store through the address of MRAM variable 'RESULTS'"), std::string::npos) << what;
-  }
+  const std::string store_fault = LaunchFault(set, "the store through an MRAM address ran");
+  EXPECT_NE(store_fault.find("mram_as_wram.c:18"), std::string::npos) << store_fault;
+  EXPECT_NE(store_fault.find("a WRAM store through the address of MRAM variable 'RESULTS'"), std::string::npos)
+      << store_fault;
 }
 
 // What is not a program of pimopt-dpu-cc is refused naming the file.

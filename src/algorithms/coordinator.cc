@@ -400,7 +400,8 @@ TrainResult Train(const Dataset& train, const Dataset* test, const TrainConfig& 
       progress.certified_gap = record.gap.available ? record.gap.relative() : NAN;
       if (spaced_evaluations && record.gap.available) {
         const double g = record.gap.relative();
-        progress.evaluate_from = NextEvaluationFrom(progress.spaced_gap, progress.spaced_gap_epoch, g, done, config.tol);
+        progress.evaluate_from =
+            NextEvaluationFrom(progress.spaced_gap, progress.spaced_gap_epoch, g, done, config.tol);
         progress.spaced_gap = g;
         progress.spaced_gap_epoch = done;
       }

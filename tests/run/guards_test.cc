@@ -236,9 +236,9 @@ TEST(Guards, AStalledCertificateStopsTheRunAndSaysWhy) {
 // new low over 136 epochs (3 checks) and called it stalled at epoch 476 (gap 76%), where checking as often as before
 // reaches epoch 1,000 (gap 19%). A stall needs kStallChecks computed gaps as well as kStallEpochs epochs.
 TEST(Guards, SpacedChecksOfANoisyGapAreNotAStall) {
-  const RunOutcome out = RunTraining(ConfigOf({{"data", PIMOPT_TEST_DATA_DIR "/real/digits_train.svm"}, {"model", "svm"},
-                                               {"reg", "1e-5"}, {"threads", "1"}, {"quiet", "true"},
-                                               {"no-train-metrics", "true"}}),
+  const RunOutcome out = RunTraining(ConfigOf({{"data", PIMOPT_TEST_DATA_DIR "/real/digits_train.svm"},
+                                               {"model", "svm"}, {"reg", "1e-5"}, {"threads", "1"},
+                                               {"quiet", "true"}, {"no-train-metrics", "true"}}),
                                      SingleProcess(), "test");
   EXPECT_TRUE(out.result.stalled.empty()) << out.result.stalled;
   EXPECT_EQ(out.result.epochs.size(), 1000u);

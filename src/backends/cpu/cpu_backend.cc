@@ -566,7 +566,8 @@ void CpuBackend::LocalSolve(const LocalSolveRequest& req) {
   // of the global model, the proximal shift, and on sparse data the scaled model's setup and fold-back).
   uint64_t rows = 0;
   for (int k = 0; k < workers_; ++k) {
-    req.plan->ForEachRowSpan(k, req.first_step, req.num_steps, [&](std::span<const uint32_t> span) { rows += span.size(); });
+    req.plan->ForEachRowSpan(k, req.first_step, req.num_steps,
+                             [&](std::span<const uint32_t> span) { rows += span.size(); });
   }
   const double values_per_row =
       data_->is_sparse() ? static_cast<double>(data_->csr().val.size()) / std::max<uint64_t>(1, data_->num_rows())

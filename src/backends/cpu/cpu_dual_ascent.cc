@@ -179,8 +179,9 @@ void CpuBackend::RunLocalDualLanes(int k, const LocalSolveRequest& req) {
   const double lambda = obj.l2;
   const DualPass pass{1.0, 1.0 / (lambda * n_rows), req.shrink && obj.loss == LossKind::kHinge, &shrink_bounds_[k]};
   std::vector<uint32_t> order;
-  req.plan->ForEachRowSpan(k, req.first_step, req.num_steps,
-                           [&](std::span<const uint32_t> rows) { order.insert(order.end(), rows.begin(), rows.end()); });
+  req.plan->ForEachRowSpan(k, req.first_step, req.num_steps, [&](std::span<const uint32_t> rows) {
+    order.insert(order.end(), rows.begin(), rows.end());
+  });
   lane_models_.resize(lanes, std::vector<float>(width));
   lane_changes_.resize(lanes);
   std::vector<DualPassTally> tallies(lanes);

@@ -27,7 +27,7 @@ the model (tested), so each algorithm's test AUC per epoch is the same everywher
 
 Usage: /usr/bin/python3 bench/beyond_paper.py [--quick] [--workloads yfcc,criteo,fashion] [--out bench/out] [--check]
   --quick: 2 epochs; yfcc 32 DPUs x 4,096 rows x 512 features, criteo 16 DPUs x 4,096 rows x 16,384 features (fashion
-  only when named: 64 DPUs), the profiles its checks need (pim-opt, host-x4, links-system; criteo also compacted and
+  only when named: 64 DPUs), the profiles its checks need (pim-opt, links-system; criteo also compacted and
   async), CoCoA with one pass only, no link sweep;
   default: yfcc 256 DPUs x 32,768 rows x 4,096 features, criteo 64 DPUs x 65,536 rows x 65,536 features, fashion
   256 DPUs. 4 epochs each; local batches of 8 (yfcc, fashion) and 128 (criteo) rows per DPU.
@@ -76,7 +76,7 @@ def workloads(quick):
     criteo_dpus, criteo_rows, criteo_features = (16, 4096, 16384) if quick else (64, 65536, 65536)
     fashion_dpus = 64 if quick else 256
     # --quick (the test suite's run): the profiles its checks need, no link sweep (collect).
-    profiles = ["pim-opt", "host-x4", "links-system"] if quick else PROFILES + [SOFTWARE] + ENGINES
+    profiles = ["pim-opt", "links-system"] if quick else PROFILES + [SOFTWARE] + ENGINES
     local = 8  # rows per DPU per step (YFCC, as PIM-Opt)
     sparse_local = 128  # Criteo: PIM-Opt's 2,048 per DPU would leave one step per epoch at these rows per DPU
     return {

@@ -89,35 +89,50 @@ namespace pim_parity_test {  // named: its helpers share a unity batch with othe
 
 // On the Criteo-shaped synthetic set (sparse, ~3% positives, class weights 15 : 0.5 as PIM-Opt), test AUC on the
 // PIM backend is within 0.01 of the CPU backend.
-TEST(PimParitySparse, AucWithinOneHundredthOfTheCpuBackend) {
-  const Dataset train = LoadDataset("sparse:rows=36000,features=32768,seed=2", {});
-  const Dataset test = *LoadCompanionTestSet("sparse:rows=36000,features=32768,seed=2", {});
-  for (std::string algo : {"ga", "ma", "admm"}) {
-    for (LossKind loss : {LossKind::kLogistic, LossKind::kHinge}) {
-      TrainConfig config;
-      config.algorithm = algo;
-      config.objective.loss = loss;
-      config.objective.positive_weight = 15;
-      config.objective.negative_weight = 0.5;
-      config.objective.l2 = 1e-5;
-      config.workers = 32;
-      config.batch = algo == "ga" ? 2048 : 64;
-      config.lr = loss == LossKind::kLogistic ? 0.5 : 0.1;
-      config.algorithm_options.As<AdmmOptions>("admm").rho = 0.05;
-      config.epochs = 2;
-      ThreadPool pool(2);
-      TrainOptions options;
-      options.evaluate_train = false;
-      options.eval_pool = &pool;
-      CpuBackend cpu(pool);
-      PimBackend pim(pool, {});
-      const double cpu_auc = Train(train, &test, config, cpu, options).epochs.back().test->auc;
-      const double pim_auc = Train(train, &test, config, pim, options).epochs.back().test->auc;
-      EXPECT_NEAR(pim_auc, cpu_auc, 0.01) << algo << " " << LossName(loss);
-      EXPECT_GT(pim_auc, 0.7) << algo << " " << LossName(loss);
-    }
-  }
+struct SparseCase {
+  const char* name;
+  std::string algo;
+  LossKind loss;
+};
+void PrintTo(const SparseCase& c, std::ostream* os) { *os << c.name; }
+
+class PimParitySparse : public ::testing::TestWithParam<SparseCase> {};
+
+TEST_P(PimParitySparse, AucWithinOneHundredthOfTheCpuBackend) {
+  const SparseCase c = GetParam();
+  static const Dataset train = LoadDataset("sparse:rows=36000,features=32768,seed=2", {});
+  static const Dataset test = *LoadCompanionTestSet("sparse:rows=36000,features=32768,seed=2", {});
+  TrainConfig config;
+  config.algorithm = c.algo;
+  config.objective.loss = c.loss;
+  config.objective.positive_weight = 15;
+  config.objective.negative_weight = 0.5;
+  config.objective.l2 = 1e-5;
+  config.workers = 32;
+  config.batch = c.algo == "ga" ? 2048 : 64;
+  config.lr = c.loss == LossKind::kLogistic ? 0.5 : 0.1;
+  config.algorithm_options.As<AdmmOptions>("admm").rho = 0.05;
+  config.epochs = 2;
+  ThreadPool pool(2);
+  TrainOptions options;
+  options.evaluate_train = false;
+  options.eval_pool = &pool;
+  CpuBackend cpu(pool);
+  PimBackend pim(pool, {});
+  const double cpu_auc = Train(train, &test, config, cpu, options).epochs.back().test->auc;
+  const double pim_auc = Train(train, &test, config, pim, options).epochs.back().test->auc;
+  EXPECT_NEAR(pim_auc, cpu_auc, 0.01) << c.name;
+  EXPECT_GT(pim_auc, 0.7) << c.name;
 }
+
+INSTANTIATE_TEST_SUITE_P(EveryAlgorithm, PimParitySparse,
+                         ::testing::Values(SparseCase{"ga_lr", "ga", LossKind::kLogistic},
+                                           SparseCase{"ga_svm", "ga", LossKind::kHinge},
+                                           SparseCase{"ma_lr", "ma", LossKind::kLogistic},
+                                           SparseCase{"ma_svm", "ma", LossKind::kHinge},
+                                           SparseCase{"admm_lr", "admm", LossKind::kLogistic},
+                                           SparseCase{"admm_svm", "admm", LossKind::kHinge}),
+                         [](const auto& info) { return std::string(info.param.name); });
 
 }  // namespace pim_parity_test
 }  // namespace pimopt

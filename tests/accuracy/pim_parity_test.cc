@@ -28,6 +28,26 @@ void PrintTo(const Case& c, std::ostream* os) {
       << ", lr " << c.lr << ")";
 }
 
+// The final epoch's test metrics of `config` trained on the CPU backend and on the PIM backend (2 host threads), and
+// the PIM backend's saturation count.
+struct BothBackends {
+  Metrics cpu, pim;
+  int64_t dpu_saturations = 0;
+};
+BothBackends TrainOnBoth(const Dataset& train, const Dataset& test, const TrainConfig& config) {
+  ThreadPool pool(2);
+  TrainOptions options;
+  options.evaluate_train = false;
+  options.eval_pool = &pool;
+  CpuBackend cpu(pool);
+  PimBackend pim(pool, {});
+  BothBackends out;
+  out.cpu = *Train(train, &test, config, cpu, options).epochs.back().test;
+  out.pim = *Train(train, &test, config, pim, options).epochs.back().test;
+  out.dpu_saturations = pim.Counters().at("dpu_saturations");
+  return out;
+}
+
 class PimParity : public ::testing::TestWithParam<Case> {};
 
 TEST_P(PimParity, WithinOnePointOfTheCpuBackend) {
@@ -43,22 +63,13 @@ TEST_P(PimParity, WithinOnePointOfTheCpuBackend) {
   config.lr_decay = 1;
   config.algorithm_options.As<AdmmOptions>("admm").rho = 0.01;
   config.epochs = 2;
-  ThreadPool pool(2);
-  TrainOptions options;
-  options.evaluate_train = false;
-  options.eval_pool = &pool;
-  CpuBackend cpu(pool);
-  PimBackend pim(pool, {});
-  const double cpu_acc = Train(testing::FashionMnistTrain(), &testing::FashionMnistTest(), config, cpu, options)
-                             .epochs.back()
-                             .test->accuracy;
-  const TrainResult r = Train(testing::FashionMnistTrain(), &testing::FashionMnistTest(), config, pim, options);
-  const double pim_acc = r.epochs.back().test->accuracy;
+  const BothBackends both = TrainOnBoth(testing::FashionMnistTrain(), testing::FashionMnistTest(), config);
+  const double cpu_acc = both.cpu.accuracy, pim_acc = both.pim.accuracy;
   RecordProperty("cpu_accuracy", std::to_string(cpu_acc));
   RecordProperty("pim_accuracy", std::to_string(pim_acc));
   EXPECT_NEAR(pim_acc, cpu_acc, 0.01) << c.name;
   EXPECT_GT(pim_acc, 0.9) << c.name;
-  EXPECT_EQ(pim.Counters().at("dpu_saturations"), 0) << c.name;
+  EXPECT_EQ(both.dpu_saturations, 0) << c.name;
 }
 
 INSTANTIATE_TEST_SUITE_P(
@@ -113,14 +124,8 @@ TEST_P(PimParitySparse, AucWithinOneHundredthOfTheCpuBackend) {
   config.lr = c.loss == LossKind::kLogistic ? 0.5 : 0.1;
   config.algorithm_options.As<AdmmOptions>("admm").rho = 0.05;
   config.epochs = 2;
-  ThreadPool pool(2);
-  TrainOptions options;
-  options.evaluate_train = false;
-  options.eval_pool = &pool;
-  CpuBackend cpu(pool);
-  PimBackend pim(pool, {});
-  const double cpu_auc = Train(train, &test, config, cpu, options).epochs.back().test->auc;
-  const double pim_auc = Train(train, &test, config, pim, options).epochs.back().test->auc;
+  const BothBackends both = TrainOnBoth(train, test, config);
+  const double cpu_auc = both.cpu.auc, pim_auc = both.pim.auc;
   EXPECT_NEAR(pim_auc, cpu_auc, 0.01) << c.name;
   EXPECT_GT(pim_auc, 0.7) << c.name;
 }

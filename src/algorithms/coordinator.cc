@@ -107,7 +107,7 @@ Metrics EvaluateAcross(const LinearModel& model, const Dataset& local, const Obj
         pos += 4 * n;
       }
     }
-    m = MetricsOfScores(s, l, w, model, objective);
+    m = MetricsOfScores(s, l, w, model, objective, pool);
   }
   comm.BroadcastValue(m, 0);
   return m;

@@ -37,6 +37,39 @@ int FixedExponent(double bound, double terms, int bits = 62) {
          static_cast<int>(std::ceil(std::log2(bound)));
 }
 
+// x 2^e: a multiplication by a power of two where 2^e is a normal double, which rounds as std::ldexp does (both are
+// exact, or one rounding of the exact product), without a call per row.
+class PowerOfTwo {
+ public:
+  explicit PowerOfTwo(int exponent)
+      : exponent_(exponent), factor_(exponent >= -1022 && exponent <= 1023 ? std::ldexp(1.0, exponent) : 0.0) {}
+  double operator()(double x) const { return factor_ != 0 ? x * factor_ : std::ldexp(x, exponent_); }
+
+ private:
+  int exponent_;
+  double factor_;
+};
+
+// Runs fn(begin, end, sums) over ranges of kRowsPerTask rows on the pool (inline without one), each adding into its
+// own integer vector of `width`, and returns their sum: integers, the same however the ranges are grouped.
+constexpr size_t kRowsPerTask = 16384;
+template <typename Fn>
+std::vector<int64_t> SumOverRows(size_t rows, size_t width, ThreadPool* pool, Fn&& fn) {
+  const size_t tasks = (rows + kRowsPerTask - 1) / kRowsPerTask;
+  std::vector<std::vector<int64_t>> partial(tasks, std::vector<int64_t>(width, 0));
+  auto run = [&](size_t t) { fn(t * kRowsPerTask, std::min(rows, (t + 1) * kRowsPerTask), partial[t]); };
+  if (pool && tasks > 1) {
+    pool->ParallelFor(tasks, run);
+  } else {
+    for (size_t t = 0; t < tasks; ++t) run(t);
+  }
+  std::vector<int64_t> sum(width, 0);
+  for (const std::vector<int64_t>& p : partial) {
+    for (size_t j = 0; j < width; ++j) sum[j] += p[j];
+  }
+  return sum;
+}
+
 constexpr uint32_t kRowChunk = 1024;
 constexpr uint32_t kPrefetchRows = 4;  // how far ahead a sparse row's accumulators are asked for
 
@@ -95,18 +128,22 @@ DualityGap ComputeDualityGap(const LinearModel& model, const Dataset& local, con
     return std::clamp(0.5 + (1 - margin) / (2 * widths[cand]), 0.0, 1.0);
   };
   const int scalar_exp = FixedExponent(max_cost, total_rows);
-  std::vector<int64_t> class_sums(2 * candidates, 0);  // [candidate][positive, negative]
-  std::vector<double> betas(rows * candidates);         // before the bias constraint's scaling
-  for (size_t i = 0; i < rows; ++i) {
-    const bool positive = local.labels()[i] > 0;
-    const double margin = row_duals.empty() ? (positive ? 1.0 : -1.0) * scores[i] : 0.0;
-    for (size_t c = 0; c < candidates; ++c) {
-      betas[i * candidates + c] =
-          row_duals.empty() ? beta_of(c, margin) : std::clamp(static_cast<double>(row_duals[i]), 0.0, 1.0);
-      class_sums[2 * c + (positive ? 0 : 1)] +=
-          static_cast<int64_t>(std::ldexp(cost(i) * betas[i * candidates + c], scalar_exp));
-    }
-  }
+  const PowerOfTwo to_scalar_units(scalar_exp);
+  std::vector<double> betas(rows * candidates);  // before the bias constraint's scaling
+  // Per candidate, the positive rows' and the negative rows' sums (rows on the pool's threads: an exp each for the
+  // logistic loss's duals).
+  std::vector<int64_t> class_sums =
+      SumOverRows(rows, 2 * candidates, pool, [&](size_t begin, size_t end, std::vector<int64_t>& sums) {
+        for (size_t i = begin; i < end; ++i) {
+          const bool positive = local.labels()[i] > 0;
+          const double margin = row_duals.empty() ? (positive ? 1.0 : -1.0) * scores[i] : 0.0;
+          for (size_t c = 0; c < candidates; ++c) {
+            double& beta = betas[i * candidates + c];
+            beta = row_duals.empty() ? beta_of(c, margin) : std::clamp(static_cast<double>(row_duals[i]), 0.0, 1.0);
+            sums[2 * c + (positive ? 0 : 1)] += static_cast<int64_t>(to_scalar_units(cost(i) * beta));
+          }
+        }
+      });
   comm.AllreduceSum(class_sums);
   std::vector<double> scale(2 * candidates, 1.0);
   if (objective.fit_bias && !bias_in_v) {
@@ -126,16 +163,18 @@ DualityGap ComputeDualityGap(const LinearModel& model, const Dataset& local, con
   const int row_exp = dense ? 0 : FixedExponent(max_cost, std::sqrt(total_rows), 31);
   const int x_exp = dense ? 0 : FixedExponent(std::max(max_x, 1e-30), std::sqrt(total_rows), 31);
   const int chunk_exp = FixedExponent(kRowChunk * max_cost * std::max(max_x, 1e-30), total_rows);
-  std::vector<int64_t> psi_sums(candidates, 0);
   std::vector<double>& q = betas;  // now c_i beta_i y_i with the scaled beta
-  for (size_t i = 0; i < rows; ++i) {
-    const bool positive = local.labels()[i] > 0;
-    for (size_t c = 0; c < candidates; ++c) {
-      const double beta = betas[i * candidates + c] * scale[2 * c + (positive ? 0 : 1)];
-      psi_sums[c] += static_cast<int64_t>(std::ldexp(cost(i) * Psi(objective.loss, beta), scalar_exp));
-      q[i * candidates + c] = cost(i) * beta * (positive ? 1.0 : -1.0);
-    }
-  }
+  const std::vector<int64_t> psi_sums =  // two logs a row for the logistic loss
+      SumOverRows(rows, candidates, pool, [&](size_t begin, size_t end, std::vector<int64_t>& sums) {
+        for (size_t i = begin; i < end; ++i) {
+          const bool positive = local.labels()[i] > 0;
+          for (size_t c = 0; c < candidates; ++c) {
+            const double beta = betas[i * candidates + c] * scale[2 * c + (positive ? 0 : 1)];
+            sums[c] += static_cast<int64_t>(to_scalar_units(cost(i) * Psi(objective.loss, beta)));
+            q[i * candidates + c] = cost(i) * beta * (positive ? 1.0 : -1.0);
+          }
+        }
+      });
   // The chunks: fixed pieces of kRowChunk rows of each shard (shards never straddle processes).
   const Shard whole{0, static_cast<uint32_t>(rows)};
   if (pieces.empty()) pieces = std::span<const Shard>(&whole, 1);

@@ -135,5 +135,37 @@ TEST(DualityGap, IsTheSameForEverySplitIntoRanks) {
   }
 }
 
+// The per-row sums (the duals the margins ask for, and their conjugates) split over the threads in ranges of rows
+// and are integers: the certificate is the same bits without a pool and on pools of any size, for both losses (the
+// hinge loss with its smoothed candidates too), dense and sparse rows, from margins or from a solver's duals.
+TEST(DualityGap, IsTheSameOnAnyNumberOfThreads) {
+  ThreadPool one(1), two(2), four(4, /*use_all_threads=*/true);
+  for (const bool sparse : {false, true}) {
+    const Dataset data = sparse ? testing::SmallSparse(40000, 1 << 9, 5) : testing::SmallDense(40000, 40, 5);
+    for (const LossKind loss : {LossKind::kLogistic, LossKind::kHinge}) {
+      Objective o = LogisticObjective(1e-3);
+      o.loss = loss;
+      LinearModel m;
+      m.loss = loss;
+      m.weights.assign(data.num_features(), 0.0f);
+      for (size_t j = 0; j < m.weights.size(); ++j) m.weights[j] = 0.01f * static_cast<float>(j % 7) - 0.03f;
+      m.bias = 0.2f;
+      const double primal = ObjectiveOf(m, data, o);
+      std::vector<float> duals(data.num_rows());
+      for (size_t i = 0; i < duals.size(); ++i) duals[i] = static_cast<float>(i % 5) / 4.0f;
+      for (const bool solver_duals : {false, true}) {
+        const std::span<const float> given = solver_duals ? std::span<const float>(duals) : std::span<const float>();
+        const DualityGap alone = ComputeDualityGap(m, data, o, primal, nullptr, SingleProcess(), {}, given);
+        ASSERT_TRUE(alone.available);
+        for (ThreadPool* pool : {&one, &two, &four}) {
+          EXPECT_EQ(ComputeDualityGap(m, data, o, primal, pool, SingleProcess(), {}, given).dual, alone.dual)
+              << "sparse " << sparse << ", " << LossName(loss) << ", solver's duals " << solver_duals << ", "
+              << pool->NumThreads() << " threads";
+        }
+      }
+    }
+  }
+}
+
 }  // namespace
 }  // namespace pimopt

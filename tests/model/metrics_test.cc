@@ -140,14 +140,28 @@ TEST(Evaluate, ClassWeightsEnterTheObjectiveOnly) {
   EXPECT_NE(a.objective, b.objective);
 }
 
+// Enough rows for the per-row losses to split over several tasks (and the AUC to run beside them): every metric is
+// the same bits without a pool and on pools of any size.
 TEST(Evaluate, IndependentOfThreadCount) {
-  const Dataset d = testing::SmallDense(5000, 30);
+  const Dataset d = testing::SmallDense(40000, 30);
   LinearModel m;
-  for (int j = 0; j < 30; ++j) m.weights.push_back(static_cast<float>(j % 7) - 3.0f);
-  ThreadPool one(1), four(4);
-  const Metrics a = Evaluate(m, d, {}, &one), b = Evaluate(m, d, {}, &four);
-  EXPECT_EQ(a.objective, b.objective);
-  EXPECT_EQ(a.auc, b.auc);
+  for (int j = 0; j < 30; ++j) m.weights.push_back(0.1f * static_cast<float>(j % 7) - 0.3f);
+  ThreadPool one(1), two(2), four(4, /*use_all_threads=*/true);
+  Objective weighted;
+  weighted.positive_weight = 3;
+  weighted.l2 = 1e-3;
+  for (const LossKind loss : {LossKind::kLogistic, LossKind::kHinge}) {
+    m.loss = loss;
+    const Metrics alone = Evaluate(m, d, weighted);
+    for (ThreadPool* pool : {&one, &two, &four}) {
+      const Metrics b = Evaluate(m, d, weighted, pool);
+      EXPECT_EQ(alone.accuracy, b.accuracy);
+      EXPECT_EQ(alone.auc, b.auc);
+      EXPECT_EQ(alone.log_loss, b.log_loss);
+      EXPECT_EQ(alone.hinge_loss, b.hinge_loss);
+      EXPECT_EQ(alone.objective, b.objective);
+    }
+  }
 }
 
 }  // namespace

@@ -26,8 +26,9 @@ std::vector<float> ComputeScores(const LinearModel& model, const Dataset& data, 
 // Exact ROC-AUC: the probability that a random positive scores above a random negative, ties counting 1/2.
 double RocAuc(std::span<const float> scores, std::span<const float> labels);
 Metrics Evaluate(const LinearModel& model, const Dataset& data, const Objective& objective, ThreadPool* pool = nullptr);
-// The metrics of `scores` (the model's scores of rows with `labels` and sample `weights`, empty = all 1).
+// The metrics of `scores` (the model's scores of rows with `labels` and sample `weights`, empty = all 1); the same
+// bits with a pool of any size or none.
 Metrics MetricsOfScores(std::span<const float> scores, std::span<const float> labels, std::span<const float> weights,
-                        const LinearModel& model, const Objective& objective);
+                        const LinearModel& model, const Objective& objective, ThreadPool* pool = nullptr);
 
 }  // namespace pimopt

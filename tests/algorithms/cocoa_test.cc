@@ -7,9 +7,11 @@
 #include <cmath>
 #include <cstring>
 #include <map>
+#include <memory>
 #include <string>
 #include <vector>
 
+#include "pimopt/algorithms/algorithm.h"
 #include "pimopt/algorithms/duality_gap.h"
 #include "pimopt/algorithms/train.h"
 #include "pimopt/backends/cpu/cpu_backend.h"
@@ -215,6 +217,36 @@ TEST(Cocoa, AWarmStartFromAnotherL2KeepsTheModelTheDualsImage) {
       EXPECT_NE(w.model.weights, c.model.weights);  // another start, another path
     }
   }
+}
+
+// One worker in one process: an epoch's average is written back into the worker's model, so the next epoch starts
+// from the global model without a copy. A restored state must end that: an epoch after it starts from the restored
+// global model (here a state whose worker model differs from it), as on a backend that only restored it.
+TEST(Cocoa, AnEpochAfterARestoreStartsFromTheRestoredModel) {
+  const Dataset data = testing::SmallSparse(1500, 1 << 10, 8);
+  TrainConfig config = CocoaConfig(LossKind::kHinge, 1);
+  config.ResolveDefaults();
+  const Partition part = Partition::Whole(data.num_rows(), 1);
+  ThreadPool pool(2);
+  CpuBackend ran(pool), fresh(pool);
+  ran.Setup(data, config);
+  BackendState start = ran.SaveState();
+  const float stale = 0.5f;  // the worker's model in the state: not the global model
+  uint32_t stale_bits;
+  std::memcpy(&stale_bits, &stale, sizeof stale_bits);
+  std::vector<uint32_t>& worker_model = start.per_worker[0][0];
+  std::fill(worker_model.begin(), worker_model.end(), stale_bits);
+  const std::unique_ptr<Algorithm> cocoa = MakeAlgorithm("cocoa");
+  for (int epoch = 0; epoch < 3; ++epoch) cocoa->RunEpoch(ran, config, part, epoch);
+  ran.RestoreState(start);
+  cocoa->RunEpoch(ran, config, part, 3);
+  fresh.Setup(data, config);
+  fresh.RestoreState(start);
+  cocoa->RunEpoch(fresh, config, part, 3);
+  const LinearModel a = ran.ExportModel(), b = fresh.ExportModel();
+  EXPECT_EQ(a.weights, b.weights);
+  EXPECT_EQ(a.bias, b.bias);
+  EXPECT_EQ(ran.RowDuals(), fresh.RowDuals());
 }
 
 TEST(Cocoa, NoBiasKeepsTheBiasAtZero) {

@@ -281,6 +281,7 @@ void CpuBackend::ForgetShrinking(int k) {
 }
 
 void CpuBackend::MoveRowDualsToL2(double from_l2) {
+  local_matches_global_ = false;
   PIMOPT_CHECK(!row_duals_.empty() && from_l2 > 0, "MoveRowDualsToL2: a state with row duals and a positive L2");
   // w(beta) = (1/(l2 N)) sum_i c_i beta_i y_i a_i. Towards a weaker L2 the duals shrink by l2 / from_l2 and w stays
   // (LIBLINEAR's warm start along C keeps its alpha = beta / (l2 N)); towards a stronger one the duals could leave

@@ -297,6 +297,7 @@ double CpuBackend::LossSumAlong(double step) {
 }
 
 void CpuBackend::StepGlobalModel(double step, std::span<const double> s) {
+  local_matches_global_ = false;
   const auto t0 = StartPhase();
   PIMOPT_CHECK(s.size() == n_ + 1, "StepGlobalModel: n + 1 values");
   FoldGlobalScale();

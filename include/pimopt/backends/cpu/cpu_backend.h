@@ -126,6 +126,9 @@ class CpuBackend final : public IBackend {
   std::vector<float> global_;                // the host's model (a consensus: z); weights times global_scale_
   float global_scale_ = 1.0f;                // != 1 only between sparse gradient steps
   bool scratch_zero_ = true;                 // scratch_ holds zeros (the sparse gradient accumulators)
+  // One worker in one process: AverageLocalModels left local_[0] with global_'s bits, so the next LocalSolve from
+  // the global model needs no copy. Every other verb that writes either model clears it.
+  bool local_matches_global_ = false;
   std::vector<std::vector<uint32_t>> touched_;  // per worker: the columns its last sparse batch touched
   std::vector<float> row_derivatives_;          // SparseOneWorkerStep: d of each batch row
   std::vector<std::vector<uint32_t>> range_touched_;  // SparseOneWorkerStep: per column range, the touched columns

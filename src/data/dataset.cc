@@ -25,6 +25,10 @@ Dataset Dataset::FromCsr(size_t num_features, CsrMatrix matrix, std::vector<floa
   return d;
 }
 
+bool HasOnlyOnes(const CsrMatrix& m) {
+  return std::all_of(m.val.begin(), m.val.end(), [](float v) { return v == 1.0f; });
+}
+
 std::string CheckCsr(const CsrMatrix& m, size_t rows, size_t num_features) {
   if (m.row_ptr.size() != rows + 1 || m.row_ptr[0] != 0 || m.row_ptr[rows] != m.col.size() ||
       m.col.size() != m.val.size()) {

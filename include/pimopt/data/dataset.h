@@ -79,6 +79,9 @@ class Dataset {
 // non-decreasing from 0 to nnz, columns strictly increasing within a row and < num_features), else what is wrong.
 std::string CheckCsr(const CsrMatrix& m, size_t rows, size_t num_features);
 
+// True when every stored value of the sparse matrix is exactly 1 (a pass over them).
+bool HasOnlyOnes(const CsrMatrix& m);
+
 // Row kernels over both storages. Hot loops are templated on these so each storage gets its own inner loop.
 struct DenseRows {
   const float* values;
@@ -111,14 +114,30 @@ struct SparseRows {
   const uint64_t* row_ptr;
   const uint32_t* col;
   const float* val;
+  // Every stored value is exactly 1 (one-hot rows, as hashed categorical features): Dot and Axpy then do not read
+  // the values, half of a row's bytes, with the same bits (1 x w is w). Whoever sets it has checked every value
+  // (HasOnlyOnes).
+  bool ones = false;
   float Dot(size_t row, const float* w, size_t w_size) const {
     float sum = 0.0f;
+    if (ones) {
+      for (uint64_t k = row_ptr[row]; k < row_ptr[row + 1]; ++k) {
+        if (col[k] < w_size) sum += w[col[k]];
+      }
+      return sum;
+    }
     for (uint64_t k = row_ptr[row]; k < row_ptr[row + 1]; ++k) {
       if (col[k] < w_size) sum += val[k] * w[col[k]];
     }
     return sum;
   }
   void Axpy(size_t row, float a, float* g, size_t g_size) const {
+    if (ones) {
+      for (uint64_t k = row_ptr[row]; k < row_ptr[row + 1]; ++k) {
+        if (col[k] < g_size) g[col[k]] += a;
+      }
+      return;
+    }
     for (uint64_t k = row_ptr[row]; k < row_ptr[row + 1]; ++k) {
       if (col[k] < g_size) g[col[k]] += a * val[k];
     }
@@ -128,6 +147,8 @@ struct SparseRows {
   void PrefetchExtent(size_t row) const { __builtin_prefetch(row_ptr + row); }
   void PrefetchNonZeros(size_t row) const {
     const uint64_t begin = row_ptr[row], end = row_ptr[row + 1];
+    // The values too with `ones`: leaving them out (a branch here, or a second loop) measured slower on the
+    // Criteo-shaped SVM's dual pass (4.5 s of training against 3.4 s), though its steps then never read them.
     for (uint64_t k = begin; k < end; k += 16) {
       __builtin_prefetch(col + k);
       __builtin_prefetch(val + k);

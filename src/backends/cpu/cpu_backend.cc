@@ -104,6 +104,8 @@ void CpuBackend::Setup(const Dataset& train, const TrainConfig& config, const Pa
   scratch_zero_ = true;
   global_scale_ = 1.0f;
   touched_.assign(data_->is_sparse() ? workers_ : 0, {});
+  rows_are_ones_ = data_->is_sparse() && HasOnlyOnes(data_->csr());
+
   derivs_.assign(workers_, {});
   shard_sizes_.clear();
   shards_ = LocalShards(part);

@@ -117,7 +117,7 @@ void CpuBackend::RunLocalDual(int k, const LocalSolveRequest& req) {
   DualPassTally tally;
   // A row shrunk in this pass stays so until the pass ends.
   auto skipped = [&](uint32_t row) { return pass.shrink && row_shrunk_[row] != 0; };
-  VisitRows(*data_, [&](const auto& access) {
+  VisitTrainingRows([&](const auto& access) {
     req.plan->ForEachRowSpan(k, req.first_step, req.num_steps, [&](std::span<const uint32_t> rows) {
       for (size_t i = 0; i < rows.size(); ++i) {
         const uint32_t r = rows[i];

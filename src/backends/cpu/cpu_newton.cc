@@ -141,7 +141,7 @@ PrimalDerivatives CpuBackend::PrimalDerivativesAtGlobal() {
   newton_block_losses_.assign(blocks, 0.0);
   const float* w = global_.data();
   const float bias = obj.fit_bias ? global_[n_] : 0.0f;
-  VisitRows(data, [&](const auto& access) {
+  VisitTrainingRows([&](const auto& access) {
     pool_.ParallelForWork(
         blocks, 3.0 * cpu_newton::ValuesOf(data) * cpu_newton::kNsPerMultiplyAdd, [&](size_t b) {
           double* grad = nullptr;
@@ -216,7 +216,8 @@ void CpuBackend::CurvatureTimes(std::span<const double> v, std::span<double> out
   const float v_bias = fit_bias ? vf[n_] : 0.0f;
   if (data_->is_sparse()) {
     // u_i = c_i phi''(m_i) a_i.v by rows, then out = sum_i u_i a_i by columns from the transpose: gathers only.
-    const SparseRows access{data_->csr().row_ptr.data(), data_->csr().col.data(), data_->csr().val.data()};
+    const SparseRows access{data_->csr().row_ptr.data(), data_->csr().col.data(), data_->csr().val.data(),
+                            rows_are_ones_};
     const size_t blocks = newton_block_losses_.size();
     pool_.ParallelForWork(blocks, cpu_newton::ValuesOf(*data_) * cpu_newton::kNsPerMultiplyAdd, [&](size_t b) {
       for (size_t r = rows * b / blocks; r < rows * (b + 1) / blocks; ++r) {
@@ -231,7 +232,7 @@ void CpuBackend::CurvatureTimes(std::span<const double> v, std::span<double> out
     return;
   }
   const size_t blocks = newton_sums_.size();
-  VisitRows(*data_, [&](const auto& access) {
+  VisitTrainingRows([&](const auto& access) {
     pool_.ParallelForWork(
         blocks, 2.0 * cpu_newton::ValuesOf(*data_) * cpu_newton::kNsPerMultiplyAdd, [&](size_t b) {
           double* sums = newton_sums_[b].data();
@@ -265,7 +266,7 @@ void CpuBackend::SetPrimalDirection(std::span<const double> s) {
   std::vector<float> sf(s.begin(), s.end());
   const float s_bias = config_.objective.fit_bias ? sf[n_] : 0.0f;
   const size_t blocks = newton_block_losses_.size();
-  VisitRows(*data_, [&](const auto& access) {
+  VisitTrainingRows([&](const auto& access) {
     pool_.ParallelForWork(blocks, cpu_newton::ValuesOf(*data_) * cpu_newton::kNsPerMultiplyAdd,
                           [&](size_t b) {
                             for (size_t r = rows * b / blocks; r < rows * (b + 1) / blocks; ++r) {

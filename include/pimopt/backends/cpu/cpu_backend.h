@@ -129,6 +129,17 @@ class CpuBackend final : public IBackend {
   // One worker in one process: AverageLocalModels left local_[0] with global_'s bits, so the next LocalSolve from
   // the global model needs no copy. Every other verb that writes either model clears it.
   bool local_matches_global_ = false;
+  // Sparse rows whose every value is 1 (checked at Setup): the backend's row kernels skip reading the values.
+  bool rows_are_ones_ = false;
+  // VisitRows over the training rows with that knowledge (the same bits either way).
+  template <typename Fn>
+  decltype(auto) VisitTrainingRows(Fn&& fn) const {
+    if (data_->is_sparse()) {
+      const CsrMatrix& m = data_->csr();
+      return fn(SparseRows{m.row_ptr.data(), m.col.data(), m.val.data(), rows_are_ones_});
+    }
+    return fn(DenseRows{data_->dense_values().data(), data_->num_features()});
+  }
   std::vector<std::vector<uint32_t>> touched_;  // per worker: the columns its last sparse batch touched
   std::vector<float> row_derivatives_;          // SparseOneWorkerStep: d of each batch row
   std::vector<std::vector<uint32_t>> range_touched_;  // SparseOneWorkerStep: per column range, the touched columns

@@ -78,8 +78,8 @@ std::optional<Checkpoint> ReadCheckpointOnRoot(const std::string& path, Communic
 }  // namespace
 
 Metrics EvaluateAcross(const LinearModel& model, const Dataset& local, const Objective& objective, ThreadPool* pool,
-                       Communicator& comm) {
-  if (comm.size() == 1) return Evaluate(model, local, objective, pool);
+                       Communicator& comm, MetricsScope scope) {
+  if (comm.size() == 1) return Evaluate(model, local, objective, pool, scope);
   const std::vector<float> scores = ComputeScores(model, local, pool);
   // Each rank sends [uint64 rows | scores | labels | weights]; rank 0 rebuilds the arrays in rank (= row) order.
   std::vector<std::byte> bytes;
@@ -107,7 +107,7 @@ Metrics EvaluateAcross(const LinearModel& model, const Dataset& local, const Obj
         pos += 4 * n;
       }
     }
-    m = MetricsOfScores(s, l, w, model, objective, pool);
+    m = MetricsOfScores(s, l, w, model, objective, pool, scope);
   }
   comm.BroadcastValue(m, 0);
   return m;
@@ -353,8 +353,13 @@ TrainResult Train(const Dataset& train, const Dataset* test, const TrainConfig& 
       backend.ExportModelInto(result.model);
       CheckFinite(result.model, done, config);
     }
+    // Without per-epoch train metrics, an epoch that is evaluated to decide whether to stop gets the objective
+    // alone (no AUC sort, no second loss); the run's last epoch gets every metric (below, once it is known to be the
+    // last).
+    const MetricsScope scope =
+        options.evaluate_train || done == config.epochs ? MetricsScope::kAll : MetricsScope::kObjective;
     if (due && (options.evaluate_train || done == config.epochs || config.watches_objective())) {
-      record.train = EvaluateAcross(result.model, train, config.objective, options.eval_pool, comm);
+      record.train = EvaluateAcross(result.model, train, config.objective, options.eval_pool, comm, scope);
       if (!std::isfinite(record.train.objective)) {
         throw InputError(StrCat("training diverged in epoch ", done,
                                 " (the training objective is not finite): ", DivergenceAdvice(config)));
@@ -444,9 +449,12 @@ TrainResult Train(const Dataset& train, const Dataset* test, const TrainConfig& 
       record.gap = certificate(record.train.objective);  // --tol 0: the last epoch's gap is still reported
     }
     if (due) last_evaluated = done;
+    const bool stops = done == config.epochs || result.converged || !result.stalled.empty();
+    if (stops && record.train.rows > 0 && scope == MetricsScope::kObjective) {
+      record.train = EvaluateAcross(result.model, train, config.objective, options.eval_pool, comm);
+    }
     // The test set, after the stopping rule (which never looks at it): every epoch, or only the run's last.
-    const bool last_epoch = done == config.epochs || result.converged || !result.stalled.empty();
-    if (test && (options.evaluate_test_every_epoch || last_epoch)) {
+    if (test && (options.evaluate_test_every_epoch || stops)) {
       record.test = EvaluateAcross(result.model, *test, config.objective, options.eval_pool, comm);
     }
     record.eval_seconds = std::chrono::duration<double>(Clock::now() - t1).count();

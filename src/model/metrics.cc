@@ -89,41 +89,61 @@ double RocAuc(std::span<const float> scores, std::span<const float> labels) {
   return pairs / (positives * negatives);
 }
 
-Metrics Evaluate(const LinearModel& model, const Dataset& data, const Objective& objective, ThreadPool* pool) {
+Metrics Evaluate(const LinearModel& model, const Dataset& data, const Objective& objective, ThreadPool* pool,
+                 MetricsScope scope) {
   if (data.num_rows() == 0) return {};
   const std::vector<float> scores = ComputeScores(model, data, pool);
-  return MetricsOfScores(scores, data.labels(), data.weights(), model, objective, pool);
+  return MetricsOfScores(scores, data.labels(), data.weights(), model, objective, pool, scope);
 }
 
 Metrics MetricsOfScores(std::span<const float> scores, std::span<const float> labels, std::span<const float> weights,
-                        const LinearModel& model, const Objective& objective, ThreadPool* pool) {
+                        const LinearModel& model, const Objective& objective, ThreadPool* pool,
+                        MetricsScope scope) {
   PIMOPT_CHECK(scores.size() == labels.size() && (weights.empty() || weights.size() == labels.size()));
   Metrics m;
   m.rows = scores.size();
   if (m.rows == 0) return m;
+  const LossKind own = model.loss;
+  const bool all = scope == MetricsScope::kAll;
+  // The objective alone (an evaluation that only decides when to stop): neither the AUC's sort nor the other loss.
+  const bool need_logistic = all || own == LossKind::kLogistic;
   // The rows' logistic losses (an exp and a log each: most of this function's time on one thread) are computed on
   // the pool's threads beside the AUC's sort, and summed below in row order: the same bits on any thread count.
-  std::vector<double> logistic(m.rows);
+  std::vector<double> logistic(need_logistic ? m.rows : 0);
   auto logistic_of = [&](size_t begin, size_t end) {
     for (size_t i = begin; i < end; ++i) logistic[i] = LossValue(LossKind::kLogistic, scores[i], labels[i]);
   };
   constexpr size_t kRowsPerTask = 16384;
   const size_t loss_tasks = (m.rows + kRowsPerTask - 1) / kRowsPerTask;
-  if (pool && loss_tasks > 1) {
-    pool->ParallelFor(loss_tasks + 1, [&](size_t t) {
-      if (t == loss_tasks) {
-        m.auc = RocAuc(scores, labels);
-      } else {
-        logistic_of(t * kRowsPerTask, std::min(m.rows, (t + 1) * kRowsPerTask));
-      }
-    });
+  const size_t tasks = (need_logistic ? loss_tasks : 0) + (all ? 1 : 0);  // the AUC's sort last
+  auto task = [&](size_t t) {
+    if (t == tasks - 1 && all) {
+      m.auc = RocAuc(scores, labels);
+    } else {
+      logistic_of(t * kRowsPerTask, std::min(m.rows, (t + 1) * kRowsPerTask));
+    }
+  };
+  if (pool && tasks > 1) {
+    pool->ParallelFor(tasks, task);
   } else {
-    logistic_of(0, m.rows);
-    m.auc = RocAuc(scores, labels);
+    for (size_t t = 0; t < tasks; ++t) task(t);
   }
   double correct = 0, log_loss = 0, hinge = 0, weighted = 0;
-  const LossKind own = model.loss;
-  for (size_t i = 0; i < m.rows; ++i) {
+  if (!all) {
+    // The model's own loss, summed in row order as below: the objective's bits do not depend on the scope.
+    const bool own_logistic = own == LossKind::kLogistic;
+    double own_sum = 0;
+    for (size_t i = 0; i < m.rows; ++i) {
+      const double loss = own_logistic ? logistic[i] : LossValue(LossKind::kHinge, scores[i], labels[i]);
+      own_sum += loss;
+      const double w = weights.empty() ? 1.0 : weights[i];
+      weighted += w * objective.ClassWeight(labels[i]) * loss;
+    }
+    m.accuracy = m.auc = NAN;
+    (own_logistic ? m.log_loss : m.hinge_loss) = own_sum / static_cast<double>(m.rows);
+    (own_logistic ? m.hinge_loss : m.log_loss) = NAN;
+  }
+  for (size_t i = 0; all && i < m.rows; ++i) {
     const double z = scores[i], y = labels[i];
     correct += ((z > 0) == (y > 0)) ? 1 : 0;
     const double ll = logistic[i];
@@ -134,9 +154,11 @@ Metrics MetricsOfScores(std::span<const float> scores, std::span<const float> la
     weighted += w * objective.ClassWeight(labels[i]) * (own == LossKind::kLogistic ? ll : hl);
   }
   const double n = static_cast<double>(m.rows);
-  m.accuracy = correct / n;
-  m.log_loss = log_loss / n;
-  m.hinge_loss = hinge / n;
+  if (all) {
+    m.accuracy = correct / n;
+    m.log_loss = log_loss / n;
+    m.hinge_loss = hinge / n;
+  }
   double sq = 0, abs_sum = 0;
   for (float w : model.weights) {
     sq += static_cast<double>(w) * w;

@@ -246,7 +246,8 @@ std::string FormatEpochLine(const EpochRecord& r) {
   char train_objective[16] = "-", train_accuracy[16] = "-";  // "-": not evaluated in this epoch
   if (r.train.rows > 0) {
     std::snprintf(train_objective, sizeof(train_objective), "%.5f", r.train.objective);
-    std::snprintf(train_accuracy, sizeof(train_accuracy), "%.4f", r.train.accuracy);
+    // An epoch evaluated for the stopping rule alone has the objective and no accuracy.
+    if (std::isfinite(r.train.accuracy)) std::snprintf(train_accuracy, sizeof(train_accuracy), "%.4f", r.train.accuracy);
   }
   std::snprintf(buf, sizeof(buf), "%5d %8s %10s %10s %9s %9s %10s %8.3f", r.epoch, lr, train_objective,
                 train_accuracy, r.test ? std::to_string(r.test->accuracy).substr(0, 6).c_str() : "-",

@@ -125,9 +125,10 @@ ParamTable<RunConfig> MakeRunParams() {
   t.Add("no-train-metrics", &RunConfig::no_train_metrics, false)
       .Effect(ParamEffect::kNone)
       .Group(output)
-      .Help("evaluate the training set only after the last epoch; a run that stops on its certificate (--tol with "
-            "L2) also evaluates it, with the gap, at spaced epochs (every epoch up to 32, then multiples of epoch / "
-            "32), so it stops at most 1/32 of its epochs late and spends no pass on epochs it does not check");
+      .Help("evaluate the training set's metrics only after the last epoch; a run that stops on its objective or "
+            "certificate (--tol) computes the training objective alone (no accuracy or AUC) at the epochs it "
+            "checks: with L2 at spaced epochs, with the gap (every epoch up to 32, then multiples of epoch / 32, "
+            "fewer once the gap's rate is known), so it spends no pass on epochs it does not check");
   t.Add("quiet", &RunConfig::quiet, false).Short("-q").Effect(ParamEffect::kNone).Group(output).Help(
       "print only the summary");
   t.Add("target-accuracy", &RunConfig::target_accuracy, 0.0)

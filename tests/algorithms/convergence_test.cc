@@ -268,6 +268,14 @@ TEST(Tolerance, WithoutTrainMetricsTheCertificateIsCheckedAtSpacedEpochs) {
     if (e + 1 < m && spaced.epochs[e].gap.available) {
       EXPECT_GT(spaced.epochs[e].gap.relative(), c.tol) << done;
     }
+    // An epoch evaluated for the stopping rule has the objective alone; the last one every metric.
+    if (was_evaluated) {
+      EXPECT_EQ(std::isnan(spaced.epochs[e].train.accuracy), e + 1 < m) << "epoch " << done;
+      EXPECT_TRUE(std::isfinite(spaced.epochs[e].train.objective)) << "epoch " << done;
+      if (e < n) {
+        EXPECT_EQ(spaced.epochs[e].train.objective, dense.epochs[e].train.objective) << "epoch " << done;
+      }
+    }
     evaluated += was_evaluated;
     fixed_spacing += on_fixed_spacing;
     gaps += spaced.epochs[e].gap.available;

@@ -164,5 +164,38 @@ TEST(Evaluate, IndependentOfThreadCount) {
   }
 }
 
+// An evaluation for the stopping rule computes the objective alone: the same bits as a full evaluation's, the model's
+// own loss with them, and NaN for what it skips (on any pool, with sample and class weights).
+TEST(Evaluate, TheObjectiveAloneHasTheBitsOfAFullEvaluation) {
+  Dataset d = testing::SmallDense(40000, 30);
+  std::vector<float> weights(d.num_rows(), 1.0f);
+  for (size_t i = 0; i < weights.size(); i += 3) weights[i] = 0.25f * static_cast<float>(i % 5);
+  d.set_weights(std::move(weights));
+  LinearModel m;
+  for (int j = 0; j < 30; ++j) m.weights.push_back(0.1f * static_cast<float>(j % 7) - 0.3f);
+  m.bias = 0.125f;
+  ThreadPool two(2);
+  Objective weighted;
+  weighted.positive_weight = 3;
+  weighted.l2 = 1e-3;
+  weighted.l1 = 1e-4;
+  weighted.regularize_bias = true;
+  for (const LossKind loss : {LossKind::kLogistic, LossKind::kHinge}) {
+    m.loss = loss;
+    const Metrics all = Evaluate(m, d, weighted);
+    for (ThreadPool* pool : {static_cast<ThreadPool*>(nullptr), &two}) {
+      const Metrics alone = Evaluate(m, d, weighted, pool, MetricsScope::kObjective);
+      EXPECT_EQ(alone.rows, all.rows);
+      EXPECT_EQ(alone.objective, all.objective);
+      EXPECT_EQ(alone.bias_penalty, all.bias_penalty);
+      EXPECT_EQ(loss == LossKind::kLogistic ? alone.log_loss : alone.hinge_loss,
+                loss == LossKind::kLogistic ? all.log_loss : all.hinge_loss);
+      EXPECT_TRUE(std::isnan(loss == LossKind::kLogistic ? alone.hinge_loss : alone.log_loss));
+      EXPECT_TRUE(std::isnan(alone.accuracy));
+      EXPECT_TRUE(std::isnan(alone.auc));
+    }
+  }
+}
+
 }  // namespace
 }  // namespace pimopt

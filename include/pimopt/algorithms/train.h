@@ -98,6 +98,6 @@ TrainResult Train(const Dataset& train, const Dataset* test, const TrainConfig& 
 
 // Metrics over all ranks' rows of a dataset split over `comm` (rank order = row order); every rank gets them.
 Metrics EvaluateAcross(const LinearModel& model, const Dataset& local, const Objective& objective, ThreadPool* pool,
-                       Communicator& comm);
+                       Communicator& comm, MetricsScope scope = MetricsScope::kAll);
 
 }  // namespace pimopt

@@ -22,13 +22,19 @@ struct Metrics {
   double bias_penalty = 0;  // (l2/2) b^2, included in `objective` with Objective::regularize_bias (else 0)
 };
 
+// What an evaluation computes: every metric, or the training objective alone (and the model's own loss, which it
+// sums): the others are NaN. The objective has the same bits either way.
+enum class MetricsScope { kAll, kObjective };
+
 std::vector<float> ComputeScores(const LinearModel& model, const Dataset& data, ThreadPool* pool = nullptr);
 // Exact ROC-AUC: the probability that a random positive scores above a random negative, ties counting 1/2.
 double RocAuc(std::span<const float> scores, std::span<const float> labels);
-Metrics Evaluate(const LinearModel& model, const Dataset& data, const Objective& objective, ThreadPool* pool = nullptr);
+Metrics Evaluate(const LinearModel& model, const Dataset& data, const Objective& objective, ThreadPool* pool = nullptr,
+                 MetricsScope scope = MetricsScope::kAll);
 // The metrics of `scores` (the model's scores of rows with `labels` and sample `weights`, empty = all 1); the same
 // bits with a pool of any size or none.
 Metrics MetricsOfScores(std::span<const float> scores, std::span<const float> labels, std::span<const float> weights,
-                        const LinearModel& model, const Objective& objective, ThreadPool* pool = nullptr);
+                        const LinearModel& model, const Objective& objective, ThreadPool* pool = nullptr,
+                        MetricsScope scope = MetricsScope::kAll);
 
 }  // namespace pimopt

@@ -368,6 +368,28 @@ TEST(Cocoa, ShrinkingSkipsRowsAndReachesTheSameCertifiedOptimum) {
   }
 }
 
+// Every planned step of a shrinking pass is a visit or a skip, also where a shard one row short wraps around to its
+// first row (2,000 rows on 3 workers): rows shrunk before a pass are dropped from it in one sweep, those the pass
+// shrinks are skipped at a second visit.
+TEST(Cocoa, EveryPlannedStepOfAShrinkingPassIsAVisitOrASkip) {
+  for (const bool sparse : {false, true}) {
+    const Dataset data = sparse ? testing::SmallSparse(2000, 1 << 9, 6) : testing::SmallDense(2000, 20, 6);
+    for (const int workers : {1, 3}) {
+      TrainConfig config = CocoaConfig(LossKind::kHinge, workers, 0);
+      config.objective.l2 = 1e-3;
+      config.epochs = 30;
+      ThreadPool pool(2);
+      CpuBackend backend(pool);
+      Train(data, nullptr, config, backend, {});
+      const std::map<std::string, double> counters = backend.Counters();
+      const double planned = 30.0 * workers * ((2000 + workers - 1) / workers);
+      const std::string what = StrCat(sparse ? "sparse" : "dense", ", ", workers, " workers");
+      EXPECT_EQ(counters.at("dual_row_visits") + counters.at("dual_rows_skipped"), planned) << what;
+      EXPECT_GT(counters.at("dual_rows_skipped"), 0.2 * planned) << what;
+    }
+  }
+}
+
 TEST(Cocoa, RefusesWhatItCannotSolve) {
   TrainConfig config = CocoaConfig(LossKind::kHinge, 2);
   config.objective.l2 = 0;

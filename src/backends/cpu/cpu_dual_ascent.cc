@@ -45,6 +45,7 @@ void CpuBackend::SetupRowDuals() {
                   StrCat("the rows' duals (", rows, " rows: a float and a squared norm each)"), "--algo");
   row_duals_.assign(rows, 0.0f);
   row_shrunk_.assign(rows, 0);
+  unshrunk_rows_.assign(workers_, {});
   shrink_bounds_.assign(workers_, {kUnboundedAbove, kUnboundedBelow});
   dual_row_visits_.assign(workers_, 0);
   dual_rows_skipped_.assign(workers_, 0);
@@ -117,8 +118,25 @@ void CpuBackend::RunLocalDual(int k, const LocalSolveRequest& req) {
   DualPassTally tally;
   // A row shrunk in this pass stays so until the pass ends.
   auto skipped = [&](uint32_t row) { return pass.shrink && row_shrunk_[row] != 0; };
+  // Rows shrunk before the pass stay so through it (only EndDualPass visits them again): the pass steps through the
+  // others, in the same order, so that a skipped row costs a flag in one sequential sweep instead of a turn of the
+  // loop and its prefetches (late in a Criteo-shaped SVM run 8 rows of 10 are skipped); the same steps, the same
+  // bits. A row the pass shrinks is still skipped at a second visit (a shard one row short wraps around).
+  std::vector<uint32_t>& unshrunk = unshrunk_rows_[k];
+  auto unshrunk_of = [&](std::span<const uint32_t> rows) {
+    if (!pass.shrink) return rows;
+    unshrunk.resize(rows.size());
+    size_t kept = 0;
+    for (const uint32_t r : rows) {
+      unshrunk[kept] = r;
+      kept += row_shrunk_[r] == 0;
+    }
+    tally.skipped += rows.size() - kept;
+    return std::span<const uint32_t>(unshrunk.data(), kept);
+  };
   VisitTrainingRows([&](const auto& access) {
-    req.plan->ForEachRowSpan(k, req.first_step, req.num_steps, [&](std::span<const uint32_t> rows) {
+    req.plan->ForEachRowSpan(k, req.first_step, req.num_steps, [&](std::span<const uint32_t> all_rows) {
+      const std::span<const uint32_t> rows = unshrunk_of(all_rows);
       for (size_t i = 0; i < rows.size(); ++i) {
         const uint32_t r = rows[i];
         if constexpr (std::is_same_v<std::decay_t<decltype(access)>, SparseRows>) {

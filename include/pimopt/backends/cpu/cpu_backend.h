@@ -156,6 +156,8 @@ class CpuBackend final : public IBackend {
   // Shrinking (LocalSolveRequest::shrink): per local row whether its pass skips it, and per worker the bounds of the
   // projected gradients its last pass saw (LIBLINEAR's PGmax_old / PGmin_old); both checkpointed.
   std::vector<uint8_t> row_shrunk_;
+  // Per worker: a pass's rows not shrunk when it starts, in its visiting order (scratch, kept for its capacity).
+  std::vector<std::vector<uint32_t>> unshrunk_rows_;
   struct ShrinkBounds {
     double max_old;
     double min_old;

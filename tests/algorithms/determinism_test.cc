@@ -57,7 +57,7 @@ INSTANTIATE_TEST_SUITE_P(
                       Case{"ga", 6, 600, false}, Case{"ma", 6, 8, false},
                       Case{"admm", 6, 8, false}, Case{"sgd", 1, 1, true},
                       Case{"mbsgd", 1, 1024, true},  // a sparse step split over the threads (10 non-zeros a row)
-                      Case{"mbsgd", 1, 64, true},    // a sparse step under the threshold, inline
+                      Case{"mbsgd", 1, 64, true},    // a small sparse step (the cost model picks its threads)
                       Case{"ga", 3, 256, true}, Case{"ma", 3, 16, true},
                       Case{"admm", 3, 16, true}, Case{"cocoa", 6, 1, false}, Case{"cocoa", 3, 1, true}),
     [](const auto& info) {

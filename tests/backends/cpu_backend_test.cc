@@ -69,5 +69,39 @@ TEST(CpuBackend, DenseStepsSplitByColumnsGiveTheBitsOfTheSplitByRows) {
   }
 }
 
+// A one-worker sparse step's scatter-add by column ranges (each range's terms filed by the rows' chunks, then added
+// in row order): the bits of one task, for any number of ranges, on 2^11 columns and on 1,000 (ranges of 2^k
+// columns, the last one partial), with the hinge loss's zero derivatives, a class weight and no bias.
+TEST(CpuBackend, SparseStepsSplitByColumnRangesGiveTheBitsOfOneTask) {
+  for (const size_t features : {size_t{1} << 11, size_t{1000}}) {
+    const Dataset train = testing::SmallSparse(3000, features, 7);
+    for (const LossKind loss : {LossKind::kLogistic, LossKind::kHinge}) {
+      TrainConfig c;
+      c.algorithm = "mbsgd";
+      c.batch = 512;
+      c.lr = 0.1;
+      c.objective.loss = loss;
+      c.objective.l2 = 1e-3;
+      c.objective.fit_bias = loss == LossKind::kLogistic;
+      c.objective.positive_weight = loss == LossKind::kHinge ? 3.0 : 1.0;
+      c.epochs = 2;
+      c.seed = 9;
+      auto train_with = [&](int tasks, int threads) {
+        ThreadPool pool(threads, /*use_all_threads=*/true);
+        CpuBackend backend(pool);
+        backend.ForceSparseScatterTasks(tasks);
+        return Bits(Train(train, nullptr, c, backend, {}).model);
+      };
+      const auto one = train_with(1, 1);
+      const std::string what = std::to_string(features) + " features, " + LossName(loss);
+      for (const int tasks : {2, 3, 7}) {
+        EXPECT_EQ(one, train_with(tasks, 1)) << what << ", " << tasks << " tasks";
+        EXPECT_EQ(one, train_with(tasks, 3)) << what << ", " << tasks << " tasks on 3 threads";
+      }
+      EXPECT_EQ(one, train_with(0, 2)) << what << ", the cost model's split";
+    }
+  }
+}
+
 }  // namespace
 }  // namespace pimopt

@@ -28,10 +28,13 @@ constexpr size_t kColumnBlock = 256;
 // 2 x 262,144 multiply-adds (docs/cpu-backend.md).
 constexpr double kDenseNsPerMultiplyAdd = 0.19;
 constexpr float kMinScale = 1e-5f;  // sparse local SGD: fold the scale back into y below this
-// A sparse step runs on the host threads from this many non-zeros in its batch (a batch of 256 Criteo-shaped rows
-// has about 10,000): below it, waking the threads costs more than the step.
-constexpr double kSparseParallelNonzeros = 1 << 13;
-constexpr double kParallelWork = 1 << 18;  // a multi-worker sparse step: non-zeros from which workers run in parallel
+// The single-thread time of a one-worker sparse step's two phases per non-zero of its batch, for the pool's cost
+// model: the rows' derivatives (a gather from the model each) and the scatter-add of the terms with the update of
+// the touched coordinates (random writes each). Measured on this project's 2-core machine: MB-SGD at batch 256 on
+// the Criteo-shaped set (`pimopt gen sparse --rows 300000`, 11.7 M non-zeros an epoch), one thread, 0.100-0.110 s
+// and 0.165-0.180 s an epoch (docs/cpu-backend.md "How each step is split").
+constexpr double kSparseNsPerDerivativeNonzero = 9.0;
+constexpr double kSparseNsPerScatterNonzero = 14.5;
 }  // namespace
 
 CpuBackend::CpuBackend(ThreadPool& pool) : pool_(pool) {}
@@ -289,7 +292,6 @@ void CpuBackend::SparseGradientStep(std::span<const std::span<const uint32_t>> w
   for (auto rows : worker_rows) {
     for (uint32_t r : rows) batch_nonzeros += access.row_ptr[r + 1] - access.row_ptr[r];
   }
-  const bool parallel = static_cast<double>(batch_nonzeros) >= kParallelWork;
   if (!scratch_zero_) {
     for (auto& g : scratch_) std::fill(g.begin(), g.end(), 0.0f);
     scratch_zero_ = true;
@@ -320,11 +322,10 @@ void CpuBackend::SparseGradientStep(std::span<const std::span<const uint32_t>> w
     }
     g[n_] = static_cast<float>(bias);
   };
-  if (parallel && k_count > 1) {
-    pool_.ParallelFor(k_count, worker_task);
-  } else {
-    for (int k = 0; k < k_count; ++k) worker_task(k);
-  }
+  // Each worker's derivatives and scatter-add, on the threads the cost model gives their work.
+  pool_.ParallelForWork(
+      k_count, static_cast<double>(batch_nonzeros) * (kSparseNsPerDerivativeNonzero + kSparseNsPerScatterNonzero),
+      worker_task);
   AddPhase("worker_compute", t0);
   const auto t1 = StartPhase();
   const float scale = static_cast<float>(lr / static_cast<double>(batch_rows));
@@ -369,19 +370,45 @@ void CpuBackend::SparseGradientStep(std::span<const std::span<const uint32_t>> w
 
 void CpuBackend::SparseOneWorkerStep(std::span<const uint32_t> rows, uint64_t batch_rows, uint64_t batch_nonzeros,
                                      double lr, const PhaseStart& t0) {
-  // The same arithmetic as SparseGradientStep with one worker, in three parallel phases whose results do not depend
-  // on how they are split: (1) each row's derivative d_r, in fixed chunks of rows; (2) per range of columns (one per
-  // host thread), the scatter-add g_j += d_r x_rj over the batch's rows in row order, so each coordinate sums its
-  // terms in the order one thread would; (3) in the same task, the update of the range's touched coordinates.
+  // The same arithmetic as SparseGradientStep with one worker, in two parallel phases whose results do not depend
+  // on how they are split: (1) each row's derivative d_r, in fixed chunks of rows; (2) per range of columns, the
+  // scatter-add g_j += d_r x_rj over the batch's rows in row order, so each coordinate sums its terms in the order
+  // one thread would, then the update of the range's touched coordinates. Each phase runs on the threads the pool's
+  // cost model gives its work. With more than one range, phase (1) also files each chunk's terms d_r x_rj by range
+  // (in row order), so that a range's task reads its own terms only instead of every non-zero of the batch.
   const Dataset& data = *data_;
   const Objective& obj = config_.objective;
   const SparseRows access{data.csr().row_ptr.data(), data.csr().col.data(), data.csr().val.data()};
   const float s = global_scale_;
   float* w = global_.data();
   float* g = scratch_[0].data();
-  const bool parallel = static_cast<double>(batch_nonzeros) >= kSparseParallelNonzeros && pool_.UsableThreads() > 1;
-  row_derivatives_.resize(rows.size());
+  const double nonzeros = static_cast<double>(batch_nonzeros);
   const size_t chunks = (rows.size() + kRowChunk - 1) / kRowChunk;
+  const int derivative_threads = pool_.ThreadsFor(nonzeros * kSparseNsPerDerivativeNonzero, chunks);
+  const int scatter_threads =
+      forced_scatter_tasks_ > 0
+          ? forced_scatter_tasks_
+          : pool_.ThreadsFor(nonzeros * kSparseNsPerScatterNonzero, static_cast<size_t>(pool_.UsableThreads()));
+  // The column ranges: blocks of 2^shift columns, as few as make at most that many blocks (a shift per term, not a
+  // division; any split of the columns gives the same bits).
+  int shift = 0;
+  while (scatter_threads > 1 && ((n_ - 1) >> shift) + 1 > static_cast<size_t>(scatter_threads)) ++shift;
+  const size_t ranges = scatter_threads > 1 && n_ > 0 ? ((n_ - 1) >> shift) + 1 : 1;
+  row_derivatives_.resize(rows.size());
+  if (ranges > 1 && range_terms_.size() < chunks * ranges) range_terms_.resize(chunks * ranges);
+  auto range_of = [&](uint32_t j) { return static_cast<size_t>(j >> shift); };
+  // fn(j, d_r x_rj) for the weights' non-zeros of batch rows begin .. end - 1 whose derivative is not 0, in order.
+  auto for_each_term = [&](size_t begin, size_t end, auto&& fn) {
+    for (size_t i = begin; i < end; ++i) {
+      const float d = row_derivatives_[i];
+      if (d == 0.0f) continue;
+      const uint32_t r = rows[i];
+      for (uint64_t e = access.row_ptr[r]; e < access.row_ptr[r + 1]; ++e) {
+        const uint32_t j = access.col[e];
+        if (j < n_) fn(j, d * access.val[e]);
+      }
+    }
+  };
   auto derivative_task = [&](size_t c) {
     const size_t end = std::min(rows.size(), (c + 1) * kRowChunk);
     for (size_t i = c * kRowChunk; i < end; ++i) {
@@ -390,12 +417,13 @@ void CpuBackend::SparseOneWorkerStep(std::span<const uint32_t> rows, uint64_t ba
       const float z = s * access.Dot(r, w, n_) + w[n_];
       row_derivatives_[i] = data.weight(r) * obj.ClassWeight(y) * LossDerivative(obj.loss, z, y);
     }
+    if (ranges <= 1) return;
+    for (size_t part = 0; part < ranges; ++part) range_terms_[c * ranges + part].clear();
+    for_each_term(c * kRowChunk, end, [&](uint32_t j, float term) {
+      range_terms_[c * ranges + range_of(j)].push_back({j, term});
+    });
   };
-  if (parallel) {
-    pool_.ParallelFor(chunks, derivative_task);
-  } else {
-    for (size_t c = 0; c < chunks; ++c) derivative_task(c);
-  }
+  pool_.ParallelFor(chunks, derivative_task, derivative_threads);
   double bias = 0;
   for (float d : row_derivatives_) bias += d;
   AddPhase("worker_compute", t0);
@@ -403,33 +431,34 @@ void CpuBackend::SparseOneWorkerStep(std::span<const uint32_t> rows, uint64_t ba
   const float scale = static_cast<float>(lr / static_cast<double>(batch_rows));
   const float s_next = s * static_cast<float>(1.0 - lr * obj.l2);
   const float step = scale / s_next;
-  const size_t ranges = parallel ? static_cast<size_t>(pool_.UsableThreads()) : 1;
   if (range_touched_.size() < ranges) range_touched_.resize(ranges);
-  auto range_task = [&](size_t part) {
-    const uint32_t lo = static_cast<uint32_t>(n_ * part / ranges), hi = static_cast<uint32_t>(n_ * (part + 1) / ranges);
-    std::vector<uint32_t>& cols = range_touched_[part];
-    cols.clear();
-    for (size_t i = 0; i < rows.size(); ++i) {
-      const float d = row_derivatives_[i];
-      if (d == 0.0f) continue;
-      const uint32_t r = rows[i];
-      for (uint64_t e = access.row_ptr[r]; e < access.row_ptr[r + 1]; ++e) {
-        const uint32_t j = access.col[e];
-        if (j < lo || j >= hi) continue;
-        g[j] += d * access.val[e];
-        cols.push_back(j);
-      }
-    }
+  auto update_noted = [&](std::vector<uint32_t>& cols) {
     // A column noted twice sums to 0 after its first update and is skipped: one update per coordinate.
     for (uint32_t j : cols) {
       if (g[j] != 0.0f) w[j] -= step * g[j];
       g[j] = 0.0f;
     }
   };
-  if (parallel) {
-    pool_.ParallelFor(ranges, range_task);
+  if (ranges <= 1) {
+    std::vector<uint32_t>& cols = range_touched_[0];
+    cols.clear();
+    for_each_term(0, rows.size(), [&](uint32_t j, float term) {
+      g[j] += term;
+      cols.push_back(j);
+    });
+    update_noted(cols);
   } else {
-    range_task(0);
+    pool_.ParallelFor(ranges, [&](size_t part) {
+      std::vector<uint32_t>& cols = range_touched_[part];
+      cols.clear();
+      for (size_t c = 0; c < chunks; ++c) {
+        for (const ColumnTerm& term : range_terms_[c * ranges + part]) {
+          g[term.column] += term.value;
+          cols.push_back(term.column);
+        }
+      }
+      update_noted(cols);
+    });
   }
   w[n_] -= scale * static_cast<float>(bias);
   if (!obj.fit_bias) w[n_] = 0.0f;

@@ -31,6 +31,9 @@ class CpuBackend final : public IBackend {
   explicit CpuBackend(ThreadPool& pool);
   // Tests: force a split (both give the same bits; kByColumns applies in one process only).
   void ForceDenseStepSplit(DenseStepSplit split) { dense_split_ = split; }
+  // Tests: a one-worker sparse step's scatter-add on this many tasks (at most that many column ranges; 0: the cost
+  // model's thread count; every split gives the same bits).
+  void ForceSparseScatterTasks(int tasks) { forced_scatter_tasks_ = tasks; }
 
   std::string name() const override { return "cpu"; }
   using IBackend::Setup;
@@ -143,6 +146,13 @@ class CpuBackend final : public IBackend {
   std::vector<std::vector<uint32_t>> touched_;  // per worker: the columns its last sparse batch touched
   std::vector<float> row_derivatives_;          // SparseOneWorkerStep: d of each batch row
   std::vector<std::vector<uint32_t>> range_touched_;  // SparseOneWorkerStep: per column range, the touched columns
+  // SparseOneWorkerStep on more than one column range: per (row chunk, range), the chunk's terms d_r x_rj of the
+  // range's columns in row order, (j, the product) each.
+  struct ColumnTerm {
+    uint32_t column;
+    float value;
+  };
+  std::vector<std::vector<ColumnTerm>> range_terms_;
   std::vector<std::vector<float>> local_;    // x_k
   std::vector<std::vector<float>> mixed_;    // MixLocalModels: the new x_k before they replace local_
   std::vector<std::vector<float>> offset_;   // o_k (with AlgorithmTraits::worker_offsets)
@@ -214,6 +224,7 @@ class CpuBackend final : public IBackend {
   std::vector<uint32_t> csc_row_;
   std::vector<float> csc_val_;
   DenseStepSplit dense_split_ = DenseStepSplit::kAuto;
+  int forced_scatter_tasks_ = 0;
   std::map<std::string, double> phase_seconds_;
   TrafficCounters traffic_;
 };

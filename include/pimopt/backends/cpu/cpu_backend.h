@@ -126,6 +126,7 @@ class CpuBackend final : public IBackend {
   Partition part_;
   Communicator* comm_ = &SingleProcess();
   std::vector<float> reduced_;               // the ordered sum of a reduction
+  std::vector<float> sparse_sums_;  // SparseGradientStep, one process: the touched coordinates' sums (0 elsewhere)
   std::vector<float> global_;                // the host's model (a consensus: z); weights times global_scale_
   float global_scale_ = 1.0f;                // != 1 only between sparse gradient steps
   bool scratch_zero_ = true;                 // scratch_ holds zeros (the sparse gradient accumulators)

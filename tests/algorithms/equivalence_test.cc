@@ -56,15 +56,16 @@ TEST(GaEqualsMb, Sparse) {
 
 // Sparse gradient steps keep the L2 decay as a lazy scale and touch only the batch's coordinates; the same rows
 // stored dense take the dense formula. The models agree up to rounding, also when the scale is folded back into the
-// weights many times (decay 0.75 per step: below 1e-5 every 40 steps).
+// weights many times (decay 0.75 per step: below 1e-5 every 40 steps). The local SGD steps too (MA-SGD and ADMM
+// start each round from the global model, which the sparse steps read in place; D-PSGD from each worker's own).
 TEST(SparseSteps, MatchTheDenseFormula) {
   const Dataset sparse = testing::SmallSparse(2000, 1 << 9, 5);
   const Dataset dense = sparse.ToDense();
-  for (const char* algo : {"mbsgd", "ga"}) {
+  for (const char* algo : {"mbsgd", "ga", "ma", "admm", "dsgd"}) {
     for (const double l2 : {1e-3, 0.5}) {
       TrainConfig c;
       c.algorithm = algo;
-      c.workers = std::string(algo) == "ga" ? 3 : 1;
+      c.workers = std::string(algo) == "mbsgd" ? 1 : 3;
       c.objective.l2 = l2;
       c.batch = 32;
       c.lr = 0.5;

@@ -536,7 +536,7 @@ void CpuBackend::RunLocalDense(int k, const LocalSolveRequest& req) {
   }
 }
 
-void CpuBackend::RunLocalSparse(int k, const LocalSolveRequest& req) {
+void CpuBackend::RunLocalSparse(int k, const LocalSolveRequest& req, const float* start) {
   const Dataset& data = *data_;
   const Objective& obj = config_.objective;
   float* x = local_[k].data();
@@ -549,7 +549,7 @@ void CpuBackend::RunLocalSparse(int k, const LocalSolveRequest& req) {
   const float lr = static_cast<float>(req.lr);
   const float keep = static_cast<float>(1.0 - req.lr * decay);
   const SparseRows access{data.csr().row_ptr.data(), data.csr().col.data(), data.csr().val.data()};
-  for (size_t j = 0; j < n_; ++j) y[j] = shift ? x[j] - shift[j] : x[j];
+  for (size_t j = 0; j < n_; ++j) y[j] = shift ? start[j] - shift[j] : start[j];
   float s = 1.0f;
   std::vector<float>& d = derivs_[k];
   for (uint64_t step = req.first_step; step < req.first_step + req.num_steps; ++step) {
@@ -591,15 +591,23 @@ void CpuBackend::LocalSolve(const LocalSolveRequest& req) {
   PIMOPT_CHECK(!dual || !row_duals_.empty() || data_->num_rows() == 0, "dual steps need row duals (AlgorithmTraits)");
   FoldGlobalScale();
   if (data_->is_sparse() && !dual) scratch_zero_ = false;  // the local SGD steps keep the scaled models y there
+  // The sparse local SGD steps set their scaled model up from the starting model and write every weight back at
+  // the end: from the global model they read it in place and take only its bias (a copy of the weights less).
+  const bool sparse_sgd = data_->is_sparse() && !dual;
+  const bool copy_global = req.start_from_global && !local_matches_global_;
   auto worker = [&](size_t k) {
-    if (req.start_from_global && !local_matches_global_) std::copy(global_.begin(), global_.end(), local_[k].begin());
+    if (copy_global && sparse_sgd) {
+      local_[k][n_] = global_[n_];
+    } else if (copy_global) {
+      std::copy(global_.begin(), global_.end(), local_[k].begin());
+    }
     if (proximal) {
       for (size_t j = 0; j <= n_; ++j) shift_[k][j] = global_[j] - offset_[k][j];  // the center global - o_k
     }
     if (dual) {
       RunLocalDual(static_cast<int>(k), req);
     } else if (data_->is_sparse()) {
-      RunLocalSparse(static_cast<int>(k), req);
+      RunLocalSparse(static_cast<int>(k), req, copy_global ? global_.data() : local_[k].data());
     } else {
       RunLocalDense(static_cast<int>(k), req);
     }
@@ -616,8 +624,7 @@ void CpuBackend::LocalSolve(const LocalSolveRequest& req) {
   const double values_per_row =
       data_->is_sparse() ? static_cast<double>(data_->csr().val.size()) / std::max<uint64_t>(1, data_->num_rows())
                          : static_cast<double>(n_);
-  const double vector_passes =
-      (req.start_from_global && !local_matches_global_ ? 1 : 0) + (proximal ? 1 : 0) + (data_->is_sparse() && !dual ? 2 : 0);
+  const double vector_passes = (copy_global && !sparse_sgd ? 1 : 0) + (proximal ? 1 : 0) + (sparse_sgd ? 2 : 0);
   const double work_ns = (2.0 * static_cast<double>(rows) * values_per_row +
                           vector_passes * static_cast<double>(workers_) * static_cast<double>(n_ + 1)) *
                          kDenseNsPerMultiplyAdd;

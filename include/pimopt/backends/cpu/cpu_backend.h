@@ -94,7 +94,8 @@ class CpuBackend final : public IBackend {
   // Multiplies the lazily kept scale into the weights (global_scale_ becomes 1).
   void FoldGlobalScale();
   void RunLocalDense(int k, const LocalSolveRequest& request);
-  void RunLocalSparse(int k, const LocalSolveRequest& request);
+  // `start`: the weights the steps start from (the global model's, or worker k's own); x_k's bias is set already.
+  void RunLocalSparse(int k, const LocalSolveRequest& request, const float* start);
   // LocalSolver::kDualCoordinateAscent on worker k's rows (cpu_dual_ascent.cc).
   void RunLocalDual(int k, const LocalSolveRequest& request);
   // Its lanes (LocalSolveRequest::lanes > 1; one worker, dense rows): rounds of kLaneRows rows per lane, each lane

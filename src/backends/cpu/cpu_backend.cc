@@ -407,11 +407,11 @@ void CpuBackend::SparseOneWorkerStep(std::span<const uint32_t> rows, uint64_t ba
   // The column ranges: blocks of 2^shift columns, as few as make at most that many blocks (a shift per term, not a
   // division; any split of the columns gives the same bits).
   int shift = 0;
-  while (scatter_threads > 1 && ((n_ - 1) >> shift) + 1 > static_cast<size_t>(scatter_threads)) ++shift;
+  while (scatter_threads > 1 && n_ > 0 && ((n_ - 1) >> shift) + 1 > static_cast<size_t>(scatter_threads)) ++shift;
   const size_t ranges = scatter_threads > 1 && n_ > 0 ? ((n_ - 1) >> shift) + 1 : 1;
   row_derivatives_.resize(rows.size());
   if (ranges > 1 && range_terms_.size() < chunks * ranges) range_terms_.resize(chunks * ranges);
-  auto range_of = [&](uint32_t j) { return static_cast<size_t>(j >> shift); };
+  auto range_of = [&](uint32_t j) { return static_cast<size_t>(uint64_t{j} >> shift); };
   // fn(j, d_r x_rj) for the weights' non-zeros of batch rows begin .. end - 1 whose derivative is not 0, in order.
   auto for_each_term = [&](size_t begin, size_t end, auto&& fn) {
     for (size_t i = begin; i < end; ++i) {

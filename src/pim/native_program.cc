@@ -13,6 +13,7 @@
 #include <cstdio>
 
 #include <algorithm>
+#include <array>
 #include <atomic>
 #include <cstring>
 #include <map>
@@ -133,10 +134,22 @@ class NativeProgram final : public DpuProgram {
     const int64_t offset = WramOffset(p, 1);
     const bool in_wram = offset >= 0;
     const uintptr_t key = in_wram ? static_cast<uintptr_t>(offset) : reinterpret_cast<uintptr_t>(p);
+    // A number, once given, never changes: each host thread keeps the ones it looked up (a barrier or mutex call of
+    // every tasklet took the program's lock and a map lookup), tagged with this program's serial, never reused.
+    struct Cached {
+      uint64_t program = 0;
+      uintptr_t key = 0;
+      bool in_wram = false, barrier = false;
+      uint32_t id = 0;
+    };
+    thread_local std::array<Cached, 16> cache;
+    Cached& slot = cache[(key * 0x9E3779B97F4A7C15ull >> 60) ^ (barrier ? 1 : 0)];
+    if (slot.program == serial_ && slot.key == key && slot.in_wram == in_wram && slot.barrier == barrier) return slot.id;
     std::lock_guard<std::mutex> lock(mutex_);
     auto& ids = barrier ? barriers_ : mutexes_;
     auto [it, added] = ids.try_emplace({in_wram, key}, static_cast<uint32_t>(ids.size()));
     (void)added;
+    slot = {serial_, key, in_wram, barrier, it->second};
     return it->second;
   }
 
@@ -174,6 +187,9 @@ class NativeProgram final : public DpuProgram {
   KernelSpec spec_;
   std::vector<uint64_t> wram_offsets_, mram_offsets_;
   std::atomic<bool> checked_layout_{false};
+  // Unique among the programs this process loads (the sync objects' per-thread cache tells them apart by it).
+  inline static std::atomic<uint64_t> next_serial_{1};
+  const uint64_t serial_ = next_serial_.fetch_add(1);
   mutable std::mutex mutex_;
   std::map<std::pair<bool, uintptr_t>, uint32_t> barriers_, mutexes_;
   std::map<uint64_t, uint32_t> semaphores_;  // WRAM offset -> the emulator's semaphore number

@@ -90,6 +90,7 @@ void CpuBackend::Setup(const Dataset& train, const TrainConfig& config, const Pa
   local_matches_global_ = false;
   PIMOPT_CHECK(part.local_rows == train.num_rows() && part.total_workers == config.workers,
                "the training rows do not match the partition");
+  newton_margins_.clear();  // Newton's per-row vectors and column-major copy are made anew for these rows
   data_ = &train;
   config_ = config;
   part_ = part;

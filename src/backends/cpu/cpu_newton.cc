@@ -66,19 +66,21 @@ void CpuBackend::SumNewtonBlocks(size_t offset, std::span<double> out) {
 void CpuBackend::TransposeSparseRows() {
   const CsrMatrix& m = data_->csr();
   const size_t rows = data_->num_rows(), entries = m.col.size();
-  CheckMemoryNeed(entries * (sizeof(uint32_t) + sizeof(float)) + (n_ + 1) * sizeof(uint64_t),
+  // Rows whose values are all 1 (rows_are_ones_) need no copy of the values: a column's sum is its rows' sum.
+  const bool values = !rows_are_ones_;
+  CheckMemoryNeed(entries * (sizeof(uint32_t) + (values ? sizeof(float) : 0)) + (n_ + 1) * sizeof(uint64_t),
                   StrCat("Newton's column-major copy of the sparse rows (", entries, " non-zeros)"), "--algo");
   csc_ptr_.assign(n_ + 1, 0);
   for (uint32_t c : m.col) ++csc_ptr_[c + 1];
   for (size_t j = 0; j < n_; ++j) csc_ptr_[j + 1] += csc_ptr_[j];
   csc_row_.resize(entries);
-  csc_val_.resize(entries);
+  csc_val_.assign(values ? entries : 0, 0.0f);
   std::vector<uint64_t> next(csc_ptr_.begin(), csc_ptr_.end() - 1);
   for (size_t r = 0; r < rows; ++r) {  // rows in order: each column's rows ascend
     for (uint64_t e = m.row_ptr[r]; e < m.row_ptr[r + 1]; ++e) {
       const uint64_t at = next[m.col[e]]++;
       csc_row_[at] = static_cast<uint32_t>(r);
-      csc_val_[at] = m.val[e];
+      if (values) csc_val_[at] = m.val[e];
     }
   }
 }
@@ -86,14 +88,19 @@ void CpuBackend::TransposeSparseRows() {
 void CpuBackend::SumSparseColumns(const std::vector<double>& per_row, bool squared, std::span<double> out) {
   constexpr size_t kColumns = 4096;
   const size_t tasks = (n_ + kColumns - 1) / kColumns;
-  const double values = static_cast<double>(csc_val_.size());
+  const double values = static_cast<double>(csc_row_.size());
+  const bool ones = csc_val_.empty();  // rows_are_ones_: x = 1, and per_row[r] * 1 is per_row[r], bit for bit
   pool_.ParallelForWork(tasks, 2.0 * values * cpu_newton::kNsPerMultiplyAdd, [&](size_t t) {
     const size_t end = std::min(n_, (t + 1) * kColumns);
     for (size_t j = t * kColumns; j < end; ++j) {
       double sum = 0;
-      for (uint64_t e = csc_ptr_[j]; e < csc_ptr_[j + 1]; ++e) {
-        const double x = csc_val_[e];
-        sum += per_row[csc_row_[e]] * (squared ? x * x : x);
+      if (ones) {
+        for (uint64_t e = csc_ptr_[j]; e < csc_ptr_[j + 1]; ++e) sum += per_row[csc_row_[e]];
+      } else {
+        for (uint64_t e = csc_ptr_[j]; e < csc_ptr_[j + 1]; ++e) {
+          const double x = csc_val_[e];
+          sum += per_row[csc_row_[e]] * (squared ? x * x : x);
+        }
       }
       out[j] = sum;
     }

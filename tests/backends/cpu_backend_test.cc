@@ -4,9 +4,7 @@
 
 #include <gtest/gtest.h>
 
-#include <algorithm>
 #include <bit>
-#include <cmath>
 #include <string>
 #include <vector>
 
@@ -103,38 +101,6 @@ TEST(CpuBackend, SparseStepsSplitByColumnRangesGiveTheBitsOfOneTask) {
       EXPECT_EQ(one, train_with(0, 2)) << what << ", the cost model's split";
     }
   }
-}
-
-// Newton on sparse rows keeps a column-major copy of them (without their values when all are 1): a backend set up
-// again on other rows of the same count trains the model a new backend does.
-TEST(CpuBackend, NewtonOnOtherRowsOfTheSameCountIsANewBackendsModel) {
-  const Dataset first = testing::SmallSparse(1500, 300, 3);
-  Dataset second = testing::SmallSparse(1500, 300, 4);
-  std::vector<float> ones(second.csr().val.size(), 1.0f);
-  second.mutable_csr().val = ones;  // binary rows: no values in the copy
-  TrainConfig c;
-  c.algorithm = "newton";
-  c.objective.loss = LossKind::kLogistic;
-  c.objective.l2 = 1e-3;
-  c.epochs = 3;
-  c.tol = 0;
-  ThreadPool pool(2);
-  CpuBackend reused(pool);
-  Train(first, nullptr, c, reused, {});
-  for (const Dataset* data : {static_cast<const Dataset*>(&second), &first}) {
-    CpuBackend fresh(pool);
-    EXPECT_EQ(Bits(Train(*data, nullptr, c, reused, {}).model), Bits(Train(*data, nullptr, c, fresh, {}).model));
-  }
-  // The binary rows' sums without their values: the model of the same rows stored dense, up to rounding.
-  CpuBackend sparse_backend(pool), dense_backend(pool);
-  const LinearModel a = Train(second, nullptr, c, sparse_backend, {}).model;
-  const LinearModel b = Train(second.ToDense(), nullptr, c, dense_backend, {}).model;
-  ASSERT_EQ(a.weights.size(), b.weights.size());
-  double largest = 0;
-  for (float w : b.weights) largest = std::max(largest, static_cast<double>(std::fabs(w)));
-  ASSERT_GT(largest, 1e-3);
-  for (size_t j = 0; j < a.weights.size(); ++j) EXPECT_NEAR(a.weights[j], b.weights[j], 1e-4 * largest) << j;
-  EXPECT_NEAR(a.bias, b.bias, 1e-4 * largest);
 }
 
 }  // namespace

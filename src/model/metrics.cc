@@ -128,37 +128,26 @@ Metrics MetricsOfScores(std::span<const float> scores, std::span<const float> la
   } else {
     for (size_t t = 0; t < tasks; ++t) task(t);
   }
+  // One pass in row order for every scope: the objective's terms, and so its bits, do not depend on it; the
+  // objective alone skips the other loss and the accuracy, which it leaves NaN.
+  const bool own_logistic = own == LossKind::kLogistic;
+  const bool need_hinge = all || !own_logistic;
   double correct = 0, log_loss = 0, hinge = 0, weighted = 0;
-  if (!all) {
-    // The model's own loss, summed in row order as below: the objective's bits do not depend on the scope.
-    const bool own_logistic = own == LossKind::kLogistic;
-    double own_sum = 0;
-    for (size_t i = 0; i < m.rows; ++i) {
-      const double loss = own_logistic ? logistic[i] : LossValue(LossKind::kHinge, scores[i], labels[i]);
-      own_sum += loss;
-      const double w = weights.empty() ? 1.0 : weights[i];
-      weighted += w * objective.ClassWeight(labels[i]) * loss;
-    }
-    m.accuracy = m.auc = NAN;
-    (own_logistic ? m.log_loss : m.hinge_loss) = own_sum / static_cast<double>(m.rows);
-    (own_logistic ? m.hinge_loss : m.log_loss) = NAN;
-  }
-  for (size_t i = 0; all && i < m.rows; ++i) {
+  for (size_t i = 0; i < m.rows; ++i) {
     const double z = scores[i], y = labels[i];
-    correct += ((z > 0) == (y > 0)) ? 1 : 0;
-    const double ll = logistic[i];
-    const double hl = LossValue(LossKind::kHinge, z, y);
+    if (all) correct += ((z > 0) == (y > 0)) ? 1 : 0;
+    const double ll = need_logistic ? logistic[i] : 0.0;
+    const double hl = need_hinge ? LossValue(LossKind::kHinge, z, y) : 0.0;
     log_loss += ll;
     hinge += hl;
     const double w = weights.empty() ? 1.0 : weights[i];
-    weighted += w * objective.ClassWeight(labels[i]) * (own == LossKind::kLogistic ? ll : hl);
+    weighted += w * objective.ClassWeight(labels[i]) * (own_logistic ? ll : hl);
   }
   const double n = static_cast<double>(m.rows);
-  if (all) {
-    m.accuracy = correct / n;
-    m.log_loss = log_loss / n;
-    m.hinge_loss = hinge / n;
-  }
+  m.accuracy = all ? correct / n : NAN;
+  m.log_loss = need_logistic ? log_loss / n : NAN;
+  m.hinge_loss = need_hinge ? hinge / n : NAN;
+  if (!all) m.auc = NAN;
   double sq = 0, abs_sum = 0;
   for (float w : model.weights) {
     sq += static_cast<double>(w) * w;

@@ -165,14 +165,20 @@ void RejectArtifactTextAsLibsvm(const std::string& path, std::string_view head) 
   }
 }
 
+DenseRule DenseRuleOf(const SourceOptions& options) {
+  return [&options](uint64_t rows, uint64_t features, uint64_t stored) {
+    return StoresDense(rows, features, stored, options);
+  };
+}
+
 Dataset LoadFile(const std::string& path, const SourceOptions& options, ThreadPool* pool) {
   switch (options.input_format) {
     case InputFormat::kYfccText:
-      return ParseYfccText(ReadFileToString(path), path);
+      return ParseYfccText(FileBytes(path).view(), path);
     case InputFormat::kCriteoText:
-      return ParseCriteoText(ReadFileToString(path), path);
+      return ParseCriteoText(FileBytes(path).view(), path);
     case InputFormat::kLibsvm:
-      return ReadLibsvm(path, pool);
+      return ReadLibsvm(path, pool, DenseRuleOf(options));
     case InputFormat::kAuto:
       break;
   }
@@ -201,9 +207,9 @@ Dataset LoadFile(const std::string& path, const SourceOptions& options, ThreadPo
     labels.replace(at, 11, "labels-idx1");
     return LoadIdxDataset(path, labels, options.positive_classes);
   }
-  const std::string text = ReadFileToString(path);
-  RejectArtifactTextAsLibsvm(path, text);
-  return ParseLibsvm(text, path, pool);
+  const FileBytes bytes(path);
+  RejectArtifactTextAsLibsvm(path, bytes.view());
+  return ParseLibsvm(bytes.view(), path, pool, DenseRuleOf(options));
 }
 
 }  // namespace
@@ -239,15 +245,27 @@ bool AutoStoresDense(uint64_t rows, uint64_t features, uint64_t stored, const So
   return cells > 0 && static_cast<double>(stored) / cells >= options.dense_threshold && cells * 4 <= 8.0 * (1ull << 30);
 }
 
+bool StoresDense(uint64_t rows, uint64_t features, uint64_t stored, const SourceOptions& options) {
+  switch (options.storage) {
+    case StorageChoice::kDense:
+      return static_cast<double>(rows) * static_cast<double>(features) * 4 <= 8.0 * (1ull << 30);
+    case StorageChoice::kSparse:
+      return false;
+    case StorageChoice::kAuto:
+      return AutoStoresDense(rows, features, stored, options);
+  }
+  return false;
+}
+
 Dataset ApplyStorageChoice(Dataset data, const SourceOptions& options) {
   switch (options.storage) {
     case StorageChoice::kDense:
       if (static_cast<double>(data.num_rows()) * data.num_features() * 4 > 8.0 * (1ull << 30)) {
         throw ConfigError("--storage", "dense storage of this dataset would exceed 8 GiB");
       }
-      return data.ToDense();
+      return data.is_sparse() ? data.ToDense() : std::move(data);
     case StorageChoice::kSparse:
-      return data.ToSparse();
+      return data.is_sparse() ? std::move(data) : data.ToSparse();
     case StorageChoice::kAuto:
       if (data.is_sparse() && AutoStoresDense(data.num_rows(), data.num_features(), data.num_stored(), options)) {
         return data.ToDense();

@@ -1,8 +1,13 @@
 #include "pimopt/data/libsvm.h"
 
 #include <gtest/gtest.h>
+#include <sys/stat.h>
+
+#include <random>
+#include <thread>
 
 #include "pimopt/core/error.h"
+#include "pimopt/core/file_util.h"
 #include "pimopt/core/thread_pool.h"
 #include "test_util.h"
 
@@ -144,6 +149,130 @@ TEST(Libsvm, MissingFileNamesThePath) {
     FAIL();
   } catch (const InputError& e) {
     EXPECT_NE(std::string(e.what()).find("/no/such/file.svm"), std::string::npos);
+  }
+}
+
+// The common lines take a one-pass parse; every other line the full checks. Random texts near the format (valid
+// lines, and lines with one thing wrong or unusual: signs, exponents, comments, control characters, CRLF, labels
+// that set or break the convention, indices at the limits) parse to the same rows, or fail with the same first
+// error, as with every line checked.
+TEST(Libsvm, OnePassLinesMatchTheFullChecksOnRandomTexts) {
+  std::mt19937_64 rng(11);
+  const std::vector<std::string> labels = {"1", "+1", "-1", "0", "+0", "-0", "1.0", "10", "2", "", "+-1", "1e0",
+                                           "-1x", "0 ", " 1", "\t-1", "1:1", "#", "01"};
+  const std::vector<std::string> indices = {"1", "2", "3", "7", "10", "007", "0", "-3", "+3", "", "268435456",
+                                            "268435457", "999999999", "1000000000", "99999999999999999999999", "3x"};
+  const std::vector<std::string> values = {"1", "0.5", "-2.25", "+3", "1e-3", "1E5", ".5", "5.", "-0", "0", "1e39",
+                                           "-1e39", "nan", "inf", "", "abc", "1:2", "1.5x", "0x10", "++1", "3.4e38",
+                                           "1e-50", "7#c", "2\r", "0.0039215689", "-0.0", "00.5", "123456789012345678",
+                                           "12345678901234567890", "9007199254740993", "9007199254740992",
+                                           "0.1000000000000000000000001", "1.2.3", "4e", "-.5", "-"};
+  const std::vector<std::string> separators = {" ", " ", " ", "  ", "\t", " \r", "\v", "\f", ""};
+  auto pick = [&](const std::vector<std::string>& v) { return v[rng() % v.size()]; };
+  int errors = 0, parsed = 0;
+  for (int text_no = 0; text_no < 4000; ++text_no) {
+    std::string text;
+    const int lines = 1 + static_cast<int>(rng() % 4);
+    for (int l = 0; l < lines; ++l) {
+      const bool clean = rng() % 3 != 0;  // most lines well formed, as files are
+      std::string line = clean ? std::vector<std::string>{"1", "-1", "0", "+1"}[rng() % 4] : pick(labels);
+      uint64_t index = 0;
+      const int entries = static_cast<int>(rng() % 5);
+      for (int e = 0; e < entries; ++e) {
+        index += 1 + rng() % 4;
+        line += clean ? " " : pick(separators);
+        line += clean ? std::to_string(index) : pick(indices);
+        line += clean || rng() % 8 != 0 ? ":" : "";
+        if (rng() % 4 == 0) {  // a random decimal: up to 21 digits, the point anywhere or nowhere
+          std::string digits = rng() % 3 == 0 ? "-" : "";
+          const int n = 1 + static_cast<int>(rng() % 21), point = static_cast<int>(rng() % (n + 2));
+          for (int d = 0; d < n; ++d) digits += static_cast<char>(d == point ? '.' : '0' + rng() % 10);
+          line += digits;
+        } else {
+          line += clean ? std::vector<std::string>{"1", "0.5", "-2.25", "1e-3"}[rng() % 4] : pick(values);
+        }
+      }
+      if (!clean && rng() % 6 == 0) line += " # note";
+      if (!clean && rng() % 10 == 0) line.insert(rng() % (line.size() + 1), 1, static_cast<char>(1 + rng() % 31));
+      if (rng() % 5 == 0) line += "\r";
+      text += line;
+      if (l + 1 < lines || rng() % 2 == 0) text += "\n";
+    }
+    std::string fast_error, checked_error;
+    std::optional<Dataset> fast, checked;
+    try {
+      fast = ParseLibsvm(text, "r.svm");
+    } catch (const ParseError& e) {
+      fast_error = e.what();
+    }
+    try {
+      checked = ParseLibsvmEveryLineChecked(text, "r.svm");
+    } catch (const ParseError& e) {
+      checked_error = e.what();
+    }
+    ASSERT_EQ(fast_error, checked_error) << "text: " << text;
+    if (fast) {
+      ++parsed;
+      testing::ExpectSameData(*fast, *checked);
+      ASSERT_FALSE(HasFailure()) << "text: " << text;
+    } else {
+      ++errors;
+    }
+  }
+  // Both outcomes were exercised many times.
+  EXPECT_GT(parsed, 1000);
+  EXPECT_GT(errors, 1000);
+}
+
+// A set the caller's rule stores dense is joined straight into the dense matrix: the values ToDense gives the CSR
+// set, on any number of threads; the rule sees the set's counts.
+TEST(Libsvm, DenseRuleBuildsTheDenseMatrixOfTheSameValues) {
+  std::string text;
+  for (int i = 0; i < 120000; ++i) text += StrCat(i % 2 ? "1" : "-1", " ", 1 + i % 5, ":", i % 97, " 9:", i % 7, ".5\n");
+  uint64_t seen_rows = 0, seen_features = 0, seen_stored = 0;
+  auto dense = [&](uint64_t rows, uint64_t features, uint64_t stored) {
+    seen_rows = rows;
+    seen_features = features;
+    seen_stored = stored;
+    return true;
+  };
+  ThreadPool pool(3, /*use_all_threads=*/true);
+  const Dataset sparse = ParseLibsvm(text, "d.svm", &pool);
+  ASSERT_TRUE(sparse.is_sparse());
+  for (ThreadPool* p : {static_cast<ThreadPool*>(nullptr), &pool}) {
+    const Dataset d = ParseLibsvm(text, "d.svm", p, dense);
+    ASSERT_FALSE(d.is_sparse());
+    testing::ExpectSameData(d, sparse.ToDense());
+    EXPECT_EQ(d.source, "d.svm");
+  }
+  EXPECT_EQ(seen_rows, 120000u);
+  EXPECT_EQ(seen_features, 9u);
+  EXPECT_EQ(seen_stored, sparse.num_stored());
+  testing::ExpectSameData(ParseLibsvm(text, "d.svm", &pool, [](uint64_t, uint64_t, uint64_t) { return false; }),
+                          sparse);
+}
+
+// A data file is mapped, not copied; what cannot be mapped (a pipe, an empty file) is read to its end.
+TEST(Libsvm, FilesArePipesAndEmptyFilesReadTheSame) {
+  testing::TempDir dir;
+  const std::string text = "1 1:0.5 3:2\n0 2:1\n";
+  testing::WriteText(dir.Path("d.svm"), text);
+  testing::ExpectSameData(ReadLibsvm(dir.Path("d.svm")), ParseLibsvm(text, dir.Path("d.svm")));
+  EXPECT_EQ(FileBytes(dir.Path("d.svm")).view(), text);
+  const std::string fifo = dir.Path("pipe.svm");
+  ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);
+  std::thread writer([&] { testing::WriteText(fifo, text); });
+  const Dataset from_pipe = ReadLibsvm(fifo);
+  writer.join();
+  testing::ExpectSameData(from_pipe, ParseLibsvm(text, fifo));
+  testing::WriteText(dir.Path("empty.svm"), "");
+  EXPECT_EQ(FileBytes(dir.Path("empty.svm")).view(), "");
+  EXPECT_THROW(ReadLibsvm(dir.Path("empty.svm")), ParseError);
+  try {
+    FileBytes bytes(dir.Path(""));
+    FAIL() << "a directory was read";
+  } catch (const InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("is a directory"), std::string::npos) << e.what();
   }
 }
 

@@ -9,6 +9,26 @@ namespace pimopt {
 
 // Reads a whole file; throws InputError naming the path if it cannot be opened or read.
 std::string ReadFileToString(const std::string& path);
+
+// A whole file's bytes, read-only, for a reader that parses them once (the data files). A regular file is mapped
+// into memory, not copied: a 335 MB LIBSVM file is in view in 0.16 s where reading it into a string took 1.27 s
+// (docs/formats.md "Reading a file"). Anything else (a pipe, /dev/stdin) is read into memory. Throws InputError
+// naming the path, as ReadFileToString does. The file must not shrink while it is in view (a file truncated by
+// another process under a mapping is the one case not caught: the kernel ends the process, SIGBUS).
+class FileBytes {
+ public:
+  explicit FileBytes(const std::string& path);
+  ~FileBytes();
+  FileBytes(const FileBytes&) = delete;
+  FileBytes& operator=(const FileBytes&) = delete;
+  std::string_view view() const { return {data_, size_}; }
+
+ private:
+  const char* data_ = "";
+  size_t size_ = 0;
+  void* mapping_ = nullptr;  // munmap'd on destruction; null when the bytes are in copy_
+  std::string copy_;
+};
 bool FileExists(const std::string& path);
 // Fails early (before any work) when an output file could not be written at the end: throws ConfigError naming
 // `flag` when the directory does not exist or is not writable, or the path is a directory. Empty: no output.

@@ -66,6 +66,9 @@ Dataset LoadRawRows(const std::string& spec, bool companion_test, uint64_t begin
 // The automatic choice for sparse data of `rows` x `features` with `stored` non-zeros: dense when at least
 // options.dense_threshold of the entries are stored and the dense array fits in 8 GiB.
 bool AutoStoresDense(uint64_t rows, uint64_t features, uint64_t stored, const SourceOptions& options);
+// Whether ApplyStorageChoice stores such a set dense (--storage dense: when it fits in 8 GiB; ApplyStorageChoice
+// refuses it otherwise). A reader that knows the counts before it joins its rows builds the dense matrix directly.
+bool StoresDense(uint64_t rows, uint64_t features, uint64_t stored, const SourceOptions& options);
 // Applies the storage choice (dense <-> sparse conversion).
 Dataset ApplyStorageChoice(Dataset data, const SourceOptions& options);
 

@@ -105,6 +105,14 @@ CpuBackend::DualRowStep CpuBackend::StepRowDual(const Access& access, uint32_t r
   return {before, after, coef};
 }
 
+// Dense rows in the pass's order jump through memory (a shuffled order, shrunk rows left out), which the hardware
+// prefetcher does not follow: the row about 32 KB ahead (10 of fashion-mnist's 3 KB rows; 2 to 16 rows) is asked
+// for while this one is stepped. On fashion-mnist's SVM (one thread, training to the certified 1%) no prefetch
+// took 5.1-7.1 s, one row ahead 4.9-6.4 s, 4 rows 3.3-4.3 s, 8 rows 3.5-3.6 s, 16 rows 3.0-3.5 s (2026-12-07).
+namespace cpu_dual_ascent {
+size_t DenseRowsAhead(size_t features) { return std::clamp<size_t>(32768 / (4 * features + 4), 2, 16); }
+}  // namespace cpu_dual_ascent
+
 void CpuBackend::RunLocalDual(int k, const LocalSolveRequest& req) {
   if (req.lanes > 1) {
     RunLocalDualLanes(k, req);
@@ -123,6 +131,7 @@ void CpuBackend::RunLocalDual(int k, const LocalSolveRequest& req) {
   // loop and its prefetches (late in a Criteo-shaped SVM run 8 rows of 10 are skipped); the same steps, the same
   // bits. A row the pass shrinks is still skipped at a second visit (a shard one row short wraps around).
   std::vector<uint32_t>& unshrunk = unshrunk_rows_[k];
+  const size_t dense_rows_ahead = cpu_dual_ascent::DenseRowsAhead(n_);
   auto unshrunk_of = [&](std::span<const uint32_t> rows) {
     if (!pass.shrink) return rows;
     unshrunk.resize(rows.size());
@@ -158,6 +167,8 @@ void CpuBackend::RunLocalDual(int k, const LocalSolveRequest& req) {
             const uint32_t ahead = rows[i + SparseRows::kModelAhead];
             if (!skipped(ahead)) access.PrefetchModel(ahead, x, n_);
           }
+        } else if (i + dense_rows_ahead < rows.size()) {
+          access.Prefetch(rows[i + dense_rows_ahead]);
         }
         const DualRowStep step = StepRowDual(access, r, x, pass, tally);
         if (step.after == step.before) continue;

@@ -10,6 +10,7 @@
 
 #include "pimopt/core/atomic_file.h"
 #include "pimopt/core/error.h"
+#include "pimopt/core/huge_pages.h"
 #include "pimopt/core/rng.h"
 
 namespace pimopt {
@@ -225,8 +226,8 @@ Dataset ReadBinaryDatasetRows(const std::string& path, uint64_t begin, uint64_t 
       throw ParseError(path, StrCat("row_ptr of rows [", begin, ", ", end, ") is corrupt"));
     for (auto& p : m.row_ptr) p -= first;  // CheckCsr rejects a non-monotone row_ptr (which wrapped around)
     const uint64_t entries = last - first;
-    m.col.resize(entries);
-    m.val.resize(entries);
+    m.col = ZeroedVector<uint32_t>(entries);
+    m.val = ZeroedVector<float>(entries);
     offset += 8 * (h.rows + 1);
     get_at(offset + 4 * first, m.col.data(), 4 * entries);
     get_at(offset + 4 * h.stored + 4 * first, m.val.data(), 4 * entries);
@@ -235,7 +236,7 @@ Dataset ReadBinaryDatasetRows(const std::string& path, uint64_t begin, uint64_t 
     }
     data = Dataset::FromCsr(h.features, std::move(m), std::move(labels));
   } else {
-    std::vector<float> values(rows * h.features);
+    std::vector<float> values = ZeroedVector<float>(rows * h.features);
     get_at(offset + 4 * begin * h.features, values.data(), 4 * rows * h.features);
     data = Dataset::FromDense(h.features, std::move(values), std::move(labels));
   }

@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "pimopt/core/error.h"
+#include "pimopt/core/huge_pages.h"
 
 namespace pimopt {
 
@@ -117,7 +118,7 @@ Dataset Dataset::SelectRows(std::span<const uint32_t> rows) const {
       out.labels_.push_back(labels_[r]);
     }
   } else {
-    out.dense_.resize(rows.size() * num_features_);
+    out.dense_ = ZeroedVector<float>(rows.size() * num_features_);
     for (size_t i = 0; i < rows.size(); ++i) {
       std::copy_n(dense_row(rows[i]), num_features_, out.dense_.data() + i * num_features_);
       out.labels_.push_back(labels_[rows[i]]);
@@ -134,7 +135,7 @@ Dataset Dataset::ToDense() const {
   if (!is_sparse()) return *this;
   Dataset out(Storage::kDense, num_features_);
   CopyMeta(*this, out);
-  out.dense_.assign(num_rows() * num_features_, 0.0f);
+  out.dense_ = ZeroedVector<float>(num_rows() * num_features_);
   for (size_t i = 0; i < num_rows(); ++i) {
     for (uint64_t k = csr_.row_ptr[i]; k < csr_.row_ptr[i + 1]; ++k) {
       out.dense_[i * num_features_ + csr_.col[k]] = csr_.val[k];

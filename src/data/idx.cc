@@ -8,6 +8,7 @@
 #include <memory>
 
 #include "pimopt/core/error.h"
+#include "pimopt/core/huge_pages.h"
 
 namespace pimopt {
 namespace {
@@ -63,7 +64,10 @@ IdxArray ReadIdx(const std::string& path) {
     if (total > (uint64_t{1} << 36)) throw ParseError(path, "IDX dimensions are absurdly large");
   }
   // Read in chunks, growing the array with the data that arrives: a header that declares more than the file holds
-  // (the size of a gzip stream is unknown until it is read) fails as truncated without allocating what it claims.
+  // (the size of a gzip stream is unknown until it is read) fails as truncated without filling what it claims. Room
+  // for what it declares (up to 1 GiB) is reserved, not touched, so the array grows without copies.
+  array.values.reserve(std::min<uint64_t>(total, uint64_t{1} << 30));
+  AdviseHugePages(array.values.data(), array.values.capacity());
   uint64_t data_got = 0;
   while (data_got < total) {  // chunks of 1 MiB, then as large as what arrived so far (at most 64 MiB)
     const uint64_t chunk = std::clamp<uint64_t>(data_got, uint64_t{1} << 20, uint64_t{64} << 20);
@@ -104,7 +108,7 @@ Dataset LoadIdxDataset(const std::string& images_path, const std::string& labels
   size_t num_features = 1;
   for (size_t d = 1; d < images.dims.size(); ++d) num_features *= images.dims[d];
   const size_t n = images.dims[0];
-  std::vector<float> values(n * num_features);
+  std::vector<float> values = ZeroedVector<float>(n * num_features);
   std::vector<float> targets(n);
   for (size_t i = 0; i < n; ++i) {
     const uint8_t* px = images.values.data() + i * num_features;

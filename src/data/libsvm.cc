@@ -12,6 +12,7 @@
 #include "pimopt/core/atomic_file.h"
 #include "pimopt/core/error.h"
 #include "pimopt/core/file_util.h"
+#include "pimopt/core/huge_pages.h"
 #include "pimopt/core/thread_pool.h"
 
 namespace pimopt {
@@ -246,6 +247,8 @@ void ParsePiece(std::string_view text, LibsvmPiece& piece, bool fast_lines) {
   // touched) once instead of grown by copies.
   piece.cols.reserve(text.size() / 4 + 1);
   piece.vals.reserve(text.size() / 4 + 1);
+  AdviseHugePages(piece.cols.data(), piece.cols.capacity() * sizeof(uint32_t));
+  AdviseHugePages(piece.vals.data(), piece.vals.capacity() * sizeof(float));
   size_t pos = 0;
   while (pos < text.size()) {
     const char* newline = static_cast<const char*>(std::memchr(text.data() + pos, '\n', text.size() - pos));
@@ -316,7 +319,7 @@ Dataset ParseLibsvmPieces(std::string_view text, std::string_view path, ThreadPo
   std::vector<float> labels(rows);
   Dataset data;
   if (store_dense && store_dense(rows, num_features, entries)) {
-    std::vector<float> values(rows * num_features);  // zeros
+    std::vector<float> values = ZeroedVector<float>(rows * num_features);
     for_each_piece([&](size_t k) {
       LibsvmPiece& piece = pieces[k];
       float* out = values.data() + rows_before[k] * num_features;
@@ -329,9 +332,9 @@ Dataset ParseLibsvmPieces(std::string_view text, std::string_view path, ThreadPo
     data = Dataset::FromDense(num_features, std::move(values), std::move(labels));
   } else {
     CsrMatrix matrix;
-    matrix.row_ptr.resize(rows + 1);  // row_ptr[0] = 0
-    matrix.col.resize(entries);
-    matrix.val.resize(entries);
+    matrix.row_ptr = ZeroedVector<uint64_t>(rows + 1);  // row_ptr[0] = 0
+    matrix.col = ZeroedVector<uint32_t>(entries);
+    matrix.val = ZeroedVector<float>(entries);
     for_each_piece([&](size_t k) {
       LibsvmPiece& piece = pieces[k];
       const uint64_t offset = entries_before[k];

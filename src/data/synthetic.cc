@@ -9,6 +9,7 @@
 
 #include "pimopt/core/error.h"
 #include "pimopt/core/file_util.h"
+#include "pimopt/core/huge_pages.h"
 #include "pimopt/core/rng.h"
 #include "pimopt/core/thread_pool.h"
 
@@ -76,7 +77,7 @@ void CheckDenseSize(uint64_t rows, uint64_t features) {
 template <typename DrawRow>
 Dataset GenerateDenseRows(uint64_t first_row, uint64_t rows, uint64_t features, uint64_t seed, ThreadPool* pool,
                           const DrawRow& draw_row) {
-  std::vector<float> values(rows * features);
+  std::vector<float> values = ZeroedVector<float>(rows * features);
   std::vector<float> labels(rows);
   ForEachBlock(first_row, rows, pool, [&](uint64_t block, uint64_t begin, uint64_t end) {
     Rng rng(StreamSeed(seed, kRowStream, block));

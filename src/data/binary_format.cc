@@ -219,7 +219,7 @@ Dataset ReadBinaryDatasetRows(const std::string& path, uint64_t begin, uint64_t 
   Dataset data;
   if (sparse) {
     CsrMatrix m;
-    m.row_ptr.resize(rows + 1);
+    m.row_ptr = ZeroedVector<uint64_t>(rows + 1);
     get_at(offset + 8 * begin, m.row_ptr.data(), 8 * (rows + 1));
     const uint64_t first = m.row_ptr[0], last = m.row_ptr[rows];
     if (first > last || last > h.stored)
@@ -285,9 +285,9 @@ Dataset ReadBinaryDataset(const std::string& path) {
   Dataset data;
   if (sparse) {
     CsrMatrix m;
-    m.row_ptr.resize(h.rows + 1);
-    m.col.resize(h.stored);
-    m.val.resize(h.stored);
+    m.row_ptr = ZeroedVector<uint64_t>(h.rows + 1);
+    m.col = ZeroedVector<uint32_t>(h.stored);
+    m.val = ZeroedVector<float>(h.stored);
     get(m.row_ptr.data(), 8 * (h.rows + 1));
     get(m.col.data(), 4 * h.stored);
     get(m.val.data(), 4 * h.stored);
@@ -301,7 +301,7 @@ Dataset ReadBinaryDataset(const std::string& path) {
     }
     data = Dataset::FromCsr(h.features, std::move(m), std::move(labels));
   } else {
-    std::vector<float> values(h.stored);
+    std::vector<float> values = ZeroedVector<float>(h.stored);
     get(values.data(), 4 * h.stored);
     const uint64_t sum = weighted ? ChecksumOfParts({Bytes(labels), Bytes(weights), Bytes(values)})
                                   : ChecksumOfParts({Bytes(labels), Bytes(values)});

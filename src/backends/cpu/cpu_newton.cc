@@ -11,6 +11,7 @@
 
 #include "pimopt/backends/cpu/cpu_backend.h"
 #include "pimopt/core/error.h"
+#include "pimopt/core/huge_pages.h"
 #include "pimopt/core/thread_pool.h"
 #include "pimopt/model/loss.h"
 
@@ -70,11 +71,11 @@ void CpuBackend::TransposeSparseRows() {
   const bool values = !rows_are_ones_;
   CheckMemoryNeed(entries * (sizeof(uint32_t) + (values ? sizeof(float) : 0)) + (n_ + 1) * sizeof(uint64_t),
                   StrCat("Newton's column-major copy of the sparse rows (", entries, " non-zeros)"), "--algo");
-  csc_ptr_.assign(n_ + 1, 0);
+  csc_ptr_ = ZeroedVector<uint64_t>(n_ + 1);
   for (uint32_t c : m.col) ++csc_ptr_[c + 1];
   for (size_t j = 0; j < n_; ++j) csc_ptr_[j + 1] += csc_ptr_[j];
-  csc_row_.resize(entries);
-  csc_val_.assign(values ? entries : 0, 0.0f);
+  csc_row_ = ZeroedVector<uint32_t>(entries);
+  csc_val_ = ZeroedVector<float>(values ? entries : 0);
   std::vector<uint64_t> next(csc_ptr_.begin(), csc_ptr_.end() - 1);
   for (size_t r = 0; r < rows; ++r) {  // rows in order: each column's rows ascend
     for (uint64_t e = m.row_ptr[r]; e < m.row_ptr[r + 1]; ++e) {

@@ -65,8 +65,8 @@ IdxArray ReadIdx(const std::string& path) {
   }
   // Read in chunks, growing the array with the data that arrives: a header that declares more than the file holds
   // (the size of a gzip stream is unknown until it is read) fails as truncated without filling what it claims. Room
-  // for what it declares (up to 1 GiB) is reserved, not touched, so the array grows without copies.
-  array.values.reserve(std::min<uint64_t>(total, uint64_t{1} << 30));
+  // for what it declares (up to 256 MiB) is reserved, not touched, so the array grows without copies.
+  array.values.reserve(std::min<uint64_t>(total, uint64_t{256} << 20));
   AdviseHugePages(array.values.data(), array.values.capacity());
   uint64_t data_got = 0;
   while (data_got < total) {  // chunks of 1 MiB, then as large as what arrived so far (at most 64 MiB)

@@ -17,23 +17,7 @@
 
 namespace pimopt {
 
-std::string ReadFileToString(const std::string& path) {
-  struct stat st;
-  if (::stat(path.c_str(), &st) == 0 && S_ISDIR(st.st_mode)) {
-    throw InputError(StrCat(path, ": is a directory, not a data file"));
-  }
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw InputError(StrCat(path, ": cannot open: ", std::strerror(errno)));
-  std::string text;
-  in.seekg(0, std::ios::end);
-  const auto size = in.tellg();
-  if (size < 0) throw InputError(StrCat(path, ": cannot determine file size"));
-  text.resize(static_cast<size_t>(size));
-  in.seekg(0);
-  in.read(text.data(), static_cast<std::streamsize>(text.size()));
-  if (!in) throw InputError(StrCat(path, ": read failed"));
-  return text;
-}
+std::string ReadFileToString(const std::string& path) { return std::string(FileBytes(path).view()); }
 
 FileBytes::FileBytes(const std::string& path) {
   const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);

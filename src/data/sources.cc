@@ -240,15 +240,22 @@ std::string FashionMnistDir() {
   return env && *env ? env : "/usr/share/datasets/fashion-mnist";
 }
 
+namespace {
+// Whether rows x features floats stay within the 8 GiB dense storage allows.
+bool DenseArrayFits(uint64_t rows, uint64_t features) {
+  return static_cast<double>(rows) * static_cast<double>(features) * 4 <= 8.0 * (1ull << 30);
+}
+}  // namespace
+
 bool AutoStoresDense(uint64_t rows, uint64_t features, uint64_t stored, const SourceOptions& options) {
   const double cells = static_cast<double>(rows) * static_cast<double>(features);
-  return cells > 0 && static_cast<double>(stored) / cells >= options.dense_threshold && cells * 4 <= 8.0 * (1ull << 30);
+  return cells > 0 && static_cast<double>(stored) / cells >= options.dense_threshold && DenseArrayFits(rows, features);
 }
 
 bool StoresDense(uint64_t rows, uint64_t features, uint64_t stored, const SourceOptions& options) {
   switch (options.storage) {
     case StorageChoice::kDense:
-      return static_cast<double>(rows) * static_cast<double>(features) * 4 <= 8.0 * (1ull << 30);
+      return DenseArrayFits(rows, features);
     case StorageChoice::kSparse:
       return false;
     case StorageChoice::kAuto:
@@ -260,7 +267,7 @@ bool StoresDense(uint64_t rows, uint64_t features, uint64_t stored, const Source
 Dataset ApplyStorageChoice(Dataset data, const SourceOptions& options) {
   switch (options.storage) {
     case StorageChoice::kDense:
-      if (static_cast<double>(data.num_rows()) * data.num_features() * 4 > 8.0 * (1ull << 30)) {
+      if (!DenseArrayFits(data.num_rows(), data.num_features())) {
         throw ConfigError("--storage", "dense storage of this dataset would exceed 8 GiB");
       }
       return data.is_sparse() ? data.ToDense() : std::move(data);

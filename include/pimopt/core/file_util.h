@@ -7,13 +7,14 @@
 
 namespace pimopt {
 
-// Reads a whole file; throws InputError naming the path if it cannot be opened or read.
+// Reads a whole file into a string (FileBytes' bytes, copied); throws InputError naming the path if it cannot be
+// opened or read.
 std::string ReadFileToString(const std::string& path);
 
 // A whole file's bytes, read-only, for a reader that parses them once (the data files). A regular file is mapped
 // into memory, not copied: a 335 MB LIBSVM file is in view in 0.16 s where reading it into a string took 1.27 s
 // (docs/formats.md "Reading a file"). Anything else (a pipe, /dev/stdin) is read into memory. Throws InputError
-// naming the path, as ReadFileToString does. The file must not shrink while it is in view (a file truncated by
+// naming the path when it cannot be opened or read, or is a directory. The file must not shrink while it is in view (a file truncated by
 // another process under a mapping is the one case not caught: the kernel ends the process, SIGBUS).
 class FileBytes {
  public:

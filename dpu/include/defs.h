@@ -12,9 +12,12 @@
 
 typedef uint32_t sysname_t;
 
-/* The loader reads the program's tasklet count here (pimopt-dpu-cc also links a definition of its own, from the
- * command line's NR_TASKLETS, which replaces this one: a program that does not include defs.h has one too). */
+/* The loader reads the program's tasklet count here. pimopt-dpu-cc defines it in a linked program's first file from
+ * the command line's NR_TASKLETS (before the file's own text, with __PIMOPT_DPU_NR_TASKLETS_DEFINED), which this
+ * weak definition in the other files gives way to: a program that does not include defs.h has one too. */
+#ifndef __PIMOPT_DPU_NR_TASKLETS_DEFINED
 __attribute__((weak)) const uint32_t __pimopt_dpu_nr_tasklets = NR_TASKLETS;
+#endif
 
 #ifdef __cplusplus
 extern "C" {

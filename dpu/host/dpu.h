@@ -142,6 +142,8 @@ dpu_error_t dpu_copy_from_symbol(struct dpu_set_t dpu_set, struct dpu_symbol_t s
                                  void* dst, size_t length);
 dpu_error_t dpu_broadcast_to(struct dpu_set_t dpu_set, const char* symbol_name, uint32_t symbol_offset,
                              const void* src, size_t length, dpu_xfer_flags_t flags);
+dpu_error_t dpu_broadcast_to_symbol(struct dpu_set_t dpu_set, struct dpu_symbol_t symbol, uint32_t symbol_offset,
+                                    const void* src, size_t length, dpu_xfer_flags_t flags);
 /* The host buffer of each DPU of the set for the next dpu_push_xfer (NULL clears it). */
 dpu_error_t dpu_prepare_xfer(struct dpu_set_t dpu_set, void* buffer);
 /* `length` bytes to / from every DPU of the set that has a prepared buffer, as one parallel transfer. */

@@ -696,6 +696,14 @@ dpu_error_t dpu_broadcast_to(dpu_set_t dpu_set, const char* symbol_name, uint32_
   });
 }
 
+dpu_error_t dpu_broadcast_to_symbol(dpu_set_t dpu_set, dpu_symbol_t symbol, uint32_t symbol_offset, const void* src,
+                                    size_t length, dpu_xfer_flags_t) {
+  return Api("dpu_broadcast_to_symbol", [&] {
+    if (src == nullptr) Refuse(DPU_ERR_INVALID_SYMBOL_ACCESS, "src is NULL");
+    return Copy(dpu_set, SymbolName(*Live(dpu_set).allocation, symbol), symbol_offset, src, nullptr, length);
+  });
+}
+
 dpu_error_t dpu_prepare_xfer(dpu_set_t dpu_set, void* buffer) {
   return Api("dpu_prepare_xfer", [&] {
     const Members m = Live(dpu_set);

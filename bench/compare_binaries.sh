@@ -89,5 +89,18 @@ run --data "dense:rows=3000,features=64,seed=4" --epochs 2 --algo ga --backend p
   --transfers async --project-dpus 2048
 run --data "dense:rows=3000,features=64,seed=4" --epochs 2 --algo ma --backend pim --dpus 16 --batch 32 --lr 0.05 \
   --kernel pim-opt --project-dpus 2048
+# Synchronizations off the host: what-if DPU links (the ring all-reduce of GA-SGD, MA-SGD and ADMM, D-PSGD's gossip
+# over a torus, quantized deltas over links) and software collectives on today's DIMMs (the same, and MA-SGD's
+# quantized deltas); their ledgers' link and collective figures are in the reports compared.
+for path in "--profile links-system" "--sync-path software"; do
+  for algo in ga ma admm; do
+    run --data "dense:rows=3000,features=64,seed=4" --epochs 2 --algo $algo --backend pim --dpus 16 --batch 32 \
+      --lr 0.05 $path --project-dpus 256
+  done
+  run --data "dense:rows=3000,features=40,seed=2" --epochs 2 --algo dsgd --workers 16 --topology torus \
+    --local-steps 2 --lr 0.05 --backend pim $path
+  run --data "dense:rows=3000,features=64,seed=4" --epochs 2 --algo ma --backend pim --dpus 16 --batch 32 --lr 0.05 \
+    --sync-format int8 $path
+done
 echo "$runs configurations, $differing differing"
 ((differing == 0))

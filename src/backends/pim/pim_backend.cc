@@ -181,18 +181,16 @@ void PimBackend::GradientStep(std::span<const std::span<const uint32_t>> worker_
   const bool narrow = options_.artifact_kernel && !layout_.sparse;  // PIM-Opt: int32 dense gradients (Q.24)
   // Over links: a ring all-reduce of the gradients as 64-bit partial sums, after which every DPU applies the same
   // step to its copy of the model; the host's pull, sum and next broadcast only carry it in the emulator.
-  const std::optional<pim::LinkExchangeTime> linked =
-      LinkPath(pim::ModelAllReduce(profile_, part_.total_workers, 2 * layout_.model_bytes()),
-               "the gradient sum of GA-SGD or MB-SGD (an all-reduce)");
-  // --sync-format auto: the gradient's touched coordinates as (index, value) pairs when smaller (not with PIM-Opt's
-  // narrowed dense gradients, nor over links).
   // --sync-path software: a software all-reduce of the gradients, after which every DPU applies the step as over links.
-  const bool software = SoftwareCollectives();
+  const SyncRoute route = Route(pim::ModelAllReduce(profile_, part_.total_workers, 2 * layout_.model_bytes()),
+                                "the gradient sum of GA-SGD or MB-SGD (an all-reduce)");
+  // --sync-format auto: the gradient's touched coordinates as (index, value) pairs when smaller (not with PIM-Opt's
+  // narrowed dense gradients, nor off the host).
   const bool compact = options_.sync_format == PimBackendOptions::SyncFormat::kAuto;
-  const uint64_t pairs = compact && !narrow && !linked && !software ? MostTouchedPairs(worker_rows) : 0;
+  const uint64_t pairs = compact && !narrow && route.host() ? MostTouchedPairs(worker_rows) : 0;
   const bool compacted = pairs > 0 && CompactedBytes(pairs) < layout_.gradient_bytes();
   // Compacted: the DPUs encode, then the machine pulls the pairs (the emulator copies the dense gradients).
-  const Activity activity = linked || software ? Activity::kLinkExchange : Activity::kTraining;
+  const Activity activity = route.activity();
   const uint64_t encoded_bytes = compacted ? CompactedBytes(pairs) : 0;
   if (compacted) RecordEncoding(pim::CompactionCycles(profile_, pairs, encoded_bytes));
   if (narrow) {
@@ -225,32 +223,26 @@ void PimBackend::GradientStep(std::span<const std::span<const uint32_t>> worker_
   });
   for (const auto& s : sat) saturation_.events += s.events;
   if (!config_.objective.fit_bias) global_[layout_.n_pad] = 0;
-  if (linked) {
-    RecordLinkWork(*linked, {std::nullopt, 2 * layout_.model_bytes()});
-    global_on_dpus_ = true;
-    return;
-  }
-  if (software) {
-    RecordCollective({pim::Collective::kAllReduce, narrow ? layout_.model_bytes() : layout_.gradient_bytes(),
-                      narrow ? 4u : 8u});
-    global_on_dpus_ = true;
-    return;
-  }
-  if (compacted) {
-    // The pairs summed into a zeroed vector (index, int64 value: 12 bytes read per pair, the sum read and written),
-    // then the step over every coordinate (read the sum and the model, write the model, zero the sum).
-    RecordHostWork({.vectors_per_dpu = 1,
-                    .bytes_per_element = 12,
-                    .elements = pairs,
-                    .update_bytes_per_element = 24,
-                    .model_elements = total},
-                   t0, comm_s0);
-    return;
-  }
-  // int64 gradients summed; per coordinate: read the sum and the model, write the model and zero the sum.
-  RecordHostWork(
-      {.vectors_per_dpu = 1, .bytes_per_element = narrow ? 4u : 8u, .elements = total, .update_bytes_per_element = 24},
-      t0, comm_s0);
+  if (!route.host()) global_on_dpus_ = true;  // every DPU holds the new model: the next push of it is the emulator's
+  // On the host, compacted: the pairs summed into a zeroed vector (index, int64 value: 12 bytes read per pair, the
+  // sum read and written), then the step over every coordinate (read the sum and the model, write the model, zero
+  // the sum); dense: int64 gradients summed, and per coordinate the same step.
+  const Ledger::HostWork host =
+      compacted ? Ledger::HostWork{.vectors_per_dpu = 1,
+                                   .bytes_per_element = 12,
+                                   .elements = pairs,
+                                   .update_bytes_per_element = 24,
+                                   .model_elements = total}
+                : Ledger::HostWork{.vectors_per_dpu = 1,
+                                   .bytes_per_element = narrow ? 4u : 8u,
+                                   .elements = total,
+                                   .update_bytes_per_element = 24};
+  RecordSync(route,
+             {.link = {std::nullopt, 2 * layout_.model_bytes()},
+              .collective = {pim::Collective::kAllReduce, narrow ? layout_.model_bytes() : layout_.gradient_bytes(),
+                             narrow ? 4u : 8u},
+              .host = host},
+             t0, comm_s0);
 }
 
 std::vector<std::vector<uint32_t>> PimBackend::StepRowLists(const LocalSolveRequest& req, uint32_t slots) const {
@@ -356,13 +348,12 @@ void PimBackend::MixLocalModels(const Topology& topology) {
   PIMOPT_CHECK(topology.workers() == all_dpus, "MixLocalModels: the run's DPUs");
   // With links covering every edge of the topology the models move DPU to DPU: modeled by the link model, the
   // emulator's pull and push (which carry the bytes) not counted as the machine's transfers.
-  const std::optional<pim::LinkExchangeTime> linked =
-      LinkPath(pim::ModelNeighbourExchange(profile_, all_dpus, topology.EdgeList(), layout_.model_bytes()),
-               "the gossip's topology");
   // --sync-path software: the host reads every model directly, mixes them in registers and writes each DPU its own:
   // the bytes of an all-to-all of the models.
-  const bool software = SoftwareCollectives();
-  const Activity activity = linked || software ? Activity::kLinkExchange : Activity::kTraining;
+  const SyncRoute route =
+      Route(pim::ModelNeighbourExchange(profile_, all_dpus, topology.EdgeList(), layout_.model_bytes()),
+            "the gossip's topology");
+  const Activity activity = route.activity();
   PullModels(activity);
   const auto t0 = Clock::now();
   const double comm_s0 = comm_->stats().seconds;
@@ -385,17 +376,16 @@ void PimBackend::MixLocalModels(const Topology& topology) {
   });
   for (const fixed::Saturation& s : sat) saturation_.events += s.events;
   local_.swap(mixed);
-  if (linked) {
-    // The DPUs mix on their own: no host work; the link exchange's modeled time and bytes.
-    RecordLinkWork(*linked, {topology.kind(), layout_.model_bytes()});
-  } else if (software) {
-    RecordCollective({pim::Collective::kAllToAll, layout_.model_bytes(), 4});
-  } else {
-    // Every DPU's neighbours' models read, its new model written.
-    RecordHostWork({.vectors_per_dpu = topology.max_degree() + 1, .bytes_per_element = 4, .elements = total,
-                    .update_bytes_per_element = 8},
-                   t0, comm_s0);
-  }
+  // Over links the DPUs mix on their own (no host work); on the host every DPU's neighbours' models are read and its
+  // new model written.
+  RecordSync(route,
+             {.link = {topology.kind(), layout_.model_bytes()},
+              .collective = {pim::Collective::kAllToAll, layout_.model_bytes(), 4},
+              .host = {.vectors_per_dpu = topology.max_degree() + 1,
+                       .bytes_per_element = 4,
+                       .elements = total,
+                       .update_bytes_per_element = 8}},
+             t0, comm_s0);
   PushModelVectors(TransferKind::kPushModels, layout_.w_offset,
                    [&](uint32_t k, int32_t* model) { std::copy(local_[k].begin(), local_[k].end(), model); }, activity);
 }
@@ -406,28 +396,26 @@ void PimBackend::AverageLocalModels() {
   // and later push only carry it in the emulator.
   const int bits = QuantizedBits();
   const uint64_t allreduce_bytes = bits > 0 ? layout_.model_bytes() : 2 * layout_.model_bytes();
-  const std::optional<pim::LinkExchangeTime> linked =
-      LinkPath(pim::ModelAllReduce(profile_, part_.total_workers, allreduce_bytes), "model averaging (an all-reduce)");
+  // --sync-path software: a software all-reduce (the host sums the int32 models, or the quantized deltas, in 64-bit
+  // lanes of its registers and writes the mean to every DPU).
+  const SyncRoute route =
+      Route(pim::ModelAllReduce(profile_, part_.total_workers, allreduce_bytes), "model averaging (an all-reduce)");
   const uint64_t pairs = model_delta_pairs_;
   model_delta_pairs_ = 0;
   // --sync-format auto: each DPU sends x_k - global at the coordinates it touched; the host adds them to K global
   // (exact: the same sums as the whole models').
-  // --sync-path software: a software all-reduce (the host sums the int32 models, or the quantized deltas, in 64-bit
-  // lanes of its registers and writes the mean to every DPU).
-  const bool software = SoftwareCollectives();
-  const bool compacted =
-      !linked && !software && bits == 0 && pairs > 0 && CompactedBytes(pairs) < layout_.model_bytes();
+  const bool compacted = route.host() && bits == 0 && pairs > 0 && CompactedBytes(pairs) < layout_.model_bytes();
   // Quantized or compacted: the DPUs encode, then the machine pulls the encoding (over links or by software
   // collectives the quantized deltas travel between DPUs; the emulator's dense pull carries them).
   uint64_t encoded_bytes = 0;
   if (bits > 0) {
     RecordEncoding(QuantizationCycles(bits));
-    if (!linked && !software) encoded_bytes = QuantizedBytes(bits);
+    if (route.host()) encoded_bytes = QuantizedBytes(bits);
   } else if (compacted) {
     encoded_bytes = CompactedBytes(pairs);
     RecordEncoding(pim::CompactionCycles(profile_, pairs, encoded_bytes));
   }
-  PullModels(linked || software ? Activity::kLinkExchange : Activity::kTraining, encoded_bytes);
+  PullModels(route.activity(), encoded_bytes);
   if (bits > 0) QuantizeModelDeltas(bits);
   const auto t0 = Clock::now();
   const double comm_s0 = comm_->stats().seconds;
@@ -440,34 +428,31 @@ void PimBackend::AverageLocalModels() {
       global_[j] = static_cast<int32_t>(mean(sums[j]));
     }
   });
-  if (linked) {
-    RecordLinkWork(*linked, {std::nullopt, allreduce_bytes});
-    global_on_dpus_ = true;
-    return;
-  }
-  if (software) {
-    RecordCollective({pim::Collective::kAllReduce, bits > 0 ? QuantizedBytes(bits) : layout_.model_bytes(),
-                      bits > 0 ? static_cast<uint32_t>(std::max(1, bits / 8)) : 4u});
-    global_on_dpus_ = true;
-    return;
-  }
-  if (bits > 0) {
-    // K quantized vectors summed (bits / 8 bytes each per coordinate); per coordinate: read the sum, write the model.
-    RecordHostWork({.vectors_per_dpu = 1,
-                    .bytes_per_element = static_cast<uint32_t>(std::max(1, bits / 8)),
-                    .elements = total,
-                    .update_bytes_per_element = 20},
-                   t0, comm_s0);
-  } else if (compacted) {
-    // The pairs added into K global at the touched coordinates (8 bytes read per pair, the sum read and written),
-    // then the new model at those coordinates (each DPU's touched set at most: `pairs` per DPU bounds the union).
-    RecordHostWork({.vectors_per_dpu = 1, .bytes_per_element = 8, .elements = pairs, .update_bytes_per_element = 20},
-                   t0, comm_s0);
-  } else {
-    // int32 models summed; per coordinate: read the sum, write the model, zero the sum.
-    RecordHostWork({.vectors_per_dpu = 1, .bytes_per_element = 4, .elements = total, .update_bytes_per_element = 20},
-                   t0, comm_s0);
-  }
+  if (!route.host()) global_on_dpus_ = true;  // every DPU holds the new model: the next push of it is the emulator's
+  // On the host: K quantized vectors summed (bits / 8 bytes each per coordinate), per coordinate the sum read and
+  // the model written; compacted, the pairs added into K global at the touched coordinates (8 bytes read per pair,
+  // the sum read and written), then the new model at those coordinates (each DPU's touched set at most: `pairs` per
+  // DPU bounds the union); dense, int32 models summed, per coordinate the sum read, the model written, the sum zeroed.
+  const uint32_t quantized_bytes = static_cast<uint32_t>(std::max(1, bits / 8));
+  const Ledger::HostWork host =
+      bits > 0   ? Ledger::HostWork{.vectors_per_dpu = 1,
+                                    .bytes_per_element = quantized_bytes,
+                                    .elements = total,
+                                    .update_bytes_per_element = 20}
+      : compacted ? Ledger::HostWork{.vectors_per_dpu = 1,
+                                     .bytes_per_element = 8,
+                                     .elements = pairs,
+                                     .update_bytes_per_element = 20}
+                  : Ledger::HostWork{.vectors_per_dpu = 1,
+                                     .bytes_per_element = 4,
+                                     .elements = total,
+                                     .update_bytes_per_element = 20};
+  RecordSync(route,
+             {.link = {std::nullopt, allreduce_bytes},
+              .collective = {pim::Collective::kAllReduce, bits > 0 ? QuantizedBytes(bits) : layout_.model_bytes(),
+                             bits > 0 ? quantized_bytes : 4u},
+              .host = host},
+             t0, comm_s0);
 }
 
 ConsensusNorms PimBackend::Consensus(const ConsensusRule& rule) {
@@ -475,14 +460,12 @@ ConsensusNorms PimBackend::Consensus(const ConsensusRule& rule) {
   // Over links: a ring all-reduce of x_k + o_k as 64-bit partial sums and one of the norms' three squared sums;
   // every DPU then computes z, its o_k and its next center z - o_k itself (the host's pull and push of the centers
   // only carry them in the emulator).
-  const std::optional<pim::LinkExchangeTime> linked =
-      LinkPath(pim::ModelAllReduce(profile_, part_.total_workers, 2 * layout_.model_bytes()),
-               "a consensus (an all-reduce)");
   // --sync-path software: a software all-reduce of x_k and o_k (the host reads both, writes z to every DPU, and each
   // DPU computes its o_k and its next center itself, as over links) and one of the three squared sums.
-  const bool software = SoftwareCollectives();
-  targets_on_dpus_ = linked.has_value() || software;
-  PullModels(linked || software ? Activity::kLinkExchange : Activity::kTraining);
+  const SyncRoute route = Route(pim::ModelAllReduce(profile_, part_.total_workers, 2 * layout_.model_bytes()),
+                                "a consensus (an all-reduce)");
+  targets_on_dpus_ = !route.host();
+  PullModels(route.activity());
   const auto t0 = Clock::now();
   const double comm_s0 = comm_->stats().seconds;
   const DivideTowardZero mean(part_.total_workers);
@@ -547,24 +530,24 @@ ConsensusNorms PimBackend::Consensus(const ConsensusRule& rule) {
     o_sq += o_parts[blk];
     saturation_.events += sat[blk].events;
   }
-  if (linked) {
-    RecordLinkWork(*linked, {std::nullopt, 2 * layout_.model_bytes()});
-    // The three squared sums over workers (doubles), summed the same way.
+  // On the host x_k and o_k are summed, then every o_k updated from x_k (read both, write o_k: 12 bytes) besides z.
+  RecordSync(route,
+             {.link = {std::nullopt, 2 * layout_.model_bytes()},
+              .collective = {pim::Collective::kAllReduce, 2 * layout_.model_bytes(), 4},
+              .host = {.vectors_per_dpu = 2,
+                       .bytes_per_element = 4,
+                       .elements = total,
+                       .updates_per_dpu = 1,
+                       .update_bytes_per_element = 12}},
+             t0, comm_s0);
+  // Off the host the three squared sums over workers (doubles) travel the same way, as part of this synchronization.
+  if (route.path == SyncRoute::Path::kLinks) {
     const std::optional<pim::LinkExchangeTime> norms =
         pim::ModelAllReduce(profile_, part_.total_workers, kConsensusNormBytes);
     PIMOPT_CHECK(norms.has_value());
     RecordLinkWork(*norms, {std::nullopt, kConsensusNormBytes}, /*sync=*/false);
-  } else if (software) {
-    RecordCollective({pim::Collective::kAllReduce, 2 * layout_.model_bytes(), 4});
+  } else if (route.path == SyncRoute::Path::kSoftware) {
     RecordCollective({pim::Collective::kAllReduce, kConsensusNormBytes, 8}, /*sync=*/false);
-  } else {
-    // x_k and o_k summed; then every o_k updated from x_k (read both, write o_k: 12 bytes) besides z.
-    RecordHostWork({.vectors_per_dpu = 2,
-                    .bytes_per_element = 4,
-                    .elements = total,
-                    .updates_per_dpu = 1,
-                    .update_bytes_per_element = 12},
-                   t0, comm_s0);
   }
   // This process's DPUs' shares, summed over processes; every process holds the whole global model.
   return {.local_minus_global_sq = comm_->SumInRankOrder(primal),

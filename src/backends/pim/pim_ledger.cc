@@ -79,24 +79,41 @@ void PimBackend::Broadcast(Activity activity, TransferKind kind, uint64_t offset
   Record(activity, true, t, bytes);
 }
 
-std::optional<pim::LinkExchangeTime> PimBackend::LinkPath(const std::optional<pim::LinkExchangeTime>& covered,
-                                                          const char* what) const {
-  if (options_.sync_path == PimBackendOptions::SyncPath::kHost ||
-      options_.sync_path == PimBackendOptions::SyncPath::kSoftware) {
-    return std::nullopt;
+PimBackend::SyncRoute PimBackend::Route(const std::optional<pim::LinkExchangeTime>& covered, const char* what) const {
+  using SyncPath = PimBackendOptions::SyncPath;
+  if (options_.sync_path == SyncPath::kSoftware) {
+    // Software collectives over more than one DPU; one DPU has nothing to exchange (its host path moves nothing
+    // between DPUs).
+    return {part_.total_workers > 1 ? SyncRoute::Path::kSoftware : SyncRoute::Path::kHost, std::nullopt};
   }
-  if (!covered && options_.sync_path == PimBackendOptions::SyncPath::kLinks && part_.total_workers == 1) {
+  if (options_.sync_path == SyncPath::kHost) return {};
+  if (!covered && options_.sync_path == SyncPath::kLinks && part_.total_workers == 1) {
     throw ConfigError("--sync-path", StrCat("links: ", what, " over one DPU is no exchange between DPUs (it goes "
                                             "through the host on every profile); use --sync-path host or auto, or "
                                             "more workers"));
   }
-  if (!covered && options_.sync_path == PimBackendOptions::SyncPath::kLinks) {
+  if (!covered && options_.sync_path == SyncPath::kLinks) {
     const std::string scope = pim::ProfileFields().GetText(profile_, "link_scope");
     throw ConfigError("--profile", StrCat("profile '", profile_.name, "' (link_scope ", scope, ") has no DPU links for ",
                                           what, " over ", part_.total_workers, " DPUs; use --sync-path host or auto, "
                                           "or a profile with wider links (links-rank, links-system)"));
   }
-  return covered;
+  if (!covered) return {};
+  return {SyncRoute::Path::kLinks, covered};
+}
+
+void PimBackend::RecordSync(const SyncRoute& route, const SyncWork& work, Clock::time_point t0, double comm_s0) {
+  switch (route.path) {
+    case SyncRoute::Path::kLinks:
+      RecordLinkWork(*route.link, work.link);
+      break;
+    case SyncRoute::Path::kSoftware:
+      RecordCollective(work.collective);
+      break;
+    case SyncRoute::Path::kHost:
+      RecordHostWork(work.host, t0, comm_s0);
+      break;
+  }
 }
 
 void PimBackend::RecordLinkWork(const pim::LinkExchangeTime& time, const Ledger::LinkWork& work, bool sync) {

@@ -205,17 +205,32 @@ class PimBackend final : public IBackend, public EpochProjector {
                         const std::function<void(uint32_t dpu, int32_t* vector)>& fill,
                         Activity activity = Activity::kTraining);
   void PullModels(Activity activity = Activity::kTraining, uint64_t encoded_bytes = 0);
-  // `covered` (a link model's time, or nullopt when the profile's links do not cover the exchange) as --sync-path
-  // allows: nullopt with kHost, a ConfigError naming --profile with kLinks when not covered.
-  std::optional<pim::LinkExchangeTime> LinkPath(const std::optional<pim::LinkExchangeTime>& covered,
-                                                const char* what) const;
+  // How a synchronization travels (--sync-path and the profile's what-if links): through the host (the DPUs' vectors
+  // pulled, reduced and pushed back), over DPU links (`link`: their modeled exchange), or by software collectives
+  // (over more than one DPU). Off the host the emulator still moves the bytes through the host, under
+  // Activity::kLinkExchange: they are not the machine's transfers.
+  struct SyncRoute {
+    enum class Path { kHost, kLinks, kSoftware } path = Path::kHost;
+    std::optional<pim::LinkExchangeTime> link;
+    bool host() const { return path == Path::kHost; }
+    Activity activity() const { return host() ? Activity::kTraining : Activity::kLinkExchange; }
+  };
+  // The route of an exchange whose link time is `covered` (nullopt: the profile's links do not cover it); with
+  // --sync-path links and no cover, a ConfigError naming --profile (or --sync-path for one DPU), `what` naming it.
+  SyncRoute Route(const std::optional<pim::LinkExchangeTime>& covered, const char* what) const;
+  // What one synchronization is on each route, for the ledger (and the projections).
+  struct SyncWork {
+    Ledger::LinkWork link;
+    Ledger::CollectiveWork collective;
+    Ledger::HostWork host;
+  };
+  // The synchronization in the ledger by its route: the link exchange, the software collective, or the host's work
+  // since `t0` (measured, and modeled for all DPUs of the run).
+  void RecordSync(const SyncRoute& route, const SyncWork& work, std::chrono::steady_clock::time_point t0,
+                  double comm_s0);
   // One exchange over what-if links in the ledger (time, this process's share of the bytes, the work for
   // projections); `sync`: it is a synchronization of the algorithm (counted in syncs).
   void RecordLinkWork(const pim::LinkExchangeTime& time, const Ledger::LinkWork& work, bool sync = true);
-  // --sync-path software over more than one DPU: synchronizations are software collectives.
-  bool SoftwareCollectives() const {
-    return options_.sync_path == PimBackendOptions::SyncPath::kSoftware && part_.total_workers > 1;
-  }
   // One software collective over all DPUs of the run in the ledger (`bytes` per DPU, rounded up to 8).
   void RecordCollective(const Ledger::CollectiveWork& work, bool sync = true);
   static constexpr uint64_t kConsensusNormBytes = 3 * sizeof(double);  // sums of ||x - z||^2, ||x||^2, ||o||^2

@@ -463,6 +463,7 @@ LinearLayout MakeLinearLayout(uint32_t features, uint32_t max_rows, uint64_t max
   l.v_offset = l.w_offset + l.model_bytes();
   l.g_offset = l.v_offset + l.model_bytes();
   l.list_offset = l.g_offset + l.gradient_bytes();
+  l.max_list_entries = max_list_entries;
   l.sigmoid_offset = l.list_offset + Align8(max_list_entries * 4);
   l.end = l.sigmoid_offset + 4 * uint64_t{artifact ? kArtifactExpTableEntries : fixed::kSigmoidEntries};
   return l;

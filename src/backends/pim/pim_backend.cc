@@ -53,7 +53,7 @@ PimBackend::PimBackend(ThreadPool& pool, PimBackendOptions options) : pool_(pool
 PimBackend::~PimBackend() = default;
 
 double PimBackend::HostSecondsSince(Clock::time_point t0, double comm_s0) const {
-  return Since(t0) - (comm_->stats().seconds - comm_s0);
+  return Since(t0) - (run_.comm->stats().seconds - comm_s0);
 }
 
 template <typename T>
@@ -65,23 +65,23 @@ std::vector<int64_t> PimBackend::SumOverAllDpus(size_t total, const std::vector<
   pool_.ParallelFor((total + kReduceBlock - 1) / kReduceBlock, [&](size_t b) {
     const size_t begin = b * kReduceBlock, end = std::min(total, (b + 1) * kReduceBlock);
     int64_t* out = sums.data();
-    for (uint32_t k = 0; k < num_dpus_; ++k) {
+    for (uint32_t k = 0; k < shards_.dpus; ++k) {
       const T* in = vectors[k].data();
       for (size_t j = begin; j < end; ++j) out[j] += in[j];
     }
     if (more) {
-      for (uint32_t k = 0; k < num_dpus_; ++k) {
+      for (uint32_t k = 0; k < shards_.dpus; ++k) {
         const int32_t* in = (*more)[k].data();
         for (size_t j = begin; j < end; ++j) out[j] += in[j];
       }
     }
   });
-  comm_->AllreduceSum(sums);
+  run_.comm->AllreduceSum(sums);
   return sums;
 }
 
 void PimBackend::PushArgs(const std::vector<LinearKernelArgs>& args) {
-  for (uint32_t k = 0; k < num_dpus_; ++k) {
+  for (uint32_t k = 0; k < shards_.dpus; ++k) {
     machine_->PrepareXfer(k, const_cast<LinearKernelArgs*>(&args[k]), sizeof(LinearKernelArgs));
   }
   Push(Activity::kTraining, TransferKind::kPushArgs, pimbackend::kArgsSymbol, 0, sizeof(LinearKernelArgs));
@@ -89,8 +89,8 @@ void PimBackend::PushArgs(const std::vector<LinearKernelArgs>& args) {
 
 void PimBackend::PushRowLists(const std::vector<std::vector<uint32_t>>& lists, uint32_t entries) {
   const uint64_t bytes = (uint64_t{entries} + 1) / 2 * 2 * 4;
-  PIMOPT_CHECK(bytes / 4 <= max_list_entries_ + 1, "row list larger than its MRAM region");
-  for (uint32_t k = 0; k < num_dpus_; ++k) {
+  PIMOPT_CHECK(bytes / 4 <= layout_.max_list_entries + 1, "row list larger than its MRAM region");
+  for (uint32_t k = 0; k < shards_.dpus; ++k) {
     PIMOPT_CHECK(lists[k].size() * 4 >= bytes);
     machine_->PrepareXfer(k, const_cast<uint32_t*>(lists[k].data()), lists[k].size() * 4);
   }
@@ -100,33 +100,25 @@ void PimBackend::PushRowLists(const std::vector<std::vector<uint32_t>>& lists, u
 void PimBackend::BroadcastModel(const std::vector<int32_t>& model) {
   std::vector<int32_t> padded(layout_.n_pad + 8, 0);
   std::copy(model.begin(), model.end(), padded.begin());
-  if (global_on_dpus_ && &model == &global_) {
+  if (held_.global_model && &model == &models_.global) {
     // After an all-reduce over links every DPU holds the model: this push only carries it in the emulator.
-    global_on_dpus_ = false;
+    held_.global_model = false;
     Broadcast(Activity::kLinkExchange, TransferKind::kBroadcastModel, layout_.w_offset, padded.data(),
               layout_.model_bytes());
     return;
   }
   if (options_.artifact_kernel) {  // PIM-Opt pushes the model to every DPU with a parallel push, not a broadcast
-    for (uint32_t k = 0; k < num_dpus_; ++k) machine_->PrepareXfer(k, padded.data(), layout_.model_bytes());
+    for (uint32_t k = 0; k < shards_.dpus; ++k) machine_->PrepareXfer(k, padded.data(), layout_.model_bytes());
     Push(Activity::kTraining, TransferKind::kPushModels, pim::kMramHeapSymbol, layout_.w_offset, layout_.model_bytes());
     return;
   }
   Broadcast(Activity::kTraining, TransferKind::kBroadcastModel, layout_.w_offset, padded.data(), layout_.model_bytes());
 }
 
-template <typename T>
-std::vector<std::vector<T>>& PimBackend::Staging(std::vector<std::vector<T>>& buffers) {
-  if (buffers.size() != num_dpus_ || (!buffers.empty() && buffers[0].size() != layout_.n_pad + 8)) {
-    buffers.assign(num_dpus_, std::vector<T>(layout_.n_pad + 8, 0));
-  }
-  return buffers;
-}
-
 void PimBackend::PushModelVectors(TransferKind kind, uint64_t offset,
                                   const std::function<void(uint32_t dpu, int32_t* vector)>& fill, Activity activity) {
-  std::vector<std::vector<int32_t>>& vectors = Staging(staged_pushes_);
-  for (uint32_t k = 0; k < num_dpus_; ++k) {
+  std::vector<std::vector<int32_t>>& vectors = Staged(staging_.pushes);
+  for (uint32_t k = 0; k < shards_.dpus; ++k) {
     std::fill(vectors[k].begin() + layout_.n_pad + 1, vectors[k].end(), 0);  // the padding after the bias
     fill(k, vectors[k].data());
     machine_->PrepareXfer(k, vectors[k].data(), layout_.model_bytes());
@@ -135,18 +127,19 @@ void PimBackend::PushModelVectors(TransferKind kind, uint64_t offset,
 }
 
 void PimBackend::PullModels(Activity activity, uint64_t encoded_bytes) {
-  std::vector<std::vector<int32_t>>& buffers = Staging(staged_models_);
-  for (uint32_t k = 0; k < num_dpus_; ++k) machine_->PrepareXfer(k, buffers[k].data(), layout_.model_bytes());
+  std::vector<std::vector<int32_t>>& buffers = Staged(staging_.models);
+  for (uint32_t k = 0; k < shards_.dpus; ++k) machine_->PrepareXfer(k, buffers[k].data(), layout_.model_bytes());
   Pull(activity, TransferKind::kPullModels, pim::kMramHeapSymbol, layout_.w_offset, layout_.model_bytes(),
        encoded_bytes);
-  for (uint32_t k = 0; k < num_dpus_; ++k) std::copy_n(buffers[k].begin(), layout_.n_pad + 1, local_[k].begin());
+  for (uint32_t k = 0; k < shards_.dpus; ++k)
+    std::copy_n(buffers[k].begin(), layout_.n_pad + 1, models_.local[k].begin());
 }
 
 void PimBackend::Launch() {
   const pim::MachineLaunch launch = machine_->Launch();
   const pim::LaunchStats& s = launch.stats;
   ledger_.measured_times += launch.measured ? 1 : 0;
-  round_pulls_.clear();
+  ledger_.round_pulls.clear();
   ++ledger_.launches;
   const double f = profile_.dpu_frequency_hz;
   ledger_.kernel_s += s.kernel_s;
@@ -161,28 +154,28 @@ void PimBackend::Launch() {
 
 void PimBackend::GradientStep(std::span<const std::span<const uint32_t>> worker_rows, uint64_t batch_rows, double lr) {
   CheckBeforeStep();
-  PIMOPT_CHECK(worker_rows.size() == num_dpus_ && batch_rows > 0);
+  PIMOPT_CHECK(worker_rows.size() == shards_.dpus && batch_rows > 0);
   uint32_t slots = 2;
   for (auto rows : worker_rows) slots = std::max<uint32_t>(slots, static_cast<uint32_t>(rows.size()));
   slots = (slots + 1) / 2 * 2;
-  std::vector<std::vector<uint32_t>> lists(num_dpus_, std::vector<uint32_t>(slots, kNoRow));
-  std::vector<LinearKernelArgs> args(num_dpus_, BaseArgs());
-  for (uint32_t k = 0; k < num_dpus_; ++k) {
-    for (size_t i = 0; i < worker_rows[k].size(); ++i) lists[k][i] = LocalRow(k, worker_rows[k][i]);
+  std::vector<std::vector<uint32_t>> lists(shards_.dpus, std::vector<uint32_t>(slots, kNoRow));
+  std::vector<LinearKernelArgs> args(shards_.dpus, BaseArgs());
+  for (uint32_t k = 0; k < shards_.dpus; ++k) {
+    for (size_t i = 0; i < worker_rows[k].size(); ++i) lists[k][i] = shards_.LocalRow(k, worker_rows[k][i]);
     args[k].mode = pimbackend::KernelMode::kGradient;
     args[k].steps = 1;
     args[k].slots_per_step = slots;
   }
-  BroadcastModel(global_);
+  BroadcastModel(models_.global);
   PushRowLists(lists, slots);
   PushArgs(args);
   Launch();
-  std::vector<std::vector<int64_t>>& grads = Staging(staged_gradients_);
+  std::vector<std::vector<int64_t>>& grads = Staged(staging_.gradients);
   const bool narrow = options_.artifact_kernel && !layout_.sparse;  // PIM-Opt: int32 dense gradients (Q.24)
   // Over links: a ring all-reduce of the gradients as 64-bit partial sums, after which every DPU applies the same
   // step to its copy of the model; the host's pull, sum and next broadcast only carry it in the emulator.
   // --sync-path software: a software all-reduce of the gradients, after which every DPU applies the step as over links.
-  const SyncRoute route = Route(pim::ModelAllReduce(profile_, part_.total_workers, 2 * layout_.model_bytes()),
+  const SyncRoute route = Route(pim::ModelAllReduce(profile_, run_.part.total_workers, 2 * layout_.model_bytes()),
                                 "the gradient sum of GA-SGD or MB-SGD (an all-reduce)");
   // --sync-format auto: the gradient's touched coordinates as (index, value) pairs when smaller (not with PIM-Opt's
   // narrowed dense gradients, nor off the host).
@@ -194,36 +187,37 @@ void PimBackend::GradientStep(std::span<const std::span<const uint32_t>> worker_
   const uint64_t encoded_bytes = compacted ? CompactedBytes(pairs) : 0;
   if (compacted) RecordEncoding(pim::CompactionCycles(profile_, pairs, encoded_bytes));
   if (narrow) {
-    std::vector<std::vector<int32_t>>& narrowed = Staging(staged_narrow_gradients_);
-    for (uint32_t k = 0; k < num_dpus_; ++k) machine_->PrepareXfer(k, narrowed[k].data(), layout_.model_bytes());
+    std::vector<std::vector<int32_t>>& narrowed = Staged(staging_.narrow_gradients);
+    for (uint32_t k = 0; k < shards_.dpus; ++k) machine_->PrepareXfer(k, narrowed[k].data(), layout_.model_bytes());
     Pull(activity, TransferKind::kPullGradients, pim::kMramHeapSymbol, layout_.v_offset,
          layout_.model_bytes());
-    pool_.ParallelFor(num_dpus_, [&](size_t k) {
+    pool_.ParallelFor(shards_.dpus, [&](size_t k) {
       for (size_t j = 0; j < narrowed[k].size(); ++j) grads[k][j] = int64_t{narrowed[k][j]} << fixed::kFeatureFracBits;
     });
   } else {
-    for (uint32_t k = 0; k < num_dpus_; ++k) machine_->PrepareXfer(k, grads[k].data(), layout_.gradient_bytes());
+    for (uint32_t k = 0; k < shards_.dpus; ++k) machine_->PrepareXfer(k, grads[k].data(), layout_.gradient_bytes());
     Pull(activity, TransferKind::kPullGradients, pim::kMramHeapSymbol, layout_.g_offset,
          layout_.gradient_bytes(), encoded_bytes);
   }
   // Host: exact 64-bit sums over the DPUs (and over processes), then the fixed-point step.
   const auto t0 = Clock::now();
-  const double comm_s0 = comm_->stats().seconds;
+  const double comm_s0 = run_.comm->stats().seconds;
   const uint64_t scale = fixed::ToScale(lr / static_cast<double>(batch_rows), "--lr");
-  const uint64_t decay = fixed::ToScale(lr * config_.objective.l2, "--reg");
+  const uint64_t decay = fixed::ToScale(lr * run_.config.objective.l2, "--reg");
   const size_t total = layout_.n_pad + 1;
   std::vector<fixed::Saturation> sat((total + kReduceBlock - 1) / kReduceBlock);
   const std::vector<int64_t> sums = SumOverAllDpus(total, grads);
   pool_.ParallelFor(sat.size(), [&](size_t b) {
     for (size_t j = b * kReduceBlock; j < std::min(total, (b + 1) * kReduceBlock); ++j) {
       const int64_t g = sums[j];
-      const int64_t decay_base = j < layout_.n_pad ? global_[j] : 0;  // no L2 on the bias
-      global_[j] = fixed::SaturateModel(fixed::SgdUpdate(global_[j], g, scale, decay_base, decay), sat[b]);
+      const int64_t decay_base = j < layout_.n_pad ? models_.global[j] : 0;  // no L2 on the bias
+      models_.global[j] =
+          fixed::SaturateModel(fixed::SgdUpdate(models_.global[j], g, scale, decay_base, decay), sat[b]);
     }
   });
-  for (const auto& s : sat) saturation_.events += s.events;
-  if (!config_.objective.fit_bias) global_[layout_.n_pad] = 0;
-  if (!route.host()) global_on_dpus_ = true;  // every DPU holds the new model: the next push of it is the emulator's
+  for (const auto& s : sat) models_.saturation.events += s.events;
+  if (!run_.config.objective.fit_bias) models_.global[layout_.n_pad] = 0;
+  if (!route.host()) held_.global_model = true;  // every DPU holds the new model: the next push of it is the emulator's
   // On the host, compacted: the pairs summed into a zeroed vector (index, int64 value: 12 bytes read per pair, the
   // sum read and written), then the step over every coordinate (read the sum and the model, write the model, zero
   // the sum); dense: int64 gradients summed, and per coordinate the same step.
@@ -246,17 +240,18 @@ void PimBackend::GradientStep(std::span<const std::span<const uint32_t>> worker_
 }
 
 std::vector<std::vector<uint32_t>> PimBackend::StepRowLists(const LocalSolveRequest& req, uint32_t slots) const {
-  PIMOPT_CHECK(req.plan && req.plan->num_workers() == static_cast<int>(num_dpus_));
+  PIMOPT_CHECK(req.plan && req.plan->num_workers() == static_cast<int>(shards_.dpus));
   const uint64_t entries = req.num_steps * slots;
-  if (entries > max_list_entries_) {
-    throw InternalError(StrCat("row list of ", entries, " entries exceeds the MRAM region of ", max_list_entries_));
+  if (entries > layout_.max_list_entries) {
+    throw InternalError(
+        StrCat("row list of ", entries, " entries exceeds the MRAM region of ", layout_.max_list_entries));
   }
-  std::vector<std::vector<uint32_t>> lists(num_dpus_, std::vector<uint32_t>(entries + 2, kNoRow));
-  for (uint32_t k = 0; k < num_dpus_; ++k) {
+  std::vector<std::vector<uint32_t>> lists(shards_.dpus, std::vector<uint32_t>(entries + 2, kNoRow));
+  for (uint32_t k = 0; k < shards_.dpus; ++k) {
     for (uint64_t s = 0; s < req.num_steps; ++s) {
       const auto rows = req.plan->LocalBatch(static_cast<int>(k), req.first_step + s);
       PIMOPT_CHECK(rows.size() <= slots, "a step's rows exceed its slots");
-      for (size_t i = 0; i < rows.size(); ++i) lists[k][s * slots + i] = LocalRow(k, rows[i]);
+      for (size_t i = 0; i < rows.size(); ++i) lists[k][s * slots + i] = shards_.LocalRow(k, rows[i]);
     }
   }
   return lists;
@@ -264,7 +259,7 @@ std::vector<std::vector<uint32_t>> PimBackend::StepRowLists(const LocalSolveRequ
 
 void PimBackend::LocalSolve(const LocalSolveRequest& req) {
   const bool proximal = req.solver == LocalSolver::kProximalSgd;
-  PIMOPT_CHECK(!proximal || !offset_.empty(), "proximal steps need worker offsets (AlgorithmTraits)");
+  PIMOPT_CHECK(!proximal || !models_.offset.empty(), "proximal steps need worker offsets (AlgorithmTraits)");
   CheckBeforeStep();
   if (req.solver == LocalSolver::kDualCoordinateAscent) {
     if (req.lanes > 1) {
@@ -273,18 +268,18 @@ void PimBackend::LocalSolve(const LocalSolveRequest& req) {
     DualAscent(req);
     return;
   }
-  const uint32_t slots = static_cast<uint32_t>((config_.batch + 1) / 2 * 2);
+  const uint32_t slots = static_cast<uint32_t>((run_.config.batch + 1) / 2 * 2);
   const std::vector<std::vector<uint32_t>> lists = StepRowLists(req, slots);
   const uint64_t entries = req.num_steps * slots;
-  std::vector<LinearKernelArgs> args(num_dpus_, BaseArgs());
-  for (uint32_t k = 0; k < num_dpus_; ++k) {
+  std::vector<LinearKernelArgs> args(shards_.dpus, BaseArgs());
+  for (uint32_t k = 0; k < shards_.dpus; ++k) {
     args[k].mode = proximal ? pimbackend::KernelMode::kProximalSgd : pimbackend::KernelMode::kLocalSgd;
     args[k].steps = static_cast<uint32_t>(req.num_steps);
     args[k].slots_per_step = slots;
     const double weight =
-        proximal ? static_cast<double>(part_.total_workers) * shard_rows_[k] / part_.total_rows : 1.0;
+        proximal ? static_cast<double>(run_.part.total_workers) * shards_.rows[k] / run_.part.total_rows : 1.0;
     args[k].lr_weight_q32 = fixed::ToScale(req.lr * weight, "--lr");
-    args[k].decay_q32 = fixed::ToScale(req.lr * (proximal ? req.prox : config_.objective.l2), "--lr");
+    args[k].decay_q32 = fixed::ToScale(req.lr * (proximal ? req.prox : run_.config.objective.l2), "--lr");
     if (layout_.sparse && !options_.artifact_kernel && !proximal && args[k].decay_q32 == 0) {
       // Without decay only the touched coordinates move: the kernel updates those instead of sweeping the model
       // where that is cheaper (the same model). Measured on the pim-opt profile, a sweep costs about 290 modeled
@@ -292,7 +287,7 @@ void PimBackend::LocalSolve(const LocalSolveRequest& req) {
       // tasklet, four 8-byte DMAs and the step's multiply), so the sparse update wins below one non-zero per
       // coordinate in the step with the most.
       uint64_t most = 0;
-      const CsrMatrix& m = data_->csr();
+      const CsrMatrix& m = run_.data->csr();
       for (uint64_t s = 0; s < req.num_steps; ++s) {
         uint64_t nonzeros = 0;
         for (uint32_t r : req.plan->LocalBatch(static_cast<int>(k), req.first_step + s)) {
@@ -304,27 +299,28 @@ void PimBackend::LocalSolve(const LocalSolveRequest& req) {
     }
   }
   if (options_.sync_format == PimBackendOptions::SyncFormat::kAuto && req.start_from_global && !proximal &&
-      !(config_.objective.l2 > 0)) {
+      !(run_.config.objective.l2 > 0)) {
     // MA-SGD with --reg 0: a DPU's model moves only where its rows have non-zeros (and the bias) until the average.
-    std::vector<std::vector<uint32_t>> rows_of(num_dpus_);
-    for (uint32_t k = 0; k < num_dpus_; ++k) {
+    std::vector<std::vector<uint32_t>> rows_of(shards_.dpus);
+    for (uint32_t k = 0; k < shards_.dpus; ++k) {
       for (uint64_t st = 0; st < req.num_steps; ++st) {
         const auto rows = req.plan->LocalBatch(static_cast<int>(k), req.first_step + st);
         for (uint32_t r : rows) rows_of[k].push_back(r);
       }
     }
     std::vector<std::span<const uint32_t>> spans(rows_of.begin(), rows_of.end());
-    model_delta_pairs_ = MostTouchedPairs(spans);
+    held_.model_delta_pairs = MostTouchedPairs(spans);
   } else {
-    model_delta_pairs_ = 0;
+    held_.model_delta_pairs = 0;
   }
   if (req.start_from_global) {
-    BroadcastModel(global_);
+    BroadcastModel(models_.global);
   } else if (proximal && options_.artifact_kernel) {
     // PIM-Opt's proximal rounds (its ADMM) push every DPU its own x_k back each round (K distinct buffers; the DPU
     // already holds it).
-    PushModelVectors(TransferKind::kPushModels, layout_.w_offset,
-                     [&](uint32_t k, int32_t* model) { std::copy(local_[k].begin(), local_[k].end(), model); });
+    PushModelVectors(TransferKind::kPushModels, layout_.w_offset, [&](uint32_t k, int32_t* model) {
+      std::copy(models_.local[k].begin(), models_.local[k].end(), model);
+    });
   }
   if (proximal) {
     // After a consensus over links every DPU computed its own target: this push only carries it in the emulator.
@@ -332,10 +328,11 @@ void PimBackend::LocalSolve(const LocalSolveRequest& req) {
         TransferKind::kPushTargets, layout_.v_offset,
         [&](uint32_t k, int32_t* target) {
           for (size_t j = 0; j <= layout_.n_pad; ++j) {
-            target[j] = fixed::SaturateModel(int64_t{global_[j]} - offset_[k][j], saturation_);  // global - o_k
+            target[j] = fixed::SaturateModel(int64_t{models_.global[j]} - models_.offset[k][j],
+                                             models_.saturation);  // global - o_k
           }
         },
-        targets_on_dpus_ ? Activity::kLinkExchange : Activity::kTraining);
+        held_.targets ? Activity::kLinkExchange : Activity::kTraining);
   }
   PushRowLists(lists, static_cast<uint32_t>(entries));
   PushArgs(args);
@@ -344,7 +341,7 @@ void PimBackend::LocalSolve(const LocalSolveRequest& req) {
 
 void PimBackend::MixLocalModels(const Topology& topology) {
   // Today's hardware has no DPU-to-DPU path: the host pulls every x_k, mixes, and pushes each DPU its new x_k.
-  const uint32_t all_dpus = static_cast<uint32_t>(part_.total_workers);
+  const uint32_t all_dpus = static_cast<uint32_t>(run_.part.total_workers);
   PIMOPT_CHECK(topology.workers() == all_dpus, "MixLocalModels: the run's DPUs");
   // With links covering every edge of the topology the models move DPU to DPU: modeled by the link model, the
   // emulator's pull and push (which carry the bytes) not counted as the machine's transfers.
@@ -356,17 +353,17 @@ void PimBackend::MixLocalModels(const Topology& topology) {
   const Activity activity = route.activity();
   PullModels(activity);
   const auto t0 = Clock::now();
-  const double comm_s0 = comm_->stats().seconds;
+  const double comm_s0 = run_.comm->stats().seconds;
   const size_t total = layout_.n_pad + 1;
   // Every DPU's model in global order: this process's, or (under MPI) every process's gathered.
-  const AllWorkerVectors<int32_t> model_of(*comm_, local_, total, part_.first_worker, all_dpus);
+  const AllWorkerVectors<int32_t> model_of(*run_.comm, models_.local, total, run_.part.first_worker, all_dpus);
   const size_t blocks = (total + kReduceBlock - 1) / kReduceBlock;
-  std::vector<std::vector<int32_t>> mixed(num_dpus_, std::vector<int32_t>(total));
+  std::vector<std::vector<int32_t>> mixed(shards_.dpus, std::vector<int32_t>(total));
   std::vector<fixed::Saturation> sat(blocks);
   pool_.ParallelFor(blocks, [&](size_t b) {
     const size_t begin = b * kReduceBlock, end = std::min(total, (b + 1) * kReduceBlock);
-    for (uint32_t k = 0; k < num_dpus_; ++k) {
-      const MixingRow& row = topology.row(static_cast<uint32_t>(part_.first_worker) + k);
+    for (uint32_t k = 0; k < shards_.dpus; ++k) {
+      const MixingRow& row = topology.row(static_cast<uint32_t>(run_.part.first_worker) + k);
       for (size_t j = begin; j < end; ++j) {
         double s = 0;
         for (size_t e = 0; e < row.neighbours.size(); ++e) s += row.weights[e] * model_of(row.neighbours[e])[j];
@@ -374,8 +371,8 @@ void PimBackend::MixLocalModels(const Topology& topology) {
       }
     }
   });
-  for (const fixed::Saturation& s : sat) saturation_.events += s.events;
-  local_.swap(mixed);
+  for (const fixed::Saturation& s : sat) models_.saturation.events += s.events;
+  models_.local.swap(mixed);
   // Over links the DPUs mix on their own (no host work); on the host every DPU's neighbours' models are read and its
   // new model written.
   RecordSync(route,
@@ -386,8 +383,10 @@ void PimBackend::MixLocalModels(const Topology& topology) {
                        .elements = total,
                        .update_bytes_per_element = 8}},
              t0, comm_s0);
-  PushModelVectors(TransferKind::kPushModels, layout_.w_offset,
-                   [&](uint32_t k, int32_t* model) { std::copy(local_[k].begin(), local_[k].end(), model); }, activity);
+  PushModelVectors(
+      TransferKind::kPushModels, layout_.w_offset,
+      [&](uint32_t k, int32_t* model) { std::copy(models_.local[k].begin(), models_.local[k].end(), model); },
+      activity);
 }
 
 void PimBackend::AverageLocalModels() {
@@ -399,9 +398,9 @@ void PimBackend::AverageLocalModels() {
   // --sync-path software: a software all-reduce (the host sums the int32 models, or the quantized deltas, in 64-bit
   // lanes of its registers and writes the mean to every DPU).
   const SyncRoute route =
-      Route(pim::ModelAllReduce(profile_, part_.total_workers, allreduce_bytes), "model averaging (an all-reduce)");
-  const uint64_t pairs = model_delta_pairs_;
-  model_delta_pairs_ = 0;
+      Route(pim::ModelAllReduce(profile_, run_.part.total_workers, allreduce_bytes), "model averaging (an all-reduce)");
+  const uint64_t pairs = held_.model_delta_pairs;
+  held_.model_delta_pairs = 0;
   // --sync-format auto: each DPU sends x_k - global at the coordinates it touched; the host adds them to K global
   // (exact: the same sums as the whole models').
   const bool compacted = route.host() && bits == 0 && pairs > 0 && CompactedBytes(pairs) < layout_.model_bytes();
@@ -418,17 +417,17 @@ void PimBackend::AverageLocalModels() {
   PullModels(route.activity(), encoded_bytes);
   if (bits > 0) QuantizeModelDeltas(bits);
   const auto t0 = Clock::now();
-  const double comm_s0 = comm_->stats().seconds;
+  const double comm_s0 = run_.comm->stats().seconds;
   const size_t total = layout_.n_pad + 1;
   const size_t blocks = (total + kReduceBlock - 1) / kReduceBlock;
-  const std::vector<int64_t> sums = SumOverAllDpus(total, local_);
-  const DivideTowardZero mean(part_.total_workers);
+  const std::vector<int64_t> sums = SumOverAllDpus(total, models_.local);
+  const DivideTowardZero mean(run_.part.total_workers);
   pool_.ParallelFor(blocks, [&](size_t b) {
     for (size_t j = b * kReduceBlock; j < std::min(total, (b + 1) * kReduceBlock); ++j) {
-      global_[j] = static_cast<int32_t>(mean(sums[j]));
+      models_.global[j] = static_cast<int32_t>(mean(sums[j]));
     }
   });
-  if (!route.host()) global_on_dpus_ = true;  // every DPU holds the new model: the next push of it is the emulator's
+  if (!route.host()) held_.global_model = true;  // every DPU holds the new model: the next push of it is the emulator's
   // On the host: K quantized vectors summed (bits / 8 bytes each per coordinate), per coordinate the sum read and
   // the model written; compacted, the pairs added into K global at the touched coordinates (8 bytes read per pair,
   // the sum read and written), then the new model at those coordinates (each DPU's touched set at most: `pairs` per
@@ -456,25 +455,26 @@ void PimBackend::AverageLocalModels() {
 }
 
 ConsensusNorms PimBackend::Consensus(const ConsensusRule& rule) {
-  PIMOPT_CHECK(!offset_.empty(), "Consensus needs worker offsets (AlgorithmTraits)");
+  PIMOPT_CHECK(!models_.offset.empty(), "Consensus needs worker offsets (AlgorithmTraits)");
   // Over links: a ring all-reduce of x_k + o_k as 64-bit partial sums and one of the norms' three squared sums;
   // every DPU then computes z, its o_k and its next center z - o_k itself (the host's pull and push of the centers
   // only carry them in the emulator).
   // --sync-path software: a software all-reduce of x_k and o_k (the host reads both, writes z to every DPU, and each
   // DPU computes its o_k and its next center itself, as over links) and one of the three squared sums.
-  const SyncRoute route = Route(pim::ModelAllReduce(profile_, part_.total_workers, 2 * layout_.model_bytes()),
+  const SyncRoute route = Route(pim::ModelAllReduce(profile_, run_.part.total_workers, 2 * layout_.model_bytes()),
                                 "a consensus (an all-reduce)");
-  targets_on_dpus_ = !route.host();
+  held_.targets = !route.host();
   PullModels(route.activity());
   const auto t0 = Clock::now();
-  const double comm_s0 = comm_->stats().seconds;
-  const DivideTowardZero mean(part_.total_workers);
+  const double comm_s0 = run_.comm->stats().seconds;
+  const DivideTowardZero mean(run_.part.total_workers);
   const size_t total = layout_.n_pad + 1, weights = layout_.n_pad;
   const size_t blocks = (total + kReduceBlock - 1) / kReduceBlock;
   std::vector<double> primal_parts(blocks, 0.0), change_parts(blocks, 0.0), x_parts(blocks, 0.0),
       z_parts(blocks, 0.0), o_parts(blocks, 0.0);
   std::vector<fixed::Saturation> sat(blocks);
-  const std::vector<int64_t> sums = SumOverAllDpus(total, local_, &offset_);  // sum_k x_k + sum_k o_k (exact)
+  const std::vector<int64_t> sums =
+      SumOverAllDpus(total, models_.local, &models_.offset);  // sum_k x_k + sum_k o_k (exact)
   pool_.ParallelFor(blocks, [&](size_t blk) {
     const size_t begin = blk * kReduceBlock, end = std::min(total, (blk + 1) * kReduceBlock);
     // The block's means, then the rule's z for them (weights, and the bias in the last block).
@@ -492,19 +492,19 @@ ConsensusNorms PimBackend::Consensus(const ConsensusRule& rule) {
     double change = 0, z_squares = 0;  // locals: z_parts' neighbours are other threads' blocks (one cache line)
     for (size_t j = begin; j < end; ++j) {
       const int32_t z32 = fixed::SaturateModel(z[j - begin], sat[blk]);
-      const double dz = fixed::FromModel(int64_t{z32} - global_[j]);
+      const double dz = fixed::FromModel(int64_t{z32} - models_.global[j]);
       change += dz * dz;
       z_squares += fixed::FromModel(z32) * fixed::FromModel(z32);
       z_block[j - begin] = z32;
-      global_[j] = z32;
+      models_.global[j] = z32;
     }
     z_parts[blk] = z_squares;
     // Each DPU's block of x_k and o_k streamed once: r = x_k - z, o_k += r; the squares in units of the model's
     // last bit, scaled once at the end.
     double primal = 0, x_squares = 0, o_squares = 0;
-    for (uint32_t k = 0; k < num_dpus_; ++k) {
-      const int32_t* x = local_[k].data() + begin;
-      int32_t* o = offset_[k].data() + begin;
+    for (uint32_t k = 0; k < shards_.dpus; ++k) {
+      const int32_t* x = models_.local[k].data() + begin;
+      int32_t* o = models_.offset[k].data() + begin;
       double squares = 0;
       for (size_t i = 0; i < z_block.size(); ++i) {
         const int64_t r = int64_t{x[i]} - z_block[i];
@@ -528,7 +528,7 @@ ConsensusNorms PimBackend::Consensus(const ConsensusRule& rule) {
     x_sq += x_parts[blk];
     z_sq += z_parts[blk];
     o_sq += o_parts[blk];
-    saturation_.events += sat[blk].events;
+    models_.saturation.events += sat[blk].events;
   }
   // On the host x_k and o_k are summed, then every o_k updated from x_k (read both, write o_k: 12 bytes) besides z.
   RecordSync(route,
@@ -543,40 +543,40 @@ ConsensusNorms PimBackend::Consensus(const ConsensusRule& rule) {
   // Off the host the three squared sums over workers (doubles) travel the same way, as part of this synchronization.
   if (route.path == SyncRoute::Path::kLinks) {
     const std::optional<pim::LinkExchangeTime> norms =
-        pim::ModelAllReduce(profile_, part_.total_workers, kConsensusNormBytes);
+        pim::ModelAllReduce(profile_, run_.part.total_workers, kConsensusNormBytes);
     PIMOPT_CHECK(norms.has_value());
     RecordLinkWork(*norms, {std::nullopt, kConsensusNormBytes}, /*sync=*/false);
   } else if (route.path == SyncRoute::Path::kSoftware) {
     RecordCollective({pim::Collective::kAllReduce, kConsensusNormBytes, 8}, /*sync=*/false);
   }
   // This process's DPUs' shares, summed over processes; every process holds the whole global model.
-  return {.local_minus_global_sq = comm_->SumInRankOrder(primal),
-          .local_sq = comm_->SumInRankOrder(x_sq),
+  return {.local_minus_global_sq = run_.comm->SumInRankOrder(primal),
+          .local_sq = run_.comm->SumInRankOrder(x_sq),
           .global_sq = z_sq,
           .global_change_sq = change,
-          .offset_sq = comm_->SumInRankOrder(o_sq)};
+          .offset_sq = run_.comm->SumInRankOrder(o_sq)};
 }
 
 void PimBackend::ScaleOffsets(double factor) {
   // The offsets live on the host (a DPU receives its center global - o_k), or on the DPUs after a consensus over
   // links; rounded to nearest, saturated like every update.
   const auto t0 = Clock::now();
-  const double comm_s0 = comm_->stats().seconds;
+  const double comm_s0 = run_.comm->stats().seconds;
   const size_t total = layout_.n_pad + 1;
   const size_t blocks = (total + kReduceBlock - 1) / kReduceBlock;
   std::vector<fixed::Saturation> sat(blocks);
   pool_.ParallelFor(blocks, [&](size_t blk) {
     const size_t begin = blk * kReduceBlock, end = std::min(total, (blk + 1) * kReduceBlock);
-    for (uint32_t k = 0; k < num_dpus_; ++k) {
-      int32_t* o = offset_[k].data();
+    for (uint32_t k = 0; k < shards_.dpus; ++k) {
+      int32_t* o = models_.offset[k].data();
       for (size_t j = begin; j < end; ++j) {
         o[j] = fixed::SaturateModel(static_cast<int64_t>(std::llround(o[j] * factor)), sat[blk]);
       }
     }
   });
-  for (const fixed::Saturation& s : sat) saturation_.events += s.events;
+  for (const fixed::Saturation& s : sat) models_.saturation.events += s.events;
   // After a consensus over links every DPU holds and scales its own o_k (like its update, not charged).
-  if (targets_on_dpus_) return;
+  if (held_.targets) return;
   // Host work without a synchronization: every o_k read and written once (8 bytes per element).
   const Ledger::HostWork work{.vectors_per_dpu = 0,
                               .bytes_per_element = 4,
@@ -584,7 +584,7 @@ void PimBackend::ScaleOffsets(double factor) {
                               .updates_per_dpu = 1,
                               .update_bytes_per_element = 8};
   ledger_.host_reduction_s += HostSecondsSince(t0, comm_s0);
-  ledger_.modeled_host_reduction_s += ModelHostSeconds(work, part_.total_workers);
+  ledger_.modeled_host_reduction_s += ModelHostSeconds(work, run_.part.total_workers);
 }
 
 }  // namespace pimopt

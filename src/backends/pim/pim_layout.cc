@@ -23,21 +23,21 @@ void PimBackend::Setup(const Dataset& train, const TrainConfig& config, const Pa
     throw ConfigError("--dpus", StrCat(part.local_workers, " DPUs requested", part.distributed() ? " per process" : "",
                                        "; profile '", profile_.name, "' has ", profile_.num_dpus));
   }
-  data_ = &train;
-  train_rows_ = train.num_rows();
-  config_ = config;
-  features_ = static_cast<uint32_t>(train.num_features());
-  part_ = part;
-  comm_ = &comm;
-  num_dpus_ = static_cast<uint32_t>(part.local_workers);
+  run_.data = &train;
+  run_.train_rows = train.num_rows();
+  run_.config = config;
+  shards_.features = static_cast<uint32_t>(train.num_features());
+  run_.part = part;
+  run_.comm = &comm;
+  shards_.dpus = static_cast<uint32_t>(part.local_workers);
   const auto shards = LocalShards(part);
-  shard_begin_.clear();
-  shard_rows_.clear();
+  shards_.begin.clear();
+  shards_.rows.clear();
   uint32_t max_rows = 0;
   uint64_t max_nonzeros = 0;
   for (const Shard& s : shards) {
-    shard_begin_.push_back(s.begin);
-    shard_rows_.push_back(s.size());
+    shards_.begin.push_back(s.begin);
+    shards_.rows.push_back(s.size());
     max_rows = std::max(max_rows, s.size());
     if (train.is_sparse()) {
       max_nonzeros = std::max(max_nonzeros, train.csr().row_ptr[s.end] - train.csr().row_ptr[s.begin]);
@@ -49,7 +49,7 @@ void PimBackend::Setup(const Dataset& train, const TrainConfig& config, const Pa
   // (ceil(rows / batch)) or H steps, each `slots` entries (the batch rounded up to even for 8-byte transfers).
   const uint64_t slots = (batch + 1) / 2 * 2;
   const uint64_t epoch_steps = (max_rows + batch - 1) / batch;
-  max_list_entries_ = std::max({slots, epoch_steps * slots, uint64_t(config.local_steps) * slots}) + 2;
+  const uint64_t max_list_entries = std::max({slots, epoch_steps * slots, uint64_t(config.local_steps) * slots}) + 2;
   if (options_.async_transfers && options_.measured_host) {
     throw ConfigError("--transfers", "async overlaps the modeled host's reduction with the pulls; it needs "
                                      "--host-time modeled (this machine's measured reduction cannot be split in chunks)");
@@ -63,14 +63,14 @@ void PimBackend::Setup(const Dataset& train, const TrainConfig& config, const Pa
                                               "), not ", config.algorithm, "'s synchronizations; use dense or auto"));
   }
   const bool artifact = options_.artifact_kernel;
-  layout_ = pimbackend::MakeLinearLayout(features_, max_rows, max_list_entries_, max_nonzeros, artifact);
-  dual_offset_ = row_param_offset_ = 0;
-  dual_sigma_ = 0;
+  layout_ = pimbackend::MakeLinearLayout(shards_.features, max_rows, max_list_entries, max_nonzeros, artifact);
+  dual_.duals_offset = dual_.row_params_offset = 0;
+  dual_.sigma = 0;
   if (config.traits().row_duals) {
     if (artifact) throw ConfigError("--kernel", StrCat(config.algorithm, " runs on pimopt's kernel (--kernel pimopt)"));
-    dual_offset_ = layout_.end;  // the duals start at zero: a fresh DPU's MRAM is zero
-    row_param_offset_ = dual_offset_ + (uint64_t{max_rows} * 4 + 7) / 8 * 8;
-    layout_.end = row_param_offset_ + uint64_t{max_rows} * sizeof(pimbackend::DualRowParams);
+    dual_.duals_offset = layout_.end;  // the duals start at zero: a fresh DPU's MRAM is zero
+    dual_.row_params_offset = dual_.duals_offset + (uint64_t{max_rows} * 4 + 7) / 8 * 8;
+    layout_.end = dual_.row_params_offset + uint64_t{max_rows} * sizeof(pimbackend::DualRowParams);
   }
   if (layout_.end > profile_.mram_bytes) {
     throw ConfigError(
@@ -78,73 +78,73 @@ void PimBackend::Setup(const Dataset& train, const TrainConfig& config, const Pa
                          ") of MRAM for ", max_rows, " rows of ", layout_.n_pad, " features (", profile_.mram_bytes,
                          " bytes available): use more DPUs"));
   }
-  CheckMemoryNeed(static_cast<uint64_t>(num_dpus_) * layout_.end,
-                  StrCat("the emulated MRAM (", num_dpus_, " DPUs x ", layout_.end, " bytes for ", max_rows,
+  CheckMemoryNeed(static_cast<uint64_t>(shards_.dpus) * layout_.end,
+                  StrCat("the emulated MRAM (", shards_.dpus, " DPUs x ", layout_.end, " bytes for ", max_rows,
                          " rows of ", layout_.n_pad, " features)"),
                   "--dpus");
   const pim::EmulatedMachineOptions how{options_.host_threads, options_.scheduler};
-  machine_ = options_.machine ? options_.machine(profile_, num_dpus_, how)
-                              : pim::AllocateEmulatedMachine(profile_, num_dpus_, how);
-  PIMOPT_CHECK(machine_ && machine_->size() == num_dpus_, "the PIM machine does not hold ", num_dpus_, " DPUs");
+  machine_ = options_.machine ? options_.machine(profile_, shards_.dpus, how)
+                              : pim::AllocateEmulatedMachine(profile_, shards_.dpus, how);
+  PIMOPT_CHECK(machine_ && machine_->size() == shards_.dpus, "the PIM machine does not hold ", shards_.dpus, " DPUs");
   machine_->Load(options_.kernels == pim::KernelSource::kProgram ? pimbackend::LinearProgramPath(options_.tasklets)
                                                                  : std::string(pimbackend::kLinearKernelName),
                  options_.tasklets);
 
   // Quantize and push every shard once (one parallel push: the same length for every DPU, short shards padded).
   const uint64_t data_bytes = layout_.w_offset;
-  std::vector<std::vector<int8_t>> buffers(num_dpus_, std::vector<int8_t>(data_bytes, 0));
-  std::vector<fixed::Saturation> sat(num_dpus_);
+  std::vector<std::vector<int8_t>> buffers(shards_.dpus, std::vector<int8_t>(data_bytes, 0));
+  std::vector<fixed::Saturation> sat(shards_.dpus);
   // Dual ascent: each row's squared norm as the DPU sees it (its quantized values), for its step parameters.
   const bool row_norms = config.traits().row_duals;
-  dual_row_norms_.assign(row_norms ? num_dpus_ : 0, {});
-  pool_.ParallelFor(num_dpus_, [&](size_t k) {
+  dual_.row_norms.assign(row_norms ? shards_.dpus : 0, {});
+  pool_.ParallelFor(shards_.dpus, [&](size_t k) {
     int8_t* buffer = buffers[k].data();
-    if (row_norms) dual_row_norms_[k].resize(shard_rows_[k]);
+    if (row_norms) dual_.row_norms[k].resize(shards_.rows[k]);
     if (train.is_sparse()) {
       const CsrMatrix& m = train.csr();
-      const uint64_t first = m.row_ptr[shard_begin_[k]];
+      const uint64_t first = m.row_ptr[shards_.begin[k]];
       auto* row_ptr = reinterpret_cast<uint32_t*>(buffer + layout_.x_offset);
       auto* cols = reinterpret_cast<uint32_t*>(buffer + layout_.col_offset);
       int8_t* vals = buffer + layout_.val_offset;
-      for (uint32_t r = 0; r <= shard_rows_[k]; ++r) {
-        row_ptr[r] = static_cast<uint32_t>(m.row_ptr[shard_begin_[k] + r] - first);
+      for (uint32_t r = 0; r <= shards_.rows[k]; ++r) {
+        row_ptr[r] = static_cast<uint32_t>(m.row_ptr[shards_.begin[k] + r] - first);
       }
-      for (uint64_t e = first; e < m.row_ptr[shard_begin_[k] + shard_rows_[k]]; ++e) {
+      for (uint64_t e = first; e < m.row_ptr[shards_.begin[k] + shards_.rows[k]]; ++e) {
         cols[e - first] = m.col[e];
         vals[e - first] = fixed::QuantizeFeature(m.val[e], sat[k]);
       }
-      for (uint32_t r = 0; r < shard_rows_[k] && row_norms; ++r) {
-        dual_row_norms_[k][r] = pimbackend::QuantizedSquaredNorm(
+      for (uint32_t r = 0; r < shards_.rows[k] && row_norms; ++r) {
+        dual_.row_norms[k][r] = pimbackend::QuantizedSquaredNorm(
             std::span<const int8_t>(vals + row_ptr[r], row_ptr[r + 1] - row_ptr[r]), config.objective.fit_bias);
       }
     } else {
       const float* values = train.dense_values().data();
-      for (uint32_t r = 0; r < shard_rows_[k]; ++r) {
-        const uint64_t row = shard_begin_[k] + r;
+      for (uint32_t r = 0; r < shards_.rows[k]; ++r) {
+        const uint64_t row = shards_.begin[k] + r;
         if (artifact) {  // PIM-Opt's kernel: int32 Q0.31
           auto* out = reinterpret_cast<int32_t*>(buffer + layout_.x_offset) + uint64_t{r} * layout_.n_pad;
-          for (uint32_t j = 0; j < features_; ++j) {
-            out[j] = pimbackend::QuantizeFeatureArtifact(values[row * features_ + j], sat[k]);
+          for (uint32_t j = 0; j < shards_.features; ++j) {
+            out[j] = pimbackend::QuantizeFeatureArtifact(values[row * shards_.features + j], sat[k]);
           }
           continue;
         }
         int8_t* out = buffer + layout_.x_offset + uint64_t{r} * layout_.n_pad;
-        for (uint32_t j = 0; j < features_; ++j) out[j] = fixed::QuantizeFeature(values[row * features_ + j], sat[k]);
+        for (uint32_t j = 0; j < shards_.features; ++j)
+          out[j] = fixed::QuantizeFeature(values[row * shards_.features + j], sat[k]);
         if (row_norms) {
-          dual_row_norms_[k][r] =
-              pimbackend::QuantizedSquaredNorm(std::span<const int8_t>(out, features_), config.objective.fit_bias);
+          dual_.row_norms[k][r] = pimbackend::QuantizedSquaredNorm(std::span<const int8_t>(out, shards_.features),
+                                                                   config.objective.fit_bias);
         }
       }
     }
-    for (uint32_t r = 0; r < shard_rows_[k]; ++r) {
-      buffer[layout_.y_offset + r] = train.labels()[shard_begin_[k] + r] > 0 ? 1 : -1;
+    for (uint32_t r = 0; r < shards_.rows[k]; ++r) {
+      buffer[layout_.y_offset + r] = train.labels()[shards_.begin[k] + r] > 0 ? 1 : -1;
     }
   });
-  quantization_saturations_ = 0;
-  for (const auto& s : sat) quantization_saturations_ += static_cast<double>(s.events);
+  models_.quantization_saturations = 0;
+  for (const auto& s : sat) models_.quantization_saturations += static_cast<double>(s.events);
   ledger_ = {};
-  round_pulls_.clear();
-  for (uint32_t k = 0; k < num_dpus_; ++k) machine_->PrepareXfer(k, buffers[k].data(), data_bytes);
+  for (uint32_t k = 0; k < shards_.dpus; ++k) machine_->PrepareXfer(k, buffers[k].data(), data_bytes);
   Push(Activity::kSetup, TransferKind::kData, pim::kMramHeapSymbol, 0, data_bytes);
   if (!artifact) {
     Broadcast(Activity::kSetup, TransferKind::kData, layout_.sigmoid_offset, fixed::SigmoidTable().data(),
@@ -154,21 +154,21 @@ void PimBackend::Setup(const Dataset& train, const TrainConfig& config, const Pa
               4 * uint64_t{pimbackend::kArtifactExpTableEntries});
   }
 
-  global_.assign(layout_.n_pad + 1, 0);
-  local_.assign(num_dpus_, std::vector<int32_t>(layout_.n_pad + 1, 0));
-  offset_.assign(config.traits().worker_offsets ? num_dpus_ : 0, std::vector<int32_t>(layout_.n_pad + 1, 0));
-  delta_error_.assign(QuantizedBits() > 0 ? num_dpus_ : 0, std::vector<int32_t>(layout_.n_pad + 1, 0));
-  saturation_ = {};
+  models_.global.assign(layout_.n_pad + 1, 0);
+  models_.local.assign(shards_.dpus, std::vector<int32_t>(layout_.n_pad + 1, 0));
+  models_.offset.assign(config.traits().worker_offsets ? shards_.dpus : 0, std::vector<int32_t>(layout_.n_pad + 1, 0));
+  models_.delta_error.assign(QuantizedBits() > 0 ? shards_.dpus : 0, std::vector<int32_t>(layout_.n_pad + 1, 0));
+  models_.saturation = {};
 }
 
 LinearKernelArgs PimBackend::BaseArgs() const {
   LinearKernelArgs a;
-  a.loss = pimbackend::ToKernelLoss(config_.objective.loss);
+  a.loss = pimbackend::ToKernelLoss(run_.config.objective.loss);
   a.n_pad = layout_.n_pad;
-  a.fit_bias = config_.objective.fit_bias ? 1 : 0;
+  a.fit_bias = run_.config.objective.fit_bias ? 1 : 0;
   fixed::Saturation ignored;
-  a.positive_weight_q24 = fixed::ToModel(config_.objective.positive_weight, ignored);
-  a.negative_weight_q24 = fixed::ToModel(config_.objective.negative_weight, ignored);
+  a.positive_weight_q24 = fixed::ToModel(run_.config.objective.positive_weight, ignored);
+  a.negative_weight_q24 = fixed::ToModel(run_.config.objective.negative_weight, ignored);
   a.x_offset = layout_.x_offset;
   a.y_offset = layout_.y_offset;
   a.w_offset = layout_.w_offset;

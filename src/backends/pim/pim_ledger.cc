@@ -34,27 +34,27 @@ double PimBackend::ModelHostSeconds(const Ledger::HostWork& work, uint32_t dpus)
 
 void PimBackend::RecordHostWork(const Ledger::HostWork& work, Clock::time_point t0, double comm_s0) {
   ledger_.host_reduction_s += HostSecondsSince(t0, comm_s0);
-  ledger_.modeled_host_reduction_s += ModelHostSeconds(work, part_.total_workers);
+  ledger_.modeled_host_reduction_s += ModelHostSeconds(work, run_.part.total_workers);
   ++ledger_.host_work[work];
   ++ledger_.syncs;
-  if (options_.async_transfers && !round_pulls_.empty()) {
+  if (options_.async_transfers && !ledger_.round_pulls.empty()) {
     // The pulls since the last launch and this reduction, pipelined in chunks (this process's DPUs' pulls, as the
     // ledger's transfers; the host's reduction over all DPUs, as its modeled time).
-    ledger_.overlap_saved_s +=
-        pim::ModelPipelinedReduction(profile_, num_dpus_, round_pulls_, HostReduction(work, part_.total_workers))
-            .saved_s();
-    ++ledger_.reductions[{round_pulls_, work}];
+    ledger_.overlap_saved_s += pim::ModelPipelinedReduction(profile_, shards_.dpus, ledger_.round_pulls,
+                                                            HostReduction(work, run_.part.total_workers))
+                                   .saved_s();
+    ++ledger_.reductions[{ledger_.round_pulls, work}];
   }
-  round_pulls_.clear();
+  ledger_.round_pulls.clear();
 }
 
 void PimBackend::Record(Activity activity, bool to_dpu, const pim::MachineTime& time, uint64_t bytes_per_dpu) {
   Ledger::Transfers& t = (to_dpu ? ledger_.to_dpu : ledger_.from_dpu)[static_cast<size_t>(activity)];
   t.modeled_s += time.seconds;
   ledger_.measured_times += time.measured ? 1 : 0;
-  t.bytes += uint64_t{num_dpus_} * bytes_per_dpu;
+  t.bytes += uint64_t{shards_.dpus} * bytes_per_dpu;
   ++t.count;
-  if (activity == Activity::kTraining && !to_dpu) round_pulls_.push_back({bytes_per_dpu});
+  if (activity == Activity::kTraining && !to_dpu) ledger_.round_pulls.push_back({bytes_per_dpu});
 }
 
 void PimBackend::Push(Activity activity, TransferKind kind, std::string_view symbol, uint64_t offset,
@@ -84,18 +84,19 @@ PimBackend::SyncRoute PimBackend::Route(const std::optional<pim::LinkExchangeTim
   if (options_.sync_path == SyncPath::kSoftware) {
     // Software collectives over more than one DPU; one DPU has nothing to exchange (its host path moves nothing
     // between DPUs).
-    return {part_.total_workers > 1 ? SyncRoute::Path::kSoftware : SyncRoute::Path::kHost, std::nullopt};
+    return {run_.part.total_workers > 1 ? SyncRoute::Path::kSoftware : SyncRoute::Path::kHost, std::nullopt};
   }
   if (options_.sync_path == SyncPath::kHost) return {};
-  if (!covered && options_.sync_path == SyncPath::kLinks && part_.total_workers == 1) {
+  if (!covered && options_.sync_path == SyncPath::kLinks && run_.part.total_workers == 1) {
     throw ConfigError("--sync-path", StrCat("links: ", what, " over one DPU is no exchange between DPUs (it goes "
                                             "through the host on every profile); use --sync-path host or auto, or "
                                             "more workers"));
   }
   if (!covered && options_.sync_path == SyncPath::kLinks) {
     const std::string scope = pim::ProfileFields().GetText(profile_, "link_scope");
-    throw ConfigError("--profile", StrCat("profile '", profile_.name, "' (link_scope ", scope, ") has no DPU links for ",
-                                          what, " over ", part_.total_workers, " DPUs; use --sync-path host or auto, "
+    throw ConfigError("--profile", StrCat("profile '", profile_.name, "' (link_scope ", scope,
+                                          ") has no DPU links for ", what, " over ", run_.part.total_workers,
+                                          " DPUs; use --sync-path host or auto, "
                                           "or a profile with wider links (links-rank, links-system)"));
   }
   if (!covered) return {};
@@ -117,33 +118,33 @@ void PimBackend::RecordSync(const SyncRoute& route, const SyncWork& work, Clock:
 }
 
 void PimBackend::RecordLinkWork(const pim::LinkExchangeTime& time, const Ledger::LinkWork& work, bool sync) {
-  round_pulls_.clear();
+  ledger_.round_pulls.clear();
   ledger_.link_s += time.seconds;
   // This process's share of the bytes (the exchange is over all DPUs of the run).
-  ledger_.link_bytes += time.link_bytes * num_dpus_ / static_cast<uint64_t>(part_.total_workers);
+  ledger_.link_bytes += time.link_bytes * shards_.dpus / static_cast<uint64_t>(run_.part.total_workers);
   ++ledger_.link_work[work];
   if (sync) ++ledger_.syncs;
 }
 
 void PimBackend::RecordCollective(const Ledger::CollectiveWork& work, bool sync) {
-  round_pulls_.clear();
+  ledger_.round_pulls.clear();
   Ledger::CollectiveWork w = work;
   w.bytes = (w.bytes + 7) / 8 * 8;
-  const uint32_t all = static_cast<uint32_t>(part_.total_workers);
+  const uint32_t all = static_cast<uint32_t>(run_.part.total_workers);
   const pim::CollectiveCost cost =
       pim::ModelCollective(profile_, w.collective, pim::CollectiveRoute::kSoftware, all, w.bytes, w.element_bytes);
   ledger_.collective_s += cost.seconds;
   ledger_.collective_bus_s += cost.bus_s;
-  ledger_.collective_dpu_busy_s += cost.dpu_busy_s * num_dpus_ / all;
+  ledger_.collective_dpu_busy_s += cost.dpu_busy_s * shards_.dpus / all;
   // This process's share of the bytes (the collective is over all DPUs of the run).
-  ledger_.collective_to_dpu_bytes += cost.to_dpu_bytes * num_dpus_ / all;
-  ledger_.collective_from_dpu_bytes += cost.from_dpu_bytes * num_dpus_ / all;
+  ledger_.collective_to_dpu_bytes += cost.to_dpu_bytes * shards_.dpus / all;
+  ledger_.collective_from_dpu_bytes += cost.from_dpu_bytes * shards_.dpus / all;
   ++ledger_.collective_work[w];
   if (sync) ++ledger_.syncs;
 }
 
 void PimBackend::RecordEncoding(double cycles) {
-  round_pulls_.clear();  // the DPUs' work before the pulls: a stage of its own
+  ledger_.round_pulls.clear();  // the DPUs' work before the pulls: a stage of its own
   const double seconds = cycles / profile_.dpu_frequency_hz;
   ledger_.kernel_s += seconds;
   ledger_.dma_s += seconds;
@@ -156,12 +157,12 @@ std::map<std::string, double> PimBackend::PhaseSeconds() const {
   const double from_dpu_s = l.from_dpu[static_cast<size_t>(Activity::kTraining)].modeled_s;
   // The modeled system's host: the profile's model, or (--host-time measured) the seconds measured where pimopt runs.
   const double host_s = options_.measured_host ? l.host_reduction_s : l.modeled_host_reduction_s;
-  const double whole = num_dpus_ > 0 ? static_cast<double>(part_.total_workers) / num_dpus_ : 1.0;
+  const double whole = shards_.dpus > 0 ? static_cast<double>(run_.part.total_workers) / shards_.dpus : 1.0;
   const double training_bytes = static_cast<double>(l.to_dpu[static_cast<size_t>(Activity::kTraining)].bytes +
                                                     l.from_dpu[static_cast<size_t>(Activity::kTraining)].bytes);
   pim::EnergyJoules energy;
   energy.dpu_j = l.dpu_energy_j * whole;
-  energy.transfer_j = pim::TransferEnergyJoules(profile_, static_cast<uint32_t>(part_.total_workers),
+  energy.transfer_j = pim::TransferEnergyJoules(profile_, static_cast<uint32_t>(run_.part.total_workers),
                                                 training_bytes * whole, to_dpu_s + from_dpu_s);
   const pim::EnergyJoules collectives = pim::CollectiveEnergyJoules(
       profile_, static_cast<double>(l.collective_to_dpu_bytes + l.collective_from_dpu_bytes) * whole,
@@ -213,12 +214,12 @@ TrafficCounters PimBackend::Traffic() const {
 
 std::map<std::string, double> PimBackend::Counters() {
   const auto setup = ledger_.to_dpu[static_cast<size_t>(Activity::kSetup)];
-  std::map<std::string, double> c{{"dpus", num_dpus_},
+  std::map<std::string, double> c{{"dpus", shards_.dpus},
                                   {"tasklets", options_.tasklets},
                                   {"dpu_frequency_hz", profile_.dpu_frequency_hz},
                                   {"mram_wram_bytes", static_cast<double>(ledger_.mram_wram_bytes)},
-                                  {"host_saturations", static_cast<double>(saturation_.events)},
-                                  {"quantization_saturations", quantization_saturations_},
+                                  {"host_saturations", static_cast<double>(models_.saturation.events)},
+                                  {"quantization_saturations", models_.quantization_saturations},
                                   {"setup_to_dpu_bytes", static_cast<double>(setup.bytes)},
                                   {"modeled_setup_to_dpu_s", setup.modeled_s},
                                   {"dpu_to_dpu_bytes", static_cast<double>(ledger_.link_bytes)},
@@ -226,7 +227,7 @@ std::map<std::string, double> PimBackend::Counters() {
   if (machine_) {
     // Each tasklet's saturation counter accumulates over launches in WRAM; reading them is a diagnostic transfer.
     uint64_t total = 0;
-    for (uint32_t k = 0; k < num_dpus_; ++k) {
+    for (uint32_t k = 0; k < shards_.dpus; ++k) {
       uint64_t counters[pimbackend::kMaxTasklets] = {};
       const pim::MachineTime t =
           machine_->CopyFrom(k, pimbackend::kSaturationsSymbol, 0, counters, sizeof(counters),

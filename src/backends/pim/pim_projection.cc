@@ -20,17 +20,18 @@ EpochProjection PimBackend::Project(uint32_t target_dpus, uint64_t target_rows_p
   p.dpus = target_dpus;
   p.rows_per_dpu = target_rows_per_dpu;
   // The rows this run trained on, kept at setup: the dataset itself may be gone (a pilot on a temporary subset).
-  const double run_rows = static_cast<double>(train_rows_) / num_dpus_;
+  const double run_rows = static_cast<double>(run_.train_rows) / shards_.dpus;
   // Per-DPU work grows with the rows each DPU holds (weak scaling): every kernel's time.
   const double row_factor = static_cast<double>(target_rows_per_dpu) / run_rows;
   // Synchronizations per epoch grow with the rows per DPU: MA-SGD and the one-DPU algorithms take steps over a
   // DPU's rows; GA-SGD keeps the rows per DPU per step (B/K) of this run, i.e. its global batch grows with the DPU
   // count (PIM-Opt's weak scaling: 262,144 / 2,048 = 128 rows per DPU per step); ADMM synchronizes once per epoch.
   double sync_factor = row_factor;
-  if (config_.traits().syncs == SyncScaling::kOncePerEpoch) sync_factor = 1;
+  if (run_.config.traits().syncs == SyncScaling::kOncePerEpoch) sync_factor = 1;
   const double per_epoch = 1.0 / epochs;
   p.kernel_s = ledger_.kernel_s * per_epoch * row_factor;
-  p.mram_wram_bytes = static_cast<double>(ledger_.mram_wram_bytes) * per_epoch * row_factor * target_dpus / num_dpus_;
+  p.mram_wram_bytes =
+      static_cast<double>(ledger_.mram_wram_bytes) * per_epoch * row_factor * target_dpus / shards_.dpus;
   p.launch_overhead_s = static_cast<double>(ledger_.launches) * per_epoch * sync_factor *
                         pim::ModelLaunchOverheadSeconds(profile_, target_dpus);
   // The training transfers, as the machine logged them, re-timed over the target's DPUs.
@@ -48,7 +49,7 @@ EpochProjection PimBackend::Project(uint32_t target_dpus, uint64_t target_rows_p
   }
   if (options_.measured_host) {
     // Measured on this host: linear in the number of DPU vectors reduced.
-    p.host_reduction_s = ledger_.host_reduction_s * per_epoch * sync_factor * target_dpus / num_dpus_;
+    p.host_reduction_s = ledger_.host_reduction_s * per_epoch * sync_factor * target_dpus / shards_.dpus;
   } else {
     for (const auto& [work, count] : ledger_.host_work) {
       p.host_reduction_s += static_cast<double>(count) * per_epoch * sync_factor * ModelHostSeconds(work, target_dpus);
@@ -101,7 +102,7 @@ EpochProjection PimBackend::Project(uint32_t target_dpus, uint64_t target_rows_p
               p.collective_s - p.overlap_saved_s;
   // Energy per epoch at the target: every DPU busy as this run's were, for its rows (weak scaling), the projected
   // transfers, reductions, launches and link exchanges.
-  p.energy.dpu_j = ledger_.dpu_energy_j * per_epoch * row_factor * target_dpus / num_dpus_;
+  p.energy.dpu_j = ledger_.dpu_energy_j * per_epoch * row_factor * target_dpus / shards_.dpus;
   p.energy.transfer_j = pim::TransferEnergyJoules(profile_, target_dpus,
                                                   p.cpu_to_dpu_bytes + p.dpu_to_cpu_bytes - collective_bytes,
                                                   p.cpu_to_dpu_s + p.dpu_to_cpu_s) +

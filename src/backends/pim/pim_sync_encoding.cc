@@ -30,12 +30,12 @@ void PimBackend::QuantizeModelDeltas(int bits) {
   // [ErrorFeedback] in docs/sources.md). Integer throughout: the same bits on any thread count and rank split.
   const size_t total = layout_.n_pad + 1;
   const int64_t q_max = (int64_t{1} << (bits - 1)) - 1;
-  std::vector<fixed::Saturation> sat(num_dpus_);
-  pool_.ParallelFor(num_dpus_, [&](size_t k) {
+  std::vector<fixed::Saturation> sat(shards_.dpus);
+  pool_.ParallelFor(shards_.dpus, [&](size_t k) {
     std::vector<int64_t> d(total);
     int64_t most = 0;
     for (size_t j = 0; j < total; ++j) {
-      d[j] = int64_t{local_[k][j]} - global_[j] + delta_error_[k][j];
+      d[j] = int64_t{models_.local[k][j]} - models_.global[j] + models_.delta_error[k][j];
       most = std::max(most, d[j] < 0 ? -d[j] : d[j]);
     }
     auto round_shift = [](int64_t v, int shift) {
@@ -48,11 +48,11 @@ void PimBackend::QuantizeModelDeltas(int bits) {
     for (size_t j = 0; j < total; ++j) {
       const int64_t q = std::clamp(round_shift(d[j], shift), -q_max, q_max);
       const int64_t sent = q * (int64_t{1} << shift);
-      delta_error_[k][j] = fixed::SaturateModel(d[j] - sent, sat[k]);
-      local_[k][j] = fixed::SaturateModel(int64_t{global_[j]} + sent, sat[k]);
+      models_.delta_error[k][j] = fixed::SaturateModel(d[j] - sent, sat[k]);
+      models_.local[k][j] = fixed::SaturateModel(int64_t{models_.global[j]} + sent, sat[k]);
     }
   });
-  for (const fixed::Saturation& x : sat) saturation_.events += x.events;
+  for (const fixed::Saturation& x : sat) models_.saturation.events += x.events;
 }
 
 double PimBackend::QuantizationCycles(int bits) const {
@@ -67,10 +67,10 @@ uint64_t PimBackend::QuantizedBytes(int bits) const {
 uint64_t PimBackend::MostTouchedPairs(std::span<const std::span<const uint32_t>> worker_rows) const {
   // Distinct columns of each DPU's rows, plus the bias; the most over all DPUs of the run (a parallel transfer
   // moves the same size from every DPU). Dense data: every coordinate.
-  if (!data_->is_sparse()) return layout_.n_pad + 1;
-  std::vector<uint64_t> counts(num_dpus_, 0);
-  const CsrMatrix& m = data_->csr();
-  pool_.ParallelFor(num_dpus_, [&](size_t k) {
+  if (!run_.data->is_sparse()) return layout_.n_pad + 1;
+  std::vector<uint64_t> counts(shards_.dpus, 0);
+  const CsrMatrix& m = run_.data->csr();
+  pool_.ParallelFor(shards_.dpus, [&](size_t k) {
     std::vector<uint32_t> cols;
     for (uint32_t row : worker_rows[k]) {  // this process's row numbers (as the row lists take them)
       cols.insert(cols.end(), m.col.begin() + m.row_ptr[row], m.col.begin() + m.row_ptr[row + 1]);
@@ -79,7 +79,7 @@ uint64_t PimBackend::MostTouchedPairs(std::span<const std::span<const uint32_t>>
     counts[k] = static_cast<uint64_t>(std::unique(cols.begin(), cols.end()) - cols.begin()) + 1;
   });
   float most[1] = {static_cast<float>(counts.empty() ? 0 : *std::max_element(counts.begin(), counts.end()))};
-  comm_->AllreduceMax(most);
+  run_.comm->AllreduceMax(most);
   // Beyond float's exact integers the compaction is not considered.
   return most[0] < 16777216.0f ? static_cast<uint64_t>(most[0]) : 0;
 }

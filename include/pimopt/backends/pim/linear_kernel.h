@@ -172,6 +172,7 @@ struct LinearLayout {
   uint64_t x_offset = 0, y_offset = 0, w_offset = 0, v_offset = 0, g_offset = 0, list_offset = 0, sigmoid_offset = 0,
            end = 0;
   uint64_t col_offset = 0, val_offset = 0;  // sparse: x_offset holds the row pointers
+  uint64_t max_list_entries = 0;            // the row-list region's entries
   uint64_t model_bytes() const { return (uint64_t{n_pad} + 8) * 4; }
   uint64_t gradient_bytes() const { return (uint64_t{n_pad} + 8) * 8; }
 };

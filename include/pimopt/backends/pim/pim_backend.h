@@ -186,6 +186,8 @@ class PimBackend final : public IBackend, public EpochProjector {
     // how often (for projections).
     double overlap_saved_s = 0;
     std::map<std::pair<std::vector<pim::PullShape>, HostWork>, uint64_t> reductions;
+    // The training pulls since the last launch (the pulls a reduction that follows them could overlap).
+    std::vector<pim::PullShape> round_pulls;
   };
   const Ledger& ledger() const { return ledger_; }
 
@@ -236,20 +238,6 @@ class PimBackend final : public IBackend, public EpochProjector {
   static constexpr uint64_t kConsensusNormBytes = 3 * sizeof(double);  // sums of ||x - z||^2, ||x||^2, ||o||^2
   void Launch();
   pimbackend::LinearKernelArgs BaseArgs() const;
-  uint32_t LocalRow(uint32_t dpu, uint32_t global_row) const { return global_row - shard_begin_[dpu]; }
-
-  ThreadPool& pool_;
-  PimBackendOptions options_;
-  pim::HardwareProfile profile_;
-  // The DPUs, reached only through the machine seam (pim/machine.h): the emulator here.
-  std::unique_ptr<pim::PimMachine> machine_;
-  const Dataset* data_ = nullptr;  // during training only (the caller's)
-  uint64_t train_rows_ = 0;        // data_'s rows, for what is asked after training (Project)
-  TrainConfig config_;
-  uint32_t features_ = 0;
-  uint32_t num_dpus_ = 0;  // this process's DPUs (Partition::local_workers); each process emulates its own
-  Partition part_;
-  Communicator* comm_ = &SingleProcess();
   // Exact int64 sums over this process's DPUs and then over all processes of the first `total` coordinates of
   // vectors[k] (plus more[k], if given).
   template <typename T>
@@ -267,49 +255,89 @@ class PimBackend final : public IBackend, public EpochProjector {
   void RecordEncoding(double cycles);
   double ModelHostSeconds(const Ledger::HostWork& work, uint32_t dpus) const;
   static pim::HostReductionWork HostReduction(const Ledger::HostWork& work, uint32_t dpus);
-  // The training pulls since the last launch (the pulls a reduction that follows them could overlap).
-  std::vector<pim::PullShape> round_pulls_;
-  pimbackend::LinearLayout layout_;
-  uint64_t max_list_entries_ = 0;
-  // Dual ascent (AlgorithmTraits::row_duals): the MRAM regions of the duals (int32 Q.24 per row) and of the rows'
-  // step parameters (DualRowParams), after the linear layout; the sigma' the parameters were pushed for (0: not yet).
-  uint64_t dual_offset_ = 0, row_param_offset_ = 0;
-  double dual_sigma_ = 0;
   void PushDualRowParams(double sigma);
   void DualAscent(const LocalSolveRequest& request);
   // Each DPU's row list for the request's steps, `slots` entries per step (kNoRow after a step's rows).
   std::vector<std::vector<uint32_t>> StepRowLists(const LocalSolveRequest& request, uint32_t slots) const;
-  std::vector<std::vector<double>> dual_row_norms_;  // per DPU, each row's QuantizedSquaredNorm (set up with the rows)
-  uint32_t MaxShardRows() const;
   uint64_t DualBytes() const;  // the duals region's bytes per DPU (the longest shard's, 8-aligned)
   // This process's DPUs' duals (Q.24), each DPU's shard in order, pulled or pushed under `activity`.
   std::vector<std::vector<int32_t>> PullDuals(Activity activity);
   void PushDuals(Activity activity, const std::vector<std::vector<int32_t>>& duals);
-  std::vector<uint32_t> shard_begin_, shard_rows_;
-  std::vector<int32_t> global_;              // Q8.24, n_pad + 1 (bias last): the host's model (a consensus: z)
-  std::vector<std::vector<int32_t>> local_;  // x_k as last pulled
-  std::vector<std::vector<int32_t>> offset_;  // o_k (with AlgorithmTraits::worker_offsets)
-  // Host staging buffers of the transfers, one per DPU of n_pad + 8 elements, kept across steps: made per step
-  // they cost a page fault per 4 KB each time (64 DPUs x 8 MB of gradients per GA-SGD step on 2^20 features).
-  template <typename T>
-  std::vector<std::vector<T>>& Staging(std::vector<std::vector<T>>& buffers);
-  std::vector<std::vector<int64_t>> staged_gradients_;
-  std::vector<std::vector<int32_t>> staged_narrow_gradients_, staged_models_, staged_pushes_;
-  fixed::Saturation saturation_;             // host-side narrowing
-  double quantization_saturations_ = 0;
-  // Model averaging by all-reduce over links left every DPU holding the global model: the next push of it is the
-  // emulator's, not the machine's.
-  bool global_on_dpus_ = false;
-  bool targets_on_dpus_ = false;  // the last consensus ran over links: every DPU computed its center z - o_k
-  uint64_t model_delta_pairs_ = 0;  // MA-SGD with --sync-format auto: the pairs of the last local steps (0: dense)
-  // --sync-format int16 / int8 (MA-SGD): each DPU's quantization error, fed back into its next delta (Q8.24).
-  std::vector<std::vector<int32_t>> delta_error_;
   int QuantizedBits() const;  // 16, 8, or 0 (no quantization)
   // MA-SGD's averaging with quantized deltas: replaces each pulled x_k by global + Q(x_k - global + e_k) and keeps
   // the new error.
   void QuantizeModelDeltas(int bits);
   double QuantizationCycles(int bits) const;  // the DPUs' encoding of their deltas
   uint64_t QuantizedBytes(int bits) const;  // a quantized vector and its step, per DPU
+
+  // ---- State, by what it is.
+  ThreadPool& pool_;
+  PimBackendOptions options_;
+  pim::HardwareProfile profile_;
+  // The DPUs, reached only through the machine seam (pim/machine.h): the emulator here.
+  std::unique_ptr<pim::PimMachine> machine_;
+  // The run Setup was given.
+  struct Run {
+    const Dataset* data = nullptr;  // during training only (the caller's)
+    uint64_t train_rows = 0;        // data's rows, for what is asked after training (Project)
+    TrainConfig config;
+    Partition part;
+    Communicator* comm = &SingleProcess();
+  } run_;
+  // Which rows each of this process's DPUs holds: one contiguous shard each.
+  struct Shards {
+    uint32_t dpus = 0;  // this process's DPUs (Partition::local_workers); each process emulates its own
+    uint32_t features = 0;
+    std::vector<uint32_t> begin, rows;  // per DPU: its first row in the process's training set, its row count
+    uint32_t LocalRow(uint32_t dpu, uint32_t global_row) const { return global_row - begin[dpu]; }
+    uint32_t MaxRows() const;
+  } shards_;
+  // Where the kernel's regions lie in every DPU's MRAM (the same on each).
+  pimbackend::LinearLayout layout_;
+  // Dual ascent (AlgorithmTraits::row_duals): the MRAM regions of the duals (int32 Q.24 per row) and of the rows'
+  // step parameters (DualRowParams), after the linear layout; the sigma' the parameters were pushed for (0: not
+  // yet); per DPU, each row's QuantizedSquaredNorm (set up with the rows).
+  struct DualRegions {
+    uint64_t duals_offset = 0, row_params_offset = 0;
+    double sigma = 0;
+    std::vector<std::vector<double>> row_norms;
+  } dual_;
+  // The host's copies of the models (Q8.24, n_pad + 1 coordinates, the bias last) and what narrowing them saturated.
+  struct HostModels {
+    std::vector<int32_t> global;               // the host's model (a consensus: z)
+    std::vector<std::vector<int32_t>> local;   // x_k as last pulled
+    std::vector<std::vector<int32_t>> offset;  // o_k (with AlgorithmTraits::worker_offsets)
+    // --sync-format int16 / int8 (MA-SGD): each DPU's quantization error, fed back into its next delta (Q8.24).
+    std::vector<std::vector<int32_t>> delta_error;
+    fixed::Saturation saturation;  // host-side narrowing
+    double quantization_saturations = 0;
+  } models_;
+  // Host staging buffers of the transfers, one per DPU of n_pad + 8 elements, kept across steps: made per step
+  // they cost a page fault per 4 KB each time (64 DPUs x 8 MB of gradients per GA-SGD step on 2^20 features).
+  struct Staging {
+    std::vector<std::vector<int64_t>> gradients;
+    std::vector<std::vector<int32_t>> narrow_gradients, models, pushes;
+    // `buffers`, made (zeroed) for `dpus` DPUs of `elements` elements unless they already are.
+    template <typename T>
+    static std::vector<std::vector<T>>& Sized(std::vector<std::vector<T>>& buffers, uint32_t dpus, size_t elements) {
+      if (buffers.size() != dpus || (!buffers.empty() && buffers[0].size() != elements)) {
+        buffers.assign(dpus, std::vector<T>(elements, 0));
+      }
+      return buffers;
+    }
+  } staging_;
+  template <typename T>
+  std::vector<std::vector<T>>& Staged(std::vector<std::vector<T>>& buffers) {
+    return Staging::Sized(buffers, shards_.dpus, layout_.n_pad + 8);
+  }
+  // What the DPUs hold beyond their shards, from one verb to the next.
+  struct Held {
+    // An all-reduce off the host (links, software collectives) left every DPU the global model: the next push of it
+    // is the emulator's, not the machine's.
+    bool global_model = false;
+    bool targets = false;            // the last consensus ran off the host: every DPU computed its center z - o_k
+    uint64_t model_delta_pairs = 0;  // MA-SGD with --sync-format auto: the pairs of the last local steps (0: dense)
+  } held_;
   Ledger ledger_;
 };
 

@@ -607,6 +607,43 @@ TEST(NativeProgram, TheLoopIsChargedAsTheDpusThirtyTwoBitCode) {
   EXPECT_GE(per_element(Op::kInt32Add), 3.0);  // the max's compare and select, the index
 }
 
+// A loop over a tasklet's row of a two-dimensional array: rows[me()][i] is charged per element as the same loop over
+// a row pointer taken before it. me() reads no memory, so the loop calls it once and keeps its bound in a register
+// (before 2026-12-07 it called me() and reloaded n every iteration), and the part of the address that does not change
+// in the loop is computed once: one lsl_add per element, not one per index (two before).
+TEST(NativeProgram, AnIndexThatDoesNotChangeInTheLoopIsNotChargedPerIteration) {
+  PimSystem system(MakeProfile("pim-opt"));
+  DpuSet set = system.Allocate(1);
+  set.Load(LoadNativeProgram(std::string(PIMOPT_DPU_PROGRAMS) + "/row_index.dpu"));
+  std::vector<uint8_t> rows(16 * 256);
+  for (size_t i = 0; i < rows.size(); ++i) rows[i] = static_cast<uint8_t>(i * 37 + 11);
+  set.CopyTo(0, "rows", 0, rows.data(), rows.size());
+  auto run = [&](uint32_t mode, uint32_t n) {
+    set.BroadcastTo("mode", 0, &mode, 4);
+    set.BroadcastTo("n", 0, &n, 4);
+    const auto counts = set.Launch().op_counts;
+    std::vector<uint32_t> sums(16);
+    set.CopyFrom(0, "sums", 0, sums.data(), 4 * 16);
+    for (uint32_t t = 0; t < 16; ++t) {
+      uint32_t expect = 0;
+      for (uint32_t i = 0; i < n; ++i) expect += rows[t * 256 + i];
+      EXPECT_EQ(sums[t], expect) << "mode " << mode << ", tasklet " << t;
+    }
+    return counts;
+  };
+  auto per_element = [&](uint32_t mode, Op op) {
+    const size_t k = static_cast<size_t>(op);
+    return static_cast<double>(run(mode, 256)[k] - run(mode, 128)[k]) / (16 * 128);
+  };
+  for (Op op : {Op::kInt32Add, Op::kWramLoad, Op::kBranch}) {
+    EXPECT_EQ(per_element(0, op), per_element(1, op)) << static_cast<int>(op);
+  }
+  // The element's load, the sum's add, the index's lsl_add and increment, the compare fused into the branch.
+  EXPECT_EQ(per_element(0, Op::kWramLoad), 1.0);
+  EXPECT_EQ(per_element(0, Op::kInt32Add), 3.0);
+  EXPECT_EQ(per_element(0, Op::kBranch), 1.0);
+}
+
 TEST(NativeProgram, AFileThatIsNotAProgramIsRefusedNamingIt) {
   const std::string text = (std::filesystem::temp_directory_path() / "pimopt_not_a_program.dpu").string();
   std::ofstream(text) << "not a shared object";

@@ -24,7 +24,9 @@
 #include <vector>
 
 #include "llvm/ADT/SmallPtrSet.h"
+#include "llvm/Analysis/LoopInfo.h"
 #include "llvm/Analysis/ValueTracking.h"
+#include "llvm/IR/Dominators.h"
 #include "llvm/IR/Constants.h"
 #include "llvm/Support/KnownBits.h"
 #include "pimopt/pim/op.h"
@@ -315,7 +317,30 @@ unsigned NarrowMultiplyProducts(const BinaryOperator& op, const DataLayout& layo
 }
 
 // The issue slots of one instruction, by class (what the DPU compiler makes of it: docs/pim-emulator.md).
-void CountInstruction(const Instruction& i, std::vector<uint64_t>& counts) {
+// Whether `v` is the same all along `loop`: defined before it, a tasklet constant (kTaskletConstants), or a cast or a
+// constant offset of such a value (the placement's address of a WRAM global, its image's base plus the global's
+// offset: on the DPU a constant address, not code in the loop).
+bool SameAlongLoop(const Value* v, const Loop& loop) {
+  for (int depth = 0; depth < 16; ++depth) {
+    if (loop.isLoopInvariant(v)) return true;
+    if (const auto* call = dyn_cast<CallInst>(v)) {
+      const Function* f = call->getCalledFunction();
+      return f != nullptr && std::any_of(std::begin(kTaskletConstants), std::end(kTaskletConstants),
+                                         [&](const char* name) { return f->getName() == name; });
+    }
+    if (const auto* gep = dyn_cast<GEPOperator>(v); gep != nullptr && gep->hasAllConstantIndices()) {
+      v = gep->getPointerOperand();
+    } else if (const auto* cast = dyn_cast<CastInst>(v)) {
+      v = cast->getOperand(0);
+    } else {
+      return false;
+    }
+  }
+  return false;
+}
+
+// `loop`: the innermost loop the instruction is in (nullptr: none).
+void CountInstruction(const Instruction& i, std::vector<uint64_t>& counts, const Loop* loop) {
   const Type* t = i.getType()->getScalarType();
   const DataLayout& layout = i.getModule()->getDataLayout();
   switch (i.getOpcode()) {
@@ -409,11 +434,20 @@ void CountInstruction(const Instruction& i, std::vector<uint64_t>& counts) {
       // DPU's addresses are 32-bit.
       if (Wide(t) && !HighWordUnobserved(i)) ++counts[kInt32Add];
       break;
-    case Instruction::GetElementPtr:
-      for (auto it = cast<GetElementPtrInst>(i).idx_begin(); it != cast<GetElementPtrInst>(i).idx_end(); ++it) {
-        if (!isa<Constant>(*it)) counts[kInt32Add] += 1;  // lsl_add: the index scaled and added in one instruction
+    case Instruction::GetElementPtr: {
+      // Each run-time index: lsl_add, the index scaled and added in one instruction. In a loop, the indices that do
+      // not change in it are, with a base that does not either, one address computed before the loop (the DPU
+      // compiler's loop-invariant code motion; its addressing is a register plus a constant, so nothing sinks the
+      // sum back into the loop): only the changing indices cost an instruction per iteration (cache[me()][i]: one,
+      // not two). Charged where the optimizer left the GEP (a GEP that is all invariant was hoisted by LICM).
+      const auto& gep = cast<GetElementPtrInst>(i);
+      const bool invariant_base = loop != nullptr && SameAlongLoop(gep.getPointerOperand(), *loop);
+      for (auto it = gep.idx_begin(); it != gep.idx_end(); ++it) {
+        if (isa<Constant>(*it) || (invariant_base && SameAlongLoop(*it, *loop))) continue;
+        counts[kInt32Add] += 1;
       }
       break;
+    }
     case Instruction::Call:
       if (const auto* intrinsic = dyn_cast<IntrinsicInst>(&i)) {
         CountIntrinsic(*intrinsic, counts);
@@ -434,7 +468,7 @@ void CountInstruction(const Instruction& i, std::vector<uint64_t>& counts) {
 
 // An instruction on vectors (clang makes none with the toolchain's flags; a program's own vector types can) is
 // charged once per lane: the DPU has no vector unit.
-void CountLanes(const Instruction& i, std::vector<uint64_t>& counts) {
+void CountLanes(const Instruction& i, std::vector<uint64_t>& counts, const Loop* loop) {
   uint64_t lanes = 1;
   auto widen = [&](const Type* t) {
     if (const auto* v = dyn_cast<FixedVectorType>(t)) lanes = std::max<uint64_t>(lanes, v->getNumElements());
@@ -442,11 +476,11 @@ void CountLanes(const Instruction& i, std::vector<uint64_t>& counts) {
   widen(i.getType());
   for (const Value* operand : i.operands()) widen(operand->getType());
   if (lanes == 1 || (isa<CallBase>(i) && !isa<IntrinsicInst>(i))) {
-    CountInstruction(i, counts);
+    CountInstruction(i, counts, loop);
     return;
   }
   std::vector<uint64_t> one(counts.size(), 0);
-  CountInstruction(i, one);
+  CountInstruction(i, one, loop);
   for (size_t op = 0; op < counts.size(); ++op) counts[op] += one[op] * lanes;
 }
 
@@ -553,7 +587,11 @@ class DpuPass : public PassInfoMixin<DpuPass> {
       if (f.isDeclaration() || IsRuntime(&f)) continue;
       counting = &f;
       std::fill(local.begin(), local.end(), nullptr);
+      const DominatorTree dominators(f);
+      LoopInfo loops;
+      loops.analyze(dominators);
       for (BasicBlock& b : f) {
+        const Loop* loop = loops.getLoopFor(&b);
         std::vector<uint64_t> counts(kNumOpCodes, 0);
         // Run-time multiplies: the host's multiply, and the DPU routine's steps counted from the operands
         // (__mulsi3: one mul_step per bit of the smaller unsigned operand, at least one; its operands moved into
@@ -592,7 +630,7 @@ class DpuPass : public PassInfoMixin<DpuPass> {
         std::vector<std::pair<Instruction*, std::vector<uint64_t>>> later_segments;  // (where it starts, counts)
         std::vector<uint64_t>* segment = &counts;
         for (Instruction& i : b) {
-          if (std::find(multiplies.begin(), multiplies.end(), &i) == multiplies.end()) CountLanes(i, *segment);
+          if (std::find(multiplies.begin(), multiplies.end(), &i) == multiplies.end()) CountLanes(i, *segment, loop);
           if (auto* copy = dyn_cast<MemIntrinsic>(&i)) copies.push_back(copy);
           if (const auto* call = dyn_cast<CallBase>(&i); call && !CannotReachEvent(call->getCalledFunction())) {
             later_segments.emplace_back(i.getNextNode(), std::vector<uint64_t>(kNumOpCodes, 0));

@@ -357,7 +357,9 @@ TEST(Cocoa, ShrinkingSkipsRowsAndReachesTheSameCertifiedOptimum) {
       EXPECT_LT(counters[true].at("dual_row_visits"), counters[false].at("dual_row_visits")) << what;
       // Every row visited again, when the others were near their optimum (at least once on the way to the tighter
       // tolerance of one worker).
-      if (workers == 1) EXPECT_GE(counters[true].at("dual_unshrinks"), 1) << what;
+      if (workers == 1) {
+        EXPECT_GE(counters[true].at("dual_unshrinks"), 1) << what;
+      }
       // Both at the optimum, each within the other's certificate.
       const double with = runs[true].epochs.back().train.objective;
       const double without = runs[false].epochs.back().train.objective;

@@ -38,7 +38,9 @@ TEST(SparseRows, OnesGiveTheBitsOfMultiplyingByOne) {
   for (size_t row = 0; row < 3; ++row) {
     const float a = multiply.Dot(row, w.data(), w.size()), b = ones.Dot(row, w.data(), w.size());
     EXPECT_TRUE((std::isnan(a) && std::isnan(b)) || std::signbit(a) == std::signbit(b)) << row;
-    if (!std::isnan(a)) EXPECT_EQ(a, b) << row;
+    if (!std::isnan(a)) {
+      EXPECT_EQ(a, b) << row;
+    }
     for (const float step : {0.5f, -0.0f, -3.0f}) {
       std::vector<float> g1 = w, g2 = w;
       g1[1] = std::numeric_limits<float>::quiet_NaN();

@@ -206,7 +206,9 @@ TEST(Tolerance, StopsAtTheFirstEpochWhoseGapIsBelowTolWithTheModelOfThatManyEpoc
     EXPECT_LT(n, 200u) << algo;
     EXPECT_LE(r.epochs.back().gap.relative(), c.tol) << algo;
     for (size_t e = 1; e < n; ++e) {
-      if (r.epochs[e - 1].gap.available) EXPECT_GT(r.epochs[e - 1].gap.relative(), c.tol) << algo << " epoch " << e;
+      if (r.epochs[e - 1].gap.available) {
+        EXPECT_GT(r.epochs[e - 1].gap.relative(), c.tol) << algo << " epoch " << e;
+      }
     }
     // The same stop on one thread, and the model of a plain run of n epochs.
     const TrainResult one = testing::TrainCpu(train, c, 1);
@@ -371,7 +373,9 @@ TEST(PlateauSchedule, DropsTheRateAtEachPlateauAndStopsAtTheLast) {
       best = std::min(best, now);
     }
     EXPECT_EQ(plateaus, r.plateaus) << algo;
-    if (!r.stopped_on_gap) EXPECT_TRUE(r.epochs.back().plateau) << algo;
+    if (!r.stopped_on_gap) {
+      EXPECT_TRUE(r.epochs.back().plateau) << algo;
+    }
     // The same epochs and model on one thread.
     const TrainResult one = testing::TrainCpu(train, c, 1);
     EXPECT_EQ(one.epochs.size(), r.epochs.size()) << algo;

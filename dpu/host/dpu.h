@@ -41,9 +41,9 @@ struct dpu_symbol_t {
   uint32_t size;
 };
 
-typedef enum _dpu_launch_policy_t { DPU_ASYNCHRONOUS, DPU_SYNCHRONOUS } dpu_launch_policy_t;
-typedef enum _dpu_xfer_t { DPU_XFER_TO_DPU, DPU_XFER_FROM_DPU } dpu_xfer_t;
-typedef enum _dpu_xfer_flags_t {
+typedef enum _dpu_launch_policy_t PIMOPT_DPU_ENUM_BASE { DPU_ASYNCHRONOUS, DPU_SYNCHRONOUS } dpu_launch_policy_t;
+typedef enum _dpu_xfer_t PIMOPT_DPU_ENUM_BASE { DPU_XFER_TO_DPU, DPU_XFER_FROM_DPU } dpu_xfer_t;
+typedef enum _dpu_xfer_flags_t PIMOPT_DPU_ENUM_BASE {
   DPU_XFER_DEFAULT = 0,  /* clear the prepared buffers after the transfer */
   DPU_XFER_NO_RESET = 1, /* keep them */
   DPU_XFER_ASYNC = 2,    /* queue the transfer behind a running launch (done in order here) */
@@ -160,7 +160,7 @@ dpu_error_t dpu_log_read(struct dpu_set_t dpu_set, FILE* stream);
  * returned. Here every callback runs at the call, in the calling thread, once the DPUs' work in flight has ended in
  * modeled time (as after dpu_sync): DPU_CALLBACK_ASYNC and DPU_CALLBACK_NONBLOCKING are accepted and change nothing
  * else. */
-typedef enum _dpu_callback_flags_t {
+typedef enum _dpu_callback_flags_t PIMOPT_DPU_ENUM_BASE {
   DPU_CALLBACK_DEFAULT = 0,
   DPU_CALLBACK_ASYNC = 1,
   DPU_CALLBACK_NONBLOCKING = 2,

@@ -8,7 +8,16 @@
 extern "C" {
 #endif
 
-typedef enum dpu_error_t {
+/* The SDK's enums are C enums, whose values are any of their type's: in C++ they take the same underlying type
+ * (unsigned int, GCC's for a C enum without negative values), so that a value outside the enumerators, which a C
+ * program may pass and the library refuses, is a value of the enum in C++ too, not undefined behaviour. */
+#ifdef __cplusplus
+#define PIMOPT_DPU_ENUM_BASE : unsigned int
+#else
+#define PIMOPT_DPU_ENUM_BASE
+#endif
+
+typedef enum dpu_error_t PIMOPT_DPU_ENUM_BASE {
   DPU_OK,
   DPU_ERR_INTERNAL,
   DPU_ERR_SYSTEM,

@@ -15,8 +15,8 @@
 extern "C" {
 #endif
 
-typedef enum _dpu_probe_option_t { DPU_ENERGY, DPU_TIME } dpu_probe_option_t;
-typedef enum _dpu_probe_aggregation_t { DPU_ACCUMULATE, DPU_AVERAGE } dpu_probe_aggregation_t;
+typedef enum _dpu_probe_option_t PIMOPT_DPU_ENUM_BASE { DPU_ENERGY, DPU_TIME } dpu_probe_option_t;
+typedef enum _dpu_probe_aggregation_t PIMOPT_DPU_ENUM_BASE { DPU_ACCUMULATE, DPU_AVERAGE } dpu_probe_aggregation_t;
 
 /* Opaque to the program: filled by dpu_probe_init. */
 struct dpu_probe_t {

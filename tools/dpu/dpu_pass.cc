@@ -146,6 +146,10 @@ bool IsChecked(const Function* f) {
 // The runtime's hooks whose value is fixed for the whole run of a tasklet (its DPU's WRAM image and MRAM heap, its
 // index): declared free of memory effects, so that the optimizer hoists them out of loops and merges repeated calls.
 constexpr const char* kTaskletConstants[] = {"__pimopt_dpu_wram_base", "__pimopt_dpu_me", "__pimopt_dpu_mram_heap"};
+bool IsTaskletConstant(const Function* f) {
+  return f != nullptr && std::any_of(std::begin(kTaskletConstants), std::end(kTaskletConstants),
+                                     [&](const char* name) { return f->getName() == name; });
+}
 
 // The runtime's 32-bit divide routines, by the opcode they replace (udiv, sdiv, urem, srem): they count their own
 // steps (__udivsi3's, ...) and reach no event.
@@ -195,10 +199,8 @@ void InlineMultiplies(Module& m) {
 bool CannotReachEvent(const Function* f) {
   if (f == nullptr) return false;
   if (f->isIntrinsic()) return true;
+  if (IsTaskletConstant(f)) return true;
   const StringRef n = f->getName();
-  for (const char* name : kTaskletConstants) {
-    if (n == name) return true;
-  }
   for (const char* name : kDivideRoutines) {
     if (n == name) return true;
   }
@@ -316,18 +318,13 @@ unsigned NarrowMultiplyProducts(const BinaryOperator& op, const DataLayout& layo
   return 0;
 }
 
-// The issue slots of one instruction, by class (what the DPU compiler makes of it: docs/pim-emulator.md).
 // Whether `v` is the same all along `loop`: defined before it, a tasklet constant (kTaskletConstants), or a cast or a
 // constant offset of such a value (the placement's address of a WRAM global, its image's base plus the global's
 // offset: on the DPU a constant address, not code in the loop).
 bool SameAlongLoop(const Value* v, const Loop& loop) {
   for (int depth = 0; depth < 16; ++depth) {
     if (loop.isLoopInvariant(v)) return true;
-    if (const auto* call = dyn_cast<CallInst>(v)) {
-      const Function* f = call->getCalledFunction();
-      return f != nullptr && std::any_of(std::begin(kTaskletConstants), std::end(kTaskletConstants),
-                                         [&](const char* name) { return f->getName() == name; });
-    }
+    if (const auto* call = dyn_cast<CallInst>(v)) return IsTaskletConstant(call->getCalledFunction());
     if (const auto* gep = dyn_cast<GEPOperator>(v); gep != nullptr && gep->hasAllConstantIndices()) {
       v = gep->getPointerOperand();
     } else if (const auto* cast = dyn_cast<CastInst>(v)) {
@@ -339,7 +336,8 @@ bool SameAlongLoop(const Value* v, const Loop& loop) {
   return false;
 }
 
-// `loop`: the innermost loop the instruction is in (nullptr: none).
+// The issue slots of one instruction, by class (what the DPU compiler makes of it: docs/pim-emulator.md); `loop`: the
+// innermost loop the instruction is in (nullptr: none).
 void CountInstruction(const Instruction& i, std::vector<uint64_t>& counts, const Loop* loop) {
   const Type* t = i.getType()->getScalarType();
   const DataLayout& layout = i.getModule()->getDataLayout();

@@ -86,6 +86,9 @@ class Cocoa final : public Algorithm {
     }
   }
   void ValidateForData(const TrainConfig&, uint64_t) const override {}
+  bool SequentialEpochs(const TrainConfig& config) const override {
+    return config.workers == 1 && config.algorithm_options.As<CocoaOptions>("cocoa").dual_lanes == 1;
+  }
 
   EpochInfo RunEpoch(IBackend& backend, const TrainConfig& config, const Partition& part, int epoch) override {
     const CocoaOptions& options = config.algorithm_options.As<CocoaOptions>("cocoa");

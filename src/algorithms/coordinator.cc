@@ -1,16 +1,22 @@
-#include <chrono>
 #include <algorithm>
+#include <chrono>
 #include <cmath>
+#include <condition_variable>
 #include <cstdio>
 #include <cstring>
+#include <deque>
 #include <exception>
+#include <functional>
+#include <mutex>
 #include <optional>
+#include <thread>
 
 #include "pimopt/algorithms/algorithm.h"
 #include "pimopt/algorithms/checkpoint.h"
 #include "pimopt/algorithms/train.h"
 #include "pimopt/core/error.h"
 #include "pimopt/core/file_util.h"
+#include "pimopt/core/thread_pool.h"
 
 namespace pimopt {
 
@@ -30,6 +36,10 @@ int EvaluationInterval(int epoch) { return std::max(1, epoch / kEvaluationsPerDo
 // often, a faster one is found at most that fraction of the epochs late. Which epochs are evaluated never changes
 // the model; the gaps are the same on every thread count and split into ranks, so the stopping epoch is too.
 constexpr int kMostEpochsSkipped = 8;
+// Evaluations beside the epochs: at most this many snapshots (a model and the duals) wait for the evaluator, and at
+// most this many bytes of them (at least one).
+constexpr size_t kMostSnapshotsAhead = 4;
+constexpr size_t kSnapshotBytesAhead = size_t{64} << 20;
 int NextEvaluationFrom(double previous_gap, int previous_epoch, double gap, int epoch, double tol) {
   if (!(std::isfinite(previous_gap) && gap < previous_gap && gap > tol && epoch > previous_epoch && tol > 0)) return 0;
   const double log_fall_per_epoch = std::log(gap / previous_gap) / (epoch - previous_epoch);  // < 0
@@ -321,55 +331,48 @@ TrainResult Train(const Dataset& train, const Dataset* test, const TrainConfig& 
   }
   const std::vector<Shard> shards = LocalShards(part);
   std::optional<DualityGapScales> gap_scales;  // at the first gap
-  // The certificate of the backend's current state, whose training objective is `primal`. Collective.
-  auto certificate = [&](double primal) {
+  // The certificate of `model`, whose training objective is `primal`: the backend's state after an epoch, with that
+  // state's row duals (`duals`; nullptr: read from the backend now). Collective.
+  auto certificate = [&](const LinearModel& model, const std::vector<float>* duals, double primal) {
     // A dual method's own duals (AlgorithmTraits::row_duals) give the tight certificate.
-    const std::vector<float> duals = config.traits().row_duals ? backend.RowDuals() : std::vector<float>();
+    std::vector<float> own;
+    if (duals == nullptr && config.traits().row_duals) own = backend.RowDuals();
     if (!gap_scales) gap_scales = ComputeDualityGapScales(train, config.objective, comm);
-    return ComputeDualityGap(result.model, train, config.objective, primal, options.eval_pool, comm, shards, duals,
-                             &*gap_scales);
+    return ComputeDualityGap(model, train, config.objective, primal, options.eval_pool, comm, shards,
+                             duals != nullptr ? *duals : own, &*gap_scales);
   };
   const bool spaced_evaluations = !options.evaluate_train && config.tol > 0 && config.objective.l2 > 0 &&
                                   config.schedule != LrSchedule::kPlateau;
+  // The epochs the stopping rule may evaluate: every one without spaced evaluations, else the run's last and the
+  // multiples of EvaluationInterval; of those it evaluates the ones its last gaps ask for (is_due).
+  auto may_be_due = [&](int done) {
+    return !spaced_evaluations || done == config.epochs || done % EvaluationInterval(done) == 0;
+  };
+  auto is_due = [&](int done) {
+    return may_be_due(done) && (!spaced_evaluations || done == config.epochs || done >= progress.evaluate_from);
+  };
+  // The test set is scored after every epoch (else only after the run's last).
+  const bool test_every_epoch = test != nullptr && options.evaluate_test_every_epoch;
   int last_evaluated = result.resumed_from_epoch;
-  for (int epoch = result.resumed_from_epoch; epoch < config.epochs; ++epoch) {
-    const int done = epoch + 1;
-    const bool due = !spaced_evaluations || done == config.epochs ||
-                     (done % EvaluationInterval(done) == 0 && done >= progress.evaluate_from);
-    config.lr_factor = progress.lr_factor;
-    EpochRecord record;
-    record.epoch = done;
-    record.lr = config.traits().uses_learning_rate ? config.LearningRate(epoch) : 0.0;  // 0: none
-    const EpochMeter meter(backend, comm);
-    const auto t0 = Clock::now();
-    record.info = algorithm->RunEpoch(backend, config, part, epoch);
-    progress.algorithm = algorithm->SaveProgress();
-    const auto t1 = Clock::now();
-    meter.Record(record);
-    // A dual method's steps (exact maximizations over bounded duals) cannot leave the model non-finite: with spaced
-    // evaluations its model is exported and checked at the evaluated epochs only (which include the run's last;
-    // on 2^20 features the copy and the check were 2% of a CoCoA run).
-    if (due || !config.traits().row_duals) {
-      backend.ExportModelInto(result.model);
-      CheckFinite(result.model, done, config);
-    }
+  // The stopping rule's part of epoch `done` (its record so far, its training timed): the training metrics where
+  // due, the stopping rule and the certificate, the test set. `model` is the backend's model after the epoch
+  // (exported where due or where the test set is scored), `duals` that state's row duals (nullptr: the backend's
+  // now). Returns whether the run stops after this epoch. It writes `progress`, `last_evaluated`, the record and
+  // the result's stopping fields only, so that it can run beside the next epochs.
+  auto conclude = [&](EpochRecord& record, int done, bool due, const LinearModel& model,
+                      const std::vector<float>* duals, Clock::time_point eval_start) {
     // Without per-epoch train metrics, an epoch that is evaluated to decide whether to stop gets the objective
     // alone (no AUC sort, no second loss); the run's last epoch gets every metric (below, once it is known to be the
     // last).
     const MetricsScope scope =
         options.evaluate_train || done == config.epochs ? MetricsScope::kAll : MetricsScope::kObjective;
     if (due && (options.evaluate_train || done == config.epochs || config.watches_objective())) {
-      record.train = EvaluateAcross(result.model, train, config.objective, options.eval_pool, comm, scope);
+      record.train = EvaluateAcross(model, train, config.objective, options.eval_pool, comm, scope);
       if (!std::isfinite(record.train.objective)) {
         throw InputError(StrCat("training diverged in epoch ", done,
                                 " (the training objective is not finite): ", DivergenceAdvice(config)));
       }
     }
-    record.train_seconds = std::chrono::duration<double>(t1 - t0).count();
-    result.traffic.to_workers_bytes += record.traffic.to_workers_bytes;
-    result.traffic.from_workers_bytes += record.traffic.from_workers_bytes;
-    result.traffic.mpi_bytes += record.traffic.mpi_bytes;
-    if (comm.size() > 1) result.phase_seconds["mpi_comm"] += record.phase_seconds["mpi_comm"];
     // The stopping rule and the plateau schedule (the objective is summed over all ranks: every rank decides the
     // same).
     if (config.watches_objective() && due) {
@@ -401,7 +404,7 @@ TrainResult Train(const Dataset& train, const Dataset* test, const TrainConfig& 
       // spaced), and at the run's last epoch.
       const double gain = std::isfinite(before) ? (before - now) / std::max(std::fabs(now), 1e-300) : INFINITY;
       if (gain / (done - last_evaluated) < kGapCheckGain || result.converged || done == config.epochs) {
-        record.gap = certificate(now);
+        record.gap = certificate(model, duals, now);
       }
       if (config.tol > 0 && record.gap.available && record.gap.relative() <= config.tol) {
         result.converged = true;
@@ -429,6 +432,8 @@ TrainResult Train(const Dataset& train, const Dataset* test, const TrainConfig& 
           ++progress.stall_checks;
         }
         if (progress.stall_epochs >= TrainConfig::kStallEpochs && progress.stall_checks >= TrainConfig::kStallChecks) {
+          // Beside the epochs (below) this reads the backend's diagnostics while it trains: only a backend whose
+          // PrecisionLimits reads nothing an epoch writes (the CPU backend's reads nothing) says it may.
           const std::string limits = backend.PrecisionLimits();
           auto short_number = [](double v) {
             char buf[32];
@@ -446,26 +451,33 @@ TrainResult Train(const Dataset& train, const Dataset* test, const TrainConfig& 
       progress.last_objective = now;
       progress.best_objective = std::isfinite(progress.best_objective) ? std::min(progress.best_objective, now) : now;
     } else if (done == config.epochs) {
-      record.gap = certificate(record.train.objective);  // --tol 0: the last epoch's gap is still reported
+      record.gap = certificate(model, duals, record.train.objective);  // --tol 0: the last epoch's gap is reported
     }
     if (due) last_evaluated = done;
     const bool stops = done == config.epochs || result.converged || !result.stalled.empty();
     if (stops && record.train.rows > 0 && scope == MetricsScope::kObjective) {
-      record.train = EvaluateAcross(result.model, train, config.objective, options.eval_pool, comm);
+      record.train = EvaluateAcross(model, train, config.objective, options.eval_pool, comm);
     }
     // The test set, after the stopping rule (which never looks at it): every epoch, or only the run's last.
-    if (test && (options.evaluate_test_every_epoch || stops)) {
-      record.test = EvaluateAcross(result.model, *test, config.objective, options.eval_pool, comm);
+    if (test != nullptr && (test_every_epoch || stops)) {
+      record.test = EvaluateAcross(model, *test, config.objective, options.eval_pool, comm);
     }
-    record.eval_seconds = std::chrono::duration<double>(Clock::now() - t1).count();
+    record.eval_seconds = std::chrono::duration<double>(Clock::now() - eval_start).count();
+    result.plateaus = progress.plateaus;
+    return stops;
+  };
+  // Epoch `done`'s record joins the result: its sums, its callbacks, its checkpoint.
+  auto commit = [&](EpochRecord record, int done, bool stops) {
+    result.traffic.to_workers_bytes += record.traffic.to_workers_bytes;
+    result.traffic.from_workers_bytes += record.traffic.from_workers_bytes;
+    result.traffic.mpi_bytes += record.traffic.mpi_bytes;
+    if (comm.size() > 1) result.phase_seconds["mpi_comm"] += record.phase_seconds["mpi_comm"];
     result.train_seconds += record.train_seconds;
     result.eval_seconds += record.eval_seconds;
-    result.plateaus = progress.plateaus;
     if (options.on_epoch) options.on_epoch(record);
     result.epochs.push_back(std::move(record));
     if (!options.checkpoint_path.empty() && options.checkpoint_every > 0 &&
-        (done % options.checkpoint_every == 0 || done == config.epochs || result.converged ||
-         !result.stalled.empty())) {
+        (done % options.checkpoint_every == 0 || stops)) {
       BackendState state = GatherState(backend.SaveState(), comm, config.workers);
       if (comm.rank() == 0) {
         WriteCheckpoint({identity, done, progress, backend.name(), std::move(state)}, options.checkpoint_path);
@@ -473,13 +485,188 @@ TrainResult Train(const Dataset& train, const Dataset* test, const TrainConfig& 
       comm.Barrier();  // every rank returns after the checkpoint exists
     }
     if (options.after_epoch) options.after_epoch(done);
-    if (result.converged || !result.stalled.empty()) break;
+  };
+  // An epoch's training: the algorithm's epoch on the backend, metered and timed.
+  auto run_epoch = [&](int epoch) {
+    EpochRecord record;
+    record.epoch = epoch + 1;
+    record.lr = config.traits().uses_learning_rate ? config.LearningRate(epoch) : 0.0;  // 0: none
+    const EpochMeter meter(backend, comm);
+    const auto t0 = Clock::now();
+    record.info = algorithm->RunEpoch(backend, config, part, epoch);
+    const auto t1 = Clock::now();
+    meter.Record(record);
+    record.train_seconds = std::chrono::duration<double>(t1 - t0).count();
+    return record;
+  };
+  // Evaluations beside the epochs (docs/algorithms.md "Evaluations beside the epochs"): where an epoch is one
+  // worker's sequential pass on one thread, a second thread evaluates each epoch (on snapshots of its model and
+  // duals) while this one trains the next. The same epochs are evaluated, the run stops at the same epoch with the
+  // same model, records and certificate as when the two alternate, and the epochs trained past the stop are dropped.
+  // Not with checkpoints (each holds the state of its own epoch), a final state to keep, a hook between epochs, the
+  // plateau schedule (its learning rate follows the evaluations) or MPI (evaluations are collective).
+  result.evaluations_beside_epochs =
+      comm.size() == 1 && options.eval_pool != nullptr && options.eval_pool->UsableThreads() >= 2 &&
+      !ThreadPool::RunsInline() && config.traits().row_duals && algorithm->SequentialEpochs(config) &&
+      backend.RunsAWorkerOnOneThread() && options.checkpoint_path.empty() && !options.keep_final_state &&
+      !options.after_epoch && config.schedule != LrSchedule::kPlateau && result.resumed_from_epoch < config.epochs;
+  if (!result.evaluations_beside_epochs) {
+    for (int epoch = result.resumed_from_epoch; epoch < config.epochs; ++epoch) {
+      const int done = epoch + 1;
+      const bool due = is_due(done);
+      config.lr_factor = progress.lr_factor;
+      EpochRecord record = run_epoch(epoch);
+      progress.algorithm = algorithm->SaveProgress();
+      const auto t1 = Clock::now();
+      // A dual method's steps (exact maximizations over bounded duals) cannot leave the model non-finite: with
+      // spaced evaluations its model is exported and checked at the evaluated epochs only (which include the run's
+      // last; on 2^20 features the copy and the check were 2% of a CoCoA run) and where the test set is scored.
+      if (due || !config.traits().row_duals || test_every_epoch) {
+        backend.ExportModelInto(result.model);
+        CheckFinite(result.model, done, config);
+      }
+      const bool stops = conclude(record, done, due, result.model, nullptr, t1);
+      commit(std::move(record), done, stops);
+      if (stops) break;
+    }
+    result.traffic.syncs = backend.Traffic().syncs;
+  } else {
+    // What the evaluator takes, in epoch order: an epoch's record and, where it may be evaluated, snapshots of the
+    // model, the duals and the backend's counters (the run may stop there); where only the test set is scored, the
+    // model.
+    struct Snapshot {
+      EpochRecord record;
+      int done = 0;
+      bool may_be_due = false;
+      LinearModel model;
+      std::vector<float> duals;
+      std::map<std::string, double> counters;
+      uint64_t syncs = 0;
+    };
+    struct Concluded {
+      EpochRecord record;
+      int done = 0;
+      bool stops = false;
+    };
+    std::mutex mutex;
+    std::condition_variable changed;
+    std::deque<Snapshot> waiting;     // to the evaluator
+    std::deque<Concluded> concluded;  // back, to be committed on this thread (callbacks never run beside an epoch)
+    int snapshots_waiting = 0;        // of `waiting` and the one being evaluated, those with duals
+    bool no_more = false, stopped = false;
+    std::exception_ptr failure;
+    Snapshot stop;  // the epoch the run stops at
+    // At most this many snapshots wait (each a model and the duals): the trainer runs at most that many evaluated
+    // epochs ahead.
+    const size_t snapshot_bytes = 4 * (train.num_features() + 1 + train.num_rows());
+    const int snapshots_ahead = static_cast<int>(
+        std::clamp<size_t>(kSnapshotBytesAhead / std::max<size_t>(1, snapshot_bytes), 1, kMostSnapshotsAhead));
+    config.lr_factor = progress.lr_factor;  // no plateau schedule here: it stays
+    std::thread evaluator([&] {
+      const ThreadPool::InlineScope inline_phases;  // the evaluations' phases run on this thread alone
+      try {
+        for (;;) {
+          Snapshot at;
+          {
+            std::unique_lock<std::mutex> lock(mutex);
+            changed.wait(lock, [&] { return !waiting.empty() || no_more; });
+            if (waiting.empty()) return;
+            at = std::move(waiting.front());
+            waiting.pop_front();
+          }
+          const auto start = Clock::now();
+          const bool due = is_due(at.done);
+          PIMOPT_CHECK(!due || at.may_be_due, "an evaluated epoch without its snapshot");
+          if (due) CheckFinite(at.model, at.done, config);
+          const bool stops = conclude(at.record, at.done, due, at.model, &at.duals, start);
+          {
+            std::lock_guard<std::mutex> lock(mutex);
+            if (at.may_be_due) --snapshots_waiting;
+            concluded.push_back({std::move(at.record), at.done, stops});
+            if (stops) {
+              stopped = true;
+              stop = std::move(at);
+            }
+          }
+          changed.notify_all();
+          if (stops) return;
+        }
+      } catch (...) {
+        std::lock_guard<std::mutex> lock(mutex);
+        failure = std::current_exception();
+        stopped = true;
+        changed.notify_all();
+      }
+    });
+    auto end_evaluator = [&](bool drop_waiting) {
+      {
+        std::lock_guard<std::mutex> lock(mutex);
+        no_more = true;
+        if (drop_waiting) waiting.clear();
+      }
+      changed.notify_all();
+      if (evaluator.joinable()) evaluator.join();
+    };
+    // Commits the concluded epochs in order; then raises the evaluator's failure, if any.
+    auto commit_concluded = [&] {
+      for (;;) {
+        Concluded c;
+        {
+          std::lock_guard<std::mutex> lock(mutex);
+          if (concluded.empty()) {
+            if (failure) std::rethrow_exception(failure);
+            return;
+          }
+          c = std::move(concluded.front());
+          concluded.pop_front();
+        }
+        commit(std::move(c.record), c.done, c.stops);
+      }
+    };
+    {
+      // However this block is left (an epoch's or a callback's exception), the evaluator ends first.
+      struct EndsEvaluator {
+        std::function<void()> end;
+        ~EndsEvaluator() { end(); }
+      } ends_evaluator{[&] { end_evaluator(true); }};
+      const ThreadPool::InlineScope inline_phases;  // the epochs' phases run on this thread alone
+      for (int epoch = result.resumed_from_epoch; epoch < config.epochs; ++epoch) {
+        commit_concluded();
+        {
+          std::unique_lock<std::mutex> lock(mutex);
+          changed.wait(lock, [&] { return stopped || snapshots_waiting < snapshots_ahead; });
+          if (stopped) break;
+        }
+        // (The algorithm's progress is a checkpoint's: none is written here.)
+        Snapshot at;
+        at.record = run_epoch(epoch);
+        at.done = epoch + 1;
+        at.may_be_due = may_be_due(at.done);
+        if (at.may_be_due || test_every_epoch) backend.ExportModelInto(at.model);
+        if (at.may_be_due) {
+          at.duals = backend.RowDuals();
+          at.counters = backend.Counters();
+          at.syncs = backend.Traffic().syncs;
+        }
+        {
+          std::lock_guard<std::mutex> lock(mutex);
+          if (at.may_be_due) ++snapshots_waiting;
+          waiting.push_back(std::move(at));
+        }
+        changed.notify_all();
+      }
+      end_evaluator(false);  // it concludes what waits, up to the stop
+    }
+    commit_concluded();
+    PIMOPT_CHECK(stopped, "a run with evaluations beside its epochs ended without its last epoch's");
+    result.model = std::move(stop.model);
+    result.backend_counters = std::move(stop.counters);
+    result.traffic.syncs = stop.syncs;
   }
   if (options.keep_final_state) result.final_state = backend.SaveState();
   result.model.positive_label_value = train.positive_label_value;
   result.model.negative_label_value = train.negative_label_value;
   for (const auto& [phase, seconds] : backend.PhaseSeconds()) result.phase_seconds[phase] = seconds;
-  result.traffic.syncs = backend.Traffic().syncs;
   return result;
 }
 

@@ -184,9 +184,9 @@ DualityGap ComputeDualityGap(const LinearModel& model, const Dataset& local, con
       chunks.push_back({b, std::min(piece.end, b + static_cast<uint32_t>(kRowChunk))});
   }
   const double x_unit = std::ldexp(1.0, x_exp), q_unit = std::ldexp(1.0, row_exp);
-  // One accumulator per host thread (integer sums: the grouping of chunks does not change the result).
+  // One accumulator per thread of the phase (integer sums: the grouping of chunks does not change the result).
   const size_t width = width_v * candidates;
-  const size_t slots = std::max<size_t>(1, std::min<size_t>(chunks.size(), pool ? pool->NumThreads() : 1));
+  const size_t slots = std::max<size_t>(1, pool ? static_cast<size_t>(pool->ThreadsOfPhase(chunks.size())) : 1);
   std::vector<std::vector<int64_t>> partial(slots);
   auto accumulate = [&](size_t slot) {
     std::vector<int64_t>& acc = partial[slot];

@@ -209,6 +209,11 @@ void ThreadPool::WorkerLoop(Slot& slot) {
   }
 }
 
+bool ThreadPool::RunsInline() { return t_in_pool_task; }
+
+ThreadPool::InlineScope::InlineScope() : was_inline_(t_in_pool_task) { t_in_pool_task = true; }
+ThreadPool::InlineScope::~InlineScope() { t_in_pool_task = was_inline_; }
+
 int ThreadPool::PhaseThreads(size_t num_tasks, int max_threads) const {
   if (num_tasks <= 1 || t_in_pool_task) return 1;
   if (max_threads <= 0) max_threads = usable_threads_;

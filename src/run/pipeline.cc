@@ -196,7 +196,7 @@ RunOutcome TrainAndEvaluate(const RunConfig& c, const RunData& data, IBackend& b
   inputs.config = &c;
   inputs.data = &data;
   inputs.result = &outcome.result;
-  inputs.backend_counters = backend.Counters();
+  inputs.backend_counters = outcome.result.backend_counters ? *outcome.result.backend_counters : backend.Counters();
   inputs.projection = outcome.projection;
   inputs.cross_validation = outcome.cross_validation ? &*outcome.cross_validation : nullptr;
   inputs.pool = &pool;

@@ -135,7 +135,10 @@ json BuildReport(const ReportInputs& in) {
                         {"eval_wall_seconds", result.eval_seconds},
                         {"load_wall_seconds", load_seconds},
                         {"seconds_per_epoch", result.train_seconds / static_cast<double>(result.epochs.size())},
-                        {"phases_seconds", std::move(phases)}};
+                        {"phases_seconds", std::move(phases)},
+                        // The evaluations ran on a second thread beside the epochs: eval_wall_seconds overlaps
+                        // train_wall_seconds (docs/algorithms.md "Evaluations beside the epochs").
+                        {"evaluations_beside_epochs", result.evaluations_beside_epochs}};
   report["traffic"] = TrafficToJson(result.traffic);
   for (const auto& [key, value] : in.backend_counters) report["backend_counters"][key] = value;
   report["resumed_from_epoch"] = result.resumed_from_epoch;
@@ -227,9 +230,14 @@ std::string FormatRunHeader(const RunConfig& c, const RunData& d, const ThreadPo
   for (const std::string& note : d.notes) s += StrCat("note: ", note, "\n");
   if (pool.UsableThreads() > 1 && c.train.workers == 1 && c.train.batch == 1 &&
       c.train.traits().batch_meaning != BatchMeaning::kFullBatch) {  // newton's passes split over the threads
-    s += StrCat("note: a step of one row does not split: this run uses one of the ", pool.UsableThreads(),
-                " threads; mbsgd (--batch 64 or more) or ma / admm (--workers ", pool.UsableThreads(),
-                " or more) use them all (README, \"Threads\")\n");
+    if (c.train.traits().row_duals) {  // a sequential dual pass: its evaluations run beside it (Train)
+      s += StrCat("note: a step of one row does not split: this run's epochs use one of the ", pool.UsableThreads(),
+                  " threads and its evaluations another, beside them (without --checkpoint; README, \"Threads\")\n");
+    } else {
+      s += StrCat("note: a step of one row does not split: this run uses one of the ", pool.UsableThreads(),
+                  " threads; mbsgd (--batch 64 or more) or ma / admm (--workers ", pool.UsableThreads(),
+                  " or more) use them all (README, \"Threads\")\n");
+    }
   }
   if (c.cv_folds > 0)
     return s + StrCat(c.cv_folds, "-fold cross-validation on the training set, then training on all of it");

@@ -1,12 +1,17 @@
 // Every algorithm learns: held-out accuracy close to the planted model's, the objective falls, ADMM's residuals
 // shrink and its L1 step produces sparsity.
-#include <ostream>
-#include <stdexcept>
-
 #include <gtest/gtest.h>
 
+#include <cmath>
+#include <map>
+#include <ostream>
+#include <stdexcept>
+#include <string>
+
 #include "pimopt/algorithms/admm.h"
+#include "pimopt/backends/cpu/cpu_backend.h"
 #include "pimopt/core/rng.h"
+#include "pimopt/core/thread_pool.h"
 #include "test_util.h"
 
 namespace pimopt {
@@ -224,6 +229,18 @@ TEST(Tolerance, StopsAtTheFirstEpochWhoseGapIsBelowTolWithTheModelOfThatManyEpoc
   }
 }
 
+// CoCoA on one worker, L2 1e-4, --tol 1e-3: slow enough to need a few hundred epochs to the certificate on SmallSparse(1500, 1 << 10).
+TrainConfig CertifiedCocoa(LossKind loss, int epochs) {
+  TrainConfig c;
+  c.algorithm = "cocoa";
+  c.objective.loss = loss;
+  c.objective.l2 = 1e-4;
+  c.workers = 1;
+  c.epochs = epochs;
+  c.tol = 1e-3;
+  return c;
+}
+
 // Without per-epoch train metrics a run that stops on its certificate evaluates F and the gap only at spaced epochs
 // (every epoch up to 32, then multiples of epoch / 32), and once two gaps show how fast the gap falls, only from the
 // epoch at which it would have covered half its way to tol (at most epoch / 8 later): the same models epoch by
@@ -232,13 +249,7 @@ TEST(Tolerance, StopsAtTheFirstEpochWhoseGapIsBelowTolWithTheModelOfThatManyEpoc
 // not evaluate. A run killed and resumed from a checkpoint evaluates at the same epochs and stops at the same one.
 TEST(Tolerance, WithoutTrainMetricsTheCertificateIsCheckedAtSpacedEpochs) {
   const Dataset train = testing::SmallSparse(1500, 1 << 10, 5);
-  TrainConfig c;
-  c.algorithm = "cocoa";
-  c.objective.loss = LossKind::kHinge;
-  c.objective.l2 = 1e-4;  // slow enough to need a few hundred epochs at tol 1e-3
-  c.workers = 1;
-  c.epochs = 2000;
-  c.tol = 1e-3;
+  const TrainConfig c = CertifiedCocoa(LossKind::kHinge, 2000);
   ThreadPool pool(2);
   auto run = [&](bool every_epoch, int epochs, double tol, TrainOptions options = {}) {
     TrainConfig config = c;
@@ -311,6 +322,120 @@ TEST(Tolerance, WithoutTrainMetricsTheCertificateIsCheckedAtSpacedEpochs) {
     EXPECT_EQ(resumed.epochs[e].train.rows, spaced.epochs[killed_at + e].train.rows) << "epoch " << killed_at + e + 1;
   }
   EXPECT_EQ(resumed.model.weights, spaced.model.weights);
+}
+
+// The metrics of two evaluations, NaN equal to NaN (bit for bit otherwise).
+void ExpectSameMetrics(const Metrics& a, const Metrics& b, const std::string& what) {
+  auto same = [](double x, double y) { return (std::isnan(x) && std::isnan(y)) || x == y; };
+  EXPECT_EQ(a.rows, b.rows) << what;
+  EXPECT_TRUE(same(a.objective, b.objective)) << what << ": objective " << a.objective << " against " << b.objective;
+  EXPECT_TRUE(same(a.accuracy, b.accuracy)) << what << ": accuracy";
+  EXPECT_TRUE(same(a.auc, b.auc)) << what << ": auc";
+  EXPECT_TRUE(same(a.log_loss, b.log_loss)) << what << ": log loss";
+  EXPECT_TRUE(same(a.hinge_loss, b.hinge_loss)) << what << ": hinge loss";
+}
+
+// One sequential worker (CoCoA, --workers 1) on two threads: the stopping rule's evaluations run on the second
+// thread while the first trains the next epochs. The run is the one that alternates them on one thread, record for
+// record (the same evaluated epochs, objectives, certificates and test metrics), stopping at the same epoch with the
+// same model, counters and syncs; the epochs trained past the stop are dropped. Spaced evaluations and evaluations
+// every epoch, the hinge and the logistic loss, a run that ends at --epochs.
+TEST(Tolerance, EvaluationsBesideTheEpochsGiveTheRunThatAlternatesThem) {
+  const Dataset train = testing::SmallSparse(1500, 1 << 10, 5);
+  const Dataset test = testing::SmallSparse(400, 1 << 10, 6, 1500);
+  ThreadPool one(1);
+  ThreadPool three(3, /*use_all_threads=*/true);  // beside even on a machine of one CPU
+  for (LossKind loss : {LossKind::kHinge, LossKind::kLogistic}) {
+    for (bool every_epoch : {false, true}) {
+      for (int epochs : {2000, 40}) {
+        const TrainConfig c = CertifiedCocoa(loss, epochs);
+        const std::string what =
+            StrCat(LossName(loss), every_epoch ? ", every epoch" : ", spaced", ", --epochs ", epochs);
+        auto run = [&](ThreadPool& pool, std::map<std::string, double>* counters) {
+          CpuBackend backend(pool);
+          TrainOptions options;
+          options.eval_pool = &pool;
+          options.evaluate_train = every_epoch;
+          TrainResult r = Train(train, &test, c, backend, options);
+          *counters = r.backend_counters ? *r.backend_counters : backend.Counters();
+          return r;
+        };
+        std::map<std::string, double> alone_counters, beside_counters;
+        const TrainResult alone = run(one, &alone_counters);
+        const TrainResult beside = run(three, &beside_counters);
+        EXPECT_FALSE(alone.evaluations_beside_epochs) << what;
+        ASSERT_TRUE(beside.evaluations_beside_epochs) << what;
+        ASSERT_EQ(alone.epochs.size(), beside.epochs.size()) << what;
+        EXPECT_EQ(alone.stopped_on_gap, beside.stopped_on_gap) << what;
+        EXPECT_EQ(alone.stopped_on_gap, epochs == 2000) << what;
+        for (size_t e = 0; e < alone.epochs.size(); ++e) {
+          const EpochRecord &a = alone.epochs[e], &b = beside.epochs[e];
+          const std::string at = StrCat(what, ", epoch ", e + 1);
+          EXPECT_EQ(b.epoch, static_cast<int>(e) + 1) << at;
+          ExpectSameMetrics(a.train, b.train, at);
+          ASSERT_EQ(a.test.has_value(), b.test.has_value()) << at;
+          ASSERT_TRUE(a.test.has_value()) << at;
+          ExpectSameMetrics(*a.test, *b.test, at + ", test");
+          EXPECT_EQ(a.gap.available, b.gap.available) << at;
+          if (a.gap.available && b.gap.available) {
+            EXPECT_EQ(a.gap.primal, b.gap.primal) << at;
+            EXPECT_EQ(a.gap.dual, b.gap.dual) << at;
+          }
+          EXPECT_EQ(a.traffic.syncs, b.traffic.syncs) << at;
+        }
+        EXPECT_EQ(alone.model.weights, beside.model.weights) << what;
+        EXPECT_EQ(alone.model.bias, beside.model.bias) << what;
+        EXPECT_EQ(alone_counters, beside_counters) << what;
+        EXPECT_EQ(alone.traffic.syncs, beside.traffic.syncs) << what;
+      }
+    }
+  }
+}
+
+// With spaced evaluations the test set is still scored with each epoch's own model: an epoch between two
+// evaluations scores as a run that evaluated every epoch scores it (the model there is the same), never with the
+// model of the last evaluated epoch.
+TEST(Tolerance, BetweenSpacedEvaluationsTheTestSetIsScoredWithThatEpochsModel) {
+  const Dataset train = testing::SmallSparse(1500, 1 << 10, 5);
+  const Dataset test = testing::SmallSparse(400, 1 << 10, 6, 1500);
+  const TrainConfig c = CertifiedCocoa(LossKind::kHinge, 2000);
+  for (int threads : {1, 2}) {
+    ThreadPool pool(threads, /*use_all_threads=*/true);
+    auto run = [&](bool every_epoch) {
+      CpuBackend backend(pool);
+      TrainOptions options;
+      options.eval_pool = &pool;
+      options.evaluate_train = every_epoch;
+      return Train(train, &test, c, backend, options);
+    };
+    const TrainResult dense = run(true), spaced = run(false);
+    ASSERT_GT(dense.epochs.size(), 64u);
+    size_t between = 0;
+    for (size_t e = 0; e < std::min(dense.epochs.size(), spaced.epochs.size()); ++e) {
+      const std::string at = StrCat(threads, " threads, epoch ", e + 1);
+      ASSERT_TRUE(spaced.epochs[e].test.has_value()) << at;
+      EXPECT_EQ(spaced.epochs[e].test->accuracy, dense.epochs[e].test->accuracy) << at;
+      EXPECT_EQ(spaced.epochs[e].test->objective, dense.epochs[e].test->objective) << at;
+      between += spaced.epochs[e].train.rows == 0;
+    }
+    EXPECT_GT(between, 10u) << "the spaced run evaluates every epoch: the test proves nothing";
+  }
+}
+
+// An exception on the training thread (here a progress callback's) while evaluations run beside the epochs ends
+// the evaluator and reaches the caller.
+TEST(Tolerance, AnExceptionBesideTheEvaluationsReachesTheCaller) {
+  const Dataset train = testing::SmallSparse(1500, 1 << 10, 5);
+  const TrainConfig c = CertifiedCocoa(LossKind::kHinge, 2000);
+  ThreadPool pool(2, /*use_all_threads=*/true);
+  CpuBackend backend(pool);
+  TrainOptions options;
+  options.eval_pool = &pool;
+  options.evaluate_train = false;
+  options.on_epoch = [](const EpochRecord& r) {
+    if (r.epoch == 70) throw std::runtime_error("stopped by the callback");
+  };
+  EXPECT_THROW(Train(train, nullptr, c, backend, options), std::runtime_error);
 }
 
 // Without L2 regularization there is no certificate (the conjugate of the regularizer is not finite): --tol then

@@ -145,8 +145,8 @@ TEST_F(Cli, TrainWritesModelReportAndLiblinearExport) {
 
 // --scale travels with the model: the model file and the LIBLINEAR export score raw features, so predict and
 // liblinear-predict on the unscaled test file reproduce the run's test accuracy.
-// The header's note that a step of one row runs on one thread: for SGD and cocoa at batch 1 with threads to spare,
-// never for newton, whose passes split over them.
+// The header's note that a step of one row runs on one thread: for SGD and cocoa at batch 1 with threads to spare
+// (cocoa's evaluations on another), never for newton, whose passes split over them.
 TEST_F(Cli, TheOneThreadNoteIsForOneRowStepsOnly) {
   const std::string note = "a step of one row does not split";
   for (const std::string algo : {"sgd", "cocoa", "newton"}) {
@@ -154,6 +154,9 @@ TEST_F(Cli, TheOneThreadNoteIsForOneRowStepsOnly) {
     ASSERT_EQ(r.exit_code, 0) << r.output;
     const bool spare_threads = std::thread::hardware_concurrency() > 1;  // the note needs a second usable CPU
     EXPECT_EQ(r.output.find(note) != std::string::npos, algo != "newton" && spare_threads) << algo << "\n" << r.output;
+    // cocoa's evaluations run beside its epochs on another thread; SGD is pointed to the algorithms that use them.
+    EXPECT_EQ(r.output.find("its evaluations another") != std::string::npos, algo == "cocoa" && spare_threads)
+        << algo << "\n" << r.output;
   }
 }
 

@@ -100,6 +100,10 @@ class Algorithm {
   virtual EpochInfo RunEpoch(IBackend& backend, const TrainConfig& config, const Partition& part, int epoch) = 0;
   // The parameters the algorithm resolves from what only the run knows (ADMM's --rho auto), before --lr auto.
   virtual void ResolveAuto(TrainConfig&) const {}
+  // Its epochs are one worker's sequential pass (CoCoA with one worker and one lane): on a backend that runs a
+  // worker on one thread (IBackend::RunsAWorkerOnOneThread) an epoch leaves the other threads idle, and Train
+  // evaluates beside the epochs.
+  virtual bool SequentialEpochs(const TrainConfig&) const { return false; }
   // The weight of a proximal term its local steps take besides the L2 decay (ADMM's rho; 0 without), which bounds
   // --lr auto.
   virtual double ProximalWeight(const TrainConfig&) const { return 0; }

@@ -181,6 +181,10 @@ class IBackend {
   // resolution and range, with what it measured, e.g. saturation events); "" when its arithmetic is float. Asked
   // when a run's certificate stalls, to say why. May read diagnostics, as Counters().
   virtual std::string PrecisionLimits() { return ""; }
+  // One worker's LocalSolve and the sync after it run on the calling thread, and Counters, RowDuals, PrecisionLimits,
+  // Traffic and ExportModelInto read nothing another thread's evaluation writes: with one sequential worker
+  // (Algorithm::SequentialEpochs), Train evaluates an epoch on a second thread while this backend trains the next.
+  virtual bool RunsAWorkerOnOneThread() const { return false; }
 
   // The duals beta_i of this process's rows, in local row order (with AlgorithmTraits::row_duals; else empty), for
   // the duality-gap certificate. A diagnostic read, never counted as training traffic or time.

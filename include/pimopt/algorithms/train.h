@@ -58,6 +58,12 @@ struct TrainResult {
   // warm start for another run.
   BackendState final_state;
   Partition partition;         // this process's part of the run
+  // The stopping rule's evaluations ran on a second thread beside the epochs (Train; docs/algorithms.md
+  // "Evaluations beside the epochs"): the same records and model, eval_seconds overlapping train_seconds.
+  bool evaluations_beside_epochs = false;
+  // The backend's counters (IBackend::Counters) at the returned model where the backend trained past it (the epochs
+  // run beside the stopping epoch's evaluation, dropped); unset: the backend's own are the run's.
+  std::optional<std::map<std::string, double>> backend_counters;
 };
 
 struct TrainOptions {

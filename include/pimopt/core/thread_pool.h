@@ -87,6 +87,24 @@ class ThreadPool {
     }
     RunPhase(num_tasks, TaskRef(fn), threads);
   }
+  // True on a thread that runs a pool's task or holds an InlineScope: its ParallelFor calls run inline.
+  static bool RunsInline();
+  // The threads a ParallelFor of `num_tasks` tasks from this thread would run on (1 where it runs inline): for a
+  // caller that keeps one accumulator per thread.
+  int ThreadsOfPhase(size_t num_tasks) const { return PhaseThreads(num_tasks, 0); }
+  // For its lifetime, this thread's ParallelFor calls (on any pool) run their tasks inline: for a thread that works
+  // beside another outside the pool (Train's evaluations beside the epochs), so that neither wakes the pool's
+  // threads onto the CPUs the two already use.
+  class InlineScope {
+   public:
+    InlineScope();
+    ~InlineScope();
+    InlineScope(const InlineScope&) = delete;
+    InlineScope& operator=(const InlineScope&) = delete;
+
+   private:
+    bool was_inline_;
+  };
   // ParallelFor on ThreadsFor(work_ns, num_tasks) threads.
   template <typename Fn>
   void ParallelForWork(size_t num_tasks, double work_ns, Fn&& fn) {

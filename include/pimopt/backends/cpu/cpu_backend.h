@@ -52,6 +52,7 @@ class CpuBackend final : public IBackend {
   // workers visited every row again, since Setup (or the resume).
   std::map<std::string, double> Counters() override;
   std::vector<float> RowDuals() override { return row_duals_; }
+  bool RunsAWorkerOnOneThread() const override { return true; }
   // The second-order verbs (cpu_newton.cc).
   PrimalDerivatives PrimalDerivativesAtGlobal() override;
   void CurvatureTimes(std::span<const double> v, std::span<double> out) override;

@@ -281,6 +281,141 @@ void CheckFinite(const LinearModel& model, int epoch, const TrainConfig& config)
   }
 }
 
+// An epoch as the training thread hands it to the evaluator (evaluations beside the epochs): its record and, where
+// the stopping rule may evaluate it, snapshots of the model, the duals and the backend's counters and syncs (the
+// run may stop there); where only the test set is scored, the model.
+struct EpochSnapshot {
+  EpochRecord record;
+  int done = 0;
+  bool may_be_due = false;
+  LinearModel model;
+  std::vector<float> duals;
+  std::map<std::string, double> counters;
+  uint64_t syncs = 0;
+};
+
+// How many snapshots of `floats_per_snapshot` floats may wait for the evaluator: at most kMostSnapshotsAhead and
+// kSnapshotBytesAhead of them, at least one.
+int SnapshotsAhead(size_t floats_per_snapshot) {
+  const size_t bytes = std::max<size_t>(1, 4 * floats_per_snapshot);
+  return static_cast<int>(std::clamp<size_t>(kSnapshotBytesAhead / bytes, 1, kMostSnapshotsAhead));
+}
+
+// Evaluations beside the epochs (Train): a thread that concludes the epochs the training thread hands it, in order
+// (`conclude` evaluates one where due and applies the stopping rule; true: the run stops there), and hands them back
+// to be committed on the training thread, where the callbacks run. Its phases run inline on its own thread.
+class EvaluatorThread {
+ public:
+  EvaluatorThread(int snapshots_ahead, std::function<bool(EpochSnapshot&)> conclude)
+      : snapshots_ahead_(snapshots_ahead), conclude_(std::move(conclude)), thread_([this] { Run(); }) {}
+  // However the training thread leaves (an epoch's or a callback's exception), the evaluator ends first.
+  ~EvaluatorThread() { End(/*drop_waiting=*/true); }
+  EvaluatorThread(const EvaluatorThread&) = delete;
+  EvaluatorThread& operator=(const EvaluatorThread&) = delete;
+
+  // Waits until fewer than `snapshots_ahead` snapshots wait; false once the run has stopped or the evaluator failed.
+  bool WaitForRoom() {
+    std::unique_lock<std::mutex> lock(mutex_);
+    changed_.wait(lock, [&] { return stopped_ || snapshots_waiting_ < snapshots_ahead_; });
+    return !stopped_;
+  }
+  void Hand(EpochSnapshot at) {
+    {
+      std::lock_guard<std::mutex> lock(mutex_);
+      if (at.may_be_due) ++snapshots_waiting_;
+      waiting_.push_back(std::move(at));
+    }
+    changed_.notify_all();
+  }
+  // Calls commit(epoch, stops) for each concluded epoch in order; then rethrows the evaluator's failure, if any.
+  template <typename Commit>
+  void CommitConcluded(Commit&& commit) {
+    for (;;) {
+      Concluded c;
+      {
+        std::lock_guard<std::mutex> lock(mutex_);
+        if (concluded_.empty()) {
+          if (failure_) std::rethrow_exception(failure_);
+          return;
+        }
+        c = std::move(concluded_.front());
+        concluded_.pop_front();
+      }
+      commit(c.at, c.stops);
+    }
+  }
+  // Nothing more to hand: the evaluator concludes what waits, up to the stop, and ends.
+  void Finish() { End(/*drop_waiting=*/false); }
+  // After Finish, with everything committed: the epoch the run stopped at (its model, counters and syncs).
+  EpochSnapshot& Stop() {
+    PIMOPT_CHECK(stopped_ && !failure_, "a run with evaluations beside its epochs ended without its last epoch's");
+    return stop_;
+  }
+
+ private:
+  struct Concluded {
+    EpochSnapshot at;  // its record; the snapshots stay with the stop
+    bool stops = false;
+  };
+  void Run() {
+    const ThreadPool::InlineScope inline_phases;
+    try {
+      for (;;) {
+        EpochSnapshot at;
+        {
+          std::unique_lock<std::mutex> lock(mutex_);
+          changed_.wait(lock, [&] { return !waiting_.empty() || no_more_; });
+          if (waiting_.empty()) return;
+          at = std::move(waiting_.front());
+          waiting_.pop_front();
+        }
+        const bool stops = conclude_(at);
+        {
+          std::lock_guard<std::mutex> lock(mutex_);
+          if (at.may_be_due) --snapshots_waiting_;
+          Concluded c;
+          c.at.record = std::move(at.record);
+          c.at.done = at.done;
+          c.stops = stops;
+          concluded_.push_back(std::move(c));
+          if (stops) {
+            stopped_ = true;
+            stop_ = std::move(at);
+          }
+        }
+        changed_.notify_all();
+        if (stops) return;
+      }
+    } catch (...) {
+      std::lock_guard<std::mutex> lock(mutex_);
+      failure_ = std::current_exception();
+      stopped_ = true;
+      changed_.notify_all();
+    }
+  }
+  void End(bool drop_waiting) {
+    {
+      std::lock_guard<std::mutex> lock(mutex_);
+      no_more_ = true;
+      if (drop_waiting) waiting_.clear();
+    }
+    changed_.notify_all();
+    if (thread_.joinable()) thread_.join();
+  }
+
+  const int snapshots_ahead_;
+  const std::function<bool(EpochSnapshot&)> conclude_;
+  std::mutex mutex_;
+  std::condition_variable changed_;
+  std::deque<EpochSnapshot> waiting_;  // to the evaluator, in epoch order
+  std::deque<Concluded> concluded_;    // back to the training thread
+  int snapshots_waiting_ = 0;          // of `waiting_` and the one being concluded, those that may be due
+  bool no_more_ = false, stopped_ = false;
+  std::exception_ptr failure_;
+  EpochSnapshot stop_;
+  std::thread thread_;  // last: it starts once the members above exist
+};
+
 }  // namespace
 
 TrainResult Train(const Dataset& train, const Dataset* test, const TrainConfig& requested, IBackend& backend,
@@ -531,114 +666,25 @@ TrainResult Train(const Dataset& train, const Dataset* test, const TrainConfig& 
     }
     result.traffic.syncs = backend.Traffic().syncs;
   } else {
-    // What the evaluator takes, in epoch order: an epoch's record and, where it may be evaluated, snapshots of the
-    // model, the duals and the backend's counters (the run may stop there); where only the test set is scored, the
-    // model.
-    struct Snapshot {
-      EpochRecord record;
-      int done = 0;
-      bool may_be_due = false;
-      LinearModel model;
-      std::vector<float> duals;
-      std::map<std::string, double> counters;
-      uint64_t syncs = 0;
-    };
-    struct Concluded {
-      EpochRecord record;
-      int done = 0;
-      bool stops = false;
-    };
-    std::mutex mutex;
-    std::condition_variable changed;
-    std::deque<Snapshot> waiting;     // to the evaluator
-    std::deque<Concluded> concluded;  // back, to be committed on this thread (callbacks never run beside an epoch)
-    int snapshots_waiting = 0;        // of `waiting` and the one being evaluated, those with duals
-    bool no_more = false, stopped = false;
-    std::exception_ptr failure;
-    Snapshot stop;  // the epoch the run stops at
-    // At most this many snapshots wait (each a model and the duals): the trainer runs at most that many evaluated
-    // epochs ahead.
-    const size_t snapshot_bytes = 4 * (train.num_features() + 1 + train.num_rows());
-    const int snapshots_ahead = static_cast<int>(
-        std::clamp<size_t>(kSnapshotBytesAhead / std::max<size_t>(1, snapshot_bytes), 1, kMostSnapshotsAhead));
     config.lr_factor = progress.lr_factor;  // no plateau schedule here: it stays
-    std::thread evaluator([&] {
-      const ThreadPool::InlineScope inline_phases;  // the evaluations' phases run on this thread alone
-      try {
-        for (;;) {
-          Snapshot at;
-          {
-            std::unique_lock<std::mutex> lock(mutex);
-            changed.wait(lock, [&] { return !waiting.empty() || no_more; });
-            if (waiting.empty()) return;
-            at = std::move(waiting.front());
-            waiting.pop_front();
-          }
-          const auto start = Clock::now();
-          const bool due = is_due(at.done);
-          PIMOPT_CHECK(!due || at.may_be_due, "an evaluated epoch without its snapshot");
-          if (due) CheckFinite(at.model, at.done, config);
-          const bool stops = conclude(at.record, at.done, due, at.model, &at.duals, start);
-          {
-            std::lock_guard<std::mutex> lock(mutex);
-            if (at.may_be_due) --snapshots_waiting;
-            concluded.push_back({std::move(at.record), at.done, stops});
-            if (stops) {
-              stopped = true;
-              stop = std::move(at);
-            }
-          }
-          changed.notify_all();
-          if (stops) return;
-        }
-      } catch (...) {
-        std::lock_guard<std::mutex> lock(mutex);
-        failure = std::current_exception();
-        stopped = true;
-        changed.notify_all();
-      }
+    // The evaluator concludes the epochs in order, deciding itself which are due (it owns `progress` until it ends).
+    EvaluatorThread evaluator(SnapshotsAhead(train.num_features() + 1 + train.num_rows()), [&](EpochSnapshot& at) {
+      const auto start = Clock::now();
+      const bool due = is_due(at.done);
+      PIMOPT_CHECK(!due || at.may_be_due, "an evaluated epoch without its snapshot");
+      if (due) CheckFinite(at.model, at.done, config);
+      return conclude(at.record, at.done, due, at.model, &at.duals, start);
     });
-    auto end_evaluator = [&](bool drop_waiting) {
-      {
-        std::lock_guard<std::mutex> lock(mutex);
-        no_more = true;
-        if (drop_waiting) waiting.clear();
-      }
-      changed.notify_all();
-      if (evaluator.joinable()) evaluator.join();
-    };
-    // Commits the concluded epochs in order; then raises the evaluator's failure, if any.
     auto commit_concluded = [&] {
-      for (;;) {
-        Concluded c;
-        {
-          std::lock_guard<std::mutex> lock(mutex);
-          if (concluded.empty()) {
-            if (failure) std::rethrow_exception(failure);
-            return;
-          }
-          c = std::move(concluded.front());
-          concluded.pop_front();
-        }
-        commit(std::move(c.record), c.done, c.stops);
-      }
+      evaluator.CommitConcluded([&](EpochSnapshot& at, bool stops) { commit(std::move(at.record), at.done, stops); });
     };
     {
-      // However this block is left (an epoch's or a callback's exception), the evaluator ends first.
-      struct EndsEvaluator {
-        std::function<void()> end;
-        ~EndsEvaluator() { end(); }
-      } ends_evaluator{[&] { end_evaluator(true); }};
       const ThreadPool::InlineScope inline_phases;  // the epochs' phases run on this thread alone
       for (int epoch = result.resumed_from_epoch; epoch < config.epochs; ++epoch) {
         commit_concluded();
-        {
-          std::unique_lock<std::mutex> lock(mutex);
-          changed.wait(lock, [&] { return stopped || snapshots_waiting < snapshots_ahead; });
-          if (stopped) break;
-        }
+        if (!evaluator.WaitForRoom()) break;  // the run stopped (or the evaluator failed)
         // (The algorithm's progress is a checkpoint's: none is written here.)
-        Snapshot at;
+        EpochSnapshot at;
         at.record = run_epoch(epoch);
         at.done = epoch + 1;
         at.may_be_due = may_be_due(at.done);
@@ -648,17 +694,12 @@ TrainResult Train(const Dataset& train, const Dataset* test, const TrainConfig& 
           at.counters = backend.Counters();
           at.syncs = backend.Traffic().syncs;
         }
-        {
-          std::lock_guard<std::mutex> lock(mutex);
-          if (at.may_be_due) ++snapshots_waiting;
-          waiting.push_back(std::move(at));
-        }
-        changed.notify_all();
+        evaluator.Hand(std::move(at));
       }
-      end_evaluator(false);  // it concludes what waits, up to the stop
+      evaluator.Finish();  // it concludes what waits, up to the stop
     }
     commit_concluded();
-    PIMOPT_CHECK(stopped, "a run with evaluations beside its epochs ended without its last epoch's");
+    EpochSnapshot& stop = evaluator.Stop();
     result.model = std::move(stop.model);
     result.backend_counters = std::move(stop.counters);
     result.traffic.syncs = stop.syncs;

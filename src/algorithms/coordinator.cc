@@ -283,7 +283,14 @@ void CheckFinite(const LinearModel& model, int epoch, const TrainConfig& config)
 
 // An epoch as the training thread hands it to the evaluator (evaluations beside the epochs): its record and, where
 // the stopping rule may evaluate it, snapshots of the model, the duals and the backend's counters and syncs (the
-// run may stop there); where only the test set is scored, the model.
+// run may stop there); where only the test set is scored, the model; with checkpoints, where one may be written,
+// the backend's state (and the evaluator adds the progress after the epoch).
+// A checkpoint's contents kept from its epoch: the backend's state (unset: none kept) and the run's progress after it.
+struct EpochState {
+  std::optional<BackendState> state;
+  TrainProgress progress;
+};
+
 struct EpochSnapshot {
   EpochRecord record;
   int done = 0;
@@ -292,6 +299,9 @@ struct EpochSnapshot {
   std::vector<float> duals;
   std::map<std::string, double> counters;
   uint64_t syncs = 0;
+  EpochState kept;  // with checkpoints, at the epochs that may be checkpointed
+  // It holds a snapshot (the model, with the duals, or a backend's state): it counts against the evaluator's room.
+  bool Heavy() const { return may_be_due || !model.weights.empty() || kept.state.has_value(); }
 };
 
 // How many snapshots of `floats_per_snapshot` floats may wait for the evaluator: at most kMostSnapshotsAhead and
@@ -313,7 +323,8 @@ class EvaluatorThread {
   EvaluatorThread(const EvaluatorThread&) = delete;
   EvaluatorThread& operator=(const EvaluatorThread&) = delete;
 
-  // Waits until fewer than `snapshots_ahead` snapshots wait; false once the run has stopped or the evaluator failed.
+  // Waits until fewer than `snapshots_ahead` heavy snapshots wait; false once the run has stopped or the evaluator
+  // failed.
   bool WaitForRoom() {
     std::unique_lock<std::mutex> lock(mutex_);
     changed_.wait(lock, [&] { return stopped_ || snapshots_waiting_ < snapshots_ahead_; });
@@ -322,7 +333,7 @@ class EvaluatorThread {
   void Hand(EpochSnapshot at) {
     {
       std::lock_guard<std::mutex> lock(mutex_);
-      if (at.may_be_due) ++snapshots_waiting_;
+      if (at.Heavy()) ++snapshots_waiting_;
       waiting_.push_back(std::move(at));
     }
     changed_.notify_all();
@@ -354,7 +365,7 @@ class EvaluatorThread {
 
  private:
   struct Concluded {
-    EpochSnapshot at;  // its record; the snapshots stay with the stop
+    EpochSnapshot at;  // its record and kept checkpoint; the other snapshots stay with the stop
     bool stops = false;
   };
   void Run() {
@@ -372,10 +383,11 @@ class EvaluatorThread {
         const bool stops = conclude_(at);
         {
           std::lock_guard<std::mutex> lock(mutex_);
-          if (at.may_be_due) --snapshots_waiting_;
+          if (at.Heavy()) --snapshots_waiting_;
           Concluded c;
           c.at.record = std::move(at.record);
           c.at.done = at.done;
+          c.at.kept = std::move(at.kept);
           c.stops = stops;
           concluded_.push_back(std::move(c));
           if (stops) {
@@ -409,7 +421,7 @@ class EvaluatorThread {
   std::condition_variable changed_;
   std::deque<EpochSnapshot> waiting_;  // to the evaluator, in epoch order
   std::deque<Concluded> concluded_;    // back to the training thread
-  int snapshots_waiting_ = 0;          // of `waiting_` and the one being concluded, those that may be due
+  int snapshots_waiting_ = 0;          // of `waiting_` and the one being concluded, the heavy ones
   bool no_more_ = false, stopped_ = false;
   std::exception_ptr failure_;
   EpochSnapshot stop_;
@@ -601,8 +613,9 @@ TrainResult Train(const Dataset& train, const Dataset* test, const TrainConfig& 
     result.plateaus = progress.plateaus;
     return stops;
   };
-  // Epoch `done`'s record joins the result: its sums, its callbacks, its checkpoint.
-  auto commit = [&](EpochRecord record, int done, bool stops) {
+  // Epoch `done`'s record joins the result: its sums, its callbacks, its checkpoint (of the backend's state and the
+  // progress after that epoch: `kept`, or nullptr for the backend's and the run's now).
+  auto commit = [&](EpochRecord record, int done, bool stops, EpochState* kept) {
     result.traffic.to_workers_bytes += record.traffic.to_workers_bytes;
     result.traffic.from_workers_bytes += record.traffic.from_workers_bytes;
     result.traffic.mpi_bytes += record.traffic.mpi_bytes;
@@ -613,9 +626,12 @@ TrainResult Train(const Dataset& train, const Dataset* test, const TrainConfig& 
     result.epochs.push_back(std::move(record));
     if (!options.checkpoint_path.empty() && options.checkpoint_every > 0 &&
         (done % options.checkpoint_every == 0 || stops)) {
-      BackendState state = GatherState(backend.SaveState(), comm, config.workers);
+      PIMOPT_CHECK(kept == nullptr || kept->state, "a checkpoint's epoch without its state");
+      BackendState state =
+          GatherState(kept != nullptr ? std::move(*kept->state) : backend.SaveState(), comm, config.workers);
       if (comm.rank() == 0) {
-        WriteCheckpoint({identity, done, progress, backend.name(), std::move(state)}, options.checkpoint_path);
+        WriteCheckpoint({identity, done, kept != nullptr ? kept->progress : progress, backend.name(), std::move(state)},
+                        options.checkpoint_path);
       }
       comm.Barrier();  // every rank returns after the checkpoint exists
     }
@@ -638,13 +654,15 @@ TrainResult Train(const Dataset& train, const Dataset* test, const TrainConfig& 
   // worker's sequential pass on one thread, a second thread evaluates each epoch (on snapshots of its model and
   // duals) while this one trains the next. The same epochs are evaluated, the run stops at the same epoch with the
   // same model, records and certificate as when the two alternate, and the epochs trained past the stop are dropped.
-  // Not with checkpoints (each holds the state of its own epoch), a final state to keep, a hook between epochs, the
-  // plateau schedule (its learning rate follows the evaluations) or MPI (evaluations are collective).
+  // With checkpoints, the backend's state is kept at each epoch that may be checkpointed (every --checkpoint-every
+  // and every one the run may stop at) and written when the epoch is committed. Not with a final state to keep, a
+  // hook between epochs, the plateau schedule (its learning rate follows the evaluations) or MPI (evaluations are
+  // collective).
   result.evaluations_beside_epochs =
       comm.size() == 1 && options.eval_pool != nullptr && options.eval_pool->UsableThreads() >= 2 &&
       !ThreadPool::RunsInline() && config.traits().row_duals && algorithm->SequentialEpochs(config) &&
-      backend.RunsAWorkerOnOneThread() && options.checkpoint_path.empty() && !options.keep_final_state &&
-      !options.after_epoch && config.schedule != LrSchedule::kPlateau && result.resumed_from_epoch < config.epochs;
+      backend.RunsAWorkerOnOneThread() && !options.keep_final_state && !options.after_epoch &&
+      config.schedule != LrSchedule::kPlateau && result.resumed_from_epoch < config.epochs;
   if (!result.evaluations_beside_epochs) {
     for (int epoch = result.resumed_from_epoch; epoch < config.epochs; ++epoch) {
       const int done = epoch + 1;
@@ -661,29 +679,36 @@ TrainResult Train(const Dataset& train, const Dataset* test, const TrainConfig& 
         CheckFinite(result.model, done, config);
       }
       const bool stops = conclude(record, done, due, result.model, nullptr, t1);
-      commit(std::move(record), done, stops);
+      commit(std::move(record), done, stops, nullptr);
       if (stops) break;
     }
     result.traffic.syncs = backend.Traffic().syncs;
   } else {
     config.lr_factor = progress.lr_factor;  // no plateau schedule here: it stays
     // The evaluator concludes the epochs in order, deciding itself which are due (it owns `progress` until it ends).
-    EvaluatorThread evaluator(SnapshotsAhead(train.num_features() + 1 + train.num_rows()), [&](EpochSnapshot& at) {
+    const bool checkpoints = !options.checkpoint_path.empty() && options.checkpoint_every > 0;
+    // A snapshot: the model and the duals; with checkpoints also the backend's state (its models, the duals and the
+    // shrinking flags), about three times that.
+    const size_t snapshot_floats = (checkpoints ? 3 : 1) * (train.num_features() + 1 + train.num_rows());
+    EvaluatorThread evaluator(SnapshotsAhead(snapshot_floats), [&](EpochSnapshot& at) {
       const auto start = Clock::now();
       const bool due = is_due(at.done);
       PIMOPT_CHECK(!due || at.may_be_due, "an evaluated epoch without its snapshot");
       if (due) CheckFinite(at.model, at.done, config);
-      return conclude(at.record, at.done, due, at.model, &at.duals, start);
+      if (at.kept.state) progress.algorithm = std::move(at.kept.progress.algorithm);
+      const bool stops = conclude(at.record, at.done, due, at.model, &at.duals, start);
+      if (at.kept.state) at.kept.progress = progress;  // the checkpoint's: the progress after this epoch
+      return stops;
     });
     auto commit_concluded = [&] {
-      evaluator.CommitConcluded([&](EpochSnapshot& at, bool stops) { commit(std::move(at.record), at.done, stops); });
+      evaluator.CommitConcluded(
+          [&](EpochSnapshot& at, bool stops) { commit(std::move(at.record), at.done, stops, &at.kept); });
     };
     {
       const ThreadPool::InlineScope inline_phases;  // the epochs' phases run on this thread alone
       for (int epoch = result.resumed_from_epoch; epoch < config.epochs; ++epoch) {
         commit_concluded();
         if (!evaluator.WaitForRoom()) break;  // the run stopped (or the evaluator failed)
-        // (The algorithm's progress is a checkpoint's: none is written here.)
         EpochSnapshot at;
         at.record = run_epoch(epoch);
         at.done = epoch + 1;
@@ -693,6 +718,10 @@ TrainResult Train(const Dataset& train, const Dataset* test, const TrainConfig& 
           at.duals = backend.RowDuals();
           at.counters = backend.Counters();
           at.syncs = backend.Traffic().syncs;
+        }
+        if (checkpoints && (at.may_be_due || at.done % options.checkpoint_every == 0)) {
+          at.kept.state = backend.SaveState();
+          at.kept.progress.algorithm = algorithm->SaveProgress();  // (the algorithm's progress is a checkpoint's)
         }
         evaluator.Hand(std::move(at));
       }

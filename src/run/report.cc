@@ -232,7 +232,7 @@ std::string FormatRunHeader(const RunConfig& c, const RunData& d, const ThreadPo
       c.train.traits().batch_meaning != BatchMeaning::kFullBatch) {  // newton's passes split over the threads
     if (c.train.traits().row_duals) {  // a sequential dual pass: its evaluations run beside it (Train)
       s += StrCat("note: a step of one row does not split: this run's epochs use one of the ", pool.UsableThreads(),
-                  " threads and its evaluations another, beside them (without --checkpoint; README, \"Threads\")\n");
+                  " threads and its evaluations another, beside them (docs/algorithms.md)\n");
     } else {
       s += StrCat("note: a step of one row does not split: this run uses one of the ", pool.UsableThreads(),
                   " threads; mbsgd (--batch 64 or more) or ma / admm (--workers ", pool.UsableThreads(),

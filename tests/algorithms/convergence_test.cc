@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <fstream>
 #include <map>
 #include <ostream>
 #include <stdexcept>
@@ -389,6 +390,92 @@ TEST(Tolerance, EvaluationsBesideTheEpochsGiveTheRunThatAlternatesThem) {
         EXPECT_EQ(alone.traffic.syncs, beside.traffic.syncs) << what;
       }
     }
+  }
+}
+
+// With checkpoints, evaluations beside the epochs write the checkpoints of the run that alternates them: the same
+// bytes at an epoch in the middle (every 7 epochs; read when the next epoch is reported, the checkpoint being
+// written at the epoch's commit) and at the end, for a run stopped on its gap and one ended by --epochs; a run
+// resumed from the middle one ends as the whole run does.
+TEST(Tolerance, EvaluationsBesideTheEpochsWriteTheCheckpointsOfTheRunThatAlternatesThem) {
+  const Dataset train = testing::SmallSparse(1500, 1 << 10, 5);
+  ThreadPool one(1);
+  ThreadPool three(3, /*use_all_threads=*/true);
+  testing::TempDir dir;
+  for (int epochs : {2000, 40}) {
+    const TrainConfig c = CertifiedCocoa(LossKind::kHinge, epochs);
+    auto run = [&](ThreadPool& pool, const std::string& path, std::string* middle, bool resume = false) {
+      CpuBackend backend(pool);
+      TrainOptions options;
+      options.eval_pool = &pool;
+      options.evaluate_train = false;
+      options.checkpoint_path = path;
+      options.checkpoint_every = 7;
+      options.resume = resume;
+      options.on_epoch = [&](const EpochRecord& r) {
+        if (middle != nullptr && r.epoch == 36) *middle = testing::ReadText(path);  // epoch 35's checkpoint
+      };
+      return Train(train, nullptr, c, backend, options);
+    };
+    const std::string alone_path = dir.Path(StrCat("alone", epochs)), beside_path = dir.Path(StrCat("beside", epochs));
+    std::string alone_middle, beside_middle;
+    const TrainResult alone = run(one, alone_path, &alone_middle);
+    const TrainResult beside = run(three, beside_path, &beside_middle);
+    ASSERT_TRUE(beside.evaluations_beside_epochs);
+    ASSERT_EQ(alone.epochs.size(), beside.epochs.size()) << epochs;
+    ASSERT_FALSE(alone_middle.empty());
+    EXPECT_TRUE(alone_middle == beside_middle) << "epoch 35's checkpoint, --epochs " << epochs;
+    EXPECT_TRUE(testing::ReadText(alone_path) == testing::ReadText(beside_path)) << "the last checkpoint, " << epochs;
+    EXPECT_EQ(alone.model.weights, beside.model.weights);
+    // Resumed beside the epochs from epoch 35's checkpoint: the same end.
+    const std::string resumed_path = dir.Path(StrCat("resumed", epochs));
+    {
+      std::ofstream out(resumed_path, std::ios::binary);
+      out << beside_middle;
+    }
+    const TrainResult resumed = run(three, resumed_path, nullptr, /*resume=*/true);
+    EXPECT_EQ(resumed.resumed_from_epoch, 35);
+    EXPECT_EQ(resumed.resumed_from_epoch + resumed.epochs.size(), alone.epochs.size()) << epochs;
+    EXPECT_EQ(resumed.model.weights, alone.model.weights) << epochs;
+    EXPECT_TRUE(testing::ReadText(resumed_path) == testing::ReadText(alone_path)) << epochs;
+  }
+}
+
+// The trainer runs at most four snapshots ahead of the evaluator, an epoch counting as one when it holds a model
+// (a test set scored every epoch) or a backend state (a checkpoint every epoch), not only where it may be evaluated:
+// when an epoch is committed (its callback, on the trainer's thread) the backend has trained at most four epochs
+// past it, also late in the run, where the evaluations are spaced by 9 epochs and more.
+TEST(Tolerance, EvaluationsBesideTheEpochsKeepAtMostFourSnapshotsAhead) {
+  ThreadPool three(3, /*use_all_threads=*/true);
+  testing::TempDir dir;
+  for (bool checkpoint : {false, true}) {
+    // Each case's evaluator is the slower thread: it scores a large test set every epoch, or it evaluates a large
+    // training set whose shrinking passes the trainer mostly skips.
+    const Dataset train = testing::SmallSparse(checkpoint ? 12000 : 1500, 1 << 10, 5);
+    const Dataset test = testing::SmallSparse(20000, 1 << 10, 6, 12000);
+    CpuBackend backend(three);
+    TrainOptions options;
+    options.eval_pool = &three;
+    options.evaluate_train = false;
+    if (checkpoint) {
+      options.checkpoint_path = dir.Path("every.ckpt");
+      options.checkpoint_every = 1;
+    }
+    int most_ahead = 0;
+    // The epochs the backend has trained: each plans every row once, a visit or a skip.
+    options.on_epoch = [&](const EpochRecord& r) {
+      const std::map<std::string, double> counters = backend.Counters();
+      const double trained =
+          (counters.at("dual_row_visits") + counters.at("dual_rows_skipped")) / static_cast<double>(train.num_rows());
+      most_ahead = std::max(most_ahead, static_cast<int>(trained) - r.epoch);
+    };
+    TrainConfig c = CertifiedCocoa(LossKind::kHinge, 2000);
+    if (checkpoint) c.objective.l2 = 1e-5;  // more rows: a weaker L2 for as many epochs
+    const TrainResult r = Train(train, checkpoint ? nullptr : &test, c, backend, options);
+    ASSERT_TRUE(r.evaluations_beside_epochs);
+    ASSERT_GT(r.epochs.size(), 300u) << "the test needs evaluations spaced by more than four epochs";
+    EXPECT_LE(most_ahead, 4) << (checkpoint ? "a checkpoint every epoch" : "a test set every epoch");
+    EXPECT_GE(most_ahead, 1) << "the trainer never ran ahead: the test proves nothing";
   }
 }
 

@@ -36,8 +36,8 @@ int EvaluationInterval(int epoch) { return std::max(1, epoch / kEvaluationsPerDo
 // often, a faster one is found at most that fraction of the epochs late. Which epochs are evaluated never changes
 // the model; the gaps are the same on every thread count and split into ranks, so the stopping epoch is too.
 constexpr int kMostEpochsSkipped = 8;
-// Evaluations beside the epochs: at most this many snapshots (a model and the duals) wait for the evaluator, and at
-// most this many bytes of them (at least one).
+// Evaluations beside the epochs: at most this many snapshots (a model, with the duals, or a backend's state) wait
+// for the evaluator, and at most this many bytes of them (at least one).
 constexpr size_t kMostSnapshotsAhead = 4;
 constexpr size_t kSnapshotBytesAhead = size_t{64} << 20;
 int NextEvaluationFrom(double previous_gap, int previous_epoch, double gap, int epoch, double tol) {
@@ -281,16 +281,16 @@ void CheckFinite(const LinearModel& model, int epoch, const TrainConfig& config)
   }
 }
 
-// An epoch as the training thread hands it to the evaluator (evaluations beside the epochs): its record and, where
-// the stopping rule may evaluate it, snapshots of the model, the duals and the backend's counters and syncs (the
-// run may stop there); where only the test set is scored, the model; with checkpoints, where one may be written,
-// the backend's state (and the evaluator adds the progress after the epoch).
 // A checkpoint's contents kept from its epoch: the backend's state (unset: none kept) and the run's progress after it.
 struct EpochState {
   std::optional<BackendState> state;
   TrainProgress progress;
 };
 
+// An epoch as the training thread hands it to the evaluator (evaluations beside the epochs): its record and, where
+// the stopping rule may evaluate it, snapshots of the model, the duals and the backend's counters and syncs (the
+// run may stop there); where only the test set is scored, the model; with checkpoints, where one may be written,
+// the backend's state (and the evaluator adds the progress after the epoch).
 struct EpochSnapshot {
   EpochRecord record;
   int done = 0;

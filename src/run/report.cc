@@ -230,13 +230,14 @@ std::string FormatRunHeader(const RunConfig& c, const RunData& d, const ThreadPo
   for (const std::string& note : d.notes) s += StrCat("note: ", note, "\n");
   if (pool.UsableThreads() > 1 && c.train.workers == 1 && c.train.batch == 1 &&
       c.train.traits().batch_meaning != BatchMeaning::kFullBatch) {  // newton's passes split over the threads
-    if (c.train.traits().row_duals) {  // a sequential dual pass: its evaluations run beside it (Train)
-      s += StrCat("note: a step of one row does not split: this run's epochs use one of the ", pool.UsableThreads(),
-                  " threads and its evaluations another, beside them (docs/algorithms.md)\n");
-    } else {
+    if (!c.train.traits().row_duals) {
       s += StrCat("note: a step of one row does not split: this run uses one of the ", pool.UsableThreads(),
                   " threads; mbsgd (--batch 64 or more) or ma / admm (--workers ", pool.UsableThreads(),
                   " or more) use them all (README, \"Threads\")\n");
+    } else if (MakeAlgorithm(c.train.algorithm)->SequentialEpochs(c.train)) {
+      // A sequential dual pass (one lane): its evaluations run beside it (Train); lanes split the pass itself.
+      s += StrCat("note: a step of one row does not split: this run's epochs use one of the ", pool.UsableThreads(),
+                  " threads and its evaluations another, beside them (docs/algorithms.md)\n");
     }
   }
   if (c.cv_folds > 0)

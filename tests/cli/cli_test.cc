@@ -146,7 +146,7 @@ TEST_F(Cli, TrainWritesModelReportAndLiblinearExport) {
 // --scale travels with the model: the model file and the LIBLINEAR export score raw features, so predict and
 // liblinear-predict on the unscaled test file reproduce the run's test accuracy.
 // The header's note that a step of one row runs on one thread: for SGD and cocoa at batch 1 with threads to spare
-// (cocoa's evaluations on another), never for newton, whose passes split over them.
+// (cocoa's evaluations on another), never for newton, whose passes split over them, nor for cocoa's lanes.
 TEST_F(Cli, TheOneThreadNoteIsForOneRowStepsOnly) {
   const std::string note = "a step of one row does not split";
   for (const std::string algo : {"sgd", "cocoa", "newton"}) {
@@ -158,6 +158,11 @@ TEST_F(Cli, TheOneThreadNoteIsForOneRowStepsOnly) {
     EXPECT_EQ(r.output.find("its evaluations another") != std::string::npos, algo == "cocoa" && spare_threads)
         << algo << "\n" << r.output;
   }
+  // Lanes split cocoa's pass over the threads: no note.
+  const RunResult lanes =
+      RunPimopt("train --data " + train + " --epochs 1 --batch 1 --threads 2 --algo cocoa --dual-lanes 2");
+  ASSERT_EQ(lanes.exit_code, 0) << lanes.output;
+  EXPECT_EQ(lanes.output.find(note), std::string::npos) << lanes.output;
 }
 
 TEST_F(Cli, ScalingIsFoldedIntoTheSavedModel) {

@@ -430,6 +430,12 @@ class EvaluatorThread {
 
 }  // namespace
 
+bool EvaluationsBesideEpochsConfigured(const TrainConfig& config, const Algorithm& algorithm,
+                                       bool backend_runs_a_worker_on_one_thread, int processes) {
+  return processes == 1 && config.traits().row_duals && algorithm.SequentialEpochs(config) &&
+         backend_runs_a_worker_on_one_thread && config.schedule != LrSchedule::kPlateau;
+}
+
 TrainResult Train(const Dataset& train, const Dataset* test, const TrainConfig& requested, IBackend& backend,
                   const TrainOptions& options) {
   using Clock = std::chrono::steady_clock;
@@ -659,10 +665,9 @@ TrainResult Train(const Dataset& train, const Dataset* test, const TrainConfig& 
   // hook between epochs, the plateau schedule (its learning rate follows the evaluations) or MPI (evaluations are
   // collective).
   result.evaluations_beside_epochs =
-      comm.size() == 1 && options.eval_pool != nullptr && options.eval_pool->UsableThreads() >= 2 &&
-      !ThreadPool::RunsInline() && config.traits().row_duals && algorithm->SequentialEpochs(config) &&
-      backend.RunsAWorkerOnOneThread() && !options.keep_final_state && !options.after_epoch &&
-      config.schedule != LrSchedule::kPlateau && result.resumed_from_epoch < config.epochs;
+      EvaluationsBesideEpochsConfigured(config, *algorithm, backend.RunsAWorkerOnOneThread(), comm.size()) &&
+      options.eval_pool != nullptr && options.eval_pool->UsableThreads() >= 2 && !ThreadPool::RunsInline() &&
+      !options.keep_final_state && !options.after_epoch && result.resumed_from_epoch < config.epochs;
   if (!result.evaluations_beside_epochs) {
     for (int epoch = result.resumed_from_epoch; epoch < config.epochs; ++epoch) {
       const int done = epoch + 1;

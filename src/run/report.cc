@@ -5,6 +5,7 @@
 #include <cstring>
 
 #include "pimopt/algorithms/algorithm.h"
+#include "pimopt/backends/registry.h"
 #include "pimopt/core/atomic_file.h"
 #include "pimopt/core/file_util.h"
 #include "pimopt/run/pipeline.h"
@@ -234,7 +235,8 @@ std::string FormatRunHeader(const RunConfig& c, const RunData& d, const ThreadPo
       s += StrCat("note: a step of one row does not split: this run uses one of the ", pool.UsableThreads(),
                   " threads; mbsgd (--batch 64 or more) or ma / admm (--workers ", pool.UsableThreads(),
                   " or more) use them all (README, \"Threads\")\n");
-    } else if (MakeAlgorithm(c.train.algorithm)->SequentialEpochs(c.train)) {
+    } else if (EvaluationsBesideEpochsConfigured(c.train, *MakeAlgorithm(c.train.algorithm),
+                                                 FindBackend(c.backend).traits.runs_a_worker_on_one_thread, ranks)) {
       // A sequential dual pass (one lane): its evaluations run beside it (Train); lanes split the pass itself.
       s += StrCat("note: a step of one row does not split: this run's epochs use one of the ", pool.UsableThreads(),
                   " threads and its evaluations another, beside them (docs/algorithms.md)\n");

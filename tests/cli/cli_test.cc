@@ -163,6 +163,12 @@ TEST_F(Cli, TheOneThreadNoteIsForOneRowStepsOnly) {
       RunPimopt("train --data " + train + " --epochs 1 --batch 1 --threads 2 --algo cocoa --dual-lanes 2");
   ASSERT_EQ(lanes.exit_code, 0) << lanes.output;
   EXPECT_EQ(lanes.output.find(note), std::string::npos) << lanes.output;
+  // On the PIM backend the DPUs run the pass and Train evaluates at each epoch's end: the note does not say
+  // otherwise.
+  const RunResult pim =
+      RunPimopt("train --data " + train + " --epochs 1 --batch 1 --threads 2 --algo cocoa --backend pim");
+  ASSERT_EQ(pim.exit_code, 0) << pim.output;
+  EXPECT_EQ(pim.output.find("its evaluations another"), std::string::npos) << pim.output;
 }
 
 TEST_F(Cli, ScalingIsFoldedIntoTheSavedModel) {

@@ -44,6 +44,19 @@ std::string ConfigErrorOf(const std::function<void()>& run) {
   return "";
 }
 
+// ---- the run header
+
+// The header speaks of threads before the backend exists, from the backend's declared trait: every backend's
+// instances must answer as it declares (the PIM backend's header claimed evaluations beside cocoa's epochs).
+TEST(Guards, EveryBackendRunsItsWorkersAsItDeclares) {
+  ThreadPool pool(2);
+  for (const BackendRegistration* registration : RegisteredBackends()) {
+    const std::unique_ptr<IBackend> backend = registration->make(pool, registration->default_options());
+    EXPECT_EQ(backend->RunsAWorkerOnOneThread(), registration->traits.runs_a_worker_on_one_thread)
+        << registration->traits.name;
+  }
+}
+
 // ---- tune
 
 // The grid's settings and the training rows, loaded as `pimopt tune` loads them (with the first setting).

@@ -33,6 +33,9 @@ struct BackendTraits {
   bool rescales_row_duals = false;
   // It offers the full-batch second-order verbs (IBackend::PrimalDerivativesAtGlobal ...; AlgorithmTraits::second_order).
   bool second_order = false;
+  // Its instances run a worker on one thread (IBackend::RunsAWorkerOnOneThread): what the run header says of
+  // threads before the backend exists.
+  bool runs_a_worker_on_one_thread = false;
 };
 
 // The system a backend's options describe (a PIM profile), for a planner: its name and how many workers it holds.

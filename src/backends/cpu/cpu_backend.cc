@@ -922,6 +922,7 @@ BackendRegistration CpuRegistration() {
   r.traits.keeps_row_duals = true;
   r.traits.rescales_row_duals = true;
   r.traits.second_order = true;
+  r.traits.runs_a_worker_on_one_thread = true;
   r.default_options = [] { return std::any(); };
   r.resolve = [](std::any&, int) {};
   r.make = [](ThreadPool& pool, const std::any&) -> std::unique_ptr<IBackend> {

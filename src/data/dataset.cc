@@ -90,7 +90,12 @@ void Dataset::Reserve(size_t rows, uint64_t stored_entries) {
 }
 
 void Dataset::set_num_features(size_t n) {
-  PIMOPT_CHECK(is_sparse() && n >= num_features_, "only a sparse dataset's feature space can be widened");
+  PIMOPT_CHECK(n >= num_features_, "a dataset's feature space can only be widened");
+  if (!is_sparse() && n > num_features_) {  // each row gets the new features' zeros
+    std::vector<float> wider = ZeroedVector<float>(num_rows() * n);
+    for (size_t i = 0; i < num_rows(); ++i) std::copy_n(dense_row(i), num_features_, wider.data() + i * n);
+    dense_ = std::move(wider);
+  }
   num_features_ = n;
 }
 

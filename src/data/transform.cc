@@ -82,6 +82,14 @@ FeatureScaler FeatureScaler::FromRanges(const FeatureRanges& r) {
 }
 
 void FeatureScaler::Apply(Dataset& data) const {
+  // Implicit zeros that the shift would move: widen and store dense (a test set stored sparse, or with fewer
+  // features than the training set, was scored with the zeros as the training minimum, not as zeros).
+  const size_t from = data.is_sparse() ? 0 : std::min(data.num_features(), offset_.size());
+  if (std::any_of(offset_.begin() + static_cast<std::ptrdiff_t>(from), offset_.end(),
+                  [](float o) { return o != 0.0f; })) {
+    if (data.num_features() < offset_.size()) data.set_num_features(offset_.size());
+    if (data.is_sparse()) data = data.ToDense();
+  }
   const size_t n = std::min(data.num_features(), scale_.size());
   if (data.is_sparse()) {
     CsrMatrix& m = data.mutable_csr();

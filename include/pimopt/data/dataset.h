@@ -53,7 +53,8 @@ class Dataset {
   // `cols` strictly increasing, all < num_features (the count grows if `grow_features`).
   void AppendSparseRow(std::span<const uint32_t> cols, std::span<const float> vals, float label);
   void Reserve(size_t rows, uint64_t stored_entries);
-  void set_num_features(size_t n);  // sparse only: widen the feature space (e.g. to match a training set)
+  // Widens the feature space (e.g. to a training set's): the new features are zeros in every row.
+  void set_num_features(size_t n);
 
   // Label values as they appeared in the source (for export): positive is always 1, negative is -1 or 0.
   double positive_label_value = 1.0;

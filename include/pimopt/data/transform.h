@@ -34,6 +34,10 @@ class FeatureScaler {
  public:
   static FeatureScaler Fit(const Dataset& data) { return FromRanges(FeatureRanges::Of(data)); }
   static FeatureScaler FromRanges(const FeatureRanges& ranges);
+  // Scales `data` in place. Where the scaler shifts a feature (dense training data: x - min), a feature the data
+  // stores implicitly (a sparse set's zeros, a narrower set's missing features) is a zero that the shift moves:
+  // such data is widened to the scaler's features and stored dense first, so that every zero is scaled as the
+  // training set's zeros were (and as a model with the scaling folded in predicts it).
   void Apply(Dataset& data) const;
   const std::vector<float>& offset() const { return offset_; }
   const std::vector<float>& scale() const { return scale_; }

@@ -76,23 +76,30 @@ constexpr uint32_t kPrefetchRows = 4;  // how far ahead a sparse row's accumulat
 }  // namespace
 
 DualityGapScales ComputeDualityGapScales(const Dataset& local, const Objective& objective, Communicator& comm) {
-  const size_t rows = local.num_rows();
-  // The largest weight and |x| (and the bias's 1 when it is in v), the same on every rank, and N.
-  float extremes[2] = {0, 0};
+  const size_t rows = local.num_rows(), features = local.num_features();
+  // The largest cost and each coordinate's largest |x|, the same on every rank, and N.
+  const bool bias_in_v = objective.fit_bias && objective.regularize_bias;
+  std::vector<float> extremes(1 + features + (bias_in_v ? 1 : 0), 0.0f);
   for (size_t i = 0; i < rows; ++i) {
     const float cost = local.weight(i) * objective.ClassWeight(local.labels()[i]);
     extremes[0] = std::max(extremes[0], cost);
   }
-  const std::span<const float> values = local.is_sparse() ? std::span<const float>(local.csr().val) : local.dense_values();
-  float max_abs = 0;
-  for (float x : values) max_abs = std::max(max_abs, std::fabs(x));
-  extremes[1] = max_abs;
-  if (objective.fit_bias && objective.regularize_bias) extremes[1] = std::max(extremes[1], 1.0f);
+  float* max_abs = extremes.data() + 1;
+  if (local.is_sparse()) {
+    const CsrMatrix& m = local.csr();
+    for (size_t k = 0; k < m.col.size(); ++k) max_abs[m.col[k]] = std::max(max_abs[m.col[k]], std::fabs(m.val[k]));
+  } else {
+    for (size_t i = 0; i < rows; ++i) {
+      const float* x = local.dense_row(i);
+      for (size_t j = 0; j < features; ++j) max_abs[j] = std::max(max_abs[j], std::fabs(x[j]));
+    }
+  }
+  if (bias_in_v) max_abs[features] = 1.0f;
   comm.AllreduceMax(extremes);
   DualityGapScales scales;
   scales.total_rows = static_cast<double>(comm.SumU64(rows));
   scales.max_cost = extremes[0];
-  scales.max_x = extremes[1];
+  scales.max_abs_x.assign(extremes.begin() + 1, extremes.end());
   return scales;
 }
 
@@ -113,8 +120,12 @@ DualityGap ComputeDualityGap(const LinearModel& model, const Dataset& local, con
 
   const DualityGapScales computed = given_scales ? DualityGapScales() : ComputeDualityGapScales(local, objective, comm);
   const DualityGapScales& scales = given_scales ? *given_scales : computed;
-  const double total_rows = scales.total_rows, max_cost = scales.max_cost, max_x = scales.max_x;
-  if (!(max_cost > 0) || !std::isfinite(max_cost) || !std::isfinite(max_x)) return result;
+  const double total_rows = scales.total_rows, max_cost = scales.max_cost;
+  PIMOPT_CHECK(scales.max_abs_x.size() == width_v, "ComputeDualityGap: the scales are another dataset's");
+  if (!(max_cost > 0) || !std::isfinite(max_cost)) return result;
+  for (float x : scales.max_abs_x) {
+    if (!std::isfinite(x)) return result;
+  }
 
   // Candidate duals, each from the margins: beta = -phi'(m) for both losses; for the hinge loss also two smoothed
   // versions, beta = clip(1/2 + (1 - m) / (2 delta), 0, 1), whose fractional values near the margin are what the
@@ -153,16 +164,22 @@ DualityGap ComputeDualityGap(const LinearModel& model, const Dataset& local, con
       if (neg > pos) scale[2 * c + 1] = neg > 0 ? pos / neg : 0;
     }
   }
-  // Per candidate: (1/N) sum_i c_i psi(beta_i) with the scaled beta, and v = (1/N) sum_i c_i beta_i y_i x_i, in
-  // integers: the row factor q_i = c_i beta_i y_i and each x to fixed point, their product summed exactly.
-  // Each factor within 2^30 / sqrt(N), so N products sum within 2^60.
+  // Per candidate: (1/N) sum_i c_i psi(beta_i) with the scaled beta, and v = (1/N) sum_i c_i beta_i y_i x_i as
+  // integer sums (the same for any grouping of the rows), each coordinate j of v in units of its own, 2^-v_exp[j],
+  // fixed by its largest |x_j|:
+  // - sparse: each product c_i beta_i y_i x_ij in double, rounded once to the unit (N products within 2^61);
+  // - dense: double sums over chunks of kRowChunk rows, each chunk's sum rounded once (N chunk sums within 2^61).
+  // The roundings' total is bounded per coordinate (v_error below), and the conjugate takes |v_j| + v_error_j: the
+  // dual stays a lower bound whatever the features' ranges.
   const bool dense = !local.is_sparse();
-  // Sparse: each product c_i beta_i y_i x_ij in fixed point (factors within 2^30 / sqrt(N), so N products sum within
-  // 2^60). Dense: double sums over chunks of kRowChunk rows, each chunk's sum rounded once (exponent: N terms of at
-  // most kRowChunk max_cost max_x).
-  const int row_exp = dense ? 0 : FixedExponent(max_cost, std::sqrt(total_rows), 31);
-  const int x_exp = dense ? 0 : FixedExponent(std::max(max_x, 1e-30), std::sqrt(total_rows), 31);
-  const int chunk_exp = FixedExponent(kRowChunk * max_cost * std::max(max_x, 1e-30), total_rows);
+  std::vector<int> v_exp(width_v);
+  std::vector<PowerOfTwo> to_v_units;
+  to_v_units.reserve(width_v);
+  for (size_t j = 0; j < width_v; ++j) {
+    const double max_x = std::max(static_cast<double>(scales.max_abs_x[j]), 1e-30);
+    v_exp[j] = FixedExponent((dense ? kRowChunk : 1) * max_cost * max_x, total_rows);
+    to_v_units.emplace_back(v_exp[j]);
+  }
   std::vector<double>& q = betas;  // now c_i beta_i y_i with the scaled beta
   const std::vector<int64_t> psi_sums =  // two logs a row for the logistic loss
       SumOverRows(rows, candidates, pool, [&](size_t begin, size_t end, std::vector<int64_t>& sums) {
@@ -183,17 +200,25 @@ DualityGap ComputeDualityGap(const LinearModel& model, const Dataset& local, con
     for (uint32_t b = piece.begin; b < piece.end; b += kRowChunk)
       chunks.push_back({b, std::min(piece.end, b + static_cast<uint32_t>(kRowChunk))});
   }
-  const double x_unit = std::ldexp(1.0, x_exp), q_unit = std::ldexp(1.0, row_exp);
   // One accumulator per thread of the phase (integer sums: the grouping of chunks does not change the result).
   const size_t width = width_v * candidates;
   const size_t slots = std::max<size_t>(1, pool ? static_cast<size_t>(pool->ThreadsOfPhase(chunks.size())) : 1);
-  std::vector<std::vector<int64_t>> partial(slots);
+  std::vector<std::vector<int64_t>> partial(slots), partial_abs(slots);
+  // Dense: the rounding errors of a chunk's double sums, bounded by gamma times its sum of |products| (Higham,
+  // Accuracy and Stability of Numerical Algorithms, 2002, eq. 3.5: recursive summation of n products).
+  constexpr double kUnitRoundoff = 0x1.0p-53;
+  const double gamma = (kRowChunk + 2) * kUnitRoundoff / (1 - (kRowChunk + 2) * kUnitRoundoff);
   auto accumulate = [&](size_t slot) {
     std::vector<int64_t>& acc = partial[slot];
     acc.assign(width, 0);
-    std::vector<double> chunk_sum(dense ? width : 0);
+    std::vector<int64_t>& acc_abs = partial_abs[slot];
+    acc_abs.assign(dense ? width : 0, 0);
+    std::vector<double> chunk_sum(dense ? width : 0), chunk_abs(dense ? width : 0);
     for (size_t t = slot; t < chunks.size(); t += slots) {
-      if (dense) std::fill(chunk_sum.begin(), chunk_sum.end(), 0.0);
+      if (dense) {
+        std::fill(chunk_sum.begin(), chunk_sum.end(), 0.0);
+        std::fill(chunk_abs.begin(), chunk_abs.end(), 0.0);
+      }
       for (uint32_t i = chunks[t].begin; i < chunks[t].end; ++i) {
         const double* qi = q.data() + size_t{i} * candidates;
         if (dense) {
@@ -201,8 +226,16 @@ DualityGap ComputeDualityGap(const LinearModel& model, const Dataset& local, con
           for (size_t c = 0; c < candidates; ++c) {
             if (qi[c] == 0) continue;
             double* out = chunk_sum.data() + c * width_v;
-            for (size_t j = 0; j < features; ++j) out[j] += qi[c] * x[j];
-            if (bias_in_v) out[features] += qi[c];
+            double* out_abs = chunk_abs.data() + c * width_v;
+            for (size_t j = 0; j < features; ++j) {
+              const double product = qi[c] * x[j];
+              out[j] += product;
+              out_abs[j] += std::fabs(product);
+            }
+            if (bias_in_v) {
+              out[features] += qi[c];
+              out_abs[features] += std::fabs(qi[c]);
+            }
           }
         } else {
           const CsrMatrix& m = local.csr();
@@ -215,20 +248,24 @@ DualityGap ComputeDualityGap(const LinearModel& model, const Dataset& local, con
             for (uint64_t k = m.row_ptr[ahead]; k < m.row_ptr[ahead + 1]; ++k) __builtin_prefetch(&acc[m.col[k]], 1);
           }
           for (uint64_t k = m.row_ptr[i]; k < m.row_ptr[i + 1]; ++k) {
-            const int64_t xq = static_cast<int64_t>(m.val[k] * x_unit);
+            const uint32_t j = m.col[k];
             for (size_t c = 0; c < candidates; ++c) {
-              acc[c * width_v + m.col[k]] += static_cast<int64_t>(qi[c] * q_unit) * xq;
+              acc[c * width_v + j] += static_cast<int64_t>(to_v_units[j](qi[c] * m.val[k]));
             }
           }
           if (bias_in_v) {
             for (size_t c = 0; c < candidates; ++c) {
-              acc[c * width_v + features] += static_cast<int64_t>(qi[c] * q_unit) * static_cast<int64_t>(x_unit);
+              acc[c * width_v + features] += static_cast<int64_t>(to_v_units[features](qi[c]));
             }
           }
         }
       }
       if (dense) {
-        for (size_t j = 0; j < width; ++j) acc[j] += static_cast<int64_t>(std::ldexp(chunk_sum[j], chunk_exp));
+        for (size_t j = 0; j < width; ++j) {
+          acc[j] += static_cast<int64_t>(to_v_units[j % width_v](chunk_sum[j]));
+          // Rounded up, with the abs sum's own rounding: at least the chunk's sum of |products| in units.
+          acc_abs[j] += static_cast<int64_t>(to_v_units[j % width_v](chunk_abs[j] * (1 + gamma))) + 1;
+        }
       }
     }
   };
@@ -242,17 +279,39 @@ DualityGap ComputeDualityGap(const LinearModel& model, const Dataset& local, con
     for (size_t j = 0; j < sums.size(); ++j) sums[j] += partial[slot][j];
   }
   sums.insert(sums.end(), psi_sums.begin(), psi_sums.end());
+  const size_t abs_at = sums.size();  // dense: the chunks' sums of |products|, then the chunks' count
+  if (dense) {
+    sums.insert(sums.end(), partial_abs[0].begin(), partial_abs[0].end());
+    for (size_t slot = 1; slot < slots; ++slot) {
+      for (size_t j = 0; j < width; ++j) sums[abs_at + j] += partial_abs[slot][j];
+    }
+    sums.push_back(static_cast<int64_t>(chunks.size()));
+  }
   comm.AllreduceSum(sums);
+  // What the roundings may have moved each coordinate of v, at most, per candidate (a mix's: the mix of its two
+  // candidates'), so that the conjugate taken at |v_j| + v_error_j keeps the dual a lower bound:
+  // - dense: each chunk's sum rounded to a unit (less than one) and its double sum (gamma times its |products|);
+  // - sparse: each product rounded to a unit (less than one) after its double rounding (a product is within
+  //   2^61 / N units, so within 2^8 / N units); at most N products a coordinate.
+  std::vector<double> v_error(width);
+  for (size_t j = 0; j < width; ++j) {
+    const double unit = std::ldexp(1.0, -v_exp[j % width_v]);
+    v_error[j] = dense ? (static_cast<double>(sums.back()) + gamma * static_cast<double>(sums[abs_at + j])) * unit
+                       : total_rows * (1 + std::ldexp(1.0, 61 - 53) / total_rows) * unit;
+    v_error[j] /= total_rows;
+  }
   // D at each candidate and, for the hinge loss (psi linear, so the psi-sum of a mix is the mix of the sums), at
   // mixes (1 - t) beta_a + t beta_b of two candidates: every one is feasible, so the best is still a lower bound.
-  const double v_unit = std::ldexp(1.0, dense ? -chunk_exp : -(row_exp + x_exp)) / total_rows;
+  std::vector<double> v_unit(width_v);
+  for (size_t j = 0; j < width_v; ++j) v_unit[j] = std::ldexp(1.0, -v_exp[j]) / total_rows;
   auto dual_at = [&](size_t a, size_t b, double t) {
     double conjugate = 0;  // g*(v) = sum_j max(|v_j| - l1, 0)^2 / (2 l2)
     for (size_t j = 0; j < width_v; ++j) {
       const double v =
           ((1 - t) * static_cast<double>(sums[a * width_v + j]) + t * static_cast<double>(sums[b * width_v + j])) *
-          v_unit;
-      const double shrunk = std::max(std::fabs(v) - (j < features ? objective.l1 : 0.0), 0.0);
+          v_unit[j];
+      const double error = (1 - t) * v_error[a * width_v + j] + t * v_error[b * width_v + j];
+      const double shrunk = std::max(std::fabs(v) + error - (j < features ? objective.l1 : 0.0), 0.0);
       conjugate += shrunk * shrunk;
     }
     const double psi = (1 - t) * static_cast<double>(sums[width + a]) + t * static_cast<double>(sums[width + b]);

@@ -9,6 +9,7 @@
 
 #include "pimopt/algorithms/train.h"
 #include "pimopt/collectives/in_process_communicator.h"
+#include "pimopt/core/rng.h"
 #include "pimopt/core/thread_pool.h"
 #include "pimopt/model/metrics.h"
 #include "test_util.h"
@@ -104,6 +105,61 @@ TEST(DualityGap, HingeLossDualNeverExceedsAnyPrimalValue) {
 
 // Dense rows are summed in double within chunks of each worker's shard, sparse products in fixed point: either way
 // the dual is the same bits for one process and for every split of the workers into ranks.
+// The dual at given duals against its value in long double, D = (1/N) sum_i beta_i - |v|^2 / (2 l2) (the hinge
+// loss, the bias regularized: a coordinate of v), on rows of which one has a value of 1e12 whose dual is 0. With one
+// fixed-point scale for all of v, set by that value, the other coordinates of v were truncated to a few units: the
+// dual came out above its value, and a run on unscaled data certified a gap below its true distance (negative, even).
+// Now each coordinate has its own scale and the conjugate takes each coordinate's rounding bound: the dual is never
+// above its value, and close to it.
+TEST(DualityGap, TheDualIsALowerBoundWhateverTheFeaturesRanges) {
+  Objective o;
+  o.loss = LossKind::kHinge;
+  o.l2 = 1e-2;
+  o.regularize_bias = true;
+  ThreadPool pool(2);
+  // `huge_feature`: the feature of row 0 set to 1e12 (a feature of its own, else zeros; or one of the usual ones).
+  auto check = [&](bool own_feature, double within) {
+    const Dataset base = testing::SmallDense(600, 6, 3);
+    const size_t n = base.num_rows(), features = base.num_features() + (own_feature ? 1 : 0);
+    Dataset dense(Storage::kDense, features);
+    std::vector<float> row(features);
+    for (size_t i = 0; i < n; ++i) {
+      std::copy_n(base.dense_row(i), base.num_features(), row.begin());
+      if (own_feature) row.back() = 0;
+      if (i == 0) row[own_feature ? features - 1 : 0] = 1e12f;
+      dense.AppendDenseRow(row, base.labels()[i]);
+    }
+    std::vector<float> duals(n);
+    Rng rng(5);
+    for (float& beta : duals) beta = rng.UniformFloat();
+    duals[0] = 0;
+    std::vector<long double> v(features + 1, 0.0L);
+    long double psi = 0;
+    for (size_t i = 0; i < n; ++i) {
+      const long double q = static_cast<long double>(duals[i]) * dense.labels()[i];
+      for (size_t j = 0; j < features; ++j) v[j] += q * dense.dense_row(i)[j];
+      v[features] += q;
+      psi += duals[i];
+    }
+    long double square = 0;
+    for (long double vj : v) square += (vj / n) * (vj / n);
+    const double exact = static_cast<double>(psi / n - square / (2 * o.l2));
+    LinearModel model;
+    model.weights.assign(features, 0.0f);
+    const Dataset sparse = dense.ToSparse();
+    for (const Dataset* data : {static_cast<const Dataset*>(&dense), &sparse}) {
+      const DualityGap gap = ComputeDualityGap(model, *data, o, 1.0, &pool, SingleProcess(), {}, duals);
+      const std::string what =
+          StrCat(data->is_sparse() ? "sparse" : "dense", own_feature ? ", a feature of its own" : "");
+      ASSERT_TRUE(gap.available) << what;
+      EXPECT_LE(gap.dual, exact + 1e-12 * std::fabs(exact)) << what;
+      EXPECT_GE(gap.dual, exact - within * std::fabs(exact)) << what;
+    }
+  };
+  check(true, 1e-4);   // the others' coordinates exact; its own (v = 0) within its unit
+  check(false, 1e-2);  // the feature's coordinate within its unit, which the 1e12 sets
+}
+
 TEST(DualityGap, IsTheSameForEverySplitIntoRanks) {
   constexpr int kWorkers = 6;
   for (const bool sparse : {false, true}) {

@@ -22,6 +22,7 @@
 
 #include <limits>
 #include <span>
+#include <vector>
 
 #include "pimopt/collectives/communicator.h"
 #include "pimopt/collectives/partition.h"
@@ -42,13 +43,16 @@ struct DualityGap {
   double relative() const;
 };
 
-// What fixes the certificate's integer scales: the largest row cost c_i and |x| (1 at least with a regularized bias)
-// over all processes' rows, and N. A run computes them once (a pass over the values) and passes them to every gap.
-// Collective.
+// What fixes the certificate's integer scales: the largest row cost c_i, each feature's largest |x| (and the
+// bias's 1 with a regularized bias) over all processes' rows, and N. A run computes them once (a pass over the
+// values) and passes them to every gap. Collective.
+// Each coordinate of v has its own scale: with one scale for all, fixed by the largest |x| of any feature, a
+// feature of 1e12 beside features of 1 truncated the others' coordinates of v to zero, which made the dual too high
+// and the certified gap too small (negative, even) on unscaled data.
 struct DualityGapScales {
   double total_rows = 0;
   double max_cost = 0;
-  double max_x = 0;
+  std::vector<float> max_abs_x;  // per coordinate of v: the features, then the bias's 1 with a regularized bias
 };
 DualityGapScales ComputeDualityGapScales(const Dataset& local, const Objective& objective, Communicator& comm);
 

@@ -93,12 +93,17 @@ TEST(Guards, TuneNeverWarmStartsAFoldFromRowsItHoldsOut) {
   }
 }
 
-// A setting with the same folds still warm-starts (the path of regularization strengths).
+// A setting with the same folds still warm-starts (the path of regularization strengths, under the plateau schedule,
+// whose end does not depend on its start; a grid over --lr trains each setting from zero: Tune.AWarmStartNever
+// ChangesWhatASettingScores).
 TEST(Guards, TuneStillWarmStartsTheSameFolds) {
   ThreadPool pool(1);
-  const TuneInputs in = LoadTuneInputs({{"data", "dense:rows=400,features=20,seed=4"}, {"algo", "mbsgd"},
-                                        {"cv", "3"}, {"threads", "1"}, {"epochs", "2"}},
-                                       "lr=0.05,0.1", pool);
+  const TuneInputs in = LoadTuneInputs({{"data", "dense:rows=400,features=20,seed=4"},
+                                        {"algo", "mbsgd"},
+                                        {"cv", "3"},
+                                        {"threads", "1"},
+                                        {"epochs", "2"}},
+                                       "reg=1e-2,1e-3", pool);
   const TuneResult warm = Tune(in.settings, TuneMetric::kAccuracy, in.data.train, pool, {}, true);
   const TuneResult cold = Tune(in.settings, TuneMetric::kAccuracy, in.data.train, pool, {}, false);
   EXPECT_EQ(warm.trials[0].cv.mean.objective, cold.trials[0].cv.mean.objective);  // nothing to start from

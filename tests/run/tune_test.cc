@@ -148,6 +148,33 @@ TEST(Tune, WarmStartsFromTheLatestFittingSettingsFolds) {
   EXPECT_EQ(other_folds.sets.size(), 1u);
 }
 
+// A warm start changes a setting's cost, never its score: where the run's end depends on its start (a given
+// learning rate for given epochs) or the state is another objective's (a fitted bias for a --no-bias setting, which
+// newton kept and does not train), the setting trains from zero. Both scored settings wrongly (0.71 and 0.64 where
+// a cold start scores 0.92 and 0.91), and the first picked the wrong learning rate.
+TEST(Tune, AWarmStartNeverChangesWhatASettingScores) {
+  ThreadPool pool(2);
+  const Dataset train = testing::SmallDense(900, 10, 4);
+  auto scores_equal = [&](const std::string& algo, const std::vector<GridAxis>& grid) {
+    RunConfig base;
+    SetParam(base, "data", "dense:rows=900,features=10,seed=4");
+    SetParam(base, "algo", algo);
+    SetParam(base, "cv", "3");
+    SetParam(base, "threads", "2");
+    if (algo == "sgd") SetParam(base, "epochs", "1");
+    const TuneResult warm = Tune(GridSettings(base, grid), TuneMetric::kAccuracy, train, pool, {}, true);
+    const TuneResult cold = Tune(GridSettings(base, grid), TuneMetric::kAccuracy, train, pool, {}, false);
+    ASSERT_EQ(warm.trials.size(), cold.trials.size());
+    for (size_t i = 0; i < warm.trials.size(); ++i) {
+      EXPECT_EQ(warm.trials[i].cv.mean.accuracy, cold.trials[i].cv.mean.accuracy) << algo << " " << i;
+      EXPECT_EQ(warm.trials[i].cv.mean.objective, cold.trials[i].cv.mean.objective) << algo << " " << i;
+    }
+  };
+  scores_equal("sgd", {{"lr", {"0.5", "0.002"}}});
+  scores_equal("newton", {{"no-bias", {"false", "true"}}});
+  scores_equal("cocoa", {{"model", {"svm"}}, {"no-bias", {"false", "true"}}});
+}
+
 // A dual method's state belongs to its objective (its model is w(beta) for one L2 strength): on the CPU backend a
 // CoCoA fold warm-starts from another L2's fold by moving its duals (LIBLINEAR's warm start along C); another loss
 // or other costs start from zero.

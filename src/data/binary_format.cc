@@ -193,6 +193,43 @@ BinaryDatasetInfo ReadBinaryDatasetInfo(const std::string& path) {
   return {h.rows, h.features, (h.flags & 1u) != 0, (h.flags & 2u) != 0};
 }
 
+namespace {
+// What the readers of text refuse, a binary cache must not carry in: labels other than +1/-1, features that are not
+// finite, weights that are not finite or negative (`first_row`: the file's row number of the data's first row).
+void CheckLabelsValuesAndWeights(const Dataset& data, const std::vector<float>& weights, const std::string& path,
+                                 uint64_t first_row) {
+  for (float y : data.labels()) {
+    if (y != 1.0f && y != -1.0f) throw ParseError(path, StrCat("label ", y, " is not +1/-1 (corrupt file?)"));
+  }
+  for (size_t i = 0; i < weights.size(); ++i) {
+    if (!std::isfinite(weights[i]) || weights[i] < 0) {
+      throw ParseError(path, StrCat("row ", first_row + i + 1, "'s sample weight is ", weights[i],
+                                    ": weights must be finite and >= 0 (corrupt file?)"));
+    }
+  }
+  auto refuse = [&](uint64_t row, uint64_t feature, float value) {
+    throw ParseError(path, StrCat("row ", first_row + row + 1, ", feature ", feature + 1, " is ", value,
+                                  ", not a finite value (corrupt file?)"));
+  };
+  if (data.is_sparse()) {
+    const CsrMatrix& m = data.csr();
+    for (uint64_t i = 0; i < data.num_rows(); ++i) {
+      for (uint64_t k = m.row_ptr[i]; k < m.row_ptr[i + 1]; ++k) {
+        if (!std::isfinite(m.val[k])) refuse(i, m.col[k], m.val[k]);
+      }
+    }
+  } else {
+    const std::span<const float> values = data.dense_values();
+    bool finite = true;
+    for (float x : values) finite &= std::isfinite(x);
+    if (finite) return;
+    for (size_t k = 0; k < values.size(); ++k) {
+      if (!std::isfinite(values[k])) refuse(k / data.num_features(), k % data.num_features(), values[k]);
+    }
+  }
+}
+}  // namespace
+
 Dataset ReadBinaryDatasetRows(const std::string& path, uint64_t begin, uint64_t end) {
   std::ifstream in;
   const Header h = OpenBinary(path, in);
@@ -240,9 +277,7 @@ Dataset ReadBinaryDatasetRows(const std::string& path, uint64_t begin, uint64_t 
     get_at(offset + 4 * begin * h.features, values.data(), 4 * rows * h.features);
     data = Dataset::FromDense(h.features, std::move(values), std::move(labels));
   }
-  for (float y : data.labels()) {
-    if (y != 1.0f && y != -1.0f) throw ParseError(path, StrCat("label ", y, " is not +1/-1 (corrupt file?)"));
-  }
+  CheckLabelsValuesAndWeights(data, weights, path, begin);
   if (weighted) data.set_weights(std::move(weights));
   data.positive_label_value = h.positive_label;
   data.negative_label_value = h.negative_label;
@@ -308,9 +343,7 @@ Dataset ReadBinaryDataset(const std::string& path) {
     if (sum != h.checksum) throw ParseError(path, "checksum mismatch: the file is corrupt");
     data = Dataset::FromDense(h.features, std::move(values), std::move(labels));
   }
-  for (float y : data.labels()) {
-    if (y != 1.0f && y != -1.0f) throw ParseError(path, StrCat("label ", y, " is not +1/-1 (corrupt file?)"));
-  }
+  CheckLabelsValuesAndWeights(data, weights, path, 0);
   if (weighted) data.set_weights(std::move(weights));
   data.positive_label_value = h.positive_label;
   data.negative_label_value = h.negative_label;

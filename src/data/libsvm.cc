@@ -23,7 +23,11 @@ bool IsSpace(char c) { return c == ' ' || c == '\t' || c == '\r' || c == '\v' ||
 
 // Parses a whole token as a finite double; nullopt-like via bool.
 bool ParseNumber(std::string_view token, double& out) {
-  if (!token.empty() && token.front() == '+') token.remove_prefix(1);
+  // from_chars takes no '+': one is skipped, and what follows must be unsigned ("+-1" is no number).
+  if (!token.empty() && token.front() == '+') {
+    token.remove_prefix(1);
+    if (!token.empty() && token.front() == '-') return false;
+  }
   if (token.empty()) return false;
   const auto res = std::from_chars(token.data(), token.data() + token.size(), out);
   return res.ec == std::errc() && res.ptr == token.data() + token.size();
@@ -224,7 +228,10 @@ bool ParseLineFast(std::string_view line, LibsvmPiece& piece) {
     if (p == digits || p - digits > 9 || p == end || *p != ':') return undo();
     if (index == 0 || index > kMaxFeatureIndex || index <= previous_index) return undo();
     ++p;
-    if (p < end && *p == '+') ++p;
+    if (p < end && *p == '+') {
+      ++p;
+      if (p < end && *p == '-') return undo();  // "+-3" is no number (the full parse names the line)
+    }
     double value;
     const char* next;
     if (!ParsePlainDecimal(p, end, value, next)) {
@@ -375,10 +382,26 @@ Dataset ReadLibsvm(const std::string& path, ThreadPool* pool, const DenseRule& s
 }
 
 void WriteLibsvm(const Dataset& data, const std::string& path) {
+  if (data.has_weights()) {
+    throw InputError(StrCat(path,
+                            ": LIBSVM text holds no per-sample weights, and the data has them; write a binary "
+                            "cache (.bin) to keep them"));
+  }
   AtomicFileWriter writer(path);
   std::ostream& out = writer.stream();
   const std::string pos = FormatDouble(data.positive_label_value);
   const std::string neg = FormatDouble(data.negative_label_value);
+  // The text has no header, and a reader counts the features up to the highest index it sees: where no row has a
+  // value in the last feature, the first row names it with an explicit zero, so that the file reads back with the
+  // data's feature count (a trailing feature of zeros vanished, and a narrower test set was scored otherwise).
+  bool last_feature_written = data.num_features() == 0;
+  if (!last_feature_written && data.is_sparse()) {
+    const CsrMatrix& m = data.csr();
+    last_feature_written = std::find(m.col.begin(), m.col.end(), data.num_features() - 1) != m.col.end();
+  } else {
+    for (size_t i = 0; i < data.num_rows() && !last_feature_written; ++i)
+      last_feature_written = data.dense_row(i)[data.num_features() - 1] != 0.0f;
+  }
   std::string line;
   for (size_t i = 0; i < data.num_rows(); ++i) {
     line = data.labels()[i] > 0 ? pos : neg;
@@ -397,6 +420,7 @@ void WriteLibsvm(const Dataset& data, const std::string& path) {
         if (x[j] != 0.0f) emit(j, x[j]);
       }
     }
+    if (i == 0 && !last_feature_written) emit(data.num_features() - 1, 0.0f);
     line += '\n';
     out << line;
   }

@@ -140,6 +140,39 @@ TEST_F(BinaryCorruption, ACorruptRowPointerIsCaughtBeforeItIsFollowed) {
 
 // VerifyBinaryDataset streams the file in 1 MiB chunks: the same verdict as reading it whole, on a file of several
 // chunks, and a mismatch for one flipped byte anywhere.
+// A cache holds what the text readers would have refused only if it was made otherwise (by hand, or corrupted under
+// a valid checksum): negative or non-finite weights and non-finite features are refused naming the row, by the
+// whole read and the row reader alike (a weight of -5 trained a meaningless model).
+TEST(BinaryFormat, NonFiniteValuesAndBadWeightsAreRefusedNamingTheRow) {
+  testing::TempDir dir;
+  auto expect_refused = [&](const Dataset& d, const std::string& message) {
+    WriteBinaryDataset(d, dir.Path("x.bin"));
+    for (int whole = 0; whole < 2; ++whole) {
+      try {
+        if (whole) {
+          ReadBinaryDataset(dir.Path("x.bin"));
+        } else {
+          ReadBinaryDatasetRows(dir.Path("x.bin"), 1, d.num_rows());
+        }
+        FAIL() << message << " accepted";
+      } catch (const ParseError& e) {
+        EXPECT_NE(std::string(e.what()).find(message), std::string::npos) << e.what();
+      }
+    }
+  };
+  for (const float weight : {-5.0f, std::numeric_limits<float>::quiet_NaN(), std::numeric_limits<float>::infinity()}) {
+    Dataset d = ParseLibsvm("1 1:0.5\n0 2:1\n1 1:2\n", "x");
+    d.set_weights({1.0f, 1.0f, weight});
+    expect_refused(d, "row 3's sample weight");
+  }
+  for (const bool sparse : {false, true}) {
+    Dataset d = ParseLibsvm("1 1:0.5 2:1\n0 2:1\n1 1:2\n", "x");
+    if (!sparse) d = d.ToDense();
+    (sparse ? d.mutable_csr().val.back() : d.mutable_dense_values()[4]) = std::numeric_limits<float>::quiet_NaN();
+    expect_refused(d, "row 3, feature 1 is nan");
+  }
+}
+
 TEST(BinaryFormat, StreamingVerificationMatchesTheWholeRead) {
   testing::TempDir dir;
   WriteBinaryDataset(testing::SmallDense(700, 600), dir.Path("big.bin"));  // 1.7 MB of values

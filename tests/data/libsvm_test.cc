@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 #include <sys/stat.h>
 
+#include <filesystem>
 #include <random>
 #include <thread>
 
@@ -78,6 +79,9 @@ INSTANTIATE_TEST_SUITE_P(EveryCase, LibsvmMalformed,
                                            BadCase{"negative_index", "1 -3:1\n", 1, "not a positive integer"},
                                            BadCase{"missing_colon", "1 5\n", 1, "expected index:value"},
                                            BadCase{"empty_value", "1 5:\n", 1, "is not a number"},
+                                           // from_chars reads "-3" once the '+' is skipped: "+-3" was -3
+                                           BadCase{"plus_minus_value", "1 1:1\n-1 1:+-3\n", 2, "is not a number"},
+                                           BadCase{"plus_minus_label", "1 1:1\n+-1 1:2\n", 2, "is not a number"},
                                            BadCase{"empty_file", "", 0, "no samples"},
                                            BadCase{"only_comments", "# nothing\n\n", 0, "no samples"}),
                          [](const auto& info) { return std::string(info.param.name); });
@@ -141,6 +145,40 @@ TEST(Libsvm, WriteThenReadRoundTripsExactly) {
   EXPECT_EQ(std::vector<float>(back.labels().begin(), back.labels().end()),
             std::vector<float>(d.labels().begin(), d.labels().end()));
   EXPECT_EQ(back.negative_label_value, 0.0);
+}
+
+// The text has no header: a last feature without a value in any row vanished on the way back (convert said "3
+// features" and wrote a file of 2, which a test set of fewer features than its training set then met).
+TEST(Libsvm, WrittenFilesKeepTheFeatureCount) {
+  testing::TempDir dir;
+  Dataset dense(Storage::kDense, 4);
+  dense.AppendDenseRow(std::vector<float>{1, 0.5f, 0, 0}, 1);
+  dense.AppendDenseRow(std::vector<float>{0, 2, 0, 0}, -1);
+  const Dataset sparse = dense.ToSparse();
+  for (const Dataset* d : {static_cast<const Dataset*>(&dense), &sparse}) {
+    WriteLibsvm(*d, dir.Path("d.svm"));
+    const Dataset back = ReadLibsvm(dir.Path("d.svm"));
+    EXPECT_EQ(back.num_features(), 4u);
+    testing::ExpectSameData(dense, back.ToDense());
+  }
+  // A set whose last feature has a value somewhere is written as it is, without an added zero.
+  const Dataset full = ParseLibsvm("1 1:0.1\n0 2:-4 5:1\n", "x");
+  WriteLibsvm(full, dir.Path("f.svm"));
+  EXPECT_EQ(testing::ReadText(dir.Path("f.svm")), "1 1:0.1\n0 2:-4 5:1\n");
+}
+
+// LIBSVM text has no place for per-sample weights: writing a weighted set is refused, not the weights dropped.
+TEST(Libsvm, AWeightedSetIsNotWrittenWithoutItsWeights) {
+  testing::TempDir dir;
+  Dataset d = ParseLibsvm("1 1:0.1\n0 2:-4\n", "x");
+  d.set_weights({1.0f, 3.0f});
+  try {
+    WriteLibsvm(d, dir.Path("w.svm"));
+    FAIL() << "written";
+  } catch (const InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("per-sample weights"), std::string::npos) << e.what();
+  }
+  EXPECT_FALSE(std::filesystem::exists(dir.Path("w.svm")));
 }
 
 TEST(Libsvm, MissingFileNamesThePath) {

@@ -207,25 +207,9 @@ void CheckLabelsValuesAndWeights(const Dataset& data, const std::vector<float>& 
                                     ": weights must be finite and >= 0 (corrupt file?)"));
     }
   }
-  auto refuse = [&](uint64_t row, uint64_t feature, float value) {
-    throw ParseError(path, StrCat("row ", first_row + row + 1, ", feature ", feature + 1, " is ", value,
+  if (const auto bad = FirstNonFiniteValue(data)) {
+    throw ParseError(path, StrCat("row ", first_row + bad->row + 1, ", feature ", bad->feature + 1, " is ", bad->value,
                                   ", not a finite value (corrupt file?)"));
-  };
-  if (data.is_sparse()) {
-    const CsrMatrix& m = data.csr();
-    for (uint64_t i = 0; i < data.num_rows(); ++i) {
-      for (uint64_t k = m.row_ptr[i]; k < m.row_ptr[i + 1]; ++k) {
-        if (!std::isfinite(m.val[k])) refuse(i, m.col[k], m.val[k]);
-      }
-    }
-  } else {
-    const std::span<const float> values = data.dense_values();
-    bool finite = true;
-    for (float x : values) finite &= std::isfinite(x);
-    if (finite) return;
-    for (size_t k = 0; k < values.size(); ++k) {
-      if (!std::isfinite(values[k])) refuse(k / data.num_features(), k % data.num_features(), values[k]);
-    }
   }
 }
 }  // namespace

@@ -1,6 +1,7 @@
 #include "pimopt/data/dataset.h"
 
 #include <algorithm>
+#include <cmath>
 
 #include "pimopt/core/error.h"
 #include "pimopt/core/huge_pages.h"
@@ -172,6 +173,26 @@ Dataset Dataset::ToSparse() const {
 
 size_t Dataset::CountPositives() const {
   return static_cast<size_t>(std::count_if(labels_.begin(), labels_.end(), [](float y) { return y > 0; }));
+}
+
+std::optional<StoredValue> FirstNonFiniteValue(const Dataset& data) {
+  if (data.is_sparse()) {
+    const CsrMatrix& m = data.csr();
+    for (uint64_t i = 0; i < data.num_rows(); ++i) {
+      for (uint64_t k = m.row_ptr[i]; k < m.row_ptr[i + 1]; ++k) {
+        if (!std::isfinite(m.val[k])) return StoredValue{i, m.col[k], m.val[k]};
+      }
+    }
+    return std::nullopt;
+  }
+  const std::span<const float> values = data.dense_values();
+  bool finite = true;  // the common case in one vectorizable pass
+  for (float x : values) finite &= std::isfinite(x);
+  if (finite) return std::nullopt;
+  for (size_t k = 0; k < values.size(); ++k) {
+    if (!std::isfinite(values[k])) return StoredValue{k / data.num_features(), k % data.num_features(), values[k]};
+  }
+  return std::nullopt;
 }
 
 }  // namespace pimopt

@@ -112,28 +112,10 @@ void FeatureScaler::Apply(Dataset& data) const {
 }
 
 void CheckFiniteValues(const Dataset& data, std::string_view what) {
-  auto refuse = [&](uint64_t row, uint64_t feature, float value) {
-    throw InputError(StrCat(what, ": row ", row + 1, ", feature ", feature + 1, " is ", value,
+  if (const auto bad = FirstNonFiniteValue(data)) {
+    throw InputError(StrCat(what, ": row ", bad->row + 1, ", feature ", bad->feature + 1, " is ", bad->value,
                             " after preprocessing (a value beyond float's range once scaled by the training set's "
                             "range); use --scale none, or rescale the feature"));
-  };
-  if (data.is_sparse()) {
-    const CsrMatrix& m = data.csr();
-    for (uint64_t i = 0; i < data.num_rows(); ++i) {
-      for (uint64_t k = m.row_ptr[i]; k < m.row_ptr[i + 1]; ++k) {
-        if (!std::isfinite(m.val[k])) refuse(i, m.col[k], m.val[k]);
-      }
-    }
-  } else {
-    for (uint64_t i = 0; i < data.num_rows(); ++i) {
-      const float* x = data.dense_row(i);
-      bool finite = true;
-      for (size_t j = 0; j < data.num_features(); ++j) finite &= std::isfinite(x[j]);
-      if (finite) continue;
-      for (size_t j = 0; j < data.num_features(); ++j) {
-        if (!std::isfinite(x[j])) refuse(i, j, x[j]);
-      }
-    }
   }
 }
 

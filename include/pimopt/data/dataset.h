@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <span>
 #include <string>
 #include <vector>
@@ -75,6 +76,13 @@ class Dataset {
   std::vector<float> labels_;
   std::vector<float> weights_;
 };
+
+// The first stored value that is not finite, in row order (none: nullopt).
+struct StoredValue {
+  uint64_t row = 0, feature = 0;
+  float value = 0;
+};
+std::optional<StoredValue> FirstNonFiniteValue(const Dataset& data);
 
 // Returns an empty string if `m` is a valid CSR matrix of `rows` rows over `num_features` columns (row_ptr
 // non-decreasing from 0 to nnz, columns strictly increasing within a row and < num_features), else what is wrong.

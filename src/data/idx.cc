@@ -118,6 +118,15 @@ Dataset LoadIdxDataset(const std::string& images_path, const std::string& labels
     const bool positive = std::find(positive_classes.begin(), positive_classes.end(), cls) != positive_classes.end();
     targets[i] = positive ? 1.0f : -1.0f;
   }
+  // A positive class that labels no row is a mistaken class list (every row would be negative, silently).
+  for (int cls : positive_classes) {
+    if (std::find(labels.values.begin(), labels.values.end(), cls) == labels.values.end()) {
+      const auto [lo, hi] = std::minmax_element(labels.values.begin(), labels.values.end());
+      throw ConfigError("--positive-classes",
+                        StrCat("class ", cls, " labels no row of ", labels_path,
+                               " (its classes: ", n == 0 ? 0 : int{*lo}, " to ", n == 0 ? 0 : int{*hi}, ")"));
+    }
+  }
   Dataset data = Dataset::FromDense(num_features, std::move(values), std::move(targets));
   data.source = images_path;
   return data;

@@ -130,6 +130,14 @@ void FitScalerAndCount(const RunConfig& c, Communicator& comm, RunData& d) {
   CheckFiniteValues(d.train, "the training set");
   if (d.test) CheckFiniteValues(*d.test, "the test set");
   d.total_test_rows = comm.SumU64(d.test ? d.test->num_rows() : 0);
+  // One class only trains a model that predicts it everywhere (as LIBLINEAR does), at a perfect training accuracy:
+  // said, not silent.
+  const uint64_t positives = comm.SumU64(d.train.CountPositives()), rows = comm.SumU64(d.train.num_rows());
+  if (rows > 0 && (positives == 0 || positives == rows)) {
+    d.notes.push_back(StrCat("every training row is ", positives == 0 ? "negative" : "positive",
+                             ": the model predicts that class for every row (check the labels, or "
+                             "--positive-classes)"));
+  }
 }
 
 }  // namespace

@@ -48,6 +48,20 @@ TEST(Idx, OneVsRestIsASetOfOneClass) {
   EXPECT_EQ(std::vector<float>(d.labels().begin(), d.labels().end()), (std::vector<float>{-1, 1, -1}));
 }
 
+// A class no row has: every row would be negative, silently (a probe's `--positive-classes 9` on classes 0-3).
+TEST(Idx, APositiveClassThatLabelsNoRowIsRefusedNamingIt) {
+  IdxFiles f;
+  try {
+    LoadIdxDataset(f.images, f.labels, {3, 9});
+    FAIL() << "accepted";
+  } catch (const ConfigError& e) {
+    const std::string what = e.what();
+    EXPECT_NE(what.find("--positive-classes"), std::string::npos) << what;
+    EXPECT_NE(what.find("class 9 labels no row"), std::string::npos) << what;
+    EXPECT_NE(what.find("0 to 6"), std::string::npos) << what;
+  }
+}
+
 TEST(Idx, ReadsUncompressedFiles) {
   testing::TempDir dir;
   auto lab = Header(0x08, {2});

@@ -46,6 +46,22 @@ std::string ConfigErrorOf(const std::function<void()>& run) {
   return "";
 }
 
+// A training set of one class trains a model that predicts it everywhere, at a training accuracy of 1: the run says
+// so (it was silent).
+TEST(Guards, ATrainingSetOfOneClassIsSaid) {
+  RunConfig config = ConfigOf({{"threads", "1"}});
+  ResolveRunConfig(config, 1, DataOrigin::kInMemory);
+  const Dataset both = testing::SmallDense(50, 3, 2);
+  std::vector<uint32_t> positives;
+  for (uint32_t i = 0; i < both.num_rows(); ++i) {
+    if (both.labels()[i] > 0) positives.push_back(i);
+  }
+  const RunData one = PrepareRunData(config, both.SelectRows(positives), std::nullopt);
+  ASSERT_EQ(one.notes.size(), 1u);
+  EXPECT_NE(one.notes[0].find("every training row is positive"), std::string::npos) << one.notes[0];
+  EXPECT_TRUE(PrepareRunData(config, both, std::nullopt).notes.empty());
+}
+
 // ---- the run header
 
 // The header speaks of threads before the backend exists, from the backend's declared trait: every backend's

@@ -172,7 +172,8 @@ Header OpenBinary(const std::string& path, std::ifstream& in) {
   }
   const bool sparse = h.flags & 1u, weighted = h.flags & 2u;
   if (h.rows == 0) throw ParseError(path, "dataset has no rows");
-  if (h.rows > (uint64_t{1} << 32) || h.features > (uint64_t{1} << 28) || h.stored > (uint64_t{1} << 40)) {
+  // Rows are numbered in 32 bits (Dataset::SelectRows): at most 2^32 - 1 of them.
+  if (h.rows >= (uint64_t{1} << 32) || h.features > (uint64_t{1} << 28) || h.stored > (uint64_t{1} << 40)) {
     throw ParseError(path, "header sizes are absurd (corrupt file?)");
   }
   if (!sparse && h.stored != h.rows * h.features) throw ParseError(path, "dense size does not match rows*features");

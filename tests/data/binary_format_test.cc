@@ -115,6 +115,18 @@ TEST_F(BinaryCorruption, ANonFiniteOrDuplicateLabelValueInTheHeaderIsRefused) {
   ExpectRejected(b, "are both");
 }
 
+// Rows are numbered in 32 bits: a header of 2^32 rows (which wrapped to 0 in a row index) is refused as absurd
+// before anything is allocated.
+TEST_F(BinaryCorruption, TwoToTheThirtyTwoRowsAreRefused) {
+  constexpr size_t kRowsOffset = 16, kFeaturesOffset = 24, kStoredOffset = 32;
+  std::string b = bytes;
+  const uint64_t rows = uint64_t{1} << 32, features = 1;
+  std::memcpy(b.data() + kRowsOffset, &rows, sizeof(rows));
+  std::memcpy(b.data() + kFeaturesOffset, &features, sizeof(features));
+  std::memcpy(b.data() + kStoredOffset, &rows, sizeof(rows));
+  ExpectRejected(b, "header sizes are absurd");
+}
+
 // A sparse cache whose row pointer jumps past the non-zeros: the checksum is verified before the CSR structure is
 // walked (which once read past the column array). With a matching checksum the structure check names the row.
 TEST_F(BinaryCorruption, ACorruptRowPointerIsCaughtBeforeItIsFollowed) {

@@ -2,14 +2,15 @@
 
 #include <algorithm>
 #include <chrono>
-#include <exception>
 #include <cmath>
+#include <exception>
 
 #include "pimopt/algorithms/algorithm.h"
+#include "pimopt/backends/registry.h"
 #include "pimopt/core/error.h"
 #include "pimopt/core/file_util.h"
-#include "pimopt/backends/registry.h"
 #include "pimopt/core/rng.h"
+#include "pimopt/data/transform.h"
 #include "pimopt/run/pipeline.h"
 
 namespace pimopt {
@@ -154,7 +155,17 @@ CrossValidation CrossValidate(const RunConfig& config, const Dataset& train, Thr
     try {
       std::vector<uint32_t> fit_rows, held_rows;
       for (uint32_t r = 0; r < train.num_rows(); ++r) (fold[r] == f ? held_rows : fit_rows).push_back(r);
-      const Dataset fit = train.SelectRows(fit_rows), held = train.SelectRows(held_rows);
+      Dataset fit = train.SelectRows(fit_rows), held = train.SelectRows(held_rows);
+      // --scale minmax: scaled by the fold's own training rows, as the whole run is by its training set. The rows come
+      // scaled by the whole training set, whose ranges the held-out rows shaped (with a held-out extreme value the
+      // others' features shrank, and the fold scored what the run would not); scaling them again by the fit rows'
+      // ranges is the affine map from the raw values that the fit rows alone give.
+      if (config.scale == ScaleChoice::kMinMax) {
+        const FeatureScaler scaler = FeatureScaler::Fit(fit);
+        scaler.Apply(fit);
+        scaler.Apply(held);
+        CheckFiniteValues(held, StrCat("fold ", f + 1, "'s held-out rows"));
+      }
       std::unique_ptr<IBackend> backend = MakeBackend(config, pool);
       TrainOptions options;  // no checkpoints, no training-set metrics: only the held-out fold is scored
       options.eval_pool = &pool;

@@ -62,8 +62,10 @@ ParamTable<RunConfig> MakeRunParams() {
       .Effect(ParamEffect::kNone)
       .DefaultNote("none")
       .Group(run)
-      .Help("first report K-fold cross-validated test metrics of this configuration on the training set (folds "
-            "stratified by label and seeded by --seed; as LIBLINEAR's -v), then train on all of it as usual");
+      .Help(
+          "first report K-fold cross-validated test metrics of this configuration on the training set (folds "
+          "stratified by label and seeded by --seed; as LIBLINEAR's -v; with --scale minmax each fold scaled by "
+          "its own training rows), then train on all of it as usual");
   // The parameters of backends whose workers are devices of a machine the run sizes (the PIM backend's DPUs).
   const std::vector<std::string> devices =
       BackendNamesWith([](const BackendTraits& b) { return b.workers_are_devices; });

@@ -12,6 +12,7 @@
 #include "pimopt/data/sources.h"
 #include "pimopt/data/transform.h"
 #include "pimopt/model/metrics.h"
+#include "pimopt/run/cross_validation.h"
 #include "pimopt/run/pipeline.h"
 #include "pimopt/run/tune.h"
 #include "test_util.h"
@@ -60,6 +61,26 @@ TEST(Guards, ATrainingSetOfOneClassIsSaid) {
   ASSERT_EQ(one.notes.size(), 1u);
   EXPECT_NE(one.notes[0].find("every training row is positive"), std::string::npos) << one.notes[0];
   EXPECT_TRUE(PrepareRunData(config, both, std::nullopt).notes.empty());
+}
+
+// Cross-validation scales each fold by its own training rows: a held-out row's extreme value shaped the whole set's
+// ranges, which shrank the other rows' signal feature a million times, and its fold then scored a model the rows
+// alone would not train (0.5 instead of 1.0 here).
+TEST(Guards, CrossValidationScalesEachFoldByItsOwnTrainingRows) {
+  const Dataset base = testing::SmallDense(300, 3, 5);
+  Dataset data(Storage::kDense, 2);
+  for (uint32_t i = 0; i < base.num_rows(); ++i) {
+    const float y = base.labels()[i];
+    const float signal = i == 0 ? 1e6f : (y > 0 ? 0.8f : 0.2f) + 0.1f * base.dense_row(i)[0];
+    data.AppendDenseRow(std::vector<float>{signal, base.dense_row(i)[1]}, i == 0 ? 1.0f : y);
+  }
+  RunConfig config = ConfigOf({{"threads", "1"}, {"cv", "5"}});
+  ResolveRunConfig(config, 1, DataOrigin::kInMemory);
+  ThreadPool pool(1);
+  const RunData prepared = PrepareRunData(config, data, std::nullopt);
+  const CrossValidation cv = CrossValidate(config, prepared.train, pool, {});
+  const uint32_t fold_of_row_0 = CheckCrossValidation(config, prepared.train)[0];
+  EXPECT_GT(cv.per_fold[fold_of_row_0].accuracy, 0.95);
 }
 
 // ---- the run header

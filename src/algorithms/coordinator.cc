@@ -207,15 +207,19 @@ Resumed ResumeFromCheckpoint(const TrainOptions& options, const RunIdentity& ide
                                          FormatDouble(checkpoint->progress.certified_gap), "); raise --tol, or start "
                                          "afresh without --resume with other settings"));
   }
-  // A run that stopped on its certificate has nothing left to do under the same --tol (as one stopped at its last
-  // plateau): resuming it would train past its own stopping rule and replace its outputs.
+  // A checkpoint whose last certificate already meets --tol has nothing left to do (as one stopped at its last
+  // plateau): the run stopped there, or, ended by --epochs, would have under this --tol; resuming it would train past
+  // its own stopping rule and replace its outputs.
   if (config.tol > 0 && std::isfinite(checkpoint->progress.certified_gap) &&
       checkpoint->progress.certified_gap <= config.tol) {
-    throw ConfigError("--resume", StrCat(options.checkpoint_path, ": the checkpoint's run already stopped on its "
-                                         "certificate (epoch ", checkpoint->epochs_done, ", relative duality gap ",
-                                         FormatDouble(checkpoint->progress.certified_gap), " <= --tol ",
-                                         FormatDouble(config.tol), "); lower --tol to train further, or start afresh "
-                                         "without --resume"));
+    throw ConfigError("--resume",
+                      StrCat(options.checkpoint_path,
+                             ": the checkpoint's last certificate already meets "
+                             "--tol (epoch ",
+                             checkpoint->epochs_done, ", relative duality gap ",
+                             FormatDouble(checkpoint->progress.certified_gap), " <= --tol ", FormatDouble(config.tol),
+                             "): the run stops there; lower --tol to train "
+                             "further, or start afresh without --resume"));
   }
   if (checkpoint->state.per_worker.size() != static_cast<size_t>(config.workers)) {
     throw InputError(StrCat(options.checkpoint_path, ": the checkpoint holds ", checkpoint->state.per_worker.size(),

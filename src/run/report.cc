@@ -177,7 +177,12 @@ json BuildReport(const ReportInputs& in) {
   if (const auto targets = TimesToTargets(config, result); !targets.empty()) {
     json list = json::array();
     for (const TargetReached& t : targets) {
-      json j{{"metric", t.metric}, {"set", t.set}, {"target", t.target}, {"reached", t.reached}, {"best", t.best}};
+      json j{{"metric", t.metric},
+             {"set", t.set},
+             {"target", t.target},
+             {"reached", t.reached},
+             {"best", t.measured ? json(t.best) : json(nullptr)}};
+      if (t.counted_from_epoch > 1) j["counted_from_epoch"] = t.counted_from_epoch;
       if (t.reached) {
         j["epoch"] = t.epoch;
         j["train_wall_s"] = t.train_wall_s;
@@ -249,21 +254,36 @@ std::string FormatRunHeader(const RunConfig& c, const RunData& d, const ThreadPo
 
 std::string EpochHeader() { return "epoch       lr  train_obj  train_acc  test_acc  test_auc   test_obj   time_s"; }
 
+namespace {
+// A number in at most `width` characters, rounded, never cut: `decimals` after the point where that fits, else in
+// %g with as many digits as fit (a test objective of 3.6e7 was printed 3612099, its digits cut to the column).
+std::string Column(double v, int decimals, int width) {
+  char buf[64];
+  std::snprintf(buf, sizeof(buf), "%.*f", decimals, v);
+  if (!std::isfinite(v) || static_cast<int>(std::strlen(buf)) <= width) return buf;
+  for (int digits = std::max(1, width - 6); digits >= 1; --digits) {  // -d.dde+XX
+    std::snprintf(buf, sizeof(buf), "%.*g", digits, v);
+    if (static_cast<int>(std::strlen(buf)) <= width) break;
+  }
+  return buf;
+}
+}  // namespace
+
 std::string FormatEpochLine(const EpochRecord& r) {
   char buf[256];
   const double objective = r.test ? (std::isfinite(r.test->log_loss) ? r.test->objective : NAN) : NAN;
   char lr[16] = "-";
   if (r.lr != 0) std::snprintf(lr, sizeof(lr), "%.3g", r.lr);
-  char train_objective[16] = "-", train_accuracy[16] = "-";  // "-": not evaluated in this epoch
+  std::string train_objective = "-", train_accuracy = "-";  // "-": not evaluated in this epoch
   if (r.train.rows > 0) {
-    std::snprintf(train_objective, sizeof(train_objective), "%.5f", r.train.objective);
+    train_objective = Column(r.train.objective, 5, 10);
     // An epoch evaluated for the stopping rule alone has the objective and no accuracy.
-    if (std::isfinite(r.train.accuracy)) std::snprintf(train_accuracy, sizeof(train_accuracy), "%.4f", r.train.accuracy);
+    if (std::isfinite(r.train.accuracy)) train_accuracy = Column(r.train.accuracy, 4, 10);
   }
-  std::snprintf(buf, sizeof(buf), "%5d %8s %10s %10s %9s %9s %10s %8.3f", r.epoch, lr, train_objective,
-                train_accuracy, r.test ? std::to_string(r.test->accuracy).substr(0, 6).c_str() : "-",
-                r.test && std::isfinite(r.test->auc) ? std::to_string(r.test->auc).substr(0, 6).c_str() : "-",
-                r.test ? std::to_string(objective).substr(0, 7).c_str() : "-", r.train_seconds);
+  std::snprintf(buf, sizeof(buf), "%5d %8s %10s %10s %9s %9s %10s %8.3f", r.epoch, lr, train_objective.c_str(),
+                train_accuracy.c_str(), r.test ? Column(r.test->accuracy, 4, 9).c_str() : "-",
+                r.test && std::isfinite(r.test->auc) ? Column(r.test->auc, 4, 9).c_str() : "-",
+                r.test ? Column(objective, 5, 10).c_str() : "-", r.train_seconds);
   std::string line = buf;
   if (r.gap.available) {
     std::snprintf(buf, sizeof(buf), "  gap %.3g", r.gap.relative());
@@ -380,6 +400,7 @@ std::vector<TargetReached> TimesToTargets(const RunConfig& c, const TrainResult&
     TargetReached t;
     t.metric = metric;
     t.target = target;
+    t.counted_from_epoch = result.resumed_from_epoch + 1;
     const bool test = !result.epochs.empty() && result.epochs.front().test.has_value();
     t.set = test ? "test" : "train";
     double wall = 0, modeled = 0, modeled_bar = 0;
@@ -397,7 +418,8 @@ std::vector<TargetReached> TimesToTargets(const RunConfig& c, const TrainResult&
       if (m.rows == 0) continue;  // not evaluated in this epoch
       const double value = t.metric == "auc" ? m.auc : m.accuracy;
       if (!std::isfinite(value)) continue;
-      t.best = std::max(t.best, value);
+      t.best = t.measured ? std::max(t.best, value) : value;
+      t.measured = true;
       if (!t.reached && value >= target) {
         t.reached = true;
         t.epoch = r.epoch;
@@ -412,8 +434,16 @@ std::vector<TargetReached> TimesToTargets(const RunConfig& c, const TrainResult&
 }
 
 std::string FormatTarget(const TargetReached& t) {
+  const std::string resumed = t.counted_from_epoch > 1
+                                  ? StrCat("; counted from epoch ", t.counted_from_epoch,
+                                           ", where this run resumed: an epoch before it may have reached the target")
+                                  : "";
   if (!t.reached) {
-    return StrCat("target ", t.set, " ", t.metric, " ", t.target, " not reached (best ", Cell(t.best), ")");
+    if (!t.measured) {
+      return StrCat("target ", t.set, " ", t.metric, " ", t.target, " not measurable (no epoch has a ", t.metric,
+                    t.metric == "auc" ? ": undefined on a set of one class" : "", ")");
+    }
+    return StrCat("target ", t.set, " ", t.metric, " ", t.target, " not reached (best ", Cell(t.best), resumed, ")");
   }
   char buf[256];
   std::snprintf(buf, sizeof(buf), "target %s %s %g reached in epoch %d after %.4f s of training", t.set.c_str(),
@@ -423,6 +453,7 @@ std::string FormatTarget(const TargetReached& t) {
     std::snprintf(buf, sizeof(buf), " (modeled PIM time %.4f s +- %.4f)", t.modeled_s, t.modeled_uncertainty_s);
     s += buf;
   }
+  if (!resumed.empty()) s += StrCat(" (", resumed.substr(2), ")");
   return s;
 }
 

@@ -322,8 +322,19 @@ TEST(Report, TheEpochLineNamesWhatItPrints) {
   test.log_loss = 0.777;
   r.test = test;
   const std::string line = FormatEpochLine(r);
-  EXPECT_NE(line.find("0.12345"), std::string::npos) << line;  // the objective, under test_obj
+  EXPECT_NE(line.find("0.12346"), std::string::npos) << line;  // the objective, under test_obj, rounded
   EXPECT_EQ(line.find("0.777"), std::string::npos) << line;    // not the log loss
+  // Numbers wider than their column are rounded to fit, never cut (36120995.97 was printed 3612099, 0.92306 0.9230).
+  r.test->objective = 36120995.97;
+  r.test->accuracy = 0.92306;
+  r.train.rows = 10;
+  r.train.objective = 9.856e33;
+  r.train.accuracy = 1;
+  const std::string wide = FormatEpochLine(r);
+  EXPECT_NE(wide.find(" 3.612e+07 "), std::string::npos) << wide;
+  EXPECT_NE(wide.find(" 0.9231 "), std::string::npos) << wide;
+  EXPECT_NE(wide.find(" 9.856e+33 "), std::string::npos) << wide;
+  EXPECT_EQ(wide.find("3612099"), std::string::npos) << wide;
 }
 
 }  // namespace
@@ -331,6 +342,34 @@ TEST(Report, TheEpochLineNamesWhatItPrints) {
 
 namespace pimopt {
 namespace {
+
+// After --resume the records start after the checkpoint: a target the first resumed epoch meets may have been met
+// before, which the line says (it claimed the resumed epoch); an AUC no epoch has (a test set of one class) is not a
+// best of 0.
+TEST(Report, TimeToTargetSaysWhatItCountsFrom) {
+  RunConfig c;
+  SetParam(c, "target-accuracy", "0.5");
+  SetParam(c, "target-auc", "0.9");
+  TrainResult result;
+  result.resumed_from_epoch = 3;
+  EpochRecord r;
+  r.epoch = 4;
+  Metrics test;
+  test.rows = 10;
+  test.accuracy = 0.8;
+  test.auc = NAN;
+  r.test = test;
+  result.epochs.push_back(r);
+  const std::vector<TargetReached> targets = TimesToTargets(c, result);
+  ASSERT_EQ(targets.size(), 2u);
+  EXPECT_TRUE(targets[0].reached);
+  EXPECT_EQ(targets[0].counted_from_epoch, 4);
+  EXPECT_NE(FormatTarget(targets[0]).find("counted from epoch 4, where this run resumed"), std::string::npos)
+      << FormatTarget(targets[0]);
+  EXPECT_FALSE(targets[1].measured);
+  EXPECT_NE(FormatTarget(targets[1]).find("not measurable"), std::string::npos) << FormatTarget(targets[1]);
+  EXPECT_EQ(FormatTarget(targets[1]).find("best 0"), std::string::npos) << FormatTarget(targets[1]);
+}
 
 TEST(Report, TimeToTargetIsTheFirstEpochThatReachesIt) {
   RunConfig c;

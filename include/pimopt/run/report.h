@@ -59,6 +59,10 @@ struct TargetReached {
   double modeled_s = -1;             // modeled PIM time up to then (-1 on the CPU backend)
   double modeled_uncertainty_s = 0;  // its error bar (the hardware validation's, profile *_time_uncertainty)
   double best = 0;                   // the best value of all epochs
+  bool measured = false;             // some epoch had a value (an AUC has none on a set of one class)
+  // The first epoch in the records: after a --resume, the epochs before it (in the checkpointed run) are not, and
+  // one of them may have reached the target.
+  int counted_from_epoch = 1;
 };
 std::vector<TargetReached> TimesToTargets(const RunConfig& config, const TrainResult& result);
 std::string FormatTarget(const TargetReached& t);

@@ -141,6 +141,8 @@ int RunTrainUnderMpi(int argc, char** argv, const RunConfig& config) {
 // ---------------------------------------------------------------- predict
 int RunPredict(const PredictFlags& f) {
   CheckOutputPath(f.out, "--out");
+  CheckOutputIsNotInput(f.out, "--out", f.model, "--model");
+  CheckOutputIsNotInput(f.out, "--out", f.data, "--data");
   const LinearModel model = ReadModel(f.model);
   ThreadPool pool(f.threads);
   const Dataset data = LoadDataset(f.data, f.source, &pool);
@@ -231,6 +233,7 @@ int RunGen(const SyntheticGenerator& generator, const GenFlags& f) {
 int RunConvert(const ConvertFlags& f) {
   const FileFormat format = FormatFor(f.out, f.format, "OUT");
   CheckOutputPath(f.out, "OUT");
+  CheckOutputIsNotInput(f.out, "OUT", f.in, "IN");
   ThreadPool pool(0);
   const Dataset d = LoadDataset(f.in, f.source, &pool);
   WriteDataset(d, f.out, format);

@@ -87,6 +87,15 @@ void CheckOutputPath(const std::string& path, const std::string& flag) {
   }
 }
 
+void CheckOutputIsNotInput(const std::string& path, const std::string& flag, const std::string& input,
+                           const std::string& input_flag) {
+  std::error_code ec;
+  if (path.empty() || !FileExists(input) || !std::filesystem::is_regular_file(input, ec)) return;
+  if (SameFile(path, input)) {
+    throw ConfigError(flag, StrCat("'", path, "' is the file of ", input_flag, ": writing it would destroy the input"));
+  }
+}
+
 bool SameFile(const std::string& a, const std::string& b) {
   if (a.empty() || b.empty()) return false;
   std::error_code ec;

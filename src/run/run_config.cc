@@ -257,13 +257,8 @@ void ResolveRunConfig(RunConfig& c, int processes, DataOrigin origin) {
         throw ConfigError(flag, StrCat("'", *path, "' is also the file of ", other_flag));
       }
     }
-    for (const auto& [input_flag, input] : {std::pair<const char*, const std::string*>{"--data", &c.data},
-                                            {"--test", &c.test}}) {
-      if (FileExists(*input) && SameFile(*path, *input)) {
-        throw ConfigError(flag, StrCat("'", *path, "' is the file of ", input_flag,
-                                       ": writing it would destroy the input"));
-      }
-    }
+    CheckOutputIsNotInput(*path, flag, c.data, "--data");
+    CheckOutputIsNotInput(*path, flag, c.test, "--test");
     outputs.emplace_back(flag, *path);
   }
   if (c.resume && c.checkpoint.empty()) throw ConfigError("--resume", "needs --checkpoint FILE");

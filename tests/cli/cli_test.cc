@@ -323,6 +323,18 @@ TEST_F(Cli, OutputsNeverReplaceInputsDevicesOrEachOther) {
                  "is the file of --test: writing it would destroy the input");
   ExpectBadInput("train --data " + train + " --epochs 1 --out " + dir.Path("m") + " --report " + dir.Path("./m"),
                  "--report: '" + dir.Path("./m") + "' is also the file of --out");
+  // predict and convert too (predict --out over its data or its model wrote the predictions over them).
+  const std::string kept = dir.Path("kept.model"), copy = dir.Path("copy.svm");
+  ASSERT_EQ(RunPimopt("train --data " + train + " --epochs 1 -q --out " + kept).exit_code, 0);
+  testing::WriteText(copy, testing::ReadText(test));
+  const std::string model_text = testing::ReadText(kept), data_text = testing::ReadText(copy);
+  ExpectBadInput("predict --model " + kept + " --data " + copy + " --out " + copy,
+                 "--out: '" + copy + "' is the file of --data");
+  ExpectBadInput("predict --model " + kept + " --data " + copy + " --out " + kept,
+                 "--out: '" + kept + "' is the file of --model");
+  ExpectBadInput("convert " + copy + " " + dir.Path("./copy.svm"), "is the file of IN");
+  EXPECT_EQ(testing::ReadText(kept), model_text);
+  EXPECT_EQ(testing::ReadText(copy), data_text);
   // /dev/null as an output: written through, still a character device afterwards.
   const RunResult null_out = RunPimopt("train --data " + train + " --epochs 1 -q --out /dev/null --report /dev/null");
   EXPECT_EQ(null_out.exit_code, 0) << null_out.output;

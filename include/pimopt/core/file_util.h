@@ -34,6 +34,10 @@ bool FileExists(const std::string& path);
 // Fails early (before any work) when an output file could not be written at the end: throws ConfigError naming
 // `flag` when the directory does not exist or is not writable, or the path is a directory. Empty: no output.
 void CheckOutputPath(const std::string& path, const std::string& flag);
+// Throws ConfigError naming `flag` when the output `path` is the existing file of the input `input_flag`: writing
+// it would destroy the input (the same file by any path; a device such as /dev/null may be both).
+void CheckOutputIsNotInput(const std::string& path, const std::string& flag, const std::string& input,
+                           const std::string& input_flag);
 // Formats a float so that parsing it back gives the same float (shortest form).
 std::string FormatFloat(float value);
 std::string FormatDouble(double value);

@@ -745,6 +745,7 @@ TrainResult Train(const Dataset& train, const Dataset* test, const TrainConfig& 
   if (options.keep_final_state) result.final_state = backend.SaveState();
   result.model.positive_label_value = train.positive_label_value;
   result.model.negative_label_value = train.negative_label_value;
+  result.model.positive_classes = train.positive_classes;
   for (const auto& [phase, seconds] : backend.PhaseSeconds()) result.phase_seconds[phase] = seconds;
   return result;
 }

@@ -145,7 +145,21 @@ int RunPredict(const PredictFlags& f) {
   CheckOutputIsNotInput(f.out, "--out", f.data, "--data");
   const LinearModel model = ReadModel(f.model);
   ThreadPool pool(f.threads);
-  const Dataset data = LoadDataset(f.data, f.source, &pool);
+  // Data labelled by class (IDX) is labelled as the model's training data was: its positive classes, unless
+  // --positive-classes names them (another list is refused: the scores would be judged against other labels).
+  SourceOptions source = f.source;
+  if (!model.positive_classes.empty()) {
+    SourceOptions defaults;
+    SourceParams().ApplyDefaults(defaults);
+    if (source.positive_classes != defaults.positive_classes && source.positive_classes != model.positive_classes) {
+      std::string classes;
+      for (int c : model.positive_classes) classes += StrCat(classes.empty() ? "" : ",", c);
+      throw ConfigError("--positive-classes", StrCat("the model ", f.model, " was trained with --positive-classes ",
+                                                     classes, "; its scores mean those classes"));
+    }
+    source.positive_classes = model.positive_classes;
+  }
+  const Dataset data = LoadDataset(f.data, source, &pool);
   const std::vector<float> scores = ComputeScores(model, data, &pool);
   const auto non_finite = std::count_if(scores.begin(), scores.end(), [](float s) { return !std::isfinite(s); });
   if (non_finite > 0) {

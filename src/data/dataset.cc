@@ -105,6 +105,7 @@ void CopyMeta(const Dataset& from, Dataset& to) {
   to.positive_label_value = from.positive_label_value;
   to.negative_label_value = from.negative_label_value;
   to.source = from.source;
+  to.positive_classes = from.positive_classes;
 }
 }  // namespace
 

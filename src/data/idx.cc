@@ -129,6 +129,7 @@ Dataset LoadIdxDataset(const std::string& images_path, const std::string& labels
   }
   Dataset data = Dataset::FromDense(num_features, std::move(values), std::move(targets));
   data.source = images_path;
+  data.positive_classes = positive_classes;
   return data;
 }
 

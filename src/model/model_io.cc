@@ -1,5 +1,6 @@
 #include "pimopt/model/model_io.h"
 
+#include <algorithm>
 #include <charconv>
 #include <cmath>
 #include <sstream>
@@ -20,9 +21,13 @@ void WriteModel(const LinearModel& model, const std::string& path, std::string_v
       << "num_features " << model.weights.size() << '\n'
       << "fit_bias " << (model.fit_bias ? 1 : 0) << '\n'
       << "positive_label " << FormatDouble(model.positive_label_value) << '\n'
-      << "negative_label " << FormatDouble(model.negative_label_value) << '\n'
-      << "bias " << FormatFloat(model.bias) << '\n'
-      << "weights\n";
+      << "negative_label " << FormatDouble(model.negative_label_value) << '\n';
+  if (!model.positive_classes.empty()) {
+    out << "positive_classes";
+    for (size_t k = 0; k < model.positive_classes.size(); ++k) out << (k == 0 ? ' ' : ',') << model.positive_classes[k];
+    out << '\n';
+  }
+  out << "bias " << FormatFloat(model.bias) << '\n' << "weights\n";
   std::string buffer;
   for (float w : model.weights) {
     buffer += FormatFloat(w);
@@ -71,6 +76,20 @@ class LineReader {
     }
     return v;
   }
+  // Whether the next non-comment line is "key ..." (nothing is consumed).
+  bool PeekIs(std::string_view key) {
+    const size_t pos = pos_;
+    const uint64_t line = line_;
+    bool is = false;
+    try {
+      const std::string_view next = Next(std::string(key).c_str());
+      is = next.size() > key.size() && next.substr(0, key.size()) == key && next[key.size()] == ' ';
+    } catch (const ParseError&) {
+    }
+    pos_ = pos;
+    line_ = line;
+    return is;
+  }
   [[noreturn]] void Fail(const std::string& what) const { throw ParseError(path_, line_, what); }
   bool AtEnd() const {
     for (size_t i = pos_; i < text_.size(); ++i) {
@@ -113,6 +132,18 @@ LinearModel ParseModel(std::string_view text, std::string_view path) {
   model.fit_bias = fit_bias == 1;
   model.positive_label_value = in.Number<double>(in.Field("positive_label"), "positive_label");
   model.negative_label_value = in.Number<double>(in.Field("negative_label"), "negative_label");
+  // Optional: the classes called positive, for a model trained on data labelled by class.
+  if (in.PeekIs("positive_classes")) {
+    const std::string_view list = in.Field("positive_classes");
+    size_t begin = 0;
+    while (begin <= list.size()) {
+      const size_t comma = std::min(list.find(',', begin), list.size());
+      const int cls = in.Number<int>(list.substr(begin, comma - begin), "positive class");
+      if (cls < 0 || cls > 255) in.Fail(StrCat("positive class ", cls, " is not a class of 0 to 255"));
+      model.positive_classes.push_back(cls);
+      begin = comma + 1;
+    }
+  }
   model.bias = in.Number<float>(in.Field("bias"), "bias");
   if (in.Next("'weights'") != "weights") in.Fail("expected 'weights'");
   model.weights.resize(n);

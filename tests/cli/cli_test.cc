@@ -294,6 +294,24 @@ TEST_F(Cli, PlanPrintsTheTableAndRecommendationOrJsonAndRefusesTrainOnlyFlags) {
   EXPECT_NE(unknown.output.find("--algos"), std::string::npos) << unknown.output;
 }
 
+// predict labels data of classes (IDX) as the model's training data was: with the default --positive-classes a
+// one-vs-rest model of class 1 was scored against classes 0,2,4,6 (accuracy 0.50 instead of 0.99), silently.
+TEST_F(Cli, PredictLabelsClassesAsTheModelsTrainingDid) {
+  const std::string model = dir.Path("class1.model");
+  const RunResult t = RunPimopt(
+      "train --data fashion-mnist:test --positive-classes 1 --epochs 2 -q --threads 2 "
+      "--test-fraction 0.5 --out " +
+      model);
+  ASSERT_EQ(t.exit_code, 0) << t.output;
+  const RunResult p = RunPimopt("predict --model " + model + " --data fashion-mnist:test --threads 2");
+  ASSERT_EQ(p.exit_code, 0) << p.output;
+  const size_t at = p.output.find("accuracy ");
+  ASSERT_NE(at, std::string::npos) << p.output;
+  EXPECT_GT(std::stod(p.output.substr(at + 9)), 0.95) << p.output;
+  ExpectBadInput("predict --model " + model + " --data fashion-mnist:test --positive-classes 3",
+                 "--positive-classes: the model " + model + " was trained with --positive-classes 1");
+}
+
 TEST_F(Cli, PredictRefusesAModelWhoseScoresOverflow) {
   const std::string model = dir.Path("m.model"), huge = dir.Path("huge.model");
   ASSERT_EQ(RunPimopt("train --data " + train + " --epochs 2 -q --out " + model).exit_code, 0);

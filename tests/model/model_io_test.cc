@@ -37,6 +37,30 @@ TEST(ModelIo, RoundTripsExactly) {
   EXPECT_TRUE(back.fit_bias);
 }
 
+// A model trained on data labelled by class keeps the classes it calls positive (predict applies them to such data);
+// a model without them reads as before.
+TEST(ModelIo, ThePositiveClassesRoundTripAndAreChecked) {
+  testing::TempDir dir;
+  LinearModel m = SomeModel();
+  m.positive_classes = {1, 7};
+  WriteModel(m, dir.Path("m.txt"));
+  const std::string text = testing::ReadText(dir.Path("m.txt"));
+  EXPECT_NE(text.find("\npositive_classes 1,7\n"), std::string::npos) << text;
+  EXPECT_EQ(ReadModel(dir.Path("m.txt")).positive_classes, (std::vector<int>{1, 7}));
+  EXPECT_TRUE(ParseModel(testing::ReadText([&] {
+                           WriteModel(SomeModel(), dir.Path("plain.txt"));
+                           return dir.Path("plain.txt");
+                         }()),
+                         "plain.txt")
+                  .positive_classes.empty());
+  std::string bad = text;
+  bad.replace(bad.find("1,7"), 3, "1,x");
+  EXPECT_THROW(ParseModel(bad, "m.txt"), ParseError);
+  bad = text;
+  bad.replace(bad.find("1,7"), 3, "1,300");
+  EXPECT_THROW(ParseModel(bad, "m.txt"), ParseError);
+}
+
 TEST(ModelIo, MalformedFilesNameTheLine) {
   testing::TempDir dir;
   WriteModel(SomeModel(), dir.Path("m.txt"));

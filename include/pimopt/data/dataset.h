@@ -61,6 +61,8 @@ class Dataset {
   double positive_label_value = 1.0;
   double negative_label_value = -1.0;
   std::string source;  // where it came from (file path or built-in name), for reports
+  // Data labelled by class (IDX): the classes mapped to +1 (--positive-classes); empty for data labelled +-1.
+  std::vector<int> positive_classes;
 
   // Copies of a subset of rows, in the given order.
   Dataset SelectRows(std::span<const uint32_t> rows) const;

@@ -17,6 +17,9 @@ struct LinearModel {
   bool fit_bias = true;
   double positive_label_value = 1.0;  // label values of the training data, for output and LIBLINEAR export
   double negative_label_value = -1.0;
+  // Trained on data labelled by class (IDX): the classes it calls positive (--positive-classes), which predict
+  // applies to such data; empty otherwise.
+  std::vector<int> positive_classes;
 
   size_t num_features() const { return weights.size(); }
   // Features of x beyond num_features() are ignored (they were never seen in training).

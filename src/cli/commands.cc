@@ -106,6 +106,7 @@ int RunTrain(const RunConfig& config, const std::string& command_line, Communica
   if (comm.size() > 1 && talk) std::cout << FormatMpiLine(comm.size(), outcome.result) << "\n";
   for (const TargetReached& t : TimesToTargets(outcome.config, outcome.result)) std::cout << FormatTarget(t) << "\n";
   std::cout << "\n" << FormatSummary(outcome.config, outcome.result) << std::endl;
+  for (const std::string& note : outcome.notes) std::cout << "note: " << note << "\n";
   return 0;
 }
 

@@ -190,7 +190,21 @@ RunOutcome TrainAndEvaluate(const RunConfig& c, const RunData& data, IBackend& b
     outcome.cross_validation = CrossValidate(c, data.train, pool, callbacks.on_fold);
   }
   outcome.result = Train(data.train, data.test ? &*data.test : nullptr, c.train, backend, options);
-  if (data.scaler) outcome.result.model = FoldScalerIntoModel(outcome.result.model, *data.scaler);
+  if (data.scaler) {
+    size_t feature = 0;
+    const double cancellation = FoldedScoreCancellation(outcome.result.model, *data.scaler, &feature);
+    if (cancellation > kFoldedCancellationNote) {
+      const float lo = data.scaler->offset()[feature], range = 1.0f / data.scaler->scale()[feature];
+      outcome.notes.push_back(
+          StrCat("the saved model folds the min-max scaling into its weights (it scores raw features): feature ",
+                 feature + 1, " lies in [", FormatFloat(lo), ", ", FormatFloat(lo + range),
+                 "], far from 0 for its range, and its terms cancel about ", FormatDouble(std::round(cancellation)),
+                 "-fold in single precision, so the saved model's predictions near the boundary can differ from this "
+                 "run's metrics; to save a model of the scaled features, scale the data beforehand and train with "
+                 "--scale none"));
+    }
+    outcome.result.model = FoldScalerIntoModel(outcome.result.model, *data.scaler);
+  }
   const EpochProjector* projector = backend.projector();
   if (projector != nullptr && (c.project_dpus > 0 || c.project_rows_per_dpu > 0)) {
     const uint32_t dpus = c.project_dpus > 0 ? c.project_dpus : static_cast<uint32_t>(c.train.workers);
@@ -209,6 +223,15 @@ RunOutcome TrainAndEvaluate(const RunConfig& c, const RunData& data, IBackend& b
   inputs.cross_validation = outcome.cross_validation ? &*outcome.cross_validation : nullptr;
   inputs.pool = &pool;
   inputs.ranks = comm.size();
+  // The PIM backend quantizes features to int8 over [-1, 1]: values beyond were clipped, silently for the model.
+  if (const auto it = inputs.backend_counters.find("quantization_saturations");
+      it != inputs.backend_counters.end() && it->second > 0) {
+    outcome.notes.push_back(
+        StrCat("the PIM backend quantizes features to [-1, 1] on the DPUs: ", FormatDouble(it->second),
+               " training values lay beyond and were clipped, so the model learned from other data than the run's",
+               c.scale == ScaleChoice::kNone ? "; scale the features (--scale minmax, the default)" : ""));
+  }
+  inputs.notes = &outcome.notes;
   outcome.report = BuildReport(inputs);
   return outcome;
 }
@@ -234,6 +257,25 @@ LinearModel FoldScalerIntoModel(const LinearModel& model, const FeatureScaler& s
                                  "--scale none");
   }
   return raw;
+}
+
+double FoldedScoreCancellation(const LinearModel& scaled_model, const FeatureScaler& scaler, size_t* feature) {
+  const size_t n = std::min(scaled_model.weights.size(), scaler.scale().size());
+  double scaled = std::fabs(scaled_model.bias), raw_bias = scaled_model.bias, raw = 0, largest = -1;
+  for (size_t j = 0; j < n; ++j) {
+    const double w = scaled_model.weights[j], scale = scaler.scale()[j], lo = scaler.offset()[j];
+    scaled += std::fabs(w);
+    if (scale == 0) continue;  // a constant feature: its scaled value is 0
+    const double term = std::fabs(w * scale) * std::max(std::fabs(lo), std::fabs(lo + 1 / scale));
+    raw += term;
+    raw_bias -= w * scale * lo;
+    if (term > largest) {
+      largest = term;
+      if (feature) *feature = j;
+    }
+  }
+  raw += std::fabs(raw_bias);
+  return scaled > 0 ? raw / scaled : 1.0;
 }
 
 void WriteOutputs(const RunConfig& c, const RunOutcome& outcome, const std::string& command_line) {

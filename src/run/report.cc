@@ -207,6 +207,15 @@ json BuildReport(const ReportInputs& in) {
                       "mpi_bytes: sent by all ranks; mpi_comm_s: rank 0's wall time in MPI calls during training "
                       "(including waiting for other ranks); phases and modeled times are rank 0's"}};
   }
+  // What the run said beside its numbers: the data's notes (the header's) and the run's own (after the summary).
+  json notes = json::array();
+  if (in.data) {
+    for (const std::string& note : in.data->notes) notes.push_back(note);
+  }
+  if (in.notes) {
+    for (const std::string& note : *in.notes) notes.push_back(note);
+  }
+  report["notes"] = std::move(notes);
   return report;
 }
 

@@ -38,6 +38,12 @@ struct RunData {
 // = sum_j (w_j s_j) x_j + (b - sum_j w_j s_j o_j). What the model file and the LIBLINEAR export hold, so that
 // `predict` and LIBLINEAR need no scaling.
 LinearModel FoldScalerIntoModel(const LinearModel& model, const FeatureScaler& scaler);
+// Above this cancellation (12 of float's 24 bits), the run notes that the saved model's predictions may differ.
+constexpr double kFoldedCancellationNote = 4096;
+// How much of float's precision the folded model's scores of raw rows lose to cancellation, as a factor: the sum
+// of its terms' largest magnitudes (|w_j| max|x_j| over the training range, and |b|) over the scaled model's (|w_j|
+// over [0, 1], and |b|); 1 without offsets. `feature` is set to the feature with the largest term.
+double FoldedScoreCancellation(const LinearModel& scaled_model, const FeatureScaler& scaler, size_t* feature = nullptr);
 
 // Stage 2. Each process holds only its rows: a binary cache is read slice by slice and a synthetic built-in
 // generates only them; other sources are parsed whole and then cut (with a note). The dense/sparse choice and the
@@ -57,6 +63,9 @@ struct RunOutcome {
   nlohmann::json report;
   std::optional<EpochProjection> projection;
   std::optional<CrossValidation> cross_validation;  // --cv
+  // What the run found that its user must know (printed after the summary, in the report's "notes"): features the
+  // PIM backend clipped, a saved model whose folded scaling costs its scores their precision.
+  std::vector<std::string> notes;
 };
 
 struct RunCallbacks {

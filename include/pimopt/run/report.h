@@ -24,6 +24,7 @@ struct ReportInputs {
   const CrossValidation* cross_validation = nullptr;  // --cv
   const ThreadPool* pool = nullptr;  // the host threads: how many, how many a phase may use, a phase's cost
   int ranks = 1;
+  const std::vector<std::string>* notes = nullptr;  // after the run's (RunOutcome::notes); with the data's notes
 };
 
 nlohmann::json ConfigToJson(const RunConfig& config);  // every parameter that applies, by name, typed

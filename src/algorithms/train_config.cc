@@ -90,8 +90,10 @@ ParamTable<TrainConfig> MakeTrainParams() {
       .Help(StrCat("the run stops once the relative duality gap (F - D) / F, a bound on how far the training "
                    "objective F is above its optimum, is at most tol (0: never; docs/algorithms.md). Without L2 "
                    "regularization (--reg 0, no certificate) and a schedule other than plateau: once F changes by "
-                   "less than tol (relative) over an epoch. auto: ", FormatDouble(TrainConfig::kDualTol),
-                   " for cocoa (its certificate is tight), ", FormatDouble(TrainConfig::kPlateauTol),
+                   "less than tol (relative) over an epoch. auto: ",
+                   FormatDouble(TrainConfig::kDualTol),
+                   " for the methods without a learning rate (cocoa, newton: their certificate is tight), ",
+                   FormatDouble(TrainConfig::kPlateauTol),
                    " with the plateau schedule, else 0. The report says why the run stopped and the gap"));
   t.Add("batch", &TrainConfig::batch, TrainConfig::kAutoBatch)
       .Min(1)
@@ -131,13 +133,15 @@ ParamTable<TrainConfig> MakeTrainParams() {
       .AppliesWhen("lr-schedule", {"inverse", "inverse-sqrt"})
       .Group(algorithm)
       .Help("decay rate of the inverse schedules");
-  t.Add("reg", [](auto& c) -> auto& { return c.objective.l2; }, TrainConfig::kAutoReg)
+  t.Add(
+       "reg", [](auto& c) -> auto& { return c.objective.l2; }, TrainConfig::kAutoReg)
       .Min(0)
       .Auto(TrainConfig::kAutoReg)
       .Group(algorithm)
-      .Help("L2 strength lambda: objective + lambda/2 ||w||^2 (the bias is not regularized, except by cocoa, which "
-            "adds lambda/2 b^2 as LIBLINEAR's -B 1 does; docs/algorithms.md); auto: 1 / training rows, the objective "
-            "of LIBLINEAR's C = 1");
+      .Help(
+          "L2 strength lambda: objective + lambda/2 ||w||^2 (the bias is not regularized, except by cocoa and "
+          "newton, which add lambda/2 b^2 as LIBLINEAR's -B 1 does; docs/algorithms.md); auto: 1 / training rows, "
+          "the objective of LIBLINEAR's C = 1");
   t.Add("l1", [](auto& c) -> auto& { return c.objective.l1; }, 0.0)
       .Min(0)
       .AppliesWhen("algo", {"admm"})
@@ -163,11 +167,14 @@ ParamTable<TrainConfig> MakeTrainParams() {
               SetClassWeights)
       .Group(algorithm)
       .Help("POS:NEG loss weights of the two classes (PIM-Opt uses 15:0.5 on Criteo)");
-  t.AddCustom("no-bias", ParamType::kFlag, false,
-              [](const TrainConfig& c) -> ParamValue { return !c.objective.fit_bias; },
-              [](TrainConfig& c, const ParamValue& v) { c.objective.fit_bias = !std::get<bool>(v); })
+  t.AddCustom(
+       "no-bias", ParamType::kFlag, false, [](const TrainConfig& c) -> ParamValue { return !c.objective.fit_bias; },
+       [](TrainConfig& c, const ParamValue& v) { c.objective.fit_bias = !std::get<bool>(v); })
       .Group(algorithm)
-      .Help("fit no bias term");
+      .Help(
+          "fit no bias term (in the features trained on: with --scale minmax on dense data the saved model, "
+          "which scores raw features, has the bias the shift by each feature's minimum makes; --scale none for a "
+          "model without one)");
   t.AddCustom("no-shuffle", ParamType::kFlag, false, [](const TrainConfig& c) -> ParamValue { return !c.shuffle; },
               [](TrainConfig& c, const ParamValue& v) { c.shuffle = !std::get<bool>(v); })
       .AppliesWhen("algo", AlgorithmNameListWith([](const AlgorithmTraits& a) {

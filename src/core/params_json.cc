@@ -33,6 +33,12 @@ nlohmann::json ParamInfoJson(const ParamInfo& info) {
   nlohmann::json applies = nlohmann::json::object();
   for (const ParamCondition& c : info.applies_when) applies[c.param] = c.Values();
   j["applies_when"] = applies;
+  // What it affects (the README and --help name these too): the model, only the modeled PIM times, or neither.
+  j["affects"] = info.effect == ParamEffect::kResult        ? "result"
+                 : info.effect == ParamEffect::kModeledTime ? "modeled_time"
+                                                            : "none";
+  if (!info.unit.empty()) j["unit"] = info.unit;
+  j["help"] = info.help;
   return j;
 }
 

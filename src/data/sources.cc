@@ -62,7 +62,9 @@ ParamTable<SourceOptions> MakeSourceParams() {
                   {{"sparse", "CSR", {}}, StorageChoice::kSparse}})
       .Noun("storage")
       .Group(kDataParamGroup)
-      .Help("how the features are stored (dense and sparse paths round differently)");
+      .Help(
+          "how the features are stored (dense and sparse paths round differently, and --scale minmax scales a "
+          "sparse set by max |x| without a shift, which would fill its zeros)");
   return t;
 }
 

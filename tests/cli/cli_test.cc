@@ -724,6 +724,14 @@ TEST_F(Cli, ParamsCommandIsCheckedForEveryFormat) {
   EXPECT_EQ(only.size(), 1u);
   EXPECT_TRUE(only.contains("tune"));
   EXPECT_GT(nlohmann::json::parse(RunPimopt("params --format json").output).size(), 10u);  // every command
+  // What the README says the listing holds, the JSON too: what each parameter affects, its unit and its help.
+  const nlohmann::json train = nlohmann::json::parse(RunPimopt("params --format json --command train").output)["train"];
+  std::map<std::string, nlohmann::json> by_name;
+  for (const nlohmann::json& p : train) by_name[p["name"]] = p;
+  EXPECT_EQ(by_name.at("reg")["affects"], "result");
+  EXPECT_EQ(by_name.at("threads")["affects"], "none");
+  EXPECT_EQ(by_name.at("cv")["unit"], "folds");
+  EXPECT_NE(by_name.at("reg")["help"].get<std::string>().find("L2 strength"), std::string::npos);
 }
 
 // pimopt collectives: both routes of every collective for each size, as a table or JSON; bad sizes, element widths

@@ -262,6 +262,9 @@ void ResolveRunConfig(RunConfig& c, int processes, DataOrigin origin) {
     outputs.emplace_back(flag, *path);
   }
   if (c.resume && c.checkpoint.empty()) throw ConfigError("--resume", "needs --checkpoint FILE");
+  if (given("checkpoint-every") && c.checkpoint.empty()) {
+    throw ConfigError("--checkpoint-every", "needs --checkpoint FILE (without it no checkpoint is written)");
+  }
 }
 
 OptionList ResumeOptions(const RunConfig& config) {

@@ -178,6 +178,7 @@ TEST(ResolveRunConfig, EveryFlagIsCheckedBeforeAnyDataIsRead) {
   ExpectRefused({{"lr", "0.1"}}, "--lr", "only meaningful with --algo");  // the default, cocoa, takes none
   ExpectRefused({{"test", "fashion-mnist:test"}, {"test-fraction", "0.2"}}, "--test-fraction");
   ExpectRefused({{"resume", "true"}}, "--resume", "needs --checkpoint");
+  ExpectRefused({{"checkpoint-every", "5"}}, "--checkpoint-every", "needs --checkpoint");  // it wrote none, silently
   ExpectRefused({{"out", "/tmp/same"}, {"report", "/tmp/same"}}, "--report", "also the file of --out");
   ExpectRefused({{"out", "/no/such/dir/m.model"}}, "--out", "does not exist");
   ExpectRefused({{"algo", "mbsgd"}}, "--algo", "under mpirun use ga, ma, dsgd, admm or cocoa", 2);

@@ -114,6 +114,12 @@ void LoadPart(const RunConfig& c, Communicator& comm, ThreadPool& pool, RunData&
 
 // --scale: the scaler fitted on all processes' training rows, applied to this process's rows; the test rows counted.
 void FitScalerAndCount(const RunConfig& c, Communicator& comm, RunData& d) {
+  // --positive-classes names classes of data labelled by class (IDX); data labelled +-1 has none to name.
+  if (c.given.count("positive-classes") > 0 && d.train.positive_classes.empty()) {
+    throw ConfigError("--positive-classes", StrCat("applies to data labelled by class (IDX: fashion-mnist, "
+                                                   "*-images-idx3* files), and ",
+                                                   d.train.source, " is labelled +1/-1 already"));
+  }
   if (c.scale == ScaleChoice::kMinMax) {
     // The ranges and the scaler: 4 vectors of a float per feature.
     CheckMemoryNeed(16 * static_cast<uint64_t>(d.train.num_features()),

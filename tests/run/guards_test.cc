@@ -118,6 +118,22 @@ TEST(Guards, WhatTheRunCannotDeliverIsSaid) {
             "");  // scaled to [0, 1]: nothing clipped
 }
 
+// --positive-classes on data labelled +-1 did nothing, silently (and a resume with another value was refused).
+TEST(Guards, PositiveClassesOnDataLabelledPlusMinusOneIsRefused) {
+  testing::TempDir dir;
+  testing::WriteText(dir.Path("d.svm"), "1 1:0.5\n-1 2:1\n1 1:1\n-1 2:0.5\n");
+  RunConfig config = ConfigOf({{"threads", "1"}, {"data", dir.Path("d.svm")}, {"positive-classes", "1"}});
+  ResolveRunConfig(config, 1);
+  ThreadPool pool(1);
+  EXPECT_NE(ConfigErrorOf([&] {
+              LoadRunData(config, SingleProcess(), pool);
+            }).find("--positive-classes: applies to data labelled by class"),
+            std::string::npos);
+  RunConfig idx = ConfigOf({{"threads", "1"}, {"data", "fashion-mnist:test"}, {"positive-classes", "1"}});
+  ResolveRunConfig(idx, 1);
+  EXPECT_EQ(LoadRunData(idx, SingleProcess(), pool).train.CountPositives(), 1000u);  // class 1's 1,000 rows
+}
+
 // ---- the run header
 
 // The header speaks of threads before the backend exists, from the backend's declared trait: every backend's

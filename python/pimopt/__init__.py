@@ -12,6 +12,7 @@ import inspect
 import json
 import numbers
 import os
+import warnings
 
 import numpy as np
 import scipy.sparse as sp
@@ -218,6 +219,10 @@ def train(X, y, *, X_test=None, y_test=None, sample_weight=None, **options):
     y_test_core = np.empty(0, np.float32) if y_test is None else labels(y_test)
     out = _core.train(core_options, X_core, labels(y), weights, X_test_core, y_test_core)
     report = json.loads(out["report"])
+    # What the run said beside its numbers (the CLI prints them as notes): a training set of one class, features the
+    # PIM backend clipped, a folded scaling that costs the raw-feature scores their precision.
+    for note in report.get("notes", []):
+        warnings.warn(f"pimopt: {note}", RuntimeWarning, stacklevel=2)
     result = {"coef": out["coef"], "intercept": out["intercept"], "report": report, "epochs": report["epochs"]}
     frame = _epochs_frame(report["epochs"])
     if frame is not None:

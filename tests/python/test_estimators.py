@@ -509,3 +509,14 @@ def test_lists_and_names_are_checked_as_arguments():
         pimopt.LogisticRegression(epochs=2.5).fit(X, y)
     with pytest.raises(ValueError, match="host_reduction_threads: 64 contradicts host_cores = 16"):
         pimopt.profile("pim-opt", overrides={"host_reduction_threads": 64})
+
+
+def test_what_the_run_cannot_deliver_is_a_warning():
+    """The report's notes (the CLI prints them) reach Python users as RuntimeWarning: here a training set of one
+    class, whose model predicts that class everywhere; a set of both classes warns nothing."""
+    X = np.random.RandomState(3).rand(40, 3).astype(np.float32)
+    with pytest.warns(RuntimeWarning, match="every training row is positive"):
+        pimopt.train(X, np.ones(40), epochs=2)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        pimopt.train(X, np.where(X[:, 0] > 0.5, 1, -1), epochs=2)

@@ -206,17 +206,21 @@ def train(X, y, *, X_test=None, y_test=None, sample_weight=None, **options):
     ...). Returns a dict: coef (float32 weights that score the raw features), intercept, report (the JSON report
     as a dict: config, per-epoch metrics, time by phase, traffic, modeled PIM times), epochs (report["epochs"]) and,
     when pandas is installed, epochs_frame (the same as a DataFrame)."""
-    def labels(v):
+    def labels(v, name="y"):
         v = np.asarray(v, dtype=np.float64).ravel()
         if not np.all((v == 1) | (v == -1) | (v == 0)):
-            raise ValueError("y: labels must be +1 and -1 (or 1 and 0)")
+            raise ValueError(f"{name}: labels must be +1 and -1 (or 1 and 0)")
+        if np.any(v == -1) and np.any(v == 0):  # three classes would be trained as two, silently
+            raise ValueError(f"{name}: labels mix the +1/-1 and 1/0 conventions (-1 and 0 both present)")
         return np.where(v > 0, 1.0, -1.0).astype(np.float32)
 
     core_options = _options_text({name: value for name, value in options.items() if value is not None})
     X_core = _as_core_matrix(X)
-    weights = np.empty(0, np.float32) if sample_weight is None else np.asarray(sample_weight, np.float32).ravel()
+    weights = np.empty(0, np.float32) if sample_weight is None else np.asarray(sample_weight, np.float32)
+    if weights.ndim != 1:
+        raise ValueError(f"sample_weight: one weight per row, a 1-d array, not of shape {weights.shape}")
     X_test_core = None if X_test is None else _as_core_matrix(X_test)
-    y_test_core = np.empty(0, np.float32) if y_test is None else labels(y_test)
+    y_test_core = np.empty(0, np.float32) if y_test is None else labels(y_test, "y_test")
     out = _core.train(core_options, X_core, labels(y), weights, X_test_core, y_test_core)
     report = json.loads(out["report"])
     # What the run said beside its numbers (the CLI prints them as notes): a training set of one class, features the
@@ -380,6 +384,9 @@ class _LinearClassifier(ClassifierMixin, BaseEstimator):
             counts = np.array([np.sum(y == c) for c in classes], dtype=np.float64)
             weights = len(y) / (len(classes) * counts)
         elif isinstance(self.class_weight, dict):
+            unknown = [key for key in self.class_weight if not np.any(classes == key)]
+            if unknown:  # a misspelled class would weigh nothing, silently (scikit-learn refuses it too)
+                raise ValueError(f"class_weight: {unknown!r} not among the classes {list(classes)!r}")
             values = [self.class_weight.get(c, 1.0) for c in classes]
             if not all(isinstance(v, numbers.Real) and not isinstance(v, bool) for v in values):
                 raise TypeError(f"class_weight: the weights must be numbers, not {self.class_weight!r}")
@@ -401,6 +408,12 @@ class _LinearClassifier(ClassifierMixin, BaseEstimator):
         self.classes_ = classes
         self.coef_ = np.asarray(result["coef"], dtype=np.float64).reshape(1, -1)
         self.intercept_ = np.array([result["intercept"]], dtype=np.float64)
+        if not self.fit_intercept and self.intercept_[0] != 0:
+            # The bias is zero in the scaled features; min-max scaling's shift by each feature's minimum gives the
+            # model of raw features one (scale="none" keeps scikit-learn's meaning: no intercept at all).
+            warnings.warn("pimopt: fit_intercept=False fits no bias in the min-max scaled features, and the shift "
+                          f"by each feature's minimum gives the raw-feature model intercept_ {self.intercept_[0]:.6g};"
+                          " pass scale='none' (with features already scaled) for none", RuntimeWarning, stacklevel=2)
         self.n_iter_ = len(result["epochs"])
         self.report_ = result["report"]
         self.history_ = result["epochs"]

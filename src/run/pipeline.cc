@@ -163,9 +163,19 @@ RunData LoadRunData(const RunConfig& c, Communicator& comm, ThreadPool& pool) {
 
 RunData PrepareRunData(const RunConfig& c, Dataset train, std::optional<Dataset> test) {
   const auto start = Clock::now();
+  // Arrays are stored as a file of the same values would be (--storage auto: by density): the storage decides the
+  // min-max scaling (a sparse set is divided by max |x|, unshifted), so a dense array of sparse data trained another
+  // model than the same data as CSR or as a LIBSVM file.
+  auto stored_as_a_file_would_be = [&](Dataset d) {
+    if (c.source.storage == StorageChoice::kAuto && !d.is_sparse() &&
+        !AutoStoresDense(d.num_rows(), d.num_features(), d.CountNonZeros(), c.source)) {
+      d = d.ToSparse();
+    }
+    return ApplyStorageChoice(std::move(d), c.source);
+  };
   RunData d;
-  d.train = ApplyStorageChoice(std::move(train), c.source);
-  if (test) d.test = ApplyStorageChoice(std::move(*test), c.source);
+  d.train = stored_as_a_file_would_be(std::move(train));
+  if (test) d.test = stored_as_a_file_would_be(std::move(*test));
   d.partition = Partition::Whole(d.train.num_rows(), c.train.workers);
   FitScalerAndCount(c, SingleProcess(), d);
   d.load_seconds = SecondsSince(start);

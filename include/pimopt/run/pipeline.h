@@ -51,7 +51,8 @@ double FoldedScoreCancellation(const LinearModel& scaled_model, const FeatureSca
 RunData LoadRunData(const RunConfig& config, Communicator& comm, ThreadPool& pool);
 
 // Stage 2 for data a front end already holds (one process; a config resolved with DataOrigin::kInMemory): the
-// storage choice (--storage) and the scaler, as LoadRunData applies them. Labels must be +1 / -1.
+// storage choice (--storage; auto stores dense arrays of few non-zeros sparse, as it would the same values read
+// from a file) and the scaler, as LoadRunData applies them. Labels must be +1 / -1.
 RunData PrepareRunData(const RunConfig& config, Dataset train, std::optional<Dataset> test);
 
 // Stage 3.

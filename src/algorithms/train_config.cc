@@ -152,7 +152,9 @@ ParamTable<TrainConfig> MakeTrainParams() {
       .Unit("steps")
       .AppliesWhen("algo", {"ma", "dsgd"})
       .Group(algorithm)
-      .Help("MA-SGD: local steps between two model averages (PIM-Opt: 1); D-PSGD: between two gossip steps");
+      .Help("MA-SGD: local steps between two model averages (PIM-Opt: 1); D-PSGD: between two gossip steps. An "
+            "epoch ends with a synchronization: more steps than an epoch's are its steps, and its last round may be "
+            "shorter");
   // Each algorithm's own parameters (its file declares them: ADMM's --rho and --local-epochs, D-PSGD's --topology,
   // GA-SGD's --ga-batches), in listing order.
   for (const auto& [name, params] : RegisteredAlgorithmParams()) {

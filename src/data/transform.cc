@@ -87,6 +87,12 @@ void FeatureScaler::Apply(Dataset& data) const {
   const size_t from = data.is_sparse() ? 0 : std::min(data.num_features(), offset_.size());
   if (std::any_of(offset_.begin() + static_cast<std::ptrdiff_t>(from), offset_.end(),
                   [](float o) { return o != 0.0f; })) {
+    const uint64_t cells = uint64_t{data.num_rows()} * std::max<uint64_t>(data.num_features(), offset_.size());
+    CheckMemoryNeed(4 * cells,
+                    StrCat("storing ", data.source.empty() ? "the data" : data.source, " dense (", data.num_rows(),
+                           " rows) so that its zeros scale as the training set's (else: --storage sparse, which "
+                           "scales without a shift, or --scale none)"),
+                    "--scale");
     if (data.num_features() < offset_.size()) data.set_num_features(offset_.size());
     if (data.is_sparse()) data = data.ToDense();
   }

@@ -314,6 +314,32 @@ TEST(Guards, ATestSetStoredSparseOrWithFewerFeaturesIsScaledAsTheTrainingSetsZer
   }
 }
 
+// Storing such a test set dense must fit: a sparse test set of millions of rows over a dense training set's many
+// features is refused naming --scale and the ways out, before any allocation (480 GB here).
+TEST(Guards, ATestSetTooLargeToScaleDenseIsRefusedBeforeItIsAllocated) {
+  constexpr size_t kFeatures = 30000;
+  Dataset train(Storage::kDense, kFeatures);
+  std::vector<float> row(kFeatures, 2.0f);
+  for (int i = 0; i < 4; ++i) {
+    row[0] = static_cast<float>(i);
+    train.AppendDenseRow(row, i % 2 ? 1.0f : -1.0f);
+  }
+  Dataset test(Storage::kSparse, kFeatures);
+  test.Reserve(4000000, 0);
+  for (int i = 0; i < 4000000; ++i) test.AppendSparseRow({}, {}, 1.0f);
+  test.source = "big_test.svm";
+  const FeatureScaler scaler = FeatureScaler::Fit(train);
+  try {
+    scaler.Apply(test);
+    FAIL() << "scaled";
+  } catch (const ConfigError& e) {
+    const std::string what = e.what();
+    EXPECT_NE(what.find("--scale: storing big_test.svm dense (4000000 rows)"), std::string::npos) << what;
+    EXPECT_NE(what.find("--storage sparse"), std::string::npos) << what;
+  }
+  EXPECT_TRUE(test.is_sparse());
+}
+
 TEST(Guards, ScalingThatCannotBeRepresentedIsRefusedNamingTheFeature) {
   // A range of a few subnormals has no finite float scale.
   EXPECT_NE(ConfigErrorOf([] { TrainArrays({{"threads", "1"}}, WideFeatureData(20, 1e-45f)); })

@@ -574,6 +574,28 @@ TEST(PimBackend, AProjectionToTheRunsOwnSizeRetimesItsTransfersAsTheRunDid) {
   }
 }
 
+// Rows that do not divide over the DPUs: the run's times are its largest shard's (the slowest DPU, the steps of an
+// epoch), and a projection to its own DPU count and that shard's rows gives them back. The mean rows per DPU projected
+// a run of 133 rows on 64 DPUs onto itself 44% high.
+TEST(PimBackend, AProjectionToTheRunsOwnSizeGivesItsKernelTimeWhenRowsDoNotDivide) {
+  const Dataset data = testing::SmallDense(3203, 40, 9);
+  ThreadPool pool(2);
+  TrainConfig c = SmallConfig("ma", LossKind::kLogistic);
+  c.workers = 16;
+  c.batch = 8;
+  c.epochs = 2;
+  c.objective.l2 = 0;
+  PimBackend backend(pool, PimBackendOptions{});
+  Train(data, nullptr, c, backend, TrainOptions{});
+  const EpochProjection same = backend.Project(16, (3203 + 15) / 16, 2);
+  const double kernel_s = backend.ledger().kernel_s / 2;
+  ASSERT_GT(kernel_s, 0);
+  EXPECT_NEAR(same.kernel_s, kernel_s, 1e-12 * kernel_s);
+  const auto training = static_cast<size_t>(PimBackend::Activity::kTraining);
+  const double to_s = backend.ledger().to_dpu[training].modeled_s / 2;
+  EXPECT_NEAR(same.cpu_to_dpu_s, to_s, 1e-12 * to_s);
+}
+
 // --kernel pim-opt: PIM-Opt's transfer pattern, synchronization by synchronization, and a model as good as pimopt's.
 TEST(PimBackend, ArtifactKernelMovesWhatPimOptMoves) {
   using Kind = PimBackend::TransferKind;

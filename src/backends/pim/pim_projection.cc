@@ -19,8 +19,10 @@ EpochProjection PimBackend::Project(uint32_t target_dpus, uint64_t target_rows_p
   EpochProjection p;
   p.dpus = target_dpus;
   p.rows_per_dpu = target_rows_per_dpu;
-  // The rows this run trained on, kept at setup: the dataset itself may be gone (a pilot on a temporary subset).
-  const double run_rows = static_cast<double>(run_.train_rows) / shards_.dpus;
+  // The rows per DPU that set this run's times: its largest shard's (the slowest DPU's kernel, the steps of an
+  // epoch), from the rows it trained on, kept at setup (the dataset itself may be gone: a pilot on a temporary
+  // subset). The mean (rows / DPUs) projected a run onto its own DPU count 44% high where the rows did not divide.
+  const double run_rows = std::ceil(static_cast<double>(run_.train_rows) / shards_.dpus);
   // Per-DPU work grows with the rows each DPU holds (weak scaling): every kernel's time.
   const double row_factor = static_cast<double>(target_rows_per_dpu) / run_rows;
   // Synchronizations per epoch grow with the rows per DPU: MA-SGD and the one-DPU algorithms take steps over a

@@ -1,8 +1,6 @@
 // The PIM backend end to end: its verbs reproduce the fixed-point reference bit for bit, results do not depend on
 // host threads, and bad configurations are rejected with the flag named.
-#include "pimopt/algorithms/admm.h"
 #include "pimopt/backends/pim/pim_backend.h"
-#include "pimopt/pim/native_program.h"
 
 #include <gtest/gtest.h>
 
@@ -12,9 +10,13 @@
 #include <map>
 #include <tuple>
 
+#include "pimopt/algorithms/admm.h"
 #include "pimopt/core/error.h"
 #include "pimopt/core/thread_pool.h"
+#include "pimopt/pim/energy.h"
 #include "pimopt/pim/host_model.h"
+#include "pimopt/pim/native_program.h"
+#include "pimopt/pim/profile.h"
 #include "test_util.h"
 
 namespace pimopt {
@@ -594,6 +596,30 @@ TEST(PimBackend, AProjectionToTheRunsOwnSizeGivesItsKernelTimeWhenRowsDoNotDivid
   const auto training = static_cast<size_t>(PimBackend::Activity::kTraining);
   const double to_s = backend.ledger().to_dpu[training].modeled_s / 2;
   EXPECT_NEAR(same.cpu_to_dpu_s, to_s, 1e-12 * to_s);
+}
+
+// The DPUs' encoding of a --sync-format int8 pull is kernel time (modeled_dpu_kernel counts it) and costs the DPUs'
+// active power for it, as a launch's kernel time does: it added time and no energy. The two runs' launches are the
+// same work here (the encoding is the only difference: their energies differ by it alone).
+TEST(PimBackend, TheSyncEncodingCostsTheDpusEnergy) {
+  const Dataset data = testing::SmallDense(640, 30, 9);
+  ThreadPool pool(2);
+  TrainConfig c = SmallConfig("ma", LossKind::kLogistic);
+  c.workers = 8;
+  c.batch = 8;
+  c.epochs = 2;
+  PimBackendOptions plain, int8;
+  int8.sync_format = PimBackendOptions::SyncFormat::kInt8;
+  PimBackend a(pool, plain), b(pool, int8);
+  Train(data, nullptr, c, a, TrainOptions{});
+  Train(data, nullptr, c, b, TrainOptions{});
+  const double encoding_s = b.Counters().at("modeled_dpu_encoding_s");
+  ASSERT_GT(encoding_s, 0);
+  const double expected = pim::DpuEnergyJoules(pim::MakeProfile(int8.profile), encoding_s * c.workers);
+  const double kernel_added = b.PhaseSeconds().at("modeled_dpu_kernel") - a.PhaseSeconds().at("modeled_dpu_kernel");
+  ASSERT_NEAR(kernel_added, encoding_s, 1e-9 * encoding_s);  // the same launches: the encoding is all that differs
+  const double energy_added = b.PhaseSeconds().at("modeled_energy_dpu_j") - a.PhaseSeconds().at("modeled_energy_dpu_j");
+  EXPECT_NEAR(energy_added, expected, 1e-6 * expected);
 }
 
 // --kernel pim-opt: PIM-Opt's transfer pattern, synchronization by synchronization, and a model as good as pimopt's.

@@ -1,16 +1,16 @@
 // The PIM backend's ledger: every transfer, launch, host reduction, encoding and link exchange recorded once, when
 // it happens, under what it served; the phase times, traffic and counters a report reads are sums over it.
-#include "pimopt/backends/pim/pim_backend.h"
-
 #include <algorithm>
 #include <chrono>
 #include <cmath>
 
 #include "pimopt/algorithms/algorithm.h"
+#include "pimopt/backends/pim/pim_backend.h"
 #include "pimopt/core/error.h"
 #include "pimopt/core/file_util.h"
 #include "pimopt/core/thread_pool.h"
 #include "pimopt/pim/encoding_cost.h"
+#include "pimopt/pim/energy.h"
 #include "pimopt/pim/host_model.h"
 #include "pimopt/pim/interconnect.h"
 #include "pimopt/pim/pipelined_reduction.h"
@@ -149,6 +149,8 @@ void PimBackend::RecordEncoding(double cycles) {
   ledger_.kernel_s += seconds;
   ledger_.dma_s += seconds;
   ledger_.encoding_s += seconds;
+  // Every DPU encodes its own vector: their active power for that time, as a launch's kernel time costs.
+  ledger_.dpu_energy_j += pim::DpuEnergyJoules(profile_, seconds * shards_.dpus);
 }
 
 std::map<std::string, double> PimBackend::PhaseSeconds() const {

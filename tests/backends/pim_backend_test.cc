@@ -579,13 +579,19 @@ TEST(PimBackend, AProjectionToTheRunsOwnSizeRetimesItsTransfersAsTheRunDid) {
 // Rows that do not divide over the DPUs: the run's times are its largest shard's (the slowest DPU, the steps of an
 // epoch), and a projection to its own DPU count and that shard's rows gives them back. The mean rows per DPU projected
 // a run of 133 rows on 64 DPUs onto itself 44% high.
+// MA-SGD on `workers` DPUs, local batch 8, 2 epochs.
+TrainConfig SmallMaConfig(int workers) {
+  TrainConfig c = SmallConfig("ma", LossKind::kLogistic);
+  c.workers = workers;
+  c.batch = 8;
+  c.epochs = 2;
+  return c;
+}
+
 TEST(PimBackend, AProjectionToTheRunsOwnSizeGivesItsKernelTimeWhenRowsDoNotDivide) {
   const Dataset data = testing::SmallDense(3203, 40, 9);
   ThreadPool pool(2);
-  TrainConfig c = SmallConfig("ma", LossKind::kLogistic);
-  c.workers = 16;
-  c.batch = 8;
-  c.epochs = 2;
+  TrainConfig c = SmallMaConfig(16);
   c.objective.l2 = 0;
   PimBackend backend(pool, PimBackendOptions{});
   Train(data, nullptr, c, backend, TrainOptions{});
@@ -604,10 +610,7 @@ TEST(PimBackend, AProjectionToTheRunsOwnSizeGivesItsKernelTimeWhenRowsDoNotDivid
 TEST(PimBackend, TheSyncEncodingCostsTheDpusEnergy) {
   const Dataset data = testing::SmallDense(640, 30, 9);
   ThreadPool pool(2);
-  TrainConfig c = SmallConfig("ma", LossKind::kLogistic);
-  c.workers = 8;
-  c.batch = 8;
-  c.epochs = 2;
+  const TrainConfig c = SmallMaConfig(8);
   PimBackendOptions plain, int8;
   int8.sync_format = PimBackendOptions::SyncFormat::kInt8;
   PimBackend a(pool, plain), b(pool, int8);

@@ -153,10 +153,9 @@ int RunPredict(const PredictFlags& f) {
     SourceOptions defaults;
     SourceParams().ApplyDefaults(defaults);
     if (source.positive_classes != defaults.positive_classes && source.positive_classes != model.positive_classes) {
-      std::string classes;
-      for (int c : model.positive_classes) classes += StrCat(classes.empty() ? "" : ",", c);
-      throw ConfigError("--positive-classes", StrCat("the model ", f.model, " was trained with --positive-classes ",
-                                                     classes, "; its scores mean those classes"));
+      throw ConfigError("--positive-classes",
+                        StrCat("the model ", f.model, " was trained with --positive-classes ",
+                               ClassListText(model.positive_classes), "; its scores mean those classes"));
     }
     source.positive_classes = model.positive_classes;
   }

@@ -2,8 +2,10 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdlib>
 
 #include "pimopt/core/error.h"
+#include "pimopt/core/file_util.h"
 #include "pimopt/core/huge_pages.h"
 
 namespace pimopt {
@@ -174,6 +176,25 @@ Dataset Dataset::ToSparse() const {
 
 size_t Dataset::CountPositives() const {
   return static_cast<size_t>(std::count_if(labels_.begin(), labels_.end(), [](float y) { return y > 0; }));
+}
+
+std::string ClassListText(const std::vector<int>& classes) {
+  std::string text;
+  for (int c : classes) text += StrCat(text.empty() ? "" : ",", c);
+  return text;
+}
+
+std::vector<int> ParseClassList(const std::string& text) {
+  std::vector<int> classes;
+  for (const std::string& item : SplitText(text, ',')) {
+    char* end = nullptr;
+    const long v = std::strtol(item.c_str(), &end, 10);
+    if (item.empty() || *end != '\0' || v < 0 || v > 255) {
+      throw ConfigError("--positive-classes", StrCat("'", item, "' is not a class number (0..255)"));
+    }
+    classes.push_back(static_cast<int>(v));
+  }
+  return classes;
 }
 
 std::optional<StoredValue> FirstNonFiniteValue(const Dataset& data) {

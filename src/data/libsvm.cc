@@ -395,12 +395,15 @@ void WriteLibsvm(const Dataset& data, const std::string& path) {
   // value in the last feature, the first row names it with an explicit zero, so that the file reads back with the
   // data's feature count (a trailing feature of zeros vanished, and a narrower test set was scored otherwise).
   bool last_feature_written = data.num_features() == 0;
-  if (!last_feature_written && data.is_sparse()) {
-    const CsrMatrix& m = data.csr();
-    last_feature_written = std::find(m.col.begin(), m.col.end(), data.num_features() - 1) != m.col.end();
-  } else {
-    for (size_t i = 0; i < data.num_rows() && !last_feature_written; ++i)
-      last_feature_written = data.dense_row(i)[data.num_features() - 1] != 0.0f;
+  if (!last_feature_written) {
+    const size_t last = data.num_features() - 1;
+    if (data.is_sparse()) {
+      const CsrMatrix& m = data.csr();
+      last_feature_written = std::find(m.col.begin(), m.col.end(), last) != m.col.end();
+    } else {
+      for (size_t i = 0; i < data.num_rows() && !last_feature_written; ++i)
+        last_feature_written = data.dense_row(i)[last] != 0.0f;
+    }
   }
   std::string line;
   for (size_t i = 0; i < data.num_rows(); ++i) {

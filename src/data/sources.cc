@@ -18,19 +18,6 @@
 namespace pimopt {
 namespace {
 
-std::vector<int> ParseClassList(const std::string& text) {
-  std::vector<int> classes;
-  for (const std::string& item : SplitText(text, ',')) {
-    char* end = nullptr;
-    const long v = std::strtol(item.c_str(), &end, 10);
-    if (item.empty() || *end != '\0' || v < 0 || v > 255) {
-      throw ConfigError("--positive-classes", StrCat("'", item, "' is not a class number (0..255)"));
-    }
-    classes.push_back(static_cast<int>(v));
-  }
-  return classes;
-}
-
 ParamTable<SourceOptions> MakeSourceParams() {
   ParamTable<SourceOptions> t;
   t.AddChoice("input-format", &SourceOptions::input_format, InputFormat::kAuto,
@@ -45,13 +32,10 @@ ParamTable<SourceOptions> MakeSourceParams() {
       .Effect(ParamEffect::kNone)  // what it reads is fingerprinted
       .Group(kDataParamGroup)
       .Help("how data files are read (docs/formats.md)");
-  t.AddCustom("positive-classes", ParamType::kText, std::string("0,2,4,6"),
-              [](const SourceOptions& o) -> ParamValue {
-                std::string text;
-                for (int c : o.positive_classes) text += StrCat(text.empty() ? "" : ",", c);
-                return text;
-              },
-              [](SourceOptions& o, const ParamValue& v) { o.positive_classes = ParseClassList(std::get<std::string>(v)); })
+  t.AddCustom(
+       "positive-classes", ParamType::kText, std::string("0,2,4,6"),
+       [](const SourceOptions& o) -> ParamValue { return ClassListText(o.positive_classes); },
+       [](SourceOptions& o, const ParamValue& v) { o.positive_classes = ParseClassList(std::get<std::string>(v)); })
       .Group(kDataParamGroup)
       .Help("IDX data: the classes labelled +1, a comma list (one class = one-vs-rest)");
   t.AddChoice("storage", &SourceOptions::storage, StorageChoice::kAuto,

@@ -1,6 +1,5 @@
 #include "pimopt/model/model_io.h"
 
-#include <algorithm>
 #include <charconv>
 #include <cmath>
 #include <sstream>
@@ -22,11 +21,7 @@ void WriteModel(const LinearModel& model, const std::string& path, std::string_v
       << "fit_bias " << (model.fit_bias ? 1 : 0) << '\n'
       << "positive_label " << FormatDouble(model.positive_label_value) << '\n'
       << "negative_label " << FormatDouble(model.negative_label_value) << '\n';
-  if (!model.positive_classes.empty()) {
-    out << "positive_classes";
-    for (size_t k = 0; k < model.positive_classes.size(); ++k) out << (k == 0 ? ' ' : ',') << model.positive_classes[k];
-    out << '\n';
-  }
+  if (!model.positive_classes.empty()) out << "positive_classes " << ClassListText(model.positive_classes) << '\n';
   out << "bias " << FormatFloat(model.bias) << '\n' << "weights\n";
   std::string buffer;
   for (float w : model.weights) {
@@ -134,14 +129,11 @@ LinearModel ParseModel(std::string_view text, std::string_view path) {
   model.negative_label_value = in.Number<double>(in.Field("negative_label"), "negative_label");
   // Optional: the classes called positive, for a model trained on data labelled by class.
   if (in.PeekIs("positive_classes")) {
-    const std::string_view list = in.Field("positive_classes");
-    size_t begin = 0;
-    while (begin <= list.size()) {
-      const size_t comma = std::min(list.find(',', begin), list.size());
-      const int cls = in.Number<int>(list.substr(begin, comma - begin), "positive class");
-      if (cls < 0 || cls > 255) in.Fail(StrCat("positive class ", cls, " is not a class of 0 to 255"));
-      model.positive_classes.push_back(cls);
-      begin = comma + 1;
+    const std::string list(in.Field("positive_classes"));
+    try {
+      model.positive_classes = ParseClassList(list);
+    } catch (const ConfigError& e) {
+      in.Fail(StrCat("positive_classes: ", e.detail()));
     }
   }
   model.bias = in.Number<float>(in.Field("bias"), "bias");

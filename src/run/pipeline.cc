@@ -207,8 +207,9 @@ RunOutcome TrainAndEvaluate(const RunConfig& c, const RunData& data, IBackend& b
   }
   outcome.result = Train(data.train, data.test ? &*data.test : nullptr, c.train, backend, options);
   if (data.scaler) {
+    LinearModel folded = FoldScalerIntoModel(outcome.result.model, *data.scaler);
     size_t feature = 0;
-    const double cancellation = FoldedScoreCancellation(outcome.result.model, *data.scaler, &feature);
+    const double cancellation = FoldedScoreCancellation(outcome.result.model, folded, *data.scaler, &feature);
     if (cancellation > kFoldedCancellationNote) {
       const float lo = data.scaler->offset()[feature], range = 1.0f / data.scaler->scale()[feature];
       outcome.notes.push_back(
@@ -219,7 +220,7 @@ RunOutcome TrainAndEvaluate(const RunConfig& c, const RunData& data, IBackend& b
                  "run's metrics; to save a model of the scaled features, scale the data beforehand and train with "
                  "--scale none"));
     }
-    outcome.result.model = FoldScalerIntoModel(outcome.result.model, *data.scaler);
+    outcome.result.model = std::move(folded);
   }
   const EpochProjector* projector = backend.projector();
   if (projector != nullptr && (c.project_dpus > 0 || c.project_rows_per_dpu > 0)) {
@@ -275,22 +276,21 @@ LinearModel FoldScalerIntoModel(const LinearModel& model, const FeatureScaler& s
   return raw;
 }
 
-double FoldedScoreCancellation(const LinearModel& scaled_model, const FeatureScaler& scaler, size_t* feature) {
+double FoldedScoreCancellation(const LinearModel& scaled_model, const LinearModel& folded_model,
+                               const FeatureScaler& scaler, size_t* feature) {
   const size_t n = std::min(scaled_model.weights.size(), scaler.scale().size());
-  double scaled = std::fabs(scaled_model.bias), raw_bias = scaled_model.bias, raw = 0, largest = -1;
+  double scaled = std::fabs(scaled_model.bias), raw = std::fabs(folded_model.bias), largest = -1;
   for (size_t j = 0; j < n; ++j) {
-    const double w = scaled_model.weights[j], scale = scaler.scale()[j], lo = scaler.offset()[j];
-    scaled += std::fabs(w);
+    scaled += std::fabs(scaled_model.weights[j]);
+    const double scale = scaler.scale()[j], lo = scaler.offset()[j];
     if (scale == 0) continue;  // a constant feature: its scaled value is 0
-    const double term = std::fabs(w * scale) * std::max(std::fabs(lo), std::fabs(lo + 1 / scale));
+    const double term = std::fabs(folded_model.weights[j]) * std::max(std::fabs(lo), std::fabs(lo + 1 / scale));
     raw += term;
-    raw_bias -= w * scale * lo;
     if (term > largest) {
       largest = term;
       if (feature) *feature = j;
     }
   }
-  raw += std::fabs(raw_bias);
   return scaled > 0 ? raw / scaled : 1.0;
 }
 

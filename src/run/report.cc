@@ -444,7 +444,7 @@ std::vector<TargetReached> TimesToTargets(const RunConfig& c, const TrainResult&
 
 std::string FormatTarget(const TargetReached& t) {
   const std::string resumed = t.counted_from_epoch > 1
-                                  ? StrCat("; counted from epoch ", t.counted_from_epoch,
+                                  ? StrCat("counted from epoch ", t.counted_from_epoch,
                                            ", where this run resumed: an epoch before it may have reached the target")
                                   : "";
   if (!t.reached) {
@@ -452,7 +452,8 @@ std::string FormatTarget(const TargetReached& t) {
       return StrCat("target ", t.set, " ", t.metric, " ", t.target, " not measurable (no epoch has a ", t.metric,
                     t.metric == "auc" ? ": undefined on a set of one class" : "", ")");
     }
-    return StrCat("target ", t.set, " ", t.metric, " ", t.target, " not reached (best ", Cell(t.best), resumed, ")");
+    return StrCat("target ", t.set, " ", t.metric, " ", t.target, " not reached (best ", Cell(t.best),
+                  resumed.empty() ? "" : "; ", resumed, ")");
   }
   char buf[256];
   std::snprintf(buf, sizeof(buf), "target %s %s %g reached in epoch %d after %.4f s of training", t.set.c_str(),
@@ -462,7 +463,7 @@ std::string FormatTarget(const TargetReached& t) {
     std::snprintf(buf, sizeof(buf), " (modeled PIM time %.4f s +- %.4f)", t.modeled_s, t.modeled_uncertainty_s);
     s += buf;
   }
-  if (!resumed.empty()) s += StrCat(" (", resumed.substr(2), ")");
+  if (!resumed.empty()) s += StrCat(" (", resumed, ")");
   return s;
 }
 

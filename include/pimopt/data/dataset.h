@@ -79,6 +79,11 @@ class Dataset {
   std::vector<float> weights_;
 };
 
+// A list of class numbers as --positive-classes and the model file write it ("0,2,4,6"), and back: ParseClassList
+// throws ConfigError naming --positive-classes for an item that is not a class number (0..255).
+std::string ClassListText(const std::vector<int>& classes);
+std::vector<int> ParseClassList(const std::string& text);
+
 // The first stored value that is not finite, in row order (none: nullopt).
 struct StoredValue {
   uint64_t row = 0, feature = 0;

@@ -43,7 +43,8 @@ constexpr double kFoldedCancellationNote = 4096;
 // How much of float's precision the folded model's scores of raw rows lose to cancellation, as a factor: the sum
 // of its terms' largest magnitudes (|w_j| max|x_j| over the training range, and |b|) over the scaled model's (|w_j|
 // over [0, 1], and |b|); 1 without offsets. `feature` is set to the feature with the largest term.
-double FoldedScoreCancellation(const LinearModel& scaled_model, const FeatureScaler& scaler, size_t* feature = nullptr);
+double FoldedScoreCancellation(const LinearModel& scaled_model, const LinearModel& folded_model,
+                               const FeatureScaler& scaler, size_t* feature = nullptr);
 
 // Stage 2. Each process holds only its rows: a binary cache is read slice by slice and a synthetic built-in
 // generates only them; other sources are parsed whole and then cut (with a note). The dense/sparse choice and the

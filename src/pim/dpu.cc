@@ -626,35 +626,51 @@ void Dpu::AbortLaunch(std::vector<TaskletRun>& runs, const std::string& what) {
   Fail(nullptr, what);
 }
 
-size_t Dpu::FollowLog(const LaunchLog& log, std::vector<TaskletRun>& runs, bool record) {
+uint32_t Dpu::FollowTree(const LaunchTree& tree, std::vector<TaskletRun>& runs, bool record,
+                         std::vector<uint32_t>& path) {
   std::vector<uint64_t> results(tasklets_, 0);
   logged_result_ = nullptr;
-  size_t i = 0;
-  for (; i < log.steps.size(); ++i) {
-    const LaunchLog::Step& step = log.steps[i];
-    TaskletRun& r = runs[step.tasklet];
+  path.clear();
+  const std::vector<LaunchTree::Node>& nodes = tree.nodes;
+  uint32_t at = 0;
+  for (;;) {
+    const uint32_t first = nodes[at].first_child;
+    if (first == 0) break;
+    const uint32_t k = nodes[first].step.tasklet;  // the same for every child: the clock's state is the path's
+    TaskletRun& r = runs[k];
     if (r.next == r.size) {
       if (r.done) break;  // failed, or ended early: the clock takes over and reports it
       r.next = r.size = 0;
-      results[step.tasklet] = step.resume_result;
+      results[k] = nodes[first].step.resume_result;
       logged_result_ = results.data();
       r.fiber->Enter(r);
       logged_result_ = nullptr;
       if (r.next == r.size) break;
     }
     const TaskletRun::QueuedEvent& e = r.queue[r.next];
-    if (e.slots != step.slots || e.event.kind != step.event.kind || e.event.a != step.event.a ||
-        e.event.b != step.event.b) {
-      break;
+    uint32_t child = first;
+    for (; child != 0; child = nodes[child].next_sibling) {
+      const LaunchTree::Step& step = nodes[child].step;
+      if (e.slots == step.slots && e.event.kind == step.event.kind && e.event.a == step.event.a &&
+          e.event.b == step.event.b) {
+        break;
+      }
     }
+    if (child == 0) break;
     ++r.next;
-    if (record) result_->trace.tasklets[step.tasklet].push_back({e.slots, e.event});
+    if (record) result_->trace.tasklets[k].push_back({e.slots, e.event});
+    path.push_back(child);
+    at = child;
   }
-  return i;
+  return at;
 }
 
 namespace {
-constexpr size_t kMaxLoggedSteps = size_t{1} << 22;  // 128 MB of log per host thread at most
+// 48 bytes a node: about 50 MB of tree per host thread at most (a single DPU's endless loop, or events that differ
+// at every launch, stop adding to it there; what it holds is still followed).
+constexpr size_t kMaxTreeNodes = size_t{1} << 20;
+// A node with this many children (an event whose slots vary with the data at every launch) takes no more.
+constexpr uint16_t kMaxChildren = 64;
 }  // namespace
 
 DpuLaunchResult Dpu::Launch(Kernel& kernel, const LaunchOptions& options) {
@@ -732,48 +748,49 @@ DpuLaunchResult Dpu::Launch(Kernel& kernel, const LaunchOptions& options) {
     result_ = nullptr;
   };
 
-  // The previous DPU of this launch on this host thread: as long as this one's tasklets do its events, its clock's
-  // work is this one's. A log that rarely matches (data-dependent work) is tried less often.
-  thread_local LaunchLog log;
-  thread_local uint32_t misses = 0, hits = 0;
-  bool shared_clock =
-      options.scheduler == Scheduler::kBatched && options.launch_id != 0 && options.share_clock;
-  if (shared_clock && log.launch_id != options.launch_id) {
-    log.launch_id = 0;
-    misses = hits = 0;
+  // The DPUs of this launch this host thread ran before: as long as this one's tasklets do the events of a path of
+  // their tree, its clock's work is theirs.
+  thread_local LaunchTree tree;
+  thread_local std::vector<uint32_t> path;
+  bool shared_clock = options.scheduler == Scheduler::kBatched && options.launch_id != 0 && options.share_clock;
+  uint32_t at = 0;  // the tree's node this launch's events lead to so far
+  if (shared_clock && (tree.launch_id != options.launch_id || tree.semaphores_before != semaphores_)) {
+    tree.Reset(options.launch_id, semaphores_);
   }
-  size_t matched = 0;
-  if (shared_clock && log.launch_id != 0 && log.semaphores_before == semaphores_ &&
-      (misses < 4 || hits >= misses || (misses + hits) % 16 == 0)) {
-    matched = FollowLog(log, runs, record);
-    if (matched == log.steps.size()) {
-      ++hits;
+  if (shared_clock) {
+    at = FollowTree(tree, runs, record, path);
+    result.events = result.events_shared = path.size();
+    tree.events_shared += path.size();
+    ++tree.launches;
+    if (tree.nodes[at].end >= 0) {
+      tree.events += path.size();
+      const LaunchTree::End& end = tree.ends[static_cast<size_t>(tree.nodes[at].end)];
       finish();
-      semaphores_ = log.semaphores_after;
-      result.cycles = log.cycles;
-      result.dmas = log.dmas;
-      result.barrier_waits = log.barrier_waits;
-      result.lock_contentions = log.lock_contentions;
+      semaphores_ = end.semaphores_after;
+      result.cycles = end.cycles;
+      result.dmas = end.dmas;
+      result.barrier_waits = end.barrier_waits;
+      result.lock_contentions = end.lock_contentions;
       return result;
     }
-    ++misses;
   }
-  // The clock, brought to where the log and this DPU part (every event before is the same), then on.
+  // The clock, brought to where the tree and this DPU part (every event before is the same), then on.
   clock.Reset(clock_params_, tasklets_, options.shuffle_seed);
   clock.SetSemaphores(semaphores_);
-  for (size_t i = 0; i < matched; ++i) {
-    const LaunchLog::Step& step = log.steps[i];
-    if (clock.Advance() != timing::DpuClock::State::kReady || clock.NextReady() != step.tasklet) {
-      Fail(nullptr, "internal: the clock did not retrace the logged launch");
-    }
-    clock.Submit(step.tasklet, step.slots, step.event);
-  }
-  std::vector<LaunchLog::Step>& steps = log.steps;
   if (shared_clock) {
-    steps.resize(matched);  // this DPU's events so far; the log becomes this DPU's
-    log.launch_id = 0;      // until this DPU's launch has ended well
-    log.semaphores_before = semaphores_;
+    for (const uint32_t node : path) {
+      const LaunchTree::Step& step = tree.nodes[node].step;
+      if (clock.Advance() != timing::DpuClock::State::kReady || clock.NextReady() != step.tasklet) {
+        Fail(nullptr, "internal: the clock did not retrace the shared launch");
+      }
+      clock_step([&] {  // an event another DPU's launch failed at fails this one's the same way
+        clock.Submit(step.tasklet, step.slots, step.event);
+        return 0;
+      });
+    }
   }
+  // This DPU's further events become a branch of the tree from `at`, while it has room.
+  bool grow = shared_clock && tree.nodes[at].children < kMaxChildren && tree.WorthGrowing();
   for (;;) {
     const timing::DpuClock::State state = clock_step([&] { return clock.Advance(); });
     if (state == timing::DpuClock::State::kFinished) break;
@@ -804,10 +821,17 @@ DpuLaunchResult Dpu::Launch(Kernel& kernel, const LaunchOptions& options) {
     }
     const TaskletRun::QueuedEvent& e = r.queue[r.next++];
     if (record) result.trace.tasklets[k].push_back({e.slots, e.event});
-    if (shared_clock) steps.push_back({k, e.event, e.slots, clock.Result(k)});
-    if (shared_clock && steps.size() > kMaxLoggedSteps) {  // too long to keep (a single DPU's endless loop)
-      shared_clock = false;
-      steps.clear();
+    ++result.events;
+    if (grow && tree.nodes.size() >= kMaxTreeNodes) grow = false;
+    if (grow) {
+      const uint32_t node = static_cast<uint32_t>(tree.nodes.size());
+      LaunchTree::Node added;
+      added.step = {k, e.event, e.slots, clock.Result(k)};
+      added.next_sibling = tree.nodes[at].first_child;
+      tree.nodes[at].first_child = node;
+      ++tree.nodes[at].children;
+      tree.nodes.push_back(added);
+      at = node;
     }
     clock_step([&] {
       clock.Submit(k, e.slots, e.event);
@@ -822,13 +846,10 @@ DpuLaunchResult Dpu::Launch(Kernel& kernel, const LaunchOptions& options) {
   result.dmas = clock.dmas();
   result.barrier_waits = clock.barrier_waits();
   result.lock_contentions = clock.lock_contentions();
-  if (shared_clock) {
-    log.launch_id = options.launch_id;
-    log.semaphores_after = semaphores_;
-    log.cycles = result.cycles;
-    log.dmas = result.dmas;
-    log.barrier_waits = result.barrier_waits;
-    log.lock_contentions = result.lock_contentions;
+  if (shared_clock) tree.events += result.events;
+  if (grow) {  // the branch reached the launch's end: a later DPU with these events takes what the clock made of them
+    tree.nodes[at].end = static_cast<int32_t>(tree.ends.size());
+    tree.ends.push_back({semaphores_, result.cycles, result.dmas, result.barrier_waits, result.lock_contentions});
   }
   return result;
 }

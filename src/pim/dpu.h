@@ -88,23 +88,52 @@ struct TaskletRun {
   void* tsan_scheduler = nullptr;
 };
 
-// One DPU's launch as its clock saw it: every event the clock took, in order, with the result the tasklet found when
-// it resumed for it, and what the clock made of them. Another DPU whose tasklets do exactly these events gets
-// exactly these cycles (the clock is deterministic), so the batched scheduler checks each event of the next DPU of
-// the launch against the log and runs the clock only from the first one that differs (dpu.cc).
-struct LaunchLog {
+// The launches of one DPU set's launch on one host thread as their clocks saw them: a tree whose paths are event
+// sequences. A node is an event the clock took (the tasklet, its issue slots and event, and the result the tasklet
+// found when it resumed for it); a path from the root is the start of a DPU's launch, and a node where a launch
+// ended holds what the clock made of it. The clock is deterministic: two DPUs whose tasklets do the same events up to
+// a node have the same clock state there, so the same tasklet runs next (all children of a node are its events) and a
+// DPU whose whole launch is a path gets that path's cycles. The batched scheduler follows the tree with each DPU's
+// events and runs the clock only from the first event no path has taken, adding its events as a new branch (dpu.cc).
+// Data-dependent costs (a multiply's steps follow its operands' bits) give a node a few children instead of breaking
+// the sharing for the rest of the launch.
+struct LaunchTree {
   struct Step {
     uint32_t tasklet = 0;
     timing::Event event;
     double slots = 0;
     uint64_t resume_result = 0;  // timing::DpuClock::Result of the tasklet when the event was taken
   };
+  struct Node {
+    Step step;                  // the event that leads here (the root: none)
+    uint32_t first_child = 0;   // 0: none (the root, node 0, is nobody's child)
+    uint32_t next_sibling = 0;  // 0: none
+    uint16_t children = 0;
+    int32_t end = -1;  // index in `ends` when a launch ended after this event
+  };
+  struct End {
+    std::vector<int32_t> semaphores_after;
+    DpuCycles cycles;
+    uint64_t dmas = 0, barrier_waits = 0, lock_contentions = 0;
+  };
   uint64_t launch_id = 0;  // 0: empty
-  std::vector<Step> steps;
-  // The semaphores' counts at the launch's start and end (a DPU follows the log only from the same start).
-  std::vector<int32_t> semaphores_before, semaphores_after;
-  DpuCycles cycles;
-  uint64_t dmas = 0, barrier_waits = 0, lock_contentions = 0;
+  // The semaphores' counts at the launch's start (a DPU follows the tree only from the same start).
+  std::vector<int32_t> semaphores_before;
+  std::vector<Node> nodes;  // nodes[0]: the root
+  std::vector<End> ends;
+  // The DPUs that took part so far, their events and those of them the tree had.
+  uint64_t launches = 0, events = 0, events_shared = 0;
+  void Reset(uint64_t id, const std::vector<int32_t>& semaphores) {
+    launch_id = id;
+    semaphores_before = semaphores;
+    nodes.assign(1, Node{});
+    ends.clear();
+    launches = events = events_shared = 0;
+  }
+  // Whether a DPU's new events are worth adding: while the tree has paid for at least a quarter of the events (a
+  // launch whose events part at every DPU, a long kernel with data-dependent costs throughout, would only fill memory
+  // with paths no later DPU takes to their end).
+  bool WorthGrowing() const { return launches < 4 || 4 * events_shared >= events; }
 };
 
 struct DpuLaunchResult {
@@ -118,6 +147,8 @@ struct DpuLaunchResult {
   uint64_t resized_dmas = 0;
   uint64_t barrier_waits = 0;
   uint64_t lock_contentions = 0;
+  uint64_t events = 0;         // events the clock took (every tasklet's, kExit included)
+  uint64_t events_shared = 0;  // of them, those another DPU's clock had already timed (LaunchTree)
   timing::DpuTrace trace;  // when recorded
 };
 
@@ -159,7 +190,7 @@ class Dpu {
     Scheduler scheduler = Scheduler::kBatched;
     // The launch of the DPU set this DPU's launch is part of (0: none): with the batched scheduler, DPUs of one
     // launch whose tasklets do the same events (the same issue slots, DMAs and synchronization, in the same order)
-    // share their clock's work (LaunchLog).
+    // share their clock's work (LaunchTree).
     uint64_t launch_id = 0;
     bool share_clock = false;  // worth trying: the host thread runs several DPUs of the launch
   };
@@ -208,8 +239,9 @@ class Dpu {
   // unwinds the tasklet's stack), so no fiber is destroyed while suspended.
   void AbortSuspended(std::vector<TaskletRun>& runs);
   [[noreturn]] void AbortLaunch(std::vector<TaskletRun>& runs, const std::string& what);
-  // Takes the events of `log` from the tasklets as long as they match; returns how many matched.
-  size_t FollowLog(const LaunchLog& log, std::vector<TaskletRun>& runs, bool record);
+  // Takes the tasklets' events down the tree as long as a path has them; returns the node reached, with its path
+  // from the root (the nodes after the root) in `path`.
+  uint32_t FollowTree(const LaunchTree& tree, std::vector<TaskletRun>& runs, bool record, std::vector<uint32_t>& path);
 
   const HardwareProfile& profile_;
   timing::ClockParams clock_params_;
@@ -232,7 +264,7 @@ class Dpu {
   bool aborting_ = false;
   DpuLaunchResult* result_ = nullptr;
   bool run_ahead_ = true;          // Scheduler::kBatched
-  const uint64_t* logged_result_ = nullptr;  // while following a LaunchLog: the result a resumed tasklet finds
+  const uint64_t* logged_result_ = nullptr;  // while following a LaunchTree: the result a resumed tasklet finds
 };
 
 }  // namespace pimopt::pim

@@ -98,6 +98,8 @@ LaunchStats DpuSet::Launch(uint32_t first, uint32_t count) {
     s.resized_dmas += r.resized_dmas;
     s.barrier_waits += r.barrier_waits;
     s.lock_contentions += r.lock_contentions;
+    s.events += r.events;
+    s.events_shared += r.events_shared;
   }
   if (record_traces_) {
     s.traces.reserve(results.size());

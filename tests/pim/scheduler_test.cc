@@ -150,6 +150,89 @@ TEST(Scheduler, DpusWithTheSameEventsShareTheirClockAndKeepTheirOwnCycles) {
   }
 }
 
+// DPUs of three kinds, in turn (DPU d takes variant d % 3: one step of tasklet 4 costs more, or tasklet 7 reads once
+// more at its end): each DPU's events are not the previous DPU's, but they are those of the DPU three before. The
+// launch's DPUs share a tree of their clocks' work: from DPU 3 on, every event is one another DPU's clock timed,
+// and every DPU keeps its own cycles, the reference scheduler's.
+class ThreeKinds final : public Kernel {
+ public:
+  KernelSpec Spec() const override { return {"three_kinds", 16, 0, {}, {}}; }
+  void Main(Tasklet& t) override {
+    uint64_t word = 0;
+    const uint32_t kind = t.dpu_index() % 3;
+    for (uint32_t i = 0; i < 30; ++i) {
+      t.Charge(Op::kInt32Add, t.me() == 4 && i == 12 ? 5 + 4 * kind : 3 + i % 5);
+      t.MramRead(t.MramHeap() + 8 * i, &word, 8);
+      if (i % 10 == 9) t.BarrierWait();
+    }
+    if (t.me() == 7 && kind == 2) t.MramRead(t.MramHeap(), &word, 8);
+  }
+};
+
+TEST(Scheduler, DpusWhoseEventsMatchAnEarlierDpusShareItsClockNotOnlyThePreviousOnes) {
+  constexpr uint32_t kDpus = 12;
+  PimSystem system(Profile(), 1);
+  DpuSet set = system.Allocate(kDpus);
+  set.Load(std::make_shared<ThreeKinds>());
+  set.SetScheduler(Scheduler::kReference);
+  const LaunchStats reference = set.Launch();
+  EXPECT_EQ(reference.events_shared, 0u);
+  set.SetScheduler(Scheduler::kBatched);
+  const LaunchStats batched = set.Launch();
+  for (uint32_t d = 0; d < kDpus; ++d) {
+    ExpectSameCycles(reference.per_dpu[d], batched.per_dpu[d], "DPU " + std::to_string(d));
+  }
+  EXPECT_NE(batched.per_dpu[0].total, batched.per_dpu[1].total);
+  EXPECT_NE(batched.per_dpu[1].total, batched.per_dpu[2].total);
+  EXPECT_NE(batched.per_dpu[0].total, batched.per_dpu[2].total);
+  EXPECT_EQ(batched.events, reference.events);
+  // Each kind's events: 16 tasklets x (30 DMAs + 3 barriers + the end), and tasklet 7's read more for kind 2.
+  const uint64_t per_dpu = 16 * 34;
+  EXPECT_EQ(batched.events, kDpus * per_dpu + kDpus / 3);
+  // DPUs 1 and 2 share what comes before their difference; DPUs 3 to 11 share everything.
+  EXPECT_GE(batched.events_shared, (kDpus - 3) * per_dpu + (kDpus - 3) / 3);
+  EXPECT_LT(batched.events_shared, batched.events - per_dpu);
+  EXPECT_EQ(reference.dmas, batched.dmas);
+  EXPECT_EQ(reference.barrier_waits, batched.barrier_waits);
+}
+
+// Every DPU but the first locks a mutex twice, at the same event: the first to fail leaves that event in the
+// launch's tree, and the next ones meet the clock's refusal while the tree brings their clocks there. The launch
+// reports DPU 1's fault, every DPU's tasklets are ended, and the set launches again.
+class LockTwice final : public Kernel {
+ public:
+  KernelSpec Spec() const override { return {"lock_twice", 4, 0, {}, {}}; }
+  void Main(Tasklet& t) override {
+    uint64_t word = 0;
+    t.MramRead(t.MramHeap(), &word, 8);
+    if (t.me() == 2 && t.dpu_index() > 0 && !fixed) {
+      t.MutexLock(3);
+      t.MutexLock(3);
+    }
+    t.MramRead(t.MramHeap(), &word, 8);
+  }
+  bool fixed = false;
+};
+
+TEST(Scheduler, DpusThatFailAtASharedEventAllEndAndTheFirstIsReported) {
+  PimSystem system(Profile(), 1);
+  DpuSet set = system.Allocate(6);
+  auto kernel = std::make_shared<LockTwice>();
+  set.Load(kernel);
+  set.SetScheduler(Scheduler::kBatched);
+  try {
+    set.Launch();
+    FAIL() << "no fault";
+  } catch (const PimError& e) {
+    EXPECT_NE(std::string(e.what()).find("DPU 1, tasklet 2"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("mutex 3 locked twice"), std::string::npos) << e.what();
+  }
+  kernel->fixed = true;
+  const LaunchStats again = set.Launch();
+  EXPECT_EQ(again.events, 6u * 4 * 3);
+  EXPECT_GT(again.events_shared, 0u);
+}
+
 // Both tasklets of a DPU run into a fault. Tasklet 0 runs first and, under the batched scheduler, ahead past its DMA
 // into its fault at once; but tasklet 1's comes first in modeled time (after 20 short DMAs, about 1,700 cycles,
 // against tasklet 0's 500 issue slots, 5,500 cycles). Both schedulers report the fault the DPU meets first.

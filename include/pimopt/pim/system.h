@@ -59,6 +59,8 @@ struct LaunchStats {
   uint64_t resized_dmas = 0;    // DMAs whose run-time size the DMA's 8-bit length field changed (Tasklet::MramRead)
   uint64_t barrier_waits = 0;
   uint64_t lock_contentions = 0;         // acquires that found the lock taken (user mutexes and the SDK's own)
+  uint64_t events = 0;                   // all DPUs: events their clocks took (every tasklet's end included)
+  uint64_t events_shared = 0;            // of them, those a DPU took from the clock of another (dpu.h LaunchTree)
   double host_wall_s = 0;                // real time the emulation took
   std::vector<timing::DpuTrace> traces;  // per DPU, when the set records traces (DpuSet::RecordTraces)
 };

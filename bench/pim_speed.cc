@@ -55,7 +55,8 @@ class MacKernel final : public Kernel {
 };
 
 // The cost of an event: every tasklet does `events` barriers, or `events` 8-byte DMAs each after a few issue slots
-// that differ from DPU to DPU (so that no two DPUs' clocks do the same work and none is shared).
+// that differ from DPU to DPU, the first run of each tasklet by the DPU's index (so that no two DPUs' clocks do the
+// same work: DPUs whose events were those of a DPU before would share its clock's, dpu.h LaunchTree).
 class EventKernel final : public Kernel {
  public:
   enum Kind { kBarrier, kDma };
@@ -67,7 +68,7 @@ class EventKernel final : public Kernel {
       if (kind_ == kBarrier) {
         t.BarrierWait();
       } else {
-        t.Charge(Op::kInt32Add, 1 + (t.dpu_index() + e) % 7);
+        t.Charge(Op::kInt32Add, 1 + (t.dpu_index() + e) % 7 + (e == 0 ? t.dpu_index() : 0));
         t.MramRead(t.MramHeap() + 8 * static_cast<uint64_t>(e % 64), &word, 8);
       }
     }

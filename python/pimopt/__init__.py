@@ -265,6 +265,7 @@ _NOT_ESTIMATOR_KEYWORDS = {
     "out": "an output file", "liblinear-out": "an output file", "report": "an output file (report_ holds it)",
     "checkpoint": "an output file", "checkpoint-every": "an output file's period", "resume": "reads a checkpoint",
     "no-train-metrics": "what is evaluated and printed, never the model",
+    "train-metrics-every-epoch": "which epochs are evaluated and printed (a certified stop either way)",
     "quiet": "what is printed",
     "target-accuracy": "a report-only milestone", "target-auc": "a report-only milestone",
 }

@@ -498,8 +498,8 @@ TrainResult Train(const Dataset& train, const Dataset* test, const TrainConfig& 
     return ComputeDualityGap(model, train, config.objective, primal, options.eval_pool, comm, shards,
                              duals != nullptr ? *duals : own, &*gap_scales);
   };
-  const bool spaced_evaluations = !options.evaluate_train && config.tol > 0 && config.objective.l2 > 0 &&
-                                  config.schedule != LrSchedule::kPlateau;
+  const bool spaced_evaluations = (!options.evaluate_train || options.spaced_train_metrics) && config.tol > 0 &&
+                                  config.objective.l2 > 0 && config.schedule != LrSchedule::kPlateau;
   // The epochs the stopping rule may evaluate: every one without spaced evaluations, else the run's last and the
   // multiples of EvaluationInterval; of those it evaluates the ones its last gaps ask for (is_due).
   auto may_be_due = [&](int done) {

@@ -191,6 +191,7 @@ RunOutcome TrainAndEvaluate(const RunConfig& c, const RunData& data, IBackend& b
   TrainOptions options;
   options.eval_pool = &pool;
   options.evaluate_train = !c.no_train_metrics;
+  options.spaced_train_metrics = !c.train_metrics_every_epoch;
   options.checkpoint_path = c.checkpoint;
   options.checkpoint_every = c.checkpoint.empty() ? 0 : c.checkpoint_every;
   options.resume = c.resume;

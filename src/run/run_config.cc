@@ -127,10 +127,20 @@ ParamTable<RunConfig> MakeRunParams() {
   t.Add("no-train-metrics", &RunConfig::no_train_metrics, false)
       .Effect(ParamEffect::kNone)
       .Group(output)
-      .Help("evaluate the training set's metrics only after the last epoch; a run that stops on its objective or "
-            "certificate (--tol) computes the training objective alone (no accuracy or AUC) at the epochs it "
-            "checks: with L2 at spaced epochs, with the gap (every epoch up to 32, then multiples of epoch / 32, "
-            "fewer once the gap's rate is known), so it spends no pass on epochs it does not check");
+      .Help(
+          "evaluate the training set's accuracy and AUC only after the last epoch; at the epochs a run that stops "
+          "on its objective or certificate (--tol) checks, it computes the training objective alone (no AUC "
+          "sort); without --tol every epoch's metrics are skipped but the last's");
+  t.Add("train-metrics-every-epoch", &RunConfig::train_metrics_every_epoch, false)
+      .Effect(ParamEffect::kNone)  // which epochs are evaluated; a certified stop either way (as --no-train-metrics)
+      .Group(output)
+      .Help(
+          "evaluate the training set's metrics (objective, accuracy, AUC) after every epoch, where the stopping "
+          "rule then looks every epoch; without it a run that stops on its certificate (--tol with L2, no plateau "
+          "schedule) evaluates them at the epochs its stopping rule checks: every epoch up to 32, then multiples "
+          "of epoch / 32, fewer once the gap's rate is known (docs/algorithms.md \"When a run stops\"), so it "
+          "spends no pass over the training set on the epochs in between and may stop a few epochs later, at a "
+          "model of its own");
   t.Add("quiet", &RunConfig::quiet, false).Short("-q").Effect(ParamEffect::kNone).Group(output).Help(
       "print only the summary");
   t.Add("target-accuracy", &RunConfig::target_accuracy, 0.0)
@@ -202,6 +212,9 @@ void ResolveRunConfig(RunConfig& c, int processes, DataOrigin origin) {
     if (!c.test.empty() && c.test_fraction > 0) {
       throw ConfigError("--test-fraction", "contradicts --test: give one or the other");
     }
+  }
+  if (c.no_train_metrics && c.train_metrics_every_epoch) {
+    throw ConfigError("--train-metrics-every-epoch", "contradicts --no-train-metrics: give one or the other");
   }
   // The algorithm: --dpus, the defaults it declares, its rules.
   const AlgorithmTraits& traits = c.train.traits();

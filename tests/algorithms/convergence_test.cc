@@ -325,6 +325,47 @@ TEST(Tolerance, WithoutTrainMetricsTheCertificateIsCheckedAtSpacedEpochs) {
   EXPECT_EQ(resumed.model.weights, spaced.model.weights);
 }
 
+// Spaced train metrics (TrainOptions::spaced_train_metrics, the pipeline's default): a run that stops on its
+// certificate evaluates the training set at the epochs the stopping rule checks, as without train metrics, but
+// every metric there (accuracy and AUC too); it stops at the same epoch with the same model as the run without train
+// metrics, and computes no metric at the epochs in between.
+TEST(Tolerance, SpacedTrainMetricsAreEveryMetricAtTheEpochsTheStoppingRuleChecks) {
+  const Dataset train = testing::SmallSparse(1500, 1 << 10, 5);
+  const TrainConfig c = CertifiedCocoa(LossKind::kHinge, 2000);
+  ThreadPool pool(2);
+  auto run = [&](bool evaluate_train, bool spaced) {
+    CpuBackend backend(pool);
+    TrainOptions options;
+    options.eval_pool = &pool;
+    options.evaluate_train = evaluate_train;
+    options.spaced_train_metrics = spaced;
+    return Train(train, nullptr, c, backend, options);
+  };
+  const TrainResult none = run(false, false);
+  const TrainResult spaced = run(true, true);
+  const TrainResult every = run(true, false);
+  ASSERT_TRUE(spaced.stopped_on_gap);
+  ASSERT_EQ(spaced.epochs.size(), none.epochs.size());
+  ASSERT_GT(spaced.epochs.size(), 64u) << "the test needs a run long enough to space its checks";
+  EXPECT_EQ(spaced.model.weights, none.model.weights);
+  EXPECT_EQ(spaced.model.bias, none.model.bias);
+  size_t evaluated = 0;
+  for (size_t e = 0; e < spaced.epochs.size(); ++e) {
+    const EpochRecord &s = spaced.epochs[e], &n = none.epochs[e];
+    EXPECT_EQ(s.train.rows > 0, n.train.rows > 0) << "epoch " << e + 1;
+    EXPECT_EQ(s.gap.available, n.gap.available) << "epoch " << e + 1;
+    if (s.train.rows > 0) {
+      ++evaluated;
+      EXPECT_EQ(s.train.objective, n.train.objective) << "epoch " << e + 1;
+      EXPECT_TRUE(std::isfinite(s.train.accuracy) && std::isfinite(s.train.auc)) << "epoch " << e + 1;
+    }
+  }
+  EXPECT_LT(evaluated, spaced.epochs.size() / 2);
+  // Every epoch's metrics: each epoch evaluated, and the stop where a check every epoch first finds the gap in tol.
+  for (const EpochRecord& r : every.epochs) EXPECT_GT(r.train.rows, 0u) << "epoch " << r.epoch;
+  EXPECT_LE(every.epochs.size(), spaced.epochs.size());
+}
+
 // The metrics of two evaluations, NaN equal to NaN (bit for bit otherwise).
 void ExpectSameMetrics(const Metrics& a, const Metrics& b, const std::string& what) {
   auto same = [](double x, double y) { return (std::isnan(x) && std::isnan(y)) || x == y; };

@@ -68,6 +68,9 @@ struct TrainResult {
 
 struct TrainOptions {
   bool evaluate_train = true;  // compute train-set metrics every epoch (else only after the last)
+  // With evaluate_train, where the run stops on its certificate (tol > 0 with L2, no plateau schedule): compute them
+  // at the epochs the stopping rule checks (spaced), as without evaluate_train, every metric at those epochs.
+  bool spaced_train_metrics = false;
   // Score the test set after every epoch (else only after the run's last: a cross-validation's folds, whose score
   // is the final model's).
   bool evaluate_test_every_epoch = true;

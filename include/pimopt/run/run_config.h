@@ -41,6 +41,7 @@ struct RunConfig {
   int checkpoint_every;
   bool resume;
   bool no_train_metrics;
+  bool train_metrics_every_epoch;
   bool quiet;
   double target_accuracy;  // 0: none
   double target_auc;       // 0: none

@@ -191,7 +191,10 @@ RunOutcome TrainAndEvaluate(const RunConfig& c, const RunData& data, IBackend& b
   TrainOptions options;
   options.eval_pool = &pool;
   options.evaluate_train = !c.no_train_metrics;
-  options.spaced_train_metrics = !c.train_metrics_every_epoch;
+  // A target on the training set (no test set) is looked for in every epoch's training metrics: spaced, the first
+  // epoch that reached it could go unseen.
+  const bool train_target = (c.target_accuracy > 0 || c.target_auc > 0) && !data.test;
+  options.spaced_train_metrics = !c.train_metrics_every_epoch && !train_target;
   options.checkpoint_path = c.checkpoint;
   options.checkpoint_every = c.checkpoint.empty() ? 0 : c.checkpoint_every;
   options.resume = c.resume;

@@ -183,6 +183,7 @@ json BuildReport(const ReportInputs& in) {
              {"reached", t.reached},
              {"best", t.measured ? json(t.best) : json(nullptr)}};
       if (t.counted_from_epoch > 1) j["counted_from_epoch"] = t.counted_from_epoch;
+      if (t.unmeasured_epochs > 0) j["unmeasured_epochs"] = t.unmeasured_epochs;
       if (t.reached) {
         j["epoch"] = t.epoch;
         j["train_wall_s"] = t.train_wall_s;
@@ -424,7 +425,10 @@ std::vector<TargetReached> TimesToTargets(const RunConfig& c, const TrainResult&
         modeled_bar += it->second;
       }
       const Metrics& m = test ? *r.test : r.train;
-      if (m.rows == 0) continue;  // not evaluated in this epoch
+      if (m.rows == 0) {  // not evaluated in this epoch
+        if (!t.reached) ++t.unmeasured_epochs;
+        continue;
+      }
       const double value = t.metric == "auc" ? m.auc : m.accuracy;
       if (!std::isfinite(value)) continue;
       t.best = t.measured ? std::max(t.best, value) : value;
@@ -447,13 +451,22 @@ std::string FormatTarget(const TargetReached& t) {
                                   ? StrCat("counted from epoch ", t.counted_from_epoch,
                                            ", where this run resumed: an epoch before it may have reached the target")
                                   : "";
+  const std::string unmeasured =
+      t.unmeasured_epochs > 0
+          ? StrCat(t.unmeasured_epochs, " epoch", t.unmeasured_epochs == 1 ? "" : "s", t.reached ? " before it" : "",
+                   " had no ", t.set, " ", t.metric,
+                   t.reached ? " (one of them may have reached it first" : " (one of them may have reached it",
+                   t.set == "train" ? ": without --no-train-metrics a run with a target on its training set "
+                                      "evaluates it every epoch)"
+                                    : ")")
+          : "";
   if (!t.reached) {
     if (!t.measured) {
       return StrCat("target ", t.set, " ", t.metric, " ", t.target, " not measurable (no epoch has a ", t.metric,
                     t.metric == "auc" ? ": undefined on a set of one class" : "", ")");
     }
     return StrCat("target ", t.set, " ", t.metric, " ", t.target, " not reached (best ", Cell(t.best),
-                  resumed.empty() ? "" : "; ", resumed, ")");
+                  resumed.empty() ? "" : "; ", resumed, ")", unmeasured.empty() ? "" : "; ", unmeasured);
   }
   char buf[256];
   std::snprintf(buf, sizeof(buf), "target %s %s %g reached in epoch %d after %.4f s of training", t.set.c_str(),
@@ -464,6 +477,7 @@ std::string FormatTarget(const TargetReached& t) {
     s += buf;
   }
   if (!resumed.empty()) s += StrCat(" (", resumed, ")");
+  if (!unmeasured.empty()) s += StrCat("; ", unmeasured);
   return s;
 }
 

@@ -140,7 +140,8 @@ ParamTable<RunConfig> MakeRunParams() {
           "schedule) evaluates them at the epochs its stopping rule checks: every epoch up to 32, then multiples "
           "of epoch / 32, fewer once the gap's rate is known (docs/algorithms.md \"When a run stops\"), so it "
           "spends no pass over the training set on the epochs in between and may stop a few epochs later, at a "
-          "model of its own");
+          "model of its own (a --target-accuracy or --target-auc measured on the training set, without a test "
+          "set, keeps every epoch's)");
   t.Add("quiet", &RunConfig::quiet, false).Short("-q").Effect(ParamEffect::kNone).Group(output).Help(
       "print only the summary");
   t.Add("target-accuracy", &RunConfig::target_accuracy, 0.0)

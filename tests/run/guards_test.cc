@@ -14,6 +14,7 @@
 #include "pimopt/model/metrics.h"
 #include "pimopt/run/cross_validation.h"
 #include "pimopt/run/pipeline.h"
+#include "pimopt/run/report.h"
 #include "pimopt/run/tune.h"
 #include "test_util.h"
 
@@ -468,6 +469,35 @@ TEST(Guards, ACertifiedRunWithNoFlagsEvaluatesTheTrainingSetAtItsChecksOnly) {
     with({{"no-train-metrics", "true"}, {"train-metrics-every-epoch", "true"}});
   });
   EXPECT_EQ(error.rfind("--train-metrics-every-epoch", 0), 0u) << error;
+}
+
+// A target on the training set (no test set) is looked for in every epoch: a run with no flags keeps the training
+// metrics of every epoch for it (spaced, a file of these rows reported epoch 315 for an accuracy first reached in
+// epoch 176), and a run with --no-train-metrics, which cannot see it, says how many epochs went unmeasured.
+TEST(Guards, ATargetOnTheTrainingSetIsLookedForInEveryEpoch) {
+  const Dataset train = LoadDataset("dense:rows=3000,features=40,seed=4", {});
+  const Flags base{{"model", "svm"}, {"reg", "3e-5"}, {"threads", "1"}, {"quiet", "true"}, {"target-accuracy", "0.59"}};
+  auto target_of = [&](const Flags& more) {
+    Flags flags = base;
+    flags.insert(flags.end(), more.begin(), more.end());
+    const RunOutcome out = TrainArrays(flags, train);
+    const std::vector<TargetReached> targets = TimesToTargets(out.config, out.result);
+    EXPECT_EQ(targets.size(), 1u);
+    return targets.front();
+  };
+  const TargetReached plain = target_of({});
+  const TargetReached every = target_of({{"train-metrics-every-epoch", "true"}});
+  const TargetReached none = target_of({{"no-train-metrics", "true"}});
+  ASSERT_TRUE(plain.reached && every.reached) << FormatTarget(plain) << " | " << FormatTarget(every);
+  EXPECT_EQ(plain.set, "train");
+  EXPECT_EQ(plain.epoch, every.epoch);
+  EXPECT_EQ(plain.unmeasured_epochs, 0);
+  // Without the training metrics the epochs around the first reach went unmeasured: the target is seen later or not
+  // at all, and the run says why.
+  EXPECT_GT(none.unmeasured_epochs, 0);
+  EXPECT_TRUE(!none.reached || none.epoch > plain.epoch) << FormatTarget(none);
+  EXPECT_NE(FormatTarget(none).find("may have reached it"), std::string::npos) << FormatTarget(none);
+  EXPECT_EQ(FormatTarget(plain).find("may have reached"), std::string::npos) << FormatTarget(plain);
 }
 
 // ---- non-finite numbers where they change hands

@@ -64,6 +64,9 @@ struct TargetReached {
   // The first epoch in the records: after a --resume, the epochs before it (in the checkpointed run) are not, and
   // one of them may have reached the target.
   int counted_from_epoch = 1;
+  // Epochs up to the reaching one (all, if not reached) whose set was not evaluated (--no-train-metrics, spaced
+  // evaluations): the target may have been reached in one of them, before `epoch`.
+  int unmeasured_epochs = 0;
 };
 std::vector<TargetReached> TimesToTargets(const RunConfig& config, const TrainResult& result);
 std::string FormatTarget(const TargetReached& t);

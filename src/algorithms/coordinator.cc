@@ -213,13 +213,10 @@ Resumed ResumeFromCheckpoint(const TrainOptions& options, const RunIdentity& ide
   if (config.tol > 0 && std::isfinite(checkpoint->progress.certified_gap) &&
       checkpoint->progress.certified_gap <= config.tol) {
     throw ConfigError("--resume",
-                      StrCat(options.checkpoint_path,
-                             ": the checkpoint's last certificate already meets "
-                             "--tol (epoch ",
+                      StrCat(options.checkpoint_path, ": the checkpoint's last certificate already meets --tol (epoch ",
                              checkpoint->epochs_done, ", relative duality gap ",
                              FormatDouble(checkpoint->progress.certified_gap), " <= --tol ", FormatDouble(config.tol),
-                             "): the run stops there; lower --tol to train "
-                             "further, or start afresh without --resume"));
+                             "): the run stops there; lower --tol to train further, or start afresh without --resume"));
   }
   if (checkpoint->state.per_worker.size() != static_cast<size_t>(config.workers)) {
     throw InputError(StrCat(options.checkpoint_path, ": the checkpoint holds ", checkpoint->state.per_worker.size(),

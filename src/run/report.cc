@@ -454,11 +454,11 @@ std::string FormatTarget(const TargetReached& t) {
   const std::string unmeasured =
       t.unmeasured_epochs > 0
           ? StrCat(t.unmeasured_epochs, " epoch", t.unmeasured_epochs == 1 ? "" : "s", t.reached ? " before it" : "",
-                   " had no ", t.set, " ", t.metric,
-                   t.reached ? " (one of them may have reached it first" : " (one of them may have reached it",
+                   " had no ", t.set, " ", t.metric, " (one of them may have reached it", t.reached ? " first" : "",
                    t.set == "train" ? ": without --no-train-metrics a run with a target on its training set "
-                                      "evaluates it every epoch)"
-                                    : ")")
+                                      "evaluates it every epoch"
+                                    : "",
+                   ")")
           : "";
   if (!t.reached) {
     if (!t.measured) {

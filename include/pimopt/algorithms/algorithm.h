@@ -116,9 +116,6 @@ class Algorithm {
   }
 };
 
-// The local-SGD rounds of an epoch (MA-SGD, D-PSGD): every worker passes over its shard once in rounds of
-// --local-steps steps (the longest shard's batch count over all workers, so every process runs as many rounds),
-// starting each round from the global model or from its own, and `after_round` synchronizes. {steps, rounds}.
 // Whether Train evaluates a run's epochs on a second thread beside them, as far as the run's configuration decides
 // (docs/algorithms.md "Evaluations beside the epochs"): one worker's sequential pass (Algorithm::SequentialEpochs)
 // of a dual method, on a backend that runs a worker on one thread, in one process, under a schedule that does not
@@ -127,6 +124,9 @@ class Algorithm {
 bool EvaluationsBesideEpochsConfigured(const TrainConfig& config, const Algorithm& algorithm,
                                        bool backend_runs_a_worker_on_one_thread, int processes);
 
+// The local-SGD rounds of an epoch (MA-SGD, D-PSGD): every worker passes over its shard once in rounds of
+// --local-steps steps (the longest shard's batch count over all workers, so every process runs as many rounds),
+// starting each round from the global model or from its own, and `after_round` synchronizes. {steps, rounds}.
 std::pair<uint64_t, uint64_t> RunLocalRounds(IBackend& backend, const TrainConfig& config, const Partition& part,
                                              int epoch, bool start_from_global,
                                              const std::function<void()>& after_round);
